@@ -1,0 +1,70 @@
+//! `kiln compile`: levels -> blobs under `OUT/build/`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context;
+use kiln_core::project::BUILD_DIR;
+use kiln_core::{Project, Registry, write_atomic};
+
+use crate::cli::{EXIT_FINDINGS, EXIT_OK};
+
+/// The blob file of level `level` (e.g. `levels/forest.level`) under `out_root`.
+pub fn blob_path(out_root: &Path, level: &str) -> PathBuf {
+    out_root.join(BUILD_DIR).join(format!("{level}.bin"))
+}
+
+/// Normalises a level argument: `levels/forest` and `levels/forest.level` both name
+/// `levels/forest.level`.
+fn level_file(arg: &str) -> String {
+    if arg.ends_with(".level") {
+        arg.to_owned()
+    } else {
+        format!("{arg}.level")
+    }
+}
+
+/// Compiles `levels` (all levels when empty) of the project at `project_dir`.
+/// Returns [`EXIT_FINDINGS`] if any level failed to compile; the others are still
+/// written. A failed level's previous blob is left as it was.
+pub fn run(
+    project_dir: &Path,
+    out_dir: Option<&Path>,
+    levels: &[String],
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let project = Project::open(project_dir)?;
+    let registry = Registry::with_builtins();
+    let out_root = out_dir.map_or_else(|| project.root().to_owned(), Path::to_owned);
+    let levels = if levels.is_empty() {
+        project.levels()?
+    } else {
+        levels.iter().map(|l| level_file(l)).collect()
+    };
+    let mut failed = 0;
+    for level in &levels {
+        let start = Instant::now();
+        match project.compile(&registry, level) {
+            Ok(compiled) => {
+                let target = blob_path(&out_root, level);
+                write_atomic(&target, &compiled.blob)
+                    .with_context(|| format!("writing {}", target.display()))?;
+                writeln!(
+                    out,
+                    "compiled {level}: {} entities, {} bytes in {:.1} ms -> {}",
+                    compiled.entity_count,
+                    compiled.blob.len(),
+                    start.elapsed().as_secs_f64() * 1000.0,
+                    target.display()
+                )?;
+            }
+            Err(e) => {
+                failed += 1;
+                writeln!(out, "error: {e}")?;
+            }
+        }
+    }
+    writeln!(out, "{} compiled, {failed} failed", levels.len() - failed)?;
+    Ok(if failed == 0 { EXIT_OK } else { EXIT_FINDINGS })
+}

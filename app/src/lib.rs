@@ -1,0 +1,8 @@
+//! # kiln
+//!
+//! The Kiln level editor and its headless commands. The binary is a thin wrapper
+//! around [`cli::main`], so tests run exactly what users run.
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod compile_command;

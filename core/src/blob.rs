@@ -1,0 +1,367 @@
+//! The compiled level format (seed part 4), written by the compiler and validated
+//! before spawning. `core/FORMAT.md` specifies it byte by byte.
+//!
+//! ```text
+//! header (24 bytes): magic "KLVL", format_version, entities_offset, entities_size,
+//!                    ids_offset, ids_size
+//! entities:  num_entities, num_component_types, parent_index[num_entities],
+//!            then per component type: component_identifier, num_instances, size,
+//!            entity_index[num_instances], instance_data[size] + zero padding to 4
+//! ids:       num_ids, offsets[num_ids + 1], utf-8 bytes + zero padding to 4
+//! ```
+//! All integers are little-endian `u32`. Parents precede children
+//! (`parent_index[i] < i`), so a reader can compute world poses in one forward pass.
+
+/// The first four bytes of a level blob.
+pub const MAGIC: [u8; 4] = *b"KLVL";
+/// The version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Size of the header in bytes.
+pub const HEADER_SIZE: usize = 24;
+/// `parent_index` value of a root entity.
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// Why a blob cannot be loaded. Loading never panics and never reads out of bounds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlobError {
+    /// Shorter than the header.
+    #[error("level blob is {0} bytes, shorter than its {HEADER_SIZE}-byte header")]
+    TooShort(usize),
+    /// Not a level blob.
+    #[error("not a level blob (bad magic bytes)")]
+    BadMagic,
+    /// Written by another version.
+    #[error(
+        "level blob format version {0} is not supported (this build reads version {FORMAT_VERSION}); recompile the level"
+    )]
+    UnsupportedVersion(u32),
+    /// A section or field runs past the end of the blob.
+    #[error("level blob is truncated or corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// One component type's section of a blob.
+#[derive(Debug, Clone)]
+pub struct ComponentSection<'a> {
+    /// FNV-1a 32 of the component type name.
+    pub component_identifier: u32,
+    /// Owner of each instance, as an index into the level's entities.
+    pub entity_index: Vec<u32>,
+    /// Instance data of all instances (padding excluded).
+    pub data: &'a [u8],
+}
+
+/// A validated view of a level blob.
+#[derive(Debug, Clone)]
+pub struct LevelBlob<'a> {
+    /// Parent of each entity, or [`NO_PARENT`]; always `< i` for entity `i`.
+    pub parent_index: Vec<u32>,
+    /// Component sections, in stored (spawn) order.
+    pub components: Vec<ComponentSection<'a>>,
+    /// Authoring id of each entity (empty when the blob has no id table).
+    pub ids: Vec<&'a str>,
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    section: &'static str,
+}
+
+impl<'a> Cursor<'a> {
+    fn u32(&mut self, what: &str) -> Result<u32, BlobError> {
+        Ok(u32::from_le_bytes(self.array(what)?))
+    }
+    fn array(&mut self, what: &str) -> Result<[u8; 4], BlobError> {
+        let b = self.take(4, what)?;
+        Ok([b[0], b[1], b[2], b[3]])
+    }
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], BlobError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| {
+            BlobError::Corrupt(format!(
+                "{what} ({n} bytes at offset {} of the {} section) runs past its end ({} bytes)",
+                self.pos,
+                self.section,
+                self.bytes.len()
+            ))
+        })?;
+        let out = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(out)
+    }
+    fn u32s(&mut self, count: u32, what: &str) -> Result<Vec<u32>, BlobError> {
+        let n = (count as usize)
+            .checked_mul(4)
+            .ok_or_else(|| BlobError::Corrupt(format!("{what}: count {count} overflows")))?;
+        Ok(self
+            .take(n, what)?
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+}
+
+fn section<'a>(
+    bytes: &'a [u8],
+    offset: u32,
+    size: u32,
+    name: &'static str,
+) -> Result<&'a [u8], BlobError> {
+    let (start, len) = (offset as usize, size as usize);
+    start
+        .checked_add(len)
+        .filter(|&end| end <= bytes.len() && start >= HEADER_SIZE)
+        .map(|end| &bytes[start..end])
+        .ok_or_else(|| {
+            BlobError::Corrupt(format!(
+                "the {name} section (offset {offset}, {size} bytes) lies outside the {}-byte blob",
+                bytes.len()
+            ))
+        })
+}
+
+impl<'a> LevelBlob<'a> {
+    /// Validates and reads `bytes`.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, BlobError> {
+        if bytes.len() < HEADER_SIZE {
+            return Err(BlobError::TooShort(bytes.len()));
+        }
+        let mut header = Cursor {
+            bytes,
+            pos: 0,
+            section: "header",
+        };
+        if header.array("magic")? != MAGIC {
+            return Err(BlobError::BadMagic);
+        }
+        let version = header.u32("format_version")?;
+        if version != FORMAT_VERSION {
+            return Err(BlobError::UnsupportedVersion(version));
+        }
+        let (entities_offset, entities_size) =
+            (header.u32("entities_offset")?, header.u32("entities_size")?);
+        let (ids_offset, ids_size) = (header.u32("ids_offset")?, header.u32("ids_size")?);
+
+        let mut c = Cursor {
+            bytes: section(bytes, entities_offset, entities_size, "entities")?,
+            pos: 0,
+            section: "entities",
+        };
+        let num_entities = c.u32("num_entities")?;
+        let num_component_types = c.u32("num_component_types")?;
+        let parent_index = c.u32s(num_entities, "parent_index")?;
+        for (i, &p) in parent_index.iter().enumerate() {
+            if p != NO_PARENT && p as usize >= i {
+                return Err(BlobError::Corrupt(format!(
+                    "entity {i} has parent {p}, but parents must come before their children"
+                )));
+            }
+        }
+        let mut components = Vec::with_capacity(num_component_types.min(1024) as usize);
+        for t in 0..num_component_types {
+            let component_identifier = c.u32("component_identifier")?;
+            let num_instances = c.u32("num_instances")?;
+            let size = c.u32("size")?;
+            let entity_index = c.u32s(num_instances, "entity_index")?;
+            if let Some((i, &e)) = entity_index
+                .iter()
+                .enumerate()
+                .find(|(_, e)| **e >= num_entities)
+            {
+                return Err(BlobError::Corrupt(format!(
+                    "component type {t} ({component_identifier:#010x}): instance {i} belongs to entity {e}, but there are only {num_entities}"
+                )));
+            }
+            let data = c.take(size as usize, "instance_data")?;
+            c.take(
+                (size as usize).next_multiple_of(4) - size as usize,
+                "padding",
+            )?;
+            components.push(ComponentSection {
+                component_identifier,
+                entity_index,
+                data,
+            });
+        }
+        if c.pos != c.bytes.len() {
+            return Err(BlobError::Corrupt(format!(
+                "{} unexpected bytes after the last component type",
+                c.bytes.len() - c.pos
+            )));
+        }
+
+        let mut ids = Vec::new();
+        if ids_size > 0 {
+            let mut c = Cursor {
+                bytes: section(bytes, ids_offset, ids_size, "ids")?,
+                pos: 0,
+                section: "ids",
+            };
+            let count = c.u32("num_ids")?;
+            if count != num_entities {
+                return Err(BlobError::Corrupt(format!(
+                    "{count} ids for {num_entities} entities"
+                )));
+            }
+            let offsets = c.u32s(count.saturating_add(1), "id offsets")?;
+            let text = &c.bytes[c.pos..];
+            ids.reserve(count as usize);
+            for w in offsets.windows(2) {
+                let id = text
+                    .get(w[0] as usize..w[1] as usize)
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .ok_or_else(|| {
+                        BlobError::Corrupt(format!(
+                            "id bytes {}..{} are out of range or not UTF-8",
+                            w[0], w[1]
+                        ))
+                    })?;
+                ids.push(id);
+            }
+        }
+        Ok(LevelBlob {
+            parent_index,
+            components,
+            ids,
+        })
+    }
+
+    /// Number of entities.
+    pub fn num_entities(&self) -> usize {
+        self.parent_index.len()
+    }
+}
+
+/// One component type's instances, ready to be written.
+#[derive(Debug, Clone, Default)]
+pub struct ComponentBlock {
+    /// FNV-1a 32 of the type name.
+    pub component_identifier: u32,
+    /// Owner of each instance.
+    pub entity_index: Vec<u32>,
+    /// Concatenated instance data.
+    pub data: Vec<u8>,
+}
+
+fn put(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Writes a blob. `parent_index[i]` must be `< i` or [`NO_PARENT`]; `ids` is empty or
+/// has one id per entity.
+pub fn write_blob(parent_index: &[u32], components: &[ComponentBlock], ids: &[String]) -> Vec<u8> {
+    let mut body = Vec::new();
+    put(&mut body, parent_index.len() as u32);
+    put(&mut body, components.len() as u32);
+    for &p in parent_index {
+        put(&mut body, p);
+    }
+    for c in components {
+        put(&mut body, c.component_identifier);
+        put(&mut body, c.entity_index.len() as u32);
+        put(&mut body, c.data.len() as u32);
+        for &e in &c.entity_index {
+            put(&mut body, e);
+        }
+        body.extend_from_slice(&c.data);
+        body.resize(body.len().next_multiple_of(4), 0);
+    }
+    let mut id_section = Vec::new();
+    if !ids.is_empty() {
+        put(&mut id_section, ids.len() as u32);
+        let mut offset = 0u32;
+        put(&mut id_section, 0);
+        for id in ids {
+            offset += id.len() as u32;
+            put(&mut id_section, offset);
+        }
+        for id in ids {
+            id_section.extend_from_slice(id.as_bytes());
+        }
+        id_section.resize(id_section.len().next_multiple_of(4), 0);
+    }
+    let mut out = Vec::with_capacity(HEADER_SIZE + body.len() + id_section.len());
+    out.extend_from_slice(&MAGIC);
+    put(&mut out, FORMAT_VERSION);
+    put(&mut out, HEADER_SIZE as u32);
+    put(&mut out, body.len() as u32);
+    put(
+        &mut out,
+        if id_section.is_empty() {
+            0
+        } else {
+            (HEADER_SIZE + body.len()) as u32
+        },
+    );
+    put(&mut out, id_section.len() as u32);
+    out.extend_from_slice(&body);
+    out.extend_from_slice(&id_section);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample() -> Vec<u8> {
+        let blocks = vec![
+            ComponentBlock {
+                component_identifier: 7,
+                entity_index: vec![0, 2],
+                data: vec![1, 2, 3, 4, 5, 6],
+            },
+            ComponentBlock {
+                component_identifier: 9,
+                entity_index: vec![1],
+                data: vec![],
+            },
+        ];
+        write_blob(
+            &[NO_PARENT, 0, 1],
+            &blocks,
+            &["a".into(), "bb".into(), "a/c".into()],
+        )
+    }
+
+    #[test]
+    fn write_then_parse_round_trips() {
+        let bytes = sample();
+        let blob = LevelBlob::parse(&bytes).unwrap();
+        assert_eq!(blob.parent_index, vec![NO_PARENT, 0, 1]);
+        assert_eq!(blob.components.len(), 2);
+        assert_eq!(blob.components[0].data, &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(blob.components[1].entity_index, vec![1]);
+        assert_eq!(blob.ids, vec!["a", "bb", "a/c"]);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error() {
+        let bytes = sample();
+        for len in 0..bytes.len() {
+            assert!(
+                LevelBlob::parse(&bytes[..len]).is_err(),
+                "truncated to {len} bytes was accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn children_before_parents_are_refused() {
+        let bytes = write_blob(&[1, NO_PARENT], &[], &[]);
+        assert!(
+            matches!(LevelBlob::parse(&bytes), Err(BlobError::Corrupt(m)) if m.contains("parents must come before"))
+        );
+    }
+
+    proptest! {
+        /// Flipping any byte either still parses or fails with an error: never a panic.
+        #[test]
+        fn corrupt_bytes_never_panic(pos in any::<usize>(), value in any::<u8>()) {
+            let mut bytes = sample();
+            let pos = pos % bytes.len();
+            bytes[pos] = value;
+            let _ = LevelBlob::parse(&bytes);
+        }
+    }
+}

@@ -1,0 +1,527 @@
+//! The entity compiler (seed part 4): a level with its prefabs flattened becomes one
+//! binary blob in which each component type's instances are stored together.
+//!
+//! Steps: parse the level; expand every prefab instance recursively (units are read
+//! through a [`ResourceSource`], cycles are errors naming the cycle); order entities
+//! parents-first (depth first, siblings in file order); validate every component
+//! against its schema; call each type's compile function; write the blob.
+
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
+
+use serde_json::{Map, Value};
+
+use crate::blob::{ComponentBlock, NO_PARENT, write_blob};
+use crate::level::{LevelDocument, SyntaxError, valid_authoring_id};
+use crate::schema::FieldValues;
+use crate::{Registry, ResourcePath};
+
+/// Where the compiler reads prefabs (`.unit` files) from.
+pub trait ResourceSource {
+    /// The text of the resource `path` of type `ext`. An error is a sentence
+    /// (e.g. "no such file").
+    fn read_text(&mut self, path: &ResourcePath, ext: &str) -> Result<String, String>;
+}
+
+/// In-memory resources, keyed by file path (`units/lamp.unit`). Handy in tests and
+/// for compiling unsaved edits.
+impl ResourceSource for HashMap<String, String> {
+    fn read_text(&mut self, path: &ResourcePath, ext: &str) -> Result<String, String> {
+        self.get(&path.with_extension(ext))
+            .cloned()
+            .ok_or_else(|| "no such file".to_owned())
+    }
+}
+
+/// Why a level did not compile. Each names the file and as much of the place
+/// (line and column, or entity, component and field) as is known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    /// Not valid JSON, or not shaped like a level.
+    #[error(transparent)]
+    Syntax(#[from] SyntaxError),
+    /// A field has the wrong type or is unknown.
+    #[error("{file}: entity \"{entity}\", component \"{component}\", field \"{field}\": {message}")]
+    Field {
+        /// File the value was written in.
+        file: String,
+        /// Authoring id (prefab entities: `instance/entity`).
+        entity: String,
+        /// Component type name.
+        component: String,
+        /// Field name.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A component is unknown, malformed or rejected by its compile function.
+    #[error("{file}: entity \"{entity}\", component \"{component}\": {message}")]
+    Component {
+        /// File the component was written in.
+        file: String,
+        /// Authoring id.
+        entity: String,
+        /// Component type name.
+        component: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An entity is malformed: bad or duplicate id, unknown parent, parent cycle.
+    #[error("{file}: entity \"{entity}\": {message}")]
+    Entity {
+        /// File the entity is in.
+        file: String,
+        /// Authoring id.
+        entity: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A prefab could not be read.
+    #[error("{file}: entity \"{entity}\": prefab \"{prefab}\" cannot be read: {reason}")]
+    MissingPrefab {
+        /// File with the prefab instance.
+        file: String,
+        /// Authoring id of the instance.
+        entity: String,
+        /// The prefab path as written.
+        prefab: String,
+        /// Why.
+        reason: String,
+    },
+    /// Prefabs that contain each other.
+    #[error("prefab cycle: {}", cycle.join(" -> "))]
+    PrefabCycle {
+        /// The files of the cycle, the first repeated at the end.
+        cycle: Vec<String>,
+    },
+}
+
+impl CompileError {
+    /// The project file the error is in.
+    pub fn file(&self) -> &str {
+        match self {
+            CompileError::Syntax(e) => &e.file,
+            CompileError::Field { file, .. }
+            | CompileError::Component { file, .. }
+            | CompileError::Entity { file, .. }
+            | CompileError::MissingPrefab { file, .. } => file,
+            CompileError::PrefabCycle { cycle } => cycle.first().map_or("", String::as_str),
+        }
+    }
+}
+
+/// The result of compiling a level.
+#[derive(Debug, Clone)]
+pub struct CompiledLevel {
+    /// The blob (see `core/FORMAT.md`).
+    pub blob: Vec<u8>,
+    /// Number of entities after flattening prefabs.
+    pub entity_count: usize,
+    /// The `.unit` files the level includes, directly or through other units.
+    pub units: BTreeSet<String>,
+}
+
+/// Compiles the text of the level `file` (a project path such as `levels/forest.level`).
+pub fn compile_level(
+    registry: &Registry,
+    source: &mut dyn ResourceSource,
+    file: &str,
+    text: &str,
+) -> Result<CompiledLevel, CompileError> {
+    let doc = LevelDocument::parse(text, file)?;
+    compile_document(registry, source, file, &doc)
+}
+
+/// Compiles an already parsed level (e.g. the editor's in-memory document).
+pub fn compile_document(
+    registry: &Registry,
+    source: &mut dyn ResourceSource,
+    file: &str,
+    doc: &LevelDocument,
+) -> Result<CompiledLevel, CompileError> {
+    let mut flat = Flattener {
+        source,
+        units: HashMap::new(),
+        stack: vec![file.to_owned()],
+        out: Vec::new(),
+    };
+    flat.expand(doc, file, "", None, &Map::new(), file)?;
+    let units: BTreeSet<String> = flat.units.keys().cloned().collect();
+    let entities = flat.out;
+    let order = parents_first(&entities)?;
+    let mut new_index = vec![0u32; entities.len()];
+    for (k, &i) in order.iter().enumerate() {
+        new_index[i] = k as u32;
+    }
+    let parent_index: Vec<u32> = order
+        .iter()
+        .map(|&i| entities[i].parent.map_or(NO_PARENT, |p| new_index[p]))
+        .collect();
+
+    for e in &entities {
+        for c in &e.components {
+            match registry.component(&c.name) {
+                None => {
+                    let known: Vec<&str> = registry
+                        .components()
+                        .iter()
+                        .filter(|t| !t.implicit)
+                        .map(|t| t.name.as_str())
+                        .collect();
+                    return Err(e.component_error(
+                        c,
+                        format!(
+                            "unknown component type; known types are: {}",
+                            known.join(", ")
+                        ),
+                    ));
+                }
+                Some(ty) if ty.implicit => {
+                    return Err(e.component_error(
+                        c,
+                        "is made by the compiler; set the entity's \"name\" instead".into(),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    let mut blocks = Vec::new();
+    for ty in registry.components() {
+        let mut block = ComponentBlock {
+            component_identifier: ty.id,
+            ..Default::default()
+        };
+        for (k, &i) in order.iter().enumerate() {
+            let e = &entities[i];
+            if ty.implicit {
+                if ty.name == "debug_name" && !e.name.is_empty() {
+                    let fields =
+                        Map::from_iter([("name".to_owned(), Value::String(e.name.clone()))]);
+                    let values = FieldValues::validate(&ty.fields, &fields).map_err(
+                        |(field, message)| e.field_error(&e.file, &ty.name, field, message),
+                    )?;
+                    (ty.compile)(&values, &mut block.data).map_err(|m| e.entity_error(m))?;
+                    block.entity_index.push(k as u32);
+                }
+                continue;
+            }
+            for c in e.components.iter().filter(|c| c.name == ty.name) {
+                let items: Vec<&Value> = match &c.value {
+                    Value::Object(_) => vec![&c.value],
+                    Value::Array(items) if ty.multiple => items.iter().collect(),
+                    Value::Array(_) => {
+                        return Err(e.component_error(
+                            c,
+                            "an entity has at most one; write an object, not an array".into(),
+                        ));
+                    }
+                    other => {
+                        return Err(e.component_error(
+                            c,
+                            format!(
+                                "expected an object of fields, found {}",
+                                crate::schema::short(other)
+                            ),
+                        ));
+                    }
+                };
+                for item in items {
+                    let Some(fields) = item.as_object() else {
+                        return Err(e.component_error(
+                            c,
+                            "each instance must be an object of fields".into(),
+                        ));
+                    };
+                    let values =
+                        FieldValues::validate(&ty.fields, fields).map_err(|(field, message)| {
+                            e.field_error(&c.file, &ty.name, field, message)
+                        })?;
+                    (ty.compile)(&values, &mut block.data).map_err(|m| e.component_error(c, m))?;
+                    block.entity_index.push(k as u32);
+                }
+            }
+        }
+        if !block.entity_index.is_empty() {
+            blocks.push(block);
+        }
+    }
+    let ids: Vec<String> = order.iter().map(|&i| entities[i].id.clone()).collect();
+    Ok(CompiledLevel {
+        blob: write_blob(&parent_index, &blocks, &ids),
+        entity_count: entities.len(),
+        units,
+    })
+}
+
+struct FlatComponent {
+    name: String,
+    value: Value,
+    /// The file this value was last written in (a unit, or the level that overrode it).
+    file: String,
+}
+
+struct FlatEntity {
+    id: String,
+    name: String,
+    parent: Option<usize>,
+    components: Vec<FlatComponent>,
+    file: String,
+}
+
+impl FlatEntity {
+    fn entity_error(&self, message: String) -> CompileError {
+        CompileError::Entity {
+            file: self.file.clone(),
+            entity: self.id.clone(),
+            message,
+        }
+    }
+    fn component_error(&self, c: &FlatComponent, message: String) -> CompileError {
+        CompileError::Component {
+            file: c.file.clone(),
+            entity: self.id.clone(),
+            component: c.name.clone(),
+            message,
+        }
+    }
+    fn field_error(
+        &self,
+        file: &str,
+        component: &str,
+        field: String,
+        message: String,
+    ) -> CompileError {
+        CompileError::Field {
+            file: file.to_owned(),
+            entity: self.id.clone(),
+            component: component.to_owned(),
+            field,
+            message,
+        }
+    }
+
+    /// Applies a patch object `{component: fields | null}` field by field.
+    fn apply_patch(&mut self, patch: &Value, file: &str) -> Result<(), CompileError> {
+        let Some(patch) = patch.as_object() else {
+            return Err(self.entity_error("an override must be an object of components".into()));
+        };
+        for (name, value) in patch {
+            let existing = self.components.iter().position(|c| &c.name == name);
+            match (existing, value) {
+                (Some(i), Value::Null) => {
+                    self.components.remove(i);
+                }
+                (None, Value::Null) => {}
+                (Some(i), Value::Object(fields)) if self.components[i].value.is_object() => {
+                    let c = &mut self.components[i];
+                    if let Value::Object(base) = &mut c.value {
+                        for (k, v) in fields {
+                            base.insert(k.clone(), v.clone());
+                        }
+                    }
+                    c.file = file.to_owned();
+                }
+                (Some(i), v) => {
+                    self.components[i] = FlatComponent {
+                        name: name.clone(),
+                        value: v.clone(),
+                        file: file.to_owned(),
+                    };
+                }
+                (None, v) => {
+                    self.components.push(FlatComponent {
+                        name: name.clone(),
+                        value: v.clone(),
+                        file: file.to_owned(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Flattener<'s> {
+    source: &'s mut dyn ResourceSource,
+    units: HashMap<String, Rc<LevelDocument>>,
+    /// Files being expanded, outermost first, for cycle detection.
+    stack: Vec<String>,
+    out: Vec<FlatEntity>,
+}
+
+impl Flattener<'_> {
+    fn expand(
+        &mut self,
+        doc: &LevelDocument,
+        file: &str,
+        prefix: &str,
+        root_parent: Option<usize>,
+        overrides: &Map<String, Value>,
+        overrides_file: &str,
+    ) -> Result<(), CompileError> {
+        let base = self.out.len();
+        let mut local: HashMap<&str, usize> = HashMap::new();
+        for (k, e) in doc.entities.iter().enumerate() {
+            let id = format!("{prefix}{}", e.id);
+            let err = |message: String| CompileError::Entity {
+                file: file.to_owned(),
+                entity: id.clone(),
+                message,
+            };
+            if !valid_authoring_id(&e.id) {
+                return Err(err("ids are 1 to 64 letters, digits, '_' or '-'".into()));
+            }
+            if local.insert(&e.id, base + k).is_some() {
+                return Err(err("another entity in this file has the same id".into()));
+            }
+            if e.prefab.is_none() && !e.overrides.is_empty() {
+                return Err(err("has \"overrides\" but no \"prefab\"".into()));
+            }
+            let mut flat = FlatEntity {
+                id,
+                name: e.name.clone(),
+                parent: root_parent,
+                components: e
+                    .components
+                    .iter()
+                    .map(|(name, value)| FlatComponent {
+                        name: name.clone(),
+                        value: value.clone(),
+                        file: file.to_owned(),
+                    })
+                    .collect(),
+                file: file.to_owned(),
+            };
+            if let Some(patch) = overrides.get(&e.id) {
+                flat.apply_patch(patch, overrides_file)?;
+            }
+            self.out.push(flat);
+        }
+        for (k, e) in doc.entities.iter().enumerate() {
+            if let Some(parent) = &e.parent {
+                match local.get(parent.as_str()) {
+                    Some(&p) => self.out[base + k].parent = Some(p),
+                    None => {
+                        return Err(self.out[base + k].entity_error(format!(
+                            "parent \"{parent}\" is not an entity of this file"
+                        )));
+                    }
+                }
+            }
+        }
+        for (k, e) in doc.entities.iter().enumerate() {
+            let Some(prefab) = &e.prefab else { continue };
+            let instance = base + k;
+            let path = ResourcePath::parse(prefab)
+                .map_err(|err| self.out[instance].entity_error(format!("prefab: {err}")))?;
+            let unit_file = path.with_extension("unit");
+            if let Some(start) = self.stack.iter().position(|f| f == &unit_file) {
+                let mut cycle = self.stack[start..].to_vec();
+                cycle.push(unit_file);
+                return Err(CompileError::PrefabCycle { cycle });
+            }
+            let unit = match self.units.get(&unit_file) {
+                Some(u) => Rc::clone(u),
+                None => {
+                    let text = self.source.read_text(&path, "unit").map_err(|reason| {
+                        CompileError::MissingPrefab {
+                            file: file.to_owned(),
+                            entity: self.out[instance].id.clone(),
+                            prefab: prefab.clone(),
+                            reason,
+                        }
+                    })?;
+                    let unit = Rc::new(LevelDocument::parse(&text, &unit_file)?);
+                    self.units.insert(unit_file.clone(), Rc::clone(&unit));
+                    unit
+                }
+            };
+            // The instance's own overrides, then those arriving from outer levels for
+            // entities below this instance (outer files win).
+            let mut nested = e.overrides.clone();
+            let own_prefix = format!("{}/", e.id);
+            for (key, patch) in overrides {
+                if let Some(inner) = key.strip_prefix(&own_prefix) {
+                    match (nested.get_mut(inner), patch) {
+                        (Some(Value::Object(into)), Value::Object(from)) => {
+                            for (component, fields) in from {
+                                match (into.get_mut(component), fields) {
+                                    (Some(Value::Object(a)), Value::Object(b)) => {
+                                        a.extend(b.iter().map(|(k, v)| (k.clone(), v.clone())));
+                                    }
+                                    _ => {
+                                        into.insert(component.clone(), fields.clone());
+                                    }
+                                }
+                            }
+                        }
+                        _ => {
+                            nested.insert(inner.to_owned(), patch.clone());
+                        }
+                    }
+                }
+            }
+            let unit_ids: Vec<&str> = unit.entities.iter().map(|u| u.id.as_str()).collect();
+            if let Some(unknown) = e.overrides.keys().find(|k| {
+                let head = k.split('/').next().unwrap_or("");
+                !unit_ids.contains(&head)
+            }) {
+                return Err(self.out[instance].entity_error(format!(
+                    "overrides \"{unknown}\", which is not an entity of {unit_file}"
+                )));
+            }
+            let prefix = format!("{}/", self.out[instance].id);
+            self.stack.push(unit_file.clone());
+            self.expand(&unit, &unit_file, &prefix, Some(instance), &nested, file)?;
+            self.stack.pop();
+        }
+        Ok(())
+    }
+}
+
+/// Depth-first order from the roots, siblings in file order. Entities that cannot be
+/// reached are in a parent cycle.
+fn parents_first(entities: &[FlatEntity]) -> Result<Vec<usize>, CompileError> {
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); entities.len()];
+    let mut roots = Vec::new();
+    for (i, e) in entities.iter().enumerate() {
+        match e.parent {
+            Some(p) => children[p].push(i),
+            None => roots.push(i),
+        }
+    }
+    let mut order = Vec::with_capacity(entities.len());
+    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend(children[i].iter().rev());
+    }
+    if order.len() != entities.len() {
+        let mut reached = vec![false; entities.len()];
+        for &i in &order {
+            reached[i] = true;
+        }
+        if let Some(start) = (0..entities.len()).find(|&i| !reached[i]) {
+            // Walk up from an unreached entity until a node repeats: that is the cycle.
+            let mut seen = vec![start];
+            let mut node = start;
+            while let Some(p) = entities[node].parent {
+                if let Some(pos) = seen.iter().position(|&s| s == p) {
+                    let mut names: Vec<&str> = seen[pos..]
+                        .iter()
+                        .map(|&s| entities[s].id.as_str())
+                        .collect();
+                    names.push(&entities[p].id);
+                    return Err(
+                        entities[p].entity_error(format!("parent cycle: {}", names.join(" -> ")))
+                    );
+                }
+                seen.push(p);
+                node = p;
+            }
+        }
+    }
+    Ok(order)
+}

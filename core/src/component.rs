@@ -1,0 +1,168 @@
+//! What every component manager shares: the [`Instance`] handle, the entity hash
+//! index, and the [`ComponentManager`] trait through which a [`World`](crate::World)
+//! collects garbage and steps behaviours without knowing the concrete type.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::components::TransformManager;
+use crate::{Entity, EntityManager};
+
+/// A handle to one component instance: its position in the manager's arrays.
+///
+/// Handles are only valid until the next destroy in the same manager (destroys
+/// swap the last instance into the hole); look the entity up again after one.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Instance(pub u32);
+
+impl Instance {
+    /// The index into the manager's arrays.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Marks "no instance" in the link arrays of the transform graph.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Hasher for [`Entity`] keys. Entity ids are already unique integers, so one
+/// multiply (Fibonacci hashing) spreads them well: the low bits stay a bijection of
+/// the index, the high bits (which hashbrown uses for its tag byte) mix everything.
+/// It is several times faster than SipHash on the spawn path.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct EntityHasher(u64);
+
+impl Hasher for EntityHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// The hash index from entity to its (first) instance in a manager.
+pub type EntityMap = HashMap<Entity, Instance, BuildHasherDefault<EntityHasher>>;
+
+/// How a manager learns that its entities died.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DestroyPolicy {
+    /// The manager holds something external (a GPU buffer, a sound voice, a graph
+    /// link others depend on) and is told at once by [`World::destroy`](crate::World::destroy).
+    Immediate,
+    /// The manager's components of dead entities are collected lazily by
+    /// [`ComponentManager::gc`], which costs almost nothing when nothing died.
+    Lazy,
+}
+
+/// The type-erased face of a component manager, used by [`World`](crate::World)
+/// for bookkeeping that applies to all of them. Each manager's real API (lookup,
+/// field access, creation) is on its concrete type.
+///
+/// Plugins implement this for their own managers and add them with
+/// [`World::add_extension`](crate::World::add_extension).
+pub trait ComponentManager: Any + Send {
+    /// The registered component type name, e.g. `"point_mass"`.
+    fn type_name(&self) -> &'static str;
+
+    /// Number of component instances.
+    fn len(&self) -> usize;
+
+    /// Whether there are no instances.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// See [`DestroyPolicy`].
+    fn destroy_policy(&self) -> DestroyPolicy {
+        DestroyPolicy::Lazy
+    }
+
+    /// Destroys every instance owned by `entity`. Called right after the entity
+    /// died for [`DestroyPolicy::Immediate`] managers.
+    fn destroy_entity(&mut self, entity: Entity);
+
+    /// The seed's randomized collection: pick random instances and destroy those
+    /// whose entity is dead, until four living ones in a row are hit.
+    fn gc(&mut self, entities: &EntityManager);
+
+    /// Destroys every instance whose entity is dead, in one linear pass. Used after
+    /// a bulk despawn, where random probing would be slow to converge.
+    fn sweep(&mut self, entities: &EntityManager);
+
+    /// Steps this manager's behaviour over all its instances at once. Behaviours
+    /// that move things write through the transform manager of the same world.
+    fn simulate(&mut self, _dt: f32, _transforms: &mut TransformManager) {}
+}
+
+/// Small xorshift generator for the randomized gc; no external crate needed and
+/// deterministic per manager, which keeps tests reproducible.
+#[derive(Clone, Debug)]
+pub(crate) struct GcRng(u64);
+
+impl Default for GcRng {
+    fn default() -> Self {
+        GcRng(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+impl GcRng {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        (x % n as u64) as usize
+    }
+}
+
+/// The per-instance view the shared gc and sweep need of a manager.
+pub(crate) trait OwnedInstances {
+    fn instance_count(&self) -> usize;
+    fn owner(&self, index: usize) -> Entity;
+    fn destroy_index(&mut self, index: usize);
+    fn gc_rng(&mut self) -> &mut GcRng;
+}
+
+/// The seed's randomized gc, shared by every lazy manager.
+pub(crate) fn random_gc(manager: &mut impl OwnedInstances, entities: &EntityManager) {
+    let mut alive_in_row = 0;
+    loop {
+        let n = manager.instance_count();
+        if n == 0 || alive_in_row >= 4 {
+            break;
+        }
+        let i = manager.gc_rng().below(n);
+        if entities.alive(manager.owner(i)) {
+            alive_in_row += 1;
+        } else {
+            alive_in_row = 0;
+            manager.destroy_index(i);
+        }
+    }
+}
+
+/// Destroys every instance of a dead entity. Walks backwards so that the instance
+/// swapped into a hole has already been checked.
+pub(crate) fn sweep_dead(manager: &mut impl OwnedInstances, entities: &EntityManager) {
+    let mut i = manager.instance_count();
+    while i > 0 {
+        i -= 1;
+        if i < manager.instance_count() && !entities.alive(manager.owner(i)) {
+            manager.destroy_index(i);
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! Debug names: a readable label per entity (seed part 1's first example).
+//!
+//! Names live in one shared text buffer with a span per instance, so spawning ten
+//! thousand names is one buffer append each, not ten thousand allocations. Destroyed
+//! or replaced names leave garbage that is compacted once it outweighs the live text.
+
+use crate::component::{
+    ComponentManager, EntityMap, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
+};
+use crate::{Entity, EntityManager};
+
+/// Associates at most one debug name with an entity.
+#[derive(Debug, Default, Clone)]
+pub struct DebugNameManager {
+    entity: Vec<Entity>,
+    span: Vec<(u32, u32)>,
+    text: String,
+    garbage: usize,
+    map: EntityMap,
+    rng: GcRng,
+}
+
+impl DebugNameManager {
+    /// An empty manager.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of instances.
+    pub fn len(&self) -> usize {
+        self.entity.len()
+    }
+
+    /// Whether there are no instances.
+    pub fn is_empty(&self) -> bool {
+        self.entity.is_empty()
+    }
+
+    /// The instance of `entity`, if it has a name.
+    pub fn lookup(&self, entity: Entity) -> Option<Instance> {
+        self.map.get(&entity).copied()
+    }
+
+    /// The name of `entity`, if it has one.
+    pub fn debug_name(&self, entity: Entity) -> Option<&str> {
+        self.lookup(entity).map(|i| self.name(i))
+    }
+
+    /// The name stored at `i`.
+    pub fn name(&self, i: Instance) -> &str {
+        let (start, len) = self.span[i.index()];
+        &self.text[start as usize..(start + len) as usize]
+    }
+
+    /// The owner of `i`.
+    pub fn entity(&self, i: Instance) -> Entity {
+        self.entity[i.index()]
+    }
+
+    /// Sets (or replaces) the name of `entity`.
+    pub fn set_debug_name(&mut self, entity: Entity, name: &str) {
+        let span = self.append_text(name);
+        match self.lookup(entity) {
+            Some(i) => {
+                self.garbage += self.span[i.index()].1 as usize;
+                self.span[i.index()] = span;
+                self.maybe_compact();
+            }
+            None => {
+                self.map.insert(entity, Instance(self.entity.len() as u32));
+                self.entity.push(entity);
+                self.span.push(span);
+            }
+        }
+    }
+
+    /// Adds names for many entities at once (entities must not have names yet).
+    pub fn create_many<'a>(&mut self, names: impl ExactSizeIterator<Item = (Entity, &'a str)>) {
+        self.entity.reserve(names.len());
+        self.span.reserve(names.len());
+        self.map.reserve(names.len());
+        for (entity, name) in names {
+            let span = self.append_text(name);
+            self.map.insert(entity, Instance(self.entity.len() as u32));
+            self.entity.push(entity);
+            self.span.push(span);
+        }
+    }
+
+    fn append_text(&mut self, name: &str) -> (u32, u32) {
+        let start = self.text.len() as u32;
+        self.text.push_str(name);
+        (start, name.len() as u32)
+    }
+
+    /// Removes the name at `i` (swap-erase).
+    pub fn destroy(&mut self, i: Instance) {
+        let last = self.entity.len() - 1;
+        self.garbage += self.span[i.index()].1 as usize;
+        self.map.remove(&self.entity[i.index()]);
+        self.entity.swap_remove(i.index());
+        self.span.swap_remove(i.index());
+        if i.index() != last {
+            self.map.insert(self.entity[i.index()], i);
+        }
+        self.maybe_compact();
+    }
+
+    fn maybe_compact(&mut self) {
+        if self.garbage < 4096 || self.garbage * 2 < self.text.len() {
+            return;
+        }
+        let mut text = String::with_capacity(self.text.len() - self.garbage);
+        for span in &mut self.span {
+            let (start, len) = (span.0 as usize, span.1 as usize);
+            let new_start = text.len() as u32;
+            text.push_str(&self.text[start..start + len]);
+            span.0 = new_start;
+        }
+        self.text = text;
+        self.garbage = 0;
+    }
+}
+
+impl OwnedInstances for DebugNameManager {
+    fn instance_count(&self) -> usize {
+        self.entity.len()
+    }
+    fn owner(&self, index: usize) -> Entity {
+        self.entity[index]
+    }
+    fn destroy_index(&mut self, index: usize) {
+        self.destroy(Instance(index as u32));
+    }
+    fn gc_rng(&mut self) -> &mut GcRng {
+        &mut self.rng
+    }
+}
+
+impl ComponentManager for DebugNameManager {
+    fn type_name(&self) -> &'static str {
+        "debug_name"
+    }
+    fn len(&self) -> usize {
+        self.entity.len()
+    }
+    fn destroy_entity(&mut self, entity: Entity) {
+        if let Some(i) = self.lookup(entity) {
+            self.destroy(i);
+        }
+    }
+    fn gc(&mut self, entities: &EntityManager) {
+        random_gc(self, entities);
+    }
+    fn sweep(&mut self, entities: &EntityManager) {
+        sweep_dead(self, entities);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_survive_churn_and_compaction() {
+        let mut em = EntityManager::new();
+        let mut names = DebugNameManager::new();
+        let mut all = Vec::new();
+        em.create_many(3000, &mut all);
+        names.create_many(all.iter().enumerate().map(|(i, &e)| {
+            (
+                e,
+                if i % 2 == 0 {
+                    "even-entity-name"
+                } else {
+                    "odd"
+                },
+            )
+        }));
+        for &e in all.iter().step_by(3) {
+            em.destroy(e);
+        }
+        names.sweep(&em);
+        names.set_debug_name(all[1], "renamed");
+        for (i, &e) in all.iter().enumerate() {
+            match names.debug_name(e) {
+                _ if i == 1 => assert_eq!(names.debug_name(e), Some("renamed")),
+                Some(n) => {
+                    assert!(em.alive(e));
+                    assert_eq!(
+                        n,
+                        if i % 2 == 0 {
+                            "even-entity-name"
+                        } else {
+                            "odd"
+                        }
+                    );
+                }
+                None => assert!(!em.alive(e)),
+            }
+        }
+        assert!(names.text.len() < 3000 * 16, "garbage was never compacted");
+    }
+
+    #[test]
+    fn gc_collects_dead_entities_lazily() {
+        let mut em = EntityManager::new();
+        let mut names = DebugNameManager::new();
+        let mut all = Vec::new();
+        em.create_many(100, &mut all);
+        names.create_many(all.iter().map(|&e| (e, "x")));
+        em.destroy_many(&all[..90]);
+        for _ in 0..200 {
+            names.gc(&em);
+        }
+        assert!(names.len() <= 20, "gc left {} names", names.len());
+        assert!(all[90..].iter().all(|&e| names.debug_name(e).is_some()));
+    }
+}

@@ -1,0 +1,251 @@
+//! Meshes: what an entity looks like. A mesh component references a mesh resource
+//! and a material resource by id (the hash of their canonical paths); the resource
+//! data itself lives elsewhere and is shared by every instance (seed part 4).
+//!
+//! An entity may have several meshes. They form a linked list through
+//! `next_instance`, starting from the instance the hash index points at (the seed's
+//! "exercise for the reader").
+
+use crate::ResourceId;
+use crate::component::{
+    ComponentManager, DestroyPolicy, EntityMap, GcRng, Instance, NONE, OwnedInstances, random_gc,
+    sweep_dead,
+};
+use crate::{Entity, EntityManager};
+
+/// The data of one mesh instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mesh {
+    /// The `.mesh` resource.
+    pub mesh: ResourceId,
+    /// The `.material` resource.
+    pub material: ResourceId,
+    /// Hidden meshes stay in the world but are not drawn.
+    pub visible: bool,
+}
+
+/// Owns meshes; allows several per entity.
+#[derive(Debug, Default, Clone)]
+pub struct MeshManager {
+    entity: Vec<Entity>,
+    mesh: Vec<ResourceId>,
+    material: Vec<ResourceId>,
+    visible: Vec<bool>,
+    next_instance: Vec<u32>,
+    map: EntityMap,
+    rng: GcRng,
+}
+
+impl MeshManager {
+    /// An empty manager.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The first mesh of `entity`.
+    pub fn lookup(&self, entity: Entity) -> Option<Instance> {
+        self.map.get(&entity).copied()
+    }
+
+    /// Every mesh of `entity`, in creation order.
+    pub fn instances_of(&self, entity: Entity) -> impl Iterator<Item = Instance> + '_ {
+        let mut next = self.lookup(entity).map_or(NONE, |i| i.0);
+        std::iter::from_fn(move || {
+            (next != NONE).then(|| {
+                let i = Instance(next);
+                next = self.next_instance[i.index()];
+                i
+            })
+        })
+    }
+
+    /// Adds a mesh to `entity` (after any it already has).
+    pub fn create(&mut self, entity: Entity, data: Mesh) -> Instance {
+        let i = Instance(self.entity.len() as u32);
+        self.entity.push(entity);
+        self.mesh.push(data.mesh);
+        self.material.push(data.material);
+        self.visible.push(data.visible);
+        self.next_instance.push(NONE);
+        match self.instances_of(entity).last() {
+            Some(tail) => self.next_instance[tail.index()] = i.0,
+            None => {
+                self.map.insert(entity, i);
+            }
+        }
+        i
+    }
+
+    /// Adds many meshes at once.
+    pub fn create_many(&mut self, batch: impl ExactSizeIterator<Item = (Entity, Mesh)>) {
+        let n = batch.len();
+        self.entity.reserve(n);
+        self.mesh.reserve(n);
+        self.material.reserve(n);
+        self.visible.reserve(n);
+        self.next_instance.reserve(n);
+        self.map.reserve(n);
+        for (entity, data) in batch {
+            self.create(entity, data);
+        }
+    }
+
+    /// Number of mesh instances.
+    pub fn len(&self) -> usize {
+        self.entity.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entity.is_empty()
+    }
+
+    /// The owner of `i`.
+    pub fn entity(&self, i: Instance) -> Entity {
+        self.entity[i.index()]
+    }
+    /// The data of `i`.
+    pub fn get(&self, i: Instance) -> Mesh {
+        Mesh {
+            mesh: self.mesh[i.index()],
+            material: self.material[i.index()],
+            visible: self.visible[i.index()],
+        }
+    }
+    /// Shows or hides `i`.
+    pub fn set_visible(&mut self, i: Instance, visible: bool) {
+        self.visible[i.index()] = visible;
+    }
+
+    /// Removes the mesh at `i`: unlinks it from its entity's list, then swap-erases
+    /// and redirects whatever pointed at the moved last instance.
+    pub fn destroy(&mut self, i: Instance) {
+        let idx = i.index();
+        let owner = self.entity[idx];
+        self.unlink(owner, i.0, self.next_instance[idx]);
+        let last = (self.entity.len() - 1) as u32;
+        if i.0 != last {
+            let moved = self.entity[last as usize];
+            // Whoever pointed at `last` now points at `i`.
+            self.unlink(moved, last, i.0);
+            self.entity.swap_remove(idx);
+            self.mesh.swap_remove(idx);
+            self.material.swap_remove(idx);
+            self.visible.swap_remove(idx);
+            self.next_instance.swap_remove(idx);
+        } else {
+            self.entity.pop();
+            self.mesh.pop();
+            self.material.pop();
+            self.visible.pop();
+            self.next_instance.pop();
+        }
+    }
+
+    /// Replaces the link to `target` in `owner`'s list with `replacement`.
+    fn unlink(&mut self, owner: Entity, target: u32, replacement: u32) {
+        match self.map.get(&owner).copied() {
+            Some(head) if head.0 == target => {
+                if replacement == NONE {
+                    self.map.remove(&owner);
+                } else {
+                    self.map.insert(owner, Instance(replacement));
+                }
+            }
+            Some(head) => {
+                let mut node = head.0;
+                while node != NONE {
+                    let next = self.next_instance[node as usize];
+                    if next == target {
+                        self.next_instance[node as usize] = replacement;
+                        return;
+                    }
+                    node = next;
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+impl OwnedInstances for MeshManager {
+    fn instance_count(&self) -> usize {
+        self.entity.len()
+    }
+    fn owner(&self, index: usize) -> Entity {
+        self.entity[index]
+    }
+    fn destroy_index(&mut self, index: usize) {
+        self.destroy(Instance(index as u32));
+    }
+    fn gc_rng(&mut self) -> &mut GcRng {
+        &mut self.rng
+    }
+}
+
+impl ComponentManager for MeshManager {
+    fn type_name(&self) -> &'static str {
+        "mesh"
+    }
+    fn len(&self) -> usize {
+        self.entity.len()
+    }
+    /// Meshes stand for render resources (GPU buffers in a full engine), which must be
+    /// released when the entity dies, so they use the destruction callback.
+    fn destroy_policy(&self) -> DestroyPolicy {
+        DestroyPolicy::Immediate
+    }
+    fn destroy_entity(&mut self, entity: Entity) {
+        while let Some(i) = self.lookup(entity) {
+            self.destroy(i);
+        }
+    }
+    fn gc(&mut self, entities: &EntityManager) {
+        random_gc(self, entities);
+    }
+    fn sweep(&mut self, entities: &EntityManager) {
+        sweep_dead(self, entities);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn mesh(n: u64) -> Mesh {
+        Mesh {
+            mesh: ResourceId(n),
+            material: ResourceId(n + 1000),
+            visible: true,
+        }
+    }
+
+    proptest! {
+        /// Any mix of creates and destroys keeps each entity's list exactly the model's.
+        #[test]
+        fn lists_match_a_model(ops in prop::collection::vec((0usize..6, any::<bool>(), any::<usize>()), 1..120)) {
+            let mut em = EntityManager::new();
+            let owners: Vec<Entity> = (0..6).map(|_| em.create()).collect();
+            let mut mm = MeshManager::new();
+            let mut model: Vec<Vec<u64>> = vec![Vec::new(); 6];
+            let mut next = 0u64;
+            for (owner, create, k) in ops {
+                if create || model[owner].is_empty() {
+                    mm.create(owners[owner], mesh(next));
+                    model[owner].push(next);
+                    next += 1;
+                } else {
+                    let pos = k % model[owner].len();
+                    let victim = mm.instances_of(owners[owner]).nth(pos).unwrap();
+                    mm.destroy(victim);
+                    model[owner].remove(pos);
+                }
+                for (o, expected) in model.iter().enumerate() {
+                    let got: Vec<u64> = mm.instances_of(owners[o]).map(|i| mm.get(i).mesh.0).collect();
+                    prop_assert_eq!(&got, expected);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Point masses (seed part 2's example): mass, position, velocity and acceleration,
+//! integrated for every instance in one pass by [`PointMassManager::simulate`].
+//!
+//! The simulated position drives the owner's transform, so a point mass is visible in
+//! the preview: its position starts at the transform's world translation when spawned.
+
+use glam::Vec3;
+
+use crate::component::{
+    ComponentManager, EntityMap, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
+};
+use crate::components::TransformManager;
+use crate::{Entity, EntityManager};
+
+/// The data of one point mass, for creating instances.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointMass {
+    /// Mass in kilograms.
+    pub mass: f32,
+    /// Position in world space.
+    pub position: Vec3,
+    /// Velocity in metres per second.
+    pub velocity: Vec3,
+    /// Constant acceleration (gravity, thrust) in metres per second squared.
+    pub acceleration: Vec3,
+}
+
+/// Owns point masses as a structure of arrays.
+#[derive(Debug, Default, Clone)]
+pub struct PointMassManager {
+    entity: Vec<Entity>,
+    mass: Vec<f32>,
+    position: Vec<Vec3>,
+    velocity: Vec<Vec3>,
+    acceleration: Vec<Vec3>,
+    map: EntityMap,
+    rng: GcRng,
+}
+
+impl PointMassManager {
+    /// An empty manager.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of instances.
+    pub fn len(&self) -> usize {
+        self.entity.len()
+    }
+
+    /// Whether there are no instances.
+    pub fn is_empty(&self) -> bool {
+        self.entity.is_empty()
+    }
+
+    /// The instance of `entity`, if it has one.
+    pub fn lookup(&self, entity: Entity) -> Option<Instance> {
+        self.map.get(&entity).copied()
+    }
+
+    /// Adds a point mass to `entity`.
+    pub fn create(&mut self, entity: Entity, data: PointMass) -> Instance {
+        let i = Instance(self.entity.len() as u32);
+        self.map.insert(entity, i);
+        self.entity.push(entity);
+        self.mass.push(data.mass);
+        self.position.push(data.position);
+        self.velocity.push(data.velocity);
+        self.acceleration.push(data.acceleration);
+        i
+    }
+
+    /// Adds many point masses at once.
+    pub fn create_many(&mut self, batch: impl ExactSizeIterator<Item = (Entity, PointMass)>) {
+        let n = batch.len();
+        self.entity.reserve(n);
+        self.mass.reserve(n);
+        self.position.reserve(n);
+        self.velocity.reserve(n);
+        self.acceleration.reserve(n);
+        self.map.reserve(n);
+        for (entity, data) in batch {
+            self.create(entity, data);
+        }
+    }
+
+    /// Mass of `i`.
+    pub fn mass(&self, i: Instance) -> f32 {
+        self.mass[i.index()]
+    }
+    /// Sets the mass of `i`.
+    pub fn set_mass(&mut self, i: Instance, mass: f32) {
+        self.mass[i.index()] = mass;
+    }
+    /// Position of `i`.
+    pub fn position(&self, i: Instance) -> Vec3 {
+        self.position[i.index()]
+    }
+    /// Velocity of `i`.
+    pub fn velocity(&self, i: Instance) -> Vec3 {
+        self.velocity[i.index()]
+    }
+    /// Sets the velocity of `i`.
+    pub fn set_velocity(&mut self, i: Instance, v: Vec3) {
+        self.velocity[i.index()] = v;
+    }
+    /// Acceleration of `i`.
+    pub fn acceleration(&self, i: Instance) -> Vec3 {
+        self.acceleration[i.index()]
+    }
+
+    /// Integrates every point mass by `dt` seconds (semi-implicit Euler).
+    pub fn integrate(&mut self, dt: f32) {
+        for ((v, a), p) in self
+            .velocity
+            .iter_mut()
+            .zip(&self.acceleration)
+            .zip(&mut self.position)
+        {
+            *v += *a * dt;
+            *p += *v * dt;
+        }
+    }
+
+    /// Removes the point mass at `i` (swap-erase).
+    pub fn destroy(&mut self, i: Instance) {
+        let (idx, last) = (i.index(), self.entity.len() - 1);
+        self.map.remove(&self.entity[idx]);
+        self.entity.swap_remove(idx);
+        self.mass.swap_remove(idx);
+        self.position.swap_remove(idx);
+        self.velocity.swap_remove(idx);
+        self.acceleration.swap_remove(idx);
+        if idx != last {
+            self.map.insert(self.entity[idx], i);
+        }
+    }
+}
+
+impl OwnedInstances for PointMassManager {
+    fn instance_count(&self) -> usize {
+        self.entity.len()
+    }
+    fn owner(&self, index: usize) -> Entity {
+        self.entity[index]
+    }
+    fn destroy_index(&mut self, index: usize) {
+        self.destroy(Instance(index as u32));
+    }
+    fn gc_rng(&mut self) -> &mut GcRng {
+        &mut self.rng
+    }
+}
+
+impl ComponentManager for PointMassManager {
+    fn type_name(&self) -> &'static str {
+        "point_mass"
+    }
+    fn len(&self) -> usize {
+        self.entity.len()
+    }
+    fn destroy_entity(&mut self, entity: Entity) {
+        if let Some(i) = self.lookup(entity) {
+            self.destroy(i);
+        }
+    }
+    fn gc(&mut self, entities: &EntityManager) {
+        random_gc(self, entities);
+    }
+    fn sweep(&mut self, entities: &EntityManager) {
+        sweep_dead(self, entities);
+    }
+    /// Integrates all masses, then writes each position to its owner's transform.
+    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager) {
+        self.integrate(dt);
+        for (&e, &p) in self.entity.iter().zip(&self.position) {
+            if let Some(t) = transforms.lookup(e) {
+                let mut world = transforms.world(t);
+                world.translation = p.into();
+                transforms.set_world(t, world);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simulate_integrates_and_moves_the_transform() {
+        let mut em = EntityManager::new();
+        let e = em.create();
+        let mut tm = TransformManager::new();
+        tm.create(e, glam::Affine3A::IDENTITY, None);
+        let mut pm = PointMassManager::new();
+        pm.create(
+            e,
+            PointMass {
+                mass: 1.0,
+                position: Vec3::ZERO,
+                velocity: Vec3::X,
+                acceleration: Vec3::new(0.0, -10.0, 0.0),
+            },
+        );
+        pm.simulate(0.5, &mut tm);
+        let i = pm.lookup(e).unwrap();
+        assert_eq!(pm.velocity(i), Vec3::new(1.0, -5.0, 0.0));
+        assert_eq!(pm.position(i), Vec3::new(0.5, -2.5, 0.0));
+        let t = tm.lookup(e).unwrap();
+        assert_eq!(
+            Vec3::from(tm.world(t).translation),
+            Vec3::new(0.5, -2.5, 0.0)
+        );
+    }
+}

@@ -1,0 +1,249 @@
+//! The authoring format of entity resources (`.level` and `.unit` files).
+//!
+//! A document is a JSON object with one key, `entities`: a flat array of entities, each
+//! with a stable authoring `id` (never the runtime id), an optional `name`, an optional
+//! `parent` (another entity's id in the same file), a `components` object keyed by
+//! component type name, and optionally a `prefab` (a `.unit` path) with `overrides`.
+//!
+//! ```json
+//! {
+//!   "entities": [
+//!     {
+//!       "id": "tree_01",
+//!       "name": "Old oak",
+//!       "components": {
+//!         "mesh": {"material": "materials/bark", "mesh": "meshes/trunk"},
+//!         "transform": {"position": [4, 0, -2]}
+//!       }
+//!     },
+//!     {
+//!       "id": "lamp_01",
+//!       "parent": "tree_01",
+//!       "prefab": "units/lamp",
+//!       "components": {"transform": {"position": [0, 3, 0]}},
+//!       "overrides": {"bulb": {"mesh": {"material": "materials/red_glow"}}}
+//!     }
+//!   ]
+//! }
+//! ```
+//!
+//! A prefab instance is an entity of its own (placed by its own components); the unit's
+//! entities are spawned beneath it, their ids prefixed with the instance id
+//! (`lamp_01/bulb`). `overrides` patches the unit's entities field by field, keyed by
+//! their id in the unit; `null` for a component removes it.
+//!
+//! Files are written by [`LevelDocument::to_canonical_json`]: fixed key order
+//! (`id`, `name`, `parent`, `prefab`, `components`, `overrides`), components sorted
+//! by name, fields in schema order, vectors on one line.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::Registry;
+use crate::json_format::to_canonical_string;
+
+/// One entity of a level or unit.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntityDocument {
+    /// Stable authoring id, unique in the file: letters, digits, `_` and `-`.
+    pub id: String,
+    /// Display name (becomes the runtime debug name).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Id of the parent entity in the same file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// A `.unit` resource path: makes this entity an instance of that prefab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefab: Option<String>,
+    /// Component type name -> fields object (or an array of them for types that allow
+    /// several instances).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub components: Map<String, Value>,
+    /// Prefab entity id -> component patches. Only with `prefab`.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub overrides: Map<String, Value>,
+}
+
+/// A `.level` or `.unit` file.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelDocument {
+    /// Every entity, parents and children alike, in display order.
+    #[serde(default)]
+    pub entities: Vec<EntityDocument>,
+}
+
+/// A file that is not valid JSON or not shaped like a level, with the place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct SyntaxError {
+    /// Project path of the file, e.g. `levels/forest.level`.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Whether `id` is a valid authoring id.
+pub fn valid_authoring_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+impl LevelDocument {
+    /// Parses the text of `file` (used in error messages).
+    pub fn parse(text: &str, file: &str) -> Result<Self, SyntaxError> {
+        serde_json::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            // serde_json appends " at line L column C"; the location is ours to print.
+            let message = match message.rfind(" at line ") {
+                Some(at) => message[..at].to_string(),
+                None => message,
+            };
+            SyntaxError {
+                file: file.to_owned(),
+                line: e.line().max(1),
+                column: e.column().max(1),
+                message,
+            }
+        })
+    }
+
+    /// The entity with authoring id `id`.
+    pub fn entity(&self, id: &str) -> Option<&EntityDocument> {
+        self.entities.iter().find(|e| e.id == id)
+    }
+
+    /// The entity with authoring id `id`, mutably.
+    pub fn entity_mut(&mut self, id: &str) -> Option<&mut EntityDocument> {
+        self.entities.iter_mut().find(|e| e.id == id)
+    }
+
+    /// The canonical text of this document (see the module docs).
+    pub fn to_canonical_json(&self, registry: &Registry) -> String {
+        let mut doc = self.clone();
+        for e in &mut doc.entities {
+            e.components = canonical_components(&e.components, registry);
+            e.overrides = e
+                .overrides
+                .iter()
+                .map(|(id, patch)| {
+                    let patch = match patch {
+                        Value::Object(m) => Value::Object(canonical_components(m, registry)),
+                        other => other.clone(),
+                    };
+                    (id.clone(), patch)
+                })
+                .collect();
+            e.overrides.sort_keys();
+        }
+        let value = serde_json::to_value(&doc).unwrap_or(Value::Null);
+        to_canonical_string(&value)
+    }
+}
+
+/// Components sorted by name; each component's fields in schema order, unknown
+/// fields after them sorted by name.
+fn canonical_components(
+    components: &Map<String, Value>,
+    registry: &Registry,
+) -> Map<String, Value> {
+    let mut names: Vec<&String> = components.keys().collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let value = &components[name];
+            let order = |fields: &Map<String, Value>| -> Value {
+                let mut out = Map::new();
+                if let Some(ty) = registry.component(name) {
+                    for f in &ty.fields {
+                        if let Some(v) = fields.get(&f.name) {
+                            out.insert(f.name.clone(), v.clone());
+                        }
+                    }
+                }
+                let mut rest: Vec<(&String, &Value)> = fields
+                    .iter()
+                    .filter(|(k, _)| !out.contains_key(*k))
+                    .collect();
+                rest.sort_by(|a, b| a.0.cmp(b.0));
+                for (k, v) in rest {
+                    out.insert(k.clone(), v.clone());
+                }
+                Value::Object(out)
+            };
+            let value = match value {
+                Value::Object(fields) => order(fields),
+                Value::Array(items) => Value::Array(
+                    items
+                        .iter()
+                        .map(|item| item.as_object().map_or_else(|| item.clone(), order))
+                        .collect(),
+                ),
+                other => other.clone(),
+            };
+            (name.clone(), value)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syntax_errors_carry_line_and_column() {
+        let text = "{\n  \"entities\": [\n    {\"id\": \"a\",}\n  ]\n}";
+        let err = LevelDocument::parse(text, "levels/broken.level").unwrap_err();
+        assert_eq!((err.line, err.column), (3, 16));
+        assert!(
+            err.to_string().starts_with("levels/broken.level:3:16: "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let err = LevelDocument::parse(r#"{"entities": [{"id": "a", "colour": 1}]}"#, "x.level")
+            .unwrap_err();
+        assert!(err.message.contains("unknown field `colour`"), "{err}");
+    }
+
+    #[test]
+    fn canonical_output_orders_keys_and_round_trips() {
+        let text = r#"{"entities": [{"components": {"transform": {"scale": [1,1,1], "position": [0, 1, 0]}, "mesh": {"mesh": "meshes/cube"}}, "name": "Box", "id": "box"}]}"#;
+        let registry = Registry::with_builtins();
+        let doc = LevelDocument::parse(text, "x.level").unwrap();
+        let canonical = doc.to_canonical_json(&registry);
+        let expected = r#"{
+  "entities": [
+    {
+      "id": "box",
+      "name": "Box",
+      "components": {
+        "mesh": {
+          "mesh": "meshes/cube"
+        },
+        "transform": {
+          "position": [0, 1, 0],
+          "scale": [1, 1, 1]
+        }
+      }
+    }
+  ]
+}
+"#;
+        assert_eq!(canonical, expected);
+        let again = LevelDocument::parse(&canonical, "x.level").unwrap();
+        assert_eq!(again.to_canonical_json(&registry), canonical);
+    }
+}

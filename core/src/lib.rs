@@ -1,0 +1,61 @@
+//! # kiln_core
+//!
+//! The runtime Kiln embeds, after the Bitsquid "Building a Data-Oriented Entity System"
+//! series:
+//!
+//! * [`Entity`] ids are an index + generation, handed out by the [`EntityManager`]
+//!   (part 1); see [`entity`] for the bit split.
+//! * Each component type is owned by a manager that stores it as a structure of arrays
+//!   and updates all instances in one pass (part 2): [`components`].
+//! * The [`TransformManager`] is a world's scene graph with immediate world-pose
+//!   updates (part 3); several [`World`]s can exist side by side.
+//! * Levels are authored as JSON ([`level`]), compiled into binary blobs in which each
+//!   component type's instances are stored together ([`compiler`], [`blob`],
+//!   `core/FORMAT.md`), and spawned in bulk ([`spawn_level`], part 4).
+//! * Component types register a name, spawn order, compile and spawn functions and a
+//!   field schema in the [`Registry`], which is open to types defined elsewhere.
+//! * Resources refer to each other by canonical path ([`ResourcePath`]).
+//!
+//! ```
+//! use kiln_core::{compile_level, spawn_level, EntityManager, Registry, World};
+//! use std::collections::HashMap;
+//!
+//! let level = r#"{"entities": [
+//!     {"id": "crate", "name": "Crate", "components": {"transform": {"position": [0, 2, 0]}}},
+//!     {"id": "lid", "parent": "crate", "components": {"transform": {"position": [0, 1, 0]}}}
+//! ]}"#;
+//! let registry = Registry::with_builtins();
+//! let compiled = compile_level(&registry, &mut HashMap::new(), "levels/demo.level", level).unwrap();
+//!
+//! let (mut entities, mut world) = (EntityManager::new(), World::new());
+//! let spawned = spawn_level(&compiled.blob, &registry, &mut entities, &mut world).unwrap();
+//! let lid = world.transforms.lookup(spawned.entity("lid").unwrap()).unwrap();
+//! assert_eq!(world.transforms.world(lid).translation.y, 3.0);
+//! ```
+#![warn(missing_docs)]
+
+pub mod blob;
+pub mod compiler;
+mod component;
+pub mod components;
+pub mod entity;
+pub mod json_format;
+pub mod level;
+pub mod path;
+pub mod project;
+pub mod registry;
+pub mod schema;
+mod spawn;
+mod world;
+
+pub use compiler::{CompileError, CompiledLevel, ResourceSource, compile_document, compile_level};
+pub use component::{ComponentManager, DestroyPolicy, EntityHasher, EntityMap, Instance};
+pub use components::TransformManager;
+pub use entity::{Entity, EntityManager, MINIMUM_FREE_INDICES};
+pub use level::{EntityDocument, LevelDocument};
+pub use path::{PathError, ResourceId, ResourcePath};
+pub use project::{Project, ProjectError, write_atomic};
+pub use registry::{ComponentBatch, ComponentType, Registry, SpawnContext};
+pub use schema::{FieldKind, FieldSchema, FieldValues};
+pub use spawn::{SpawnError, SpawnedLevel, spawn_level};
+pub use world::World;

@@ -1,0 +1,242 @@
+//! Canonical resource paths ("What Is In a Name?"): resources refer to each other by
+//! their path from the project root, without extension, in exactly one spelling.
+//!
+//! A canonical path uses lowercase ASCII letters, digits, `_`, `-` and `.` in its
+//! names, `/` between segments, has no empty, `.` or `..` segment and no leading or
+//! trailing slash. `textures/flowers/rose` is canonical; `./Textures\flowers//rose` is
+//! not, and the error names the canonical form.
+
+use std::fmt;
+
+/// Why a string is not a canonical resource path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("\"{input}\" is not a canonical resource path: {reason}{}", suggestion.as_ref().map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default())]
+pub struct PathError {
+    /// The rejected text.
+    pub input: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+    /// The canonical spelling of the same path, where one exists.
+    pub suggestion: Option<String>,
+}
+
+/// A validated canonical resource path, without extension.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ResourcePath(String);
+
+fn valid_char(c: char) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-' | '.')
+}
+
+fn check(s: &str) -> Result<(), &'static str> {
+    if s.is_empty() {
+        return Err("it is empty");
+    }
+    if s.contains('\\') {
+        return Err("it contains a backslash (use /)");
+    }
+    if s.starts_with('/') || s.as_bytes().get(1) == Some(&b':') {
+        return Err("it is absolute (paths start at the project root)");
+    }
+    if s.ends_with('/') {
+        return Err("it ends with a slash");
+    }
+    for segment in s.split('/') {
+        match segment {
+            "" => return Err("it has an empty segment (//)"),
+            "." => return Err("it has a '.' segment"),
+            ".." => return Err("it has a '..' segment"),
+            _ => {}
+        }
+        if segment.chars().any(|c| c.is_ascii_uppercase()) {
+            return Err("it has uppercase letters");
+        }
+        if !segment.chars().all(valid_char) {
+            return Err("it has characters other than a-z, 0-9, _, - and .");
+        }
+    }
+    Ok(())
+}
+
+/// The canonical spelling of `s`, if lowercasing, turning `\` into `/` and resolving
+/// `.`, `..` and empty segments yields a valid path inside the project.
+fn suggest(s: &str) -> Option<String> {
+    let lowered = s.to_ascii_lowercase().replace('\\', "/");
+    if lowered.as_bytes().get(1) == Some(&b':') {
+        return None;
+    }
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in lowered.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                segments.pop()?;
+            }
+            other => segments.push(other),
+        }
+    }
+    let candidate = segments.join("/");
+    (check(&candidate).is_ok() && candidate != s).then_some(candidate)
+}
+
+impl ResourcePath {
+    /// Validates `s` as a canonical path.
+    pub fn parse(s: &str) -> Result<Self, PathError> {
+        match check(s) {
+            Ok(()) => Ok(ResourcePath(s.to_owned())),
+            Err(reason) => Err(PathError {
+                input: s.to_owned(),
+                reason,
+                suggestion: suggest(s),
+            }),
+        }
+    }
+
+    /// The path text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The path with `.ext` appended: the file's path relative to the project root.
+    pub fn with_extension(&self, ext: &str) -> String {
+        format!("{}.{ext}", self.0)
+    }
+
+    /// Splits a project-relative file path such as `materials/bark.material` into its
+    /// canonical path and resource type (the text after the last dot of the file name).
+    pub fn split_file(file: &str) -> Result<(ResourcePath, String), PathError> {
+        let name_start = file.rfind('/').map_or(0, |i| i + 1);
+        match file[name_start..].rfind('.') {
+            Some(dot) if dot > 0 => {
+                let dot = name_start + dot;
+                let ext = &file[dot + 1..];
+                let path = ResourcePath::parse(&file[..dot])?;
+                if ext.is_empty()
+                    || !ext
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                {
+                    return Err(PathError {
+                        input: file.to_owned(),
+                        reason: "its extension is not lowercase letters and digits",
+                        suggestion: suggest(file).filter(|s| s != file),
+                    });
+                }
+                Ok((path, ext.to_owned()))
+            }
+            _ => Err(PathError {
+                input: file.to_owned(),
+                reason: "it has no extension (the extension is the resource type)",
+                suggestion: None,
+            }),
+        }
+    }
+}
+
+impl fmt::Display for ResourcePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for ResourcePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+/// The runtime name of a resource: the 64-bit FNV-1a hash of `path.type` (for example
+/// of the bytes `materials/bark.material`). Compiled blobs store these instead of
+/// strings. [`ResourceId::NONE`] (zero) means "no resource".
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct ResourceId(pub u64);
+
+impl ResourceId {
+    /// No resource.
+    pub const NONE: ResourceId = ResourceId(0);
+
+    /// The id of `path` with resource type `resource_type`.
+    pub fn of(path: &ResourcePath, resource_type: &str) -> Self {
+        let mut h = fnv1a64(path.as_str().as_bytes(), 0xcbf2_9ce4_8422_2325);
+        h = fnv1a64(b".", h);
+        ResourceId(fnv1a64(resource_type.as_bytes(), h))
+    }
+}
+
+impl fmt::Debug for ResourceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ResourceId({:016x})", self.0)
+    }
+}
+
+/// 64-bit FNV-1a, continued from `hash`.
+pub(crate) fn fnv1a64(bytes: &[u8], mut hash: u64) -> u64 {
+    for &b in bytes {
+        hash ^= b as u64;
+        hash = hash.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    hash
+}
+
+/// 32-bit FNV-1a: how a component type name becomes its `component_identifier`.
+pub fn fnv1a32(bytes: &[u8]) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for &b in bytes {
+        hash ^= b as u32;
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_paths_pass() {
+        for p in ["textures/flowers/rose", "a", "a.b/c-d_e/0"] {
+            assert_eq!(ResourcePath::parse(p).unwrap().as_str(), p);
+        }
+    }
+
+    #[test]
+    fn non_canonical_paths_name_the_canonical_form() {
+        let cases = [
+            ("./Textures\\flowers//rose", Some("textures/flowers/rose")),
+            ("models/../textures/rose", Some("textures/rose")),
+            ("Textures/Rose", Some("textures/rose")),
+            ("textures/rose/", Some("textures/rose")),
+            ("/textures/rose", Some("textures/rose")),
+            ("../outside", None),
+            ("c:/windows", None),
+            ("has space", None),
+            ("", None),
+        ];
+        for (input, suggestion) in cases {
+            let err = ResourcePath::parse(input).unwrap_err();
+            assert_eq!(err.suggestion.as_deref(), suggestion, "{input}: {err}");
+            if let Some(s) = suggestion {
+                assert!(err.to_string().contains(s));
+            }
+        }
+    }
+
+    #[test]
+    fn split_file_takes_the_last_extension() {
+        let (p, ext) = ResourcePath::split_file("textures/rose.hi.png").unwrap();
+        assert_eq!((p.as_str(), ext.as_str()), ("textures/rose.hi", "png"));
+        assert!(ResourcePath::split_file("textures/rose").is_err());
+        assert!(ResourcePath::split_file("textures/.png").is_err());
+    }
+
+    #[test]
+    fn hashes_match_published_fnv_vectors() {
+        assert_eq!(fnv1a32(b"a"), 0xe40c292c);
+        assert_eq!(fnv1a64(b"a", 0xcbf2_9ce4_8422_2325), 0xaf63dc4c8601ec8c);
+        let p = ResourcePath::parse("materials/bark").unwrap();
+        assert_eq!(
+            ResourceId::of(&p, "material").0,
+            fnv1a64(b"materials/bark.material", 0xcbf2_9ce4_8422_2325)
+        );
+    }
+}

@@ -1,0 +1,253 @@
+//! A project: a folder with a `kiln.project` file at its root. Everything Kiln reads or
+//! writes is inside it; paths that would leave it (through `..`, absolute paths or
+//! symbolic links) are refused.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::compiler::{CompileError, CompiledLevel, ResourceSource, compile_level};
+use crate::{Registry, ResourcePath};
+
+/// The name of the file that marks a project root.
+pub const PROJECT_FILE: &str = "kiln.project";
+/// Folder of compiled output, relative to the output root.
+pub const BUILD_DIR: &str = "build";
+/// Top-level folders that hold no resources.
+pub const NON_RESOURCE_DIRS: &[&str] = &[".git", ".kiln", BUILD_DIR];
+
+/// The contents of `kiln.project`. `{}` is a valid project file.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProjectConfig {
+    /// Display name; the folder name when empty.
+    pub name: String,
+    /// Levels the game boots into (project paths without extension). Everything they
+    /// reach is in use.
+    pub boot_levels: Vec<String>,
+}
+
+/// A failure reading or writing project files, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    /// No `kiln.project` in the folder.
+    #[error("{0} is not a Kiln project: it has no {PROJECT_FILE} file")]
+    NotAProject(PathBuf),
+    /// `kiln.project` is malformed.
+    #[error("{file}:{line}:{column}: {message}")]
+    BadProjectFile {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// An operating-system error on a file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// A path that leads outside the project.
+    #[error("{0} is outside the project")]
+    OutsideProject(PathBuf),
+    /// A level failed to compile.
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+}
+
+fn io_error(path: &Path) -> impl FnOnce(io::Error) -> ProjectError + '_ {
+    move |source| ProjectError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// An open project.
+#[derive(Debug, Clone)]
+pub struct Project {
+    root: PathBuf,
+    config: ProjectConfig,
+}
+
+impl Project {
+    /// Opens the project whose root is `dir`.
+    pub fn open(dir: &Path) -> Result<Self, ProjectError> {
+        let root = fs::canonicalize(dir).map_err(io_error(dir))?;
+        let file = root.join(PROJECT_FILE);
+        let text = match fs::read_to_string(&file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(ProjectError::NotAProject(root));
+            }
+            Err(e) => {
+                return Err(ProjectError::Io {
+                    path: file,
+                    source: e,
+                });
+            }
+        };
+        let config = serde_json::from_str(&text).map_err(|e| ProjectError::BadProjectFile {
+            file: file.clone(),
+            line: e.line(),
+            column: e.column(),
+            message: e
+                .to_string()
+                .split(" at line ")
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        })?;
+        Ok(Project { root, config })
+    }
+
+    /// The root folder (canonical, absolute).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The parsed `kiln.project`.
+    pub fn config(&self) -> &ProjectConfig {
+        &self.config
+    }
+
+    /// The display name.
+    pub fn name(&self) -> String {
+        if self.config.name.is_empty() {
+            self.root
+                .file_name()
+                .map_or_else(|| "project".into(), |n| n.to_string_lossy().into_owned())
+        } else {
+            self.config.name.clone()
+        }
+    }
+
+    /// The file of resource `path` of type `ext`.
+    pub fn file_of(&self, path: &ResourcePath, ext: &str) -> PathBuf {
+        self.root.join(path.with_extension(ext))
+    }
+
+    /// Resolves a project-relative file path (as written by a user), refusing
+    /// anything that leaves the root, including through symbolic links.
+    pub fn resolve(&self, relative: &str) -> Result<PathBuf, ProjectError> {
+        let rel = Path::new(relative);
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(ProjectError::OutsideProject(rel.to_owned()));
+        }
+        let full = self.root.join(rel);
+        self.check_inside(&full)?;
+        Ok(full)
+    }
+
+    /// Fails if `path`, with symbolic links followed, is not inside the root.
+    /// A path that does not exist yet is judged by its nearest existing ancestor.
+    pub fn check_inside(&self, path: &Path) -> Result<(), ProjectError> {
+        let mut probe = path;
+        loop {
+            match fs::canonicalize(probe) {
+                Ok(real) => {
+                    return if real.starts_with(&self.root) {
+                        Ok(())
+                    } else {
+                        Err(ProjectError::OutsideProject(path.to_owned()))
+                    };
+                }
+                Err(_) => match probe.parent() {
+                    Some(p) => probe = p,
+                    None => return Err(ProjectError::OutsideProject(path.to_owned())),
+                },
+            }
+        }
+    }
+
+    /// Reads a resource's text, refusing files outside the project.
+    pub fn read_resource(&self, path: &ResourcePath, ext: &str) -> Result<String, ProjectError> {
+        let file = self.file_of(path, ext);
+        self.check_inside(&file)?;
+        fs::read_to_string(&file).map_err(io_error(&file))
+    }
+
+    /// Every `.level` file, as project paths (`levels/forest.level`), sorted.
+    /// Folders and files whose names are not canonical are skipped here; the
+    /// dependency checker reports them.
+    pub fn levels(&self) -> Result<Vec<String>, ProjectError> {
+        let mut out = Vec::new();
+        let mut dirs = vec![(self.root.clone(), String::new())];
+        while let Some((dir, prefix)) = dirs.pop() {
+            for entry in fs::read_dir(&dir).map_err(io_error(&dir))? {
+                let entry = entry.map_err(io_error(&dir))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let rel = format!("{prefix}{name}");
+                let kind = entry.file_type().map_err(io_error(&entry.path()))?;
+                if kind.is_dir() {
+                    if !(prefix.is_empty() && NON_RESOURCE_DIRS.contains(&name.as_str())) {
+                        dirs.push((entry.path(), format!("{rel}/")));
+                    }
+                } else if kind.is_file()
+                    && name.ends_with(".level")
+                    && ResourcePath::split_file(&rel).is_ok()
+                {
+                    out.push(rel);
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Compiles the level file `level` (a project path such as `levels/forest.level`).
+    pub fn compile(&self, registry: &Registry, level: &str) -> Result<CompiledLevel, ProjectError> {
+        let file = self.resolve(level)?;
+        let text = fs::read_to_string(&file).map_err(io_error(&file))?;
+        let mut source = ProjectSource(self);
+        Ok(compile_level(registry, &mut source, level, &text)?)
+    }
+}
+
+/// Reads units for the compiler from the project.
+struct ProjectSource<'a>(&'a Project);
+
+impl ResourceSource for ProjectSource<'_> {
+    fn read_text(&mut self, path: &ResourcePath, ext: &str) -> Result<String, String> {
+        self.0.read_resource(path, ext).map_err(|e| match e {
+            ProjectError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+                "no such file".to_owned()
+            }
+            ProjectError::Io { source, .. } => source.to_string(),
+            other => other.to_string(),
+        })
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed
+/// to disk, then renamed over the target. Readers see the old or the new content,
+/// never a mix, and a crash leaves at most a stray temporary file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = fs::File::create(&temp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}

@@ -1,0 +1,135 @@
+//! The entity spawner (seed part 4): creates all of a level's entities in one batch,
+//! then each component type in spawn order, each as one bulk call.
+
+use crate::blob::{BlobError, LevelBlob};
+use crate::registry::{ComponentBatch, SpawnContext};
+use crate::{Entity, EntityManager, Registry, World};
+
+/// Why a level could not be spawned. Nothing of it is left in the world.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpawnError {
+    /// The blob failed validation.
+    #[error(transparent)]
+    Blob(#[from] BlobError),
+    /// A component type's instance data was rejected by its spawn function.
+    #[error("level blob is corrupt: component type \"{component}\": {message}")]
+    Component {
+        /// The component type.
+        component: String,
+        /// What its spawn function reported.
+        message: String,
+    },
+}
+
+/// A level living in a world: its runtime entities and their authoring ids.
+#[derive(Debug, Clone, Default)]
+pub struct SpawnedLevel {
+    /// Runtime entity of each level entity, in blob order (parents first).
+    pub entities: Vec<Entity>,
+    /// Authoring id of each level entity (empty if the blob had no id table).
+    pub ids: Vec<String>,
+    /// Things skipped while spawning, such as component types this runtime does
+    /// not know.
+    pub warnings: Vec<String>,
+}
+
+impl SpawnedLevel {
+    /// The runtime entity of the level entity with authoring id `id`.
+    pub fn entity(&self, id: &str) -> Option<Entity> {
+        self.ids
+            .iter()
+            .position(|i| i == id)
+            .map(|k| self.entities[k])
+    }
+
+    /// The authoring id of runtime entity `entity`, if it belongs to this level.
+    pub fn authoring_id(&self, entity: Entity) -> Option<&str> {
+        self.entities
+            .iter()
+            .position(|&e| e == entity)
+            .and_then(|k| self.ids.get(k))
+            .map(String::as_str)
+    }
+
+    /// Authoring id -> runtime entity, for every entity.
+    pub fn id_map(&self) -> std::collections::HashMap<&str, Entity> {
+        self.ids
+            .iter()
+            .map(String::as_str)
+            .zip(self.entities.iter().copied())
+            .collect()
+    }
+}
+
+/// Validates `bytes` and spawns the level into `world`.
+///
+/// Component types unknown to `registry` are skipped whole (one jump over their
+/// section) and reported in [`SpawnedLevel::warnings`]. If any component's data is
+/// rejected, everything spawned so far is destroyed again and the error returned.
+pub fn spawn_level(
+    bytes: &[u8],
+    registry: &Registry,
+    entities: &mut EntityManager,
+    world: &mut World,
+) -> Result<SpawnedLevel, SpawnError> {
+    let blob = LevelBlob::parse(bytes)?;
+    let mut warnings = Vec::new();
+    // Sections in this runtime's spawn order, whatever order the blob has them in.
+    let mut sections = Vec::with_capacity(blob.components.len());
+    for section in &blob.components {
+        match registry.component_by_id(section.component_identifier) {
+            Some(ty) => sections.push((ty, section)),
+            None => warnings.push(format!(
+                "skipped {} instances of unknown component type {:#010x}",
+                section.entity_index.len(),
+                section.component_identifier
+            )),
+        }
+    }
+    sections.sort_by_key(|(ty, _)| ty.spawn_order);
+    let num_entities = blob.num_entities();
+    for (ty, section) in &sections {
+        if !ty.multiple {
+            let mut seen = vec![false; num_entities];
+            for &e in &section.entity_index {
+                if std::mem::replace(&mut seen[e as usize], true) {
+                    return Err(SpawnError::Component {
+                        component: ty.name.clone(),
+                        message: format!("entity {e} has two instances, but the type allows one"),
+                    });
+                }
+            }
+        }
+    }
+
+    let mut created = Vec::new();
+    entities.create_many(num_entities, &mut created);
+    let mut ctx = SpawnContext { entities, world };
+    for (ty, section) in &sections {
+        let batch = ComponentBatch {
+            entity_lookup: &created,
+            entity_index: &section.entity_index,
+            parent_index: &blob.parent_index,
+            data: section.data,
+        };
+        if let Err(message) = (ty.spawn)(&mut ctx, &batch) {
+            ctx.world.destroy_many(ctx.entities, &created);
+            return Err(SpawnError::Component {
+                component: ty.name.clone(),
+                message,
+            });
+        }
+    }
+    Ok(SpawnedLevel {
+        entities: created,
+        ids: blob.ids.iter().map(|s| s.to_string()).collect(),
+        warnings,
+    })
+}
+
+impl World {
+    /// Despawns a level: destroys all its entities and their components in one call.
+    pub fn despawn(&mut self, entities: &mut EntityManager, level: &SpawnedLevel) {
+        self.destroy_many(entities, &level.entities);
+    }
+}
