@@ -1,1 +1,56 @@
-//! Shared data generators for the benchmarks.
+//! Deterministic data for the benchmarks in `benches/`: generated levels and
+//! hierarchies, so every peer is measured on the same input.
+
+use std::fmt::Write;
+
+/// A level of `n` entities, each with a transform, a mesh, a point mass and a name;
+/// every tenth entity is a root, the others children of the previous root.
+pub fn level_json(n: usize) -> String {
+    let mut s = String::from("{\"entities\": [\n");
+    for i in 0..n {
+        let parent = if i % 10 == 0 { String::new() } else { format!(", \"parent\": \"e{}\"", i - i % 10) };
+        let _ = write!(
+            s,
+            "{{\"id\": \"e{i}\", \"name\": \"Entity {i}\"{parent}, \"components\": {{\
+             \"transform\": {{\"position\": [{}, 0, {}], \"rotation\": [0, {}, 0]}}, \
+             \"mesh\": {{\"mesh\": \"meshes/cube\", \"material\": \"materials/m{}\"}}, \
+             \"point_mass\": {{\"mass\": 2, \"velocity\": [1, 0, 0]}}}}}}{}\n",
+            i % 100,
+            i / 100,
+            i % 360,
+            i % 8,
+            if i + 1 < n { "," } else { "" }
+        );
+    }
+    s.push_str("]}\n");
+    s
+}
+
+/// Parent of each node of a tree with `fanout` children per node and `depth` levels
+/// below the root, in depth-first (parents first) order; `u32::MAX` for the root.
+pub fn tree_parents(fanout: usize, depth: usize) -> Vec<u32> {
+    fn visit(parent: u32, level: usize, fanout: usize, depth: usize, out: &mut Vec<u32>) {
+        let me = out.len() as u32;
+        out.push(parent);
+        if level < depth {
+            for _ in 0..fanout {
+                visit(me, level + 1, fanout, depth, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    visit(u32::MAX, 0, fanout, depth, &mut out);
+    out
+}
+
+/// A deterministic pseudo-random sequence (xorshift), for picking nodes.
+pub fn picks(count: usize, below: usize, mut seed: u64) -> Vec<usize> {
+    (0..count)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % below as u64) as usize
+        })
+        .collect()
+}

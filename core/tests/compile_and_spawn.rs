@@ -1,0 +1,259 @@
+//! Compile -> blob -> spawn, end to end: poses, hierarchy, prefabs, errors.
+
+use std::collections::HashMap;
+
+use glam::{Affine3A, EulerRot, Quat, Vec3};
+use kiln_core::blob::LevelBlob;
+use kiln_core::{
+    CompileError, EntityManager, Registry, SpawnError, World, compile_level, spawn_level,
+};
+use proptest::prelude::*;
+use serde_json::json;
+
+fn compile(level: &serde_json::Value, units: &[(&str, serde_json::Value)]) -> Result<Vec<u8>, CompileError> {
+    let mut source: HashMap<String, String> =
+        units.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    compile_level(&Registry::with_builtins(), &mut source, "levels/test.level", &level.to_string()).map(|c| c.blob)
+}
+
+fn spawn(blob: &[u8]) -> (EntityManager, World, kiln_core::SpawnedLevel) {
+    let (mut em, mut world) = (EntityManager::new(), World::new());
+    let level = spawn_level(blob, &Registry::with_builtins(), &mut em, &mut world).expect("spawns");
+    (em, world, level)
+}
+
+fn world_pos(world: &World, level: &kiln_core::SpawnedLevel, id: &str) -> Vec3 {
+    let e = level.entity(id).unwrap_or_else(|| panic!("no entity {id}"));
+    let t = world.transforms.lookup(e).expect("has a transform");
+    world.transforms.world(t).translation.into()
+}
+
+#[test]
+fn hierarchy_names_and_meshes_spawn() {
+    let level = json!({"entities": [
+        {"id": "lamp", "parent": "table", "name": "Lamp", "components": {
+            "transform": {"position": [0, 1, 0]},
+            "mesh": [{"mesh": "meshes/cylinder"}, {"mesh": "meshes/sphere", "material": "materials/glow"}]}},
+        {"id": "table", "name": "Table", "components": {"transform": {"position": [2, 0, 0], "scale": [2, 2, 2]}}},
+        {"id": "empty"}
+    ]});
+    let blob = compile(&level, &[]).unwrap();
+    let parsed = LevelBlob::parse(&blob).unwrap();
+    // Parents first: table, then lamp, then the second root.
+    assert_eq!(parsed.ids, vec!["table", "lamp", "empty"]);
+    let (_, world, spawned) = spawn(&blob);
+    assert_eq!(world_pos(&world, &spawned, "lamp"), Vec3::new(2.0, 2.0, 0.0));
+    let lamp = spawned.entity("lamp").unwrap();
+    assert_eq!(world.debug_names.debug_name(lamp), Some("Lamp"));
+    assert_eq!(world.meshes.instances_of(lamp).count(), 2);
+    assert_eq!(world.debug_names.debug_name(spawned.entity("empty").unwrap()), None);
+    assert_eq!(spawned.authoring_id(lamp), Some("lamp"));
+}
+
+#[test]
+fn prefabs_flatten_with_overrides_and_nesting() {
+    let bulb = json!({"entities": [
+        {"id": "glass", "components": {"transform": {"position": [0, 0.5, 0]}, "mesh": {"mesh": "meshes/sphere", "material": "materials/glass"}}}
+    ]});
+    let lamp = json!({"entities": [
+        {"id": "pole", "components": {"transform": {"position": [0, 1, 0]}, "mesh": {"mesh": "meshes/cylinder"}}},
+        {"id": "head", "parent": "pole", "prefab": "units/bulb", "components": {"transform": {"position": [0, 1, 0]}}}
+    ]});
+    let level = json!({"entities": [
+        {"id": "lamp_a", "prefab": "units/lamp", "components": {"transform": {"position": [10, 0, 0]}},
+         "overrides": {
+            "pole": {"mesh": null},
+            "head/glass": {"mesh": {"material": "materials/red"}}
+         }},
+        {"id": "lamp_b", "prefab": "units/lamp", "components": {"transform": {"position": [-10, 0, 0]}}}
+    ]});
+    let blob = compile(&level, &[("units/lamp.unit", lamp), ("units/bulb.unit", bulb)]).unwrap();
+    let (_, world, spawned) = spawn(&blob);
+    let expected = ["lamp_a", "lamp_a/pole", "lamp_a/head", "lamp_a/head/glass", "lamp_b", "lamp_b/pole", "lamp_b/head", "lamp_b/head/glass"];
+    assert_eq!(spawned.ids, expected);
+    assert_eq!(world_pos(&world, &spawned, "lamp_a/head/glass"), Vec3::new(10.0, 2.5, 0.0));
+    assert_eq!(world_pos(&world, &spawned, "lamp_b/head/glass"), Vec3::new(-10.0, 2.5, 0.0));
+    // The override removed lamp_a's pole mesh and recoloured its glass; lamp_b is untouched.
+    assert_eq!(world.meshes.instances_of(spawned.entity("lamp_a/pole").unwrap()).count(), 0);
+    assert_eq!(world.meshes.instances_of(spawned.entity("lamp_b/pole").unwrap()).count(), 1);
+    let material = |id: &str| {
+        let e = spawned.entity(id).unwrap();
+        world.meshes.get(world.meshes.lookup(e).unwrap()).material
+    };
+    let red = kiln_core::ResourceId::of(&kiln_core::ResourcePath::parse("materials/red").unwrap(), "material");
+    assert_eq!(material("lamp_a/head/glass"), red);
+    assert_ne!(material("lamp_b/head/glass"), red);
+}
+
+#[test]
+fn errors_name_the_place() {
+    let cases: Vec<(serde_json::Value, Vec<(&str, serde_json::Value)>, &str)> = vec![
+        (json!({"entities": [{"id": "a", "components": {"transform": {"position": "up"}}}]}), vec![],
+         "levels/test.level: entity \"a\", component \"transform\", field \"position\": expected an array of 3 numbers"),
+        (json!({"entities": [{"id": "a", "components": {"transform": {"postion": [0, 0, 0]}}}]}), vec![],
+         "field \"postion\": unknown field; known fields are: position, rotation, scale"),
+        (json!({"entities": [{"id": "a", "components": {"physics": {}}}]}), vec![],
+         "entity \"a\", component \"physics\": unknown component type"),
+        (json!({"entities": [{"id": "a", "components": {"mesh": {"mesh": "Meshes\\Cube"}}}]}), vec![],
+         "did you mean \"meshes/cube\""),
+        (json!({"entities": [{"id": "a"}, {"id": "a"}]}), vec![], "entity \"a\": another entity in this file has the same id"),
+        (json!({"entities": [{"id": "a", "parent": "b"}, {"id": "b", "parent": "a"}]}), vec![], "parent cycle"),
+        (json!({"entities": [{"id": "a", "parent": "nobody"}]}), vec![], "parent \"nobody\" is not an entity of this file"),
+        (json!({"entities": [{"id": "a", "prefab": "units/missing"}]}), vec![],
+         "entity \"a\": prefab \"units/missing\" cannot be read: no such file"),
+        (json!({"entities": [{"id": "a", "prefab": "units/x"}]}),
+         vec![("units/x.unit", json!({"entities": [{"id": "b", "prefab": "units/y"}]})),
+              ("units/y.unit", json!({"entities": [{"id": "c", "prefab": "units/x"}]}))],
+         "prefab cycle: units/x.unit -> units/y.unit -> units/x.unit"),
+        (json!({"entities": [{"id": "a", "prefab": "units/x", "overrides": {"zz": {}}}]}),
+         vec![("units/x.unit", json!({"entities": [{"id": "b"}]}))],
+         "overrides \"zz\", which is not an entity of units/x.unit"),
+        (json!({"entities": [{"id": "a", "prefab": "units/bad"}]}),
+         vec![("units/bad.unit", json!({"entities": [{"id": "b", "components": {"rotator": {"speed": "fast"}}}]}))],
+         "units/bad.unit: entity \"a/b\", component \"rotator\", field \"speed\""),
+    ];
+    for (level, units, needle) in cases {
+        let err = compile(&level, &units).expect_err(needle).to_string();
+        assert!(err.contains(needle), "expected {needle:?} in {err:?}");
+    }
+}
+
+#[test]
+fn malformed_json_names_line_and_column() {
+    let text = "{\"entities\": [\n  {\"id\": \"a\"\n  {\"id\": \"b\"}\n]}";
+    let err = compile_level(&Registry::with_builtins(), &mut HashMap::new(), "levels/bad.level", text).unwrap_err();
+    assert!(err.to_string().starts_with("levels/bad.level:3:3: "), "{err}");
+}
+
+#[test]
+fn unknown_component_types_are_skipped_with_a_warning() {
+    // A plugin type known to the compiler but not to the runtime that loads the blob.
+    fn compile_volume(f: &kiln_core::FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
+        out.extend_from_slice(&f.f32("volume").to_le_bytes());
+        Ok(())
+    }
+    fn spawn_nothing(_: &mut kiln_core::SpawnContext, b: &kiln_core::ComponentBatch) -> Result<(), String> {
+        b.fixed_records(4).map(|_| ())
+    }
+    let mut with_plugin = Registry::with_builtins();
+    with_plugin
+        .register_component(
+            kiln_core::ComponentType::new("sound", 5, compile_volume, spawn_nothing)
+                .with_fields(vec![kiln_core::FieldSchema::float("volume", 1.0, 0.0, 1.0)]),
+        )
+        .unwrap();
+    let level = json!({"entities": [{"id": "a", "components": {"sound": {"volume": 0.5}, "transform": {"position": [1, 2, 3]}}}]});
+    let blob = compile_level(&with_plugin, &mut HashMap::new(), "l.level", &level.to_string()).unwrap().blob;
+    let (_, world, spawned) = spawn(&blob);
+    assert_eq!(spawned.warnings.len(), 1, "{:?}", spawned.warnings);
+    assert!(spawned.warnings[0].contains("unknown component type"));
+    assert_eq!(world_pos(&world, &spawned, "a"), Vec3::new(1.0, 2.0, 3.0));
+}
+
+#[test]
+fn corrupt_instance_data_rolls_back_the_spawn() {
+    let level = json!({"entities": [
+        {"id": "a", "name": "A", "components": {"transform": {}, "mesh": {"mesh": "meshes/cube"}}},
+        {"id": "b", "components": {"transform": {}, "point_mass": {}}}
+    ]});
+    let mut blob = compile(&level, &[]).unwrap();
+    // Shrink the point mass section's declared size so it no longer fits its instances.
+    let parsed = LevelBlob::parse(&blob).unwrap();
+    let pm_id = Registry::with_builtins().component("point_mass").unwrap().id;
+    assert!(parsed.components.iter().any(|c| c.component_identifier == pm_id));
+    let pos = blob.windows(4).position(|w| w == pm_id.to_le_bytes()).unwrap();
+    let size_at = pos + 8;
+    blob[size_at..size_at + 4].copy_from_slice(&0u32.to_le_bytes());
+    // Keep the section sizes consistent: drop the now-unaccounted bytes (28 + padding).
+    blob.drain(size_at + 8..size_at + 8 + 28);
+    let entities_size = u32::from_le_bytes(blob[12..16].try_into().unwrap()) - 28;
+    blob[12..16].copy_from_slice(&entities_size.to_le_bytes());
+    let ids_offset = u32::from_le_bytes(blob[16..20].try_into().unwrap()) - 28;
+    blob[16..20].copy_from_slice(&ids_offset.to_le_bytes());
+
+    let (mut em, mut world) = (EntityManager::new(), World::new());
+    let err = spawn_level(&blob, &Registry::with_builtins(), &mut em, &mut world).unwrap_err();
+    assert!(matches!(&err, SpawnError::Component { component, .. } if component == "point_mass"), "{err}");
+    assert_eq!(em.len(), 0);
+    assert_eq!((world.transforms.len(), world.meshes.len(), world.debug_names.len()), (0, 0, 0));
+}
+
+#[test]
+fn despawn_removes_everything() {
+    let blob = compile(&json!({"entities": [
+        {"id": "a", "name": "A", "components": {"transform": {}, "mesh": {"mesh": "meshes/cube"}, "rotator": {}, "oscillator": {}, "point_mass": {}}},
+        {"id": "b", "parent": "a", "components": {"transform": {}}}
+    ]}), &[]).unwrap();
+    let (mut em, mut world, spawned) = spawn(&blob);
+    let other = spawn_level(&blob, &Registry::with_builtins(), &mut em, &mut world).unwrap();
+    world.despawn(&mut em, &spawned);
+    assert_eq!(em.len(), 2);
+    assert_eq!(world.transforms.len(), 2);
+    assert_eq!((world.meshes.len(), world.rotators.len(), world.oscillators.len(), world.point_masses.len()), (1, 1, 1, 1));
+    world.despawn(&mut em, &other);
+    assert_eq!(world.transforms.len() + world.meshes.len() + world.debug_names.len() + world.point_masses.len(), 0);
+}
+
+#[test]
+fn simulation_moves_spawned_entities() {
+    let blob = compile(&json!({"entities": [
+        {"id": "ball", "components": {"transform": {"position": [0, 10, 0]}, "point_mass": {"velocity": [1, 0, 0], "acceleration": [0, 0, 0]}}},
+        {"id": "bob", "components": {"transform": {"position": [0, 1, 0]}, "oscillator": {"amplitude": [0, 2, 0], "frequency": 0.25}}}
+    ]}), &[]).unwrap();
+    let (_, mut world, spawned) = spawn(&blob);
+    world.simulate(1.0);
+    assert!(world_pos(&world, &spawned, "ball").abs_diff_eq(Vec3::new(1.0, 10.0, 0.0), 1e-5));
+    assert!(world_pos(&world, &spawned, "bob").abs_diff_eq(Vec3::new(0.0, 3.0, 0.0), 1e-5));
+}
+
+/// A random level: entity k's parent is one of the entities before it (or none),
+/// entities are listed in a shuffled order, each has a random transform.
+fn random_level() -> impl Strategy<Value = (Vec<Option<usize>>, Vec<[f32; 9]>, Vec<usize>)> {
+    (1usize..40).prop_flat_map(|n| {
+        let parents = (0..n)
+            .map(|k| if k == 0 { Just(None).boxed() } else { proptest::option::of(0..k).boxed() })
+            .collect::<Vec<_>>();
+        let trs = prop::collection::vec(prop::array::uniform9(-5.0f32..5.0), n);
+        let order = Just((0..n).collect::<Vec<_>>()).prop_shuffle();
+        (parents, trs, order)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Compile then spawn gives every entity exactly the world pose its authored local
+    /// poses imply, whatever order the file lists entities in.
+    #[test]
+    fn compile_then_spawn_round_trips((parents, trs, order) in random_level()) {
+        let n = parents.len();
+        let entities: Vec<serde_json::Value> = order.iter().map(|&k| {
+            let t = trs[k];
+            let mut e = json!({"id": format!("e{k}"), "name": format!("Entity {k}"), "components": {"transform": {
+                "position": [t[0], t[1], t[2]], "rotation": [t[3] * 30.0, t[4] * 30.0, t[5] * 30.0],
+                "scale": [1.0 + t[6].abs() / 5.0, 1.0 + t[7].abs() / 5.0, 1.0 + t[8].abs() / 5.0]}}});
+            if let Some(p) = parents[k] { e["parent"] = json!(format!("e{p}")); }
+            e
+        }).collect();
+        let blob = compile(&json!({"entities": entities}), &[]).unwrap();
+        let (em, world, spawned) = spawn(&blob);
+        prop_assert_eq!(em.len(), n);
+        let mut expected: Vec<Affine3A> = Vec::with_capacity(n);
+        for k in 0..n {
+            let t = trs[k];
+            let local = Affine3A::from_scale_rotation_translation(
+                Vec3::new(1.0 + t[6].abs() / 5.0, 1.0 + t[7].abs() / 5.0, 1.0 + t[8].abs() / 5.0),
+                Quat::from_euler(EulerRot::XYZ, (t[3] * 30.0).to_radians(), (t[4] * 30.0).to_radians(), (t[5] * 30.0).to_radians()),
+                Vec3::new(t[0], t[1], t[2]));
+            let world_pose = match parents[k] { Some(p) => expected[p] * local, None => local };
+            expected.push(world_pose);
+            let e = spawned.entity(&format!("e{k}")).unwrap();
+            let ti = world.transforms.lookup(e).unwrap();
+            prop_assert!(world.transforms.world(ti).abs_diff_eq(world_pose, 1e-3));
+            let name = format!("Entity {k}");
+            prop_assert_eq!(world.debug_names.debug_name(e), Some(name.as_str()));
+            let parent_entity = world.transforms.parent(ti).map(|p| world.transforms.entity(p));
+            prop_assert_eq!(parent_entity, parents[k].and_then(|p| spawned.entity(&format!("e{p}"))));
+        }
+    }
+}
