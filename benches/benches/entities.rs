@@ -1,4 +1,6 @@
 //! 1,000,000 entity create / alive / destroy / recreate: kiln's EntityManager vs slotmap.
+// Test and benchmark helpers may panic on broken fixtures: that is a failed run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 

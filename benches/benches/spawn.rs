@@ -1,6 +1,8 @@
 //! Spawning a compiled 10,000-entity level (transform + mesh + point mass + debug
 //! name) vs hecs and bevy_ecs `spawn_batch` of the same components, and vs a plain
 //! memcpy of the level's instance bytes.
+// Test and benchmark helpers may panic on broken fixtures: that is a failed run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -13,17 +15,20 @@ use kiln_core::{EntityManager, Registry, World, compile_level, spawn_level};
 const N: usize = 10_000;
 
 #[derive(Clone, Copy, bevy_ecs::component::Component)]
+#[allow(dead_code)] // Payload: written by spawn, never read back.
 struct Transform {
     local: Affine3A,
     world: Affine3A,
 }
 #[derive(Clone, Copy, bevy_ecs::component::Component)]
+#[allow(dead_code)] // Payload: written by spawn, never read back.
 struct Mesh {
     mesh: u64,
     material: u64,
     visible: bool,
 }
 #[derive(Clone, Copy, bevy_ecs::component::Component)]
+#[allow(dead_code)] // Payload: written by spawn, never read back.
 struct PointMass {
     mass: f32,
     position: Vec3,
@@ -31,8 +36,10 @@ struct PointMass {
     acceleration: Vec3,
 }
 #[derive(Clone, bevy_ecs::component::Component)]
+#[allow(dead_code)] // Payload: written by spawn, never read back.
 struct DebugName(String);
 
+/// One entity's components, as hecs and bevy take them.
 type Row = (Transform, Mesh, PointMass, DebugName);
 
 fn rows() -> Vec<Row> {
@@ -43,9 +50,21 @@ fn rows() -> Vec<Row> {
                 Vec3::new((i % 100) as f32, 0.0, (i / 100) as f32),
             );
             (
-                Transform { local, world: local },
-                Mesh { mesh: 1, material: i as u64 % 8, visible: true },
-                PointMass { mass: 2.0, position: Vec3::ZERO, velocity: Vec3::X, acceleration: Vec3::ZERO },
+                Transform {
+                    local,
+                    world: local,
+                },
+                Mesh {
+                    mesh: 1,
+                    material: i as u64 % 8,
+                    visible: true,
+                },
+                PointMass {
+                    mass: 2.0,
+                    position: Vec3::ZERO,
+                    velocity: Vec3::X,
+                    acceleration: Vec3::ZERO,
+                },
                 DebugName(format!("Entity {i}")),
             )
         })

@@ -1,6 +1,8 @@
 //! Transform propagation on a 111,111-node hierarchy (fanout 10, depth 5): the root
 //! moved, and 1% of nodes moved, with immediate updates, vs a flat parents-first
 //! pass over an array of Affine3A that recomputes every world pose.
+// Test and benchmark helpers may panic on broken fixtures: that is a failed run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 
@@ -10,7 +12,10 @@ use kiln_core::components::NewTransform;
 use kiln_core::{EntityManager, Instance, TransformManager};
 
 fn local(i: usize) -> Affine3A {
-    Affine3A::from_rotation_translation(Quat::from_rotation_y(i as f32 * 0.01), Vec3::new(1.0, 0.5, 0.0))
+    Affine3A::from_rotation_translation(
+        Quat::from_rotation_y(i as f32 * 0.01),
+        Vec3::new(1.0, 0.5, 0.0),
+    )
 }
 
 fn bench(c: &mut Criterion) {

@@ -8,13 +8,17 @@ use std::fmt::Write;
 pub fn level_json(n: usize) -> String {
     let mut s = String::from("{\"entities\": [\n");
     for i in 0..n {
-        let parent = if i % 10 == 0 { String::new() } else { format!(", \"parent\": \"e{}\"", i - i % 10) };
-        let _ = write!(
+        let parent = if i % 10 == 0 {
+            String::new()
+        } else {
+            format!(", \"parent\": \"e{}\"", i - i % 10)
+        };
+        let _ = writeln!(
             s,
             "{{\"id\": \"e{i}\", \"name\": \"Entity {i}\"{parent}, \"components\": {{\
              \"transform\": {{\"position\": [{}, 0, {}], \"rotation\": [0, {}, 0]}}, \
              \"mesh\": {{\"mesh\": \"meshes/cube\", \"material\": \"materials/m{}\"}}, \
-             \"point_mass\": {{\"mass\": 2, \"velocity\": [1, 0, 0]}}}}}}{}\n",
+             \"point_mass\": {{\"mass\": 2, \"velocity\": [1, 0, 0]}}}}}}{}",
             i % 100,
             i / 100,
             i % 360,

@@ -26,8 +26,10 @@ pub enum SpawnError {
 pub struct SpawnedLevel {
     /// Runtime entity of each level entity, in blob order (parents first).
     pub entities: Vec<Entity>,
-    /// Authoring id of each level entity (empty if the blob had no id table).
-    pub ids: Vec<String>,
+    /// Authoring ids, concatenated (one buffer instead of one allocation per id).
+    id_text: String,
+    /// End of each id in `id_text`; empty if the blob had no id table.
+    id_ends: Vec<u32>,
     /// Things skipped while spawning, such as component types this runtime does
     /// not know.
     pub warnings: Vec<String>,
@@ -36,10 +38,23 @@ pub struct SpawnedLevel {
 impl SpawnedLevel {
     /// The runtime entity of the level entity with authoring id `id`.
     pub fn entity(&self, id: &str) -> Option<Entity> {
-        self.ids
-            .iter()
-            .position(|i| i == id)
-            .map(|k| self.entities[k])
+        self.ids().position(|i| i == id).map(|k| self.entities[k])
+    }
+
+    /// Authoring id of the `k`-th level entity.
+    pub fn id(&self, k: usize) -> Option<&str> {
+        let end = *self.id_ends.get(k)? as usize;
+        let start = if k == 0 {
+            0
+        } else {
+            self.id_ends[k - 1] as usize
+        };
+        self.id_text.get(start..end)
+    }
+
+    /// Authoring ids in blob order (parents first).
+    pub fn ids(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.id_ends.len()).filter_map(|k| self.id(k))
     }
 
     /// The authoring id of runtime entity `entity`, if it belongs to this level.
@@ -47,17 +62,12 @@ impl SpawnedLevel {
         self.entities
             .iter()
             .position(|&e| e == entity)
-            .and_then(|k| self.ids.get(k))
-            .map(String::as_str)
+            .and_then(|k| self.id(k))
     }
 
     /// Authoring id -> runtime entity, for every entity.
     pub fn id_map(&self) -> std::collections::HashMap<&str, Entity> {
-        self.ids
-            .iter()
-            .map(String::as_str)
-            .zip(self.entities.iter().copied())
-            .collect()
+        self.ids().zip(self.entities.iter().copied()).collect()
     }
 }
 
@@ -120,9 +130,19 @@ pub fn spawn_level(
             });
         }
     }
+    let mut id_text = String::with_capacity(blob.ids.iter().map(|s| s.len()).sum());
+    let id_ends = blob
+        .ids
+        .iter()
+        .map(|id| {
+            id_text.push_str(id);
+            id_text.len() as u32
+        })
+        .collect();
     Ok(SpawnedLevel {
         entities: created,
-        ids: blob.ids.iter().map(|s| s.to_string()).collect(),
+        id_text,
+        id_ends,
         warnings,
     })
 }

@@ -1,4 +1,6 @@
 //! Compile -> blob -> spawn, end to end: poses, hierarchy, prefabs, errors.
+// Test and benchmark helpers may panic on broken fixtures: that is a failed run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
 
@@ -10,10 +12,21 @@ use kiln_core::{
 use proptest::prelude::*;
 use serde_json::json;
 
-fn compile(level: &serde_json::Value, units: &[(&str, serde_json::Value)]) -> Result<Vec<u8>, CompileError> {
-    let mut source: HashMap<String, String> =
-        units.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    compile_level(&Registry::with_builtins(), &mut source, "levels/test.level", &level.to_string()).map(|c| c.blob)
+fn compile(
+    level: &serde_json::Value,
+    units: &[(&str, serde_json::Value)],
+) -> Result<Vec<u8>, CompileError> {
+    let mut source: HashMap<String, String> = units
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    compile_level(
+        &Registry::with_builtins(),
+        &mut source,
+        "levels/test.level",
+        &level.to_string(),
+    )
+    .map(|c| c.blob)
 }
 
 fn spawn(blob: &[u8]) -> (EntityManager, World, kiln_core::SpawnedLevel) {
@@ -42,11 +55,19 @@ fn hierarchy_names_and_meshes_spawn() {
     // Parents first: table, then lamp, then the second root.
     assert_eq!(parsed.ids, vec!["table", "lamp", "empty"]);
     let (_, world, spawned) = spawn(&blob);
-    assert_eq!(world_pos(&world, &spawned, "lamp"), Vec3::new(2.0, 2.0, 0.0));
+    assert_eq!(
+        world_pos(&world, &spawned, "lamp"),
+        Vec3::new(2.0, 2.0, 0.0)
+    );
     let lamp = spawned.entity("lamp").unwrap();
     assert_eq!(world.debug_names.debug_name(lamp), Some("Lamp"));
     assert_eq!(world.meshes.instances_of(lamp).count(), 2);
-    assert_eq!(world.debug_names.debug_name(spawned.entity("empty").unwrap()), None);
+    assert_eq!(
+        world
+            .debug_names
+            .debug_name(spawned.entity("empty").unwrap()),
+        None
+    );
     assert_eq!(spawned.authoring_id(lamp), Some("lamp"));
 }
 
@@ -67,50 +88,134 @@ fn prefabs_flatten_with_overrides_and_nesting() {
          }},
         {"id": "lamp_b", "prefab": "units/lamp", "components": {"transform": {"position": [-10, 0, 0]}}}
     ]});
-    let blob = compile(&level, &[("units/lamp.unit", lamp), ("units/bulb.unit", bulb)]).unwrap();
+    let blob = compile(
+        &level,
+        &[("units/lamp.unit", lamp), ("units/bulb.unit", bulb)],
+    )
+    .unwrap();
     let (_, world, spawned) = spawn(&blob);
-    let expected = ["lamp_a", "lamp_a/pole", "lamp_a/head", "lamp_a/head/glass", "lamp_b", "lamp_b/pole", "lamp_b/head", "lamp_b/head/glass"];
-    assert_eq!(spawned.ids, expected);
-    assert_eq!(world_pos(&world, &spawned, "lamp_a/head/glass"), Vec3::new(10.0, 2.5, 0.0));
-    assert_eq!(world_pos(&world, &spawned, "lamp_b/head/glass"), Vec3::new(-10.0, 2.5, 0.0));
+    let expected = [
+        "lamp_a",
+        "lamp_a/pole",
+        "lamp_a/head",
+        "lamp_a/head/glass",
+        "lamp_b",
+        "lamp_b/pole",
+        "lamp_b/head",
+        "lamp_b/head/glass",
+    ];
+    assert_eq!(spawned.ids().collect::<Vec<_>>(), expected);
+    assert_eq!(
+        world_pos(&world, &spawned, "lamp_a/head/glass"),
+        Vec3::new(10.0, 2.5, 0.0)
+    );
+    assert_eq!(
+        world_pos(&world, &spawned, "lamp_b/head/glass"),
+        Vec3::new(-10.0, 2.5, 0.0)
+    );
     // The override removed lamp_a's pole mesh and recoloured its glass; lamp_b is untouched.
-    assert_eq!(world.meshes.instances_of(spawned.entity("lamp_a/pole").unwrap()).count(), 0);
-    assert_eq!(world.meshes.instances_of(spawned.entity("lamp_b/pole").unwrap()).count(), 1);
+    assert_eq!(
+        world
+            .meshes
+            .instances_of(spawned.entity("lamp_a/pole").unwrap())
+            .count(),
+        0
+    );
+    assert_eq!(
+        world
+            .meshes
+            .instances_of(spawned.entity("lamp_b/pole").unwrap())
+            .count(),
+        1
+    );
     let material = |id: &str| {
         let e = spawned.entity(id).unwrap();
         world.meshes.get(world.meshes.lookup(e).unwrap()).material
     };
-    let red = kiln_core::ResourceId::of(&kiln_core::ResourcePath::parse("materials/red").unwrap(), "material");
+    let red = kiln_core::ResourceId::of(
+        &kiln_core::ResourcePath::parse("materials/red").unwrap(),
+        "material",
+    );
     assert_eq!(material("lamp_a/head/glass"), red);
     assert_ne!(material("lamp_b/head/glass"), red);
 }
 
 #[test]
 fn errors_name_the_place() {
-    let cases: Vec<(serde_json::Value, Vec<(&str, serde_json::Value)>, &str)> = vec![
-        (json!({"entities": [{"id": "a", "components": {"transform": {"position": "up"}}}]}), vec![],
-         "levels/test.level: entity \"a\", component \"transform\", field \"position\": expected an array of 3 numbers"),
-        (json!({"entities": [{"id": "a", "components": {"transform": {"postion": [0, 0, 0]}}}]}), vec![],
-         "field \"postion\": unknown field; known fields are: position, rotation, scale"),
-        (json!({"entities": [{"id": "a", "components": {"physics": {}}}]}), vec![],
-         "entity \"a\", component \"physics\": unknown component type"),
-        (json!({"entities": [{"id": "a", "components": {"mesh": {"mesh": "Meshes\\Cube"}}}]}), vec![],
-         "did you mean \"meshes/cube\""),
-        (json!({"entities": [{"id": "a"}, {"id": "a"}]}), vec![], "entity \"a\": another entity in this file has the same id"),
-        (json!({"entities": [{"id": "a", "parent": "b"}, {"id": "b", "parent": "a"}]}), vec![], "parent cycle"),
-        (json!({"entities": [{"id": "a", "parent": "nobody"}]}), vec![], "parent \"nobody\" is not an entity of this file"),
-        (json!({"entities": [{"id": "a", "prefab": "units/missing"}]}), vec![],
-         "entity \"a\": prefab \"units/missing\" cannot be read: no such file"),
-        (json!({"entities": [{"id": "a", "prefab": "units/x"}]}),
-         vec![("units/x.unit", json!({"entities": [{"id": "b", "prefab": "units/y"}]})),
-              ("units/y.unit", json!({"entities": [{"id": "c", "prefab": "units/x"}]}))],
-         "prefab cycle: units/x.unit -> units/y.unit -> units/x.unit"),
-        (json!({"entities": [{"id": "a", "prefab": "units/x", "overrides": {"zz": {}}}]}),
-         vec![("units/x.unit", json!({"entities": [{"id": "b"}]}))],
-         "overrides \"zz\", which is not an entity of units/x.unit"),
-        (json!({"entities": [{"id": "a", "prefab": "units/bad"}]}),
-         vec![("units/bad.unit", json!({"entities": [{"id": "b", "components": {"rotator": {"speed": "fast"}}}]}))],
-         "units/bad.unit: entity \"a/b\", component \"rotator\", field \"speed\""),
+    // (level, units it may include, text the error must contain)
+    type Case<'a> = (
+        serde_json::Value,
+        Vec<(&'a str, serde_json::Value)>,
+        &'a str,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            json!({"entities": [{"id": "a", "components": {"transform": {"position": "up"}}}]}),
+            vec![],
+            "levels/test.level: entity \"a\", component \"transform\", field \"position\": expected an array of 3 numbers",
+        ),
+        (
+            json!({"entities": [{"id": "a", "components": {"transform": {"postion": [0, 0, 0]}}}]}),
+            vec![],
+            "field \"postion\": unknown field; known fields are: position, rotation, scale",
+        ),
+        (
+            json!({"entities": [{"id": "a", "components": {"physics": {}}}]}),
+            vec![],
+            "entity \"a\", component \"physics\": unknown component type",
+        ),
+        (
+            json!({"entities": [{"id": "a", "components": {"mesh": {"mesh": "Meshes\\Cube"}}}]}),
+            vec![],
+            "did you mean \"meshes/cube\"",
+        ),
+        (
+            json!({"entities": [{"id": "a"}, {"id": "a"}]}),
+            vec![],
+            "entity \"a\": another entity in this file has the same id",
+        ),
+        (
+            json!({"entities": [{"id": "a", "parent": "b"}, {"id": "b", "parent": "a"}]}),
+            vec![],
+            "parent cycle",
+        ),
+        (
+            json!({"entities": [{"id": "a", "parent": "nobody"}]}),
+            vec![],
+            "parent \"nobody\" is not an entity of this file",
+        ),
+        (
+            json!({"entities": [{"id": "a", "prefab": "units/missing"}]}),
+            vec![],
+            "entity \"a\": prefab \"units/missing\" cannot be read: no such file",
+        ),
+        (
+            json!({"entities": [{"id": "a", "prefab": "units/x"}]}),
+            vec![
+                (
+                    "units/x.unit",
+                    json!({"entities": [{"id": "b", "prefab": "units/y"}]}),
+                ),
+                (
+                    "units/y.unit",
+                    json!({"entities": [{"id": "c", "prefab": "units/x"}]}),
+                ),
+            ],
+            "prefab cycle: units/x.unit -> units/y.unit -> units/x.unit",
+        ),
+        (
+            json!({"entities": [{"id": "a", "prefab": "units/x", "overrides": {"zz": {}}}]}),
+            vec![("units/x.unit", json!({"entities": [{"id": "b"}]}))],
+            "overrides \"zz\", which is not an entity of units/x.unit",
+        ),
+        (
+            json!({"entities": [{"id": "a", "prefab": "units/bad"}]}),
+            vec![(
+                "units/bad.unit",
+                json!({"entities": [{"id": "b", "components": {"rotator": {"speed": "fast"}}}]}),
+            )],
+            "units/bad.unit: entity \"a/b\", component \"rotator\", field \"speed\"",
+        ),
     ];
     for (level, units, needle) in cases {
         let err = compile(&level, &units).expect_err(needle).to_string();
@@ -121,8 +226,17 @@ fn errors_name_the_place() {
 #[test]
 fn malformed_json_names_line_and_column() {
     let text = "{\"entities\": [\n  {\"id\": \"a\"\n  {\"id\": \"b\"}\n]}";
-    let err = compile_level(&Registry::with_builtins(), &mut HashMap::new(), "levels/bad.level", text).unwrap_err();
-    assert!(err.to_string().starts_with("levels/bad.level:3:3: "), "{err}");
+    let err = compile_level(
+        &Registry::with_builtins(),
+        &mut HashMap::new(),
+        "levels/bad.level",
+        text,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().starts_with("levels/bad.level:3:3: "),
+        "{err}"
+    );
 }
 
 #[test]
@@ -132,7 +246,10 @@ fn unknown_component_types_are_skipped_with_a_warning() {
         out.extend_from_slice(&f.f32("volume").to_le_bytes());
         Ok(())
     }
-    fn spawn_nothing(_: &mut kiln_core::SpawnContext, b: &kiln_core::ComponentBatch) -> Result<(), String> {
+    fn spawn_nothing(
+        _: &mut kiln_core::SpawnContext,
+        b: &kiln_core::ComponentBatch,
+    ) -> Result<(), String> {
         b.fixed_records(4).map(|_| ())
     }
     let mut with_plugin = Registry::with_builtins();
@@ -143,7 +260,14 @@ fn unknown_component_types_are_skipped_with_a_warning() {
         )
         .unwrap();
     let level = json!({"entities": [{"id": "a", "components": {"sound": {"volume": 0.5}, "transform": {"position": [1, 2, 3]}}}]});
-    let blob = compile_level(&with_plugin, &mut HashMap::new(), "l.level", &level.to_string()).unwrap().blob;
+    let blob = compile_level(
+        &with_plugin,
+        &mut HashMap::new(),
+        "l.level",
+        &level.to_string(),
+    )
+    .unwrap()
+    .blob;
     let (_, world, spawned) = spawn(&blob);
     assert_eq!(spawned.warnings.len(), 1, "{:?}", spawned.warnings);
     assert!(spawned.warnings[0].contains("unknown component type"));
@@ -159,9 +283,20 @@ fn corrupt_instance_data_rolls_back_the_spawn() {
     let mut blob = compile(&level, &[]).unwrap();
     // Shrink the point mass section's declared size so it no longer fits its instances.
     let parsed = LevelBlob::parse(&blob).unwrap();
-    let pm_id = Registry::with_builtins().component("point_mass").unwrap().id;
-    assert!(parsed.components.iter().any(|c| c.component_identifier == pm_id));
-    let pos = blob.windows(4).position(|w| w == pm_id.to_le_bytes()).unwrap();
+    let pm_id = Registry::with_builtins()
+        .component("point_mass")
+        .unwrap()
+        .id;
+    assert!(
+        parsed
+            .components
+            .iter()
+            .any(|c| c.component_identifier == pm_id)
+    );
+    let pos = blob
+        .windows(4)
+        .position(|w| w == pm_id.to_le_bytes())
+        .unwrap();
     let size_at = pos + 8;
     blob[size_at..size_at + 4].copy_from_slice(&0u32.to_le_bytes());
     // Keep the section sizes consistent: drop the now-unaccounted bytes (28 + padding).
@@ -173,9 +308,19 @@ fn corrupt_instance_data_rolls_back_the_spawn() {
 
     let (mut em, mut world) = (EntityManager::new(), World::new());
     let err = spawn_level(&blob, &Registry::with_builtins(), &mut em, &mut world).unwrap_err();
-    assert!(matches!(&err, SpawnError::Component { component, .. } if component == "point_mass"), "{err}");
+    assert!(
+        matches!(&err, SpawnError::Component { component, .. } if component == "point_mass"),
+        "{err}"
+    );
     assert_eq!(em.len(), 0);
-    assert_eq!((world.transforms.len(), world.meshes.len(), world.debug_names.len()), (0, 0, 0));
+    assert_eq!(
+        (
+            world.transforms.len(),
+            world.meshes.len(),
+            world.debug_names.len()
+        ),
+        (0, 0, 0)
+    );
 }
 
 #[test]
@@ -189,9 +334,23 @@ fn despawn_removes_everything() {
     world.despawn(&mut em, &spawned);
     assert_eq!(em.len(), 2);
     assert_eq!(world.transforms.len(), 2);
-    assert_eq!((world.meshes.len(), world.rotators.len(), world.oscillators.len(), world.point_masses.len()), (1, 1, 1, 1));
+    assert_eq!(
+        (
+            world.meshes.len(),
+            world.rotators.len(),
+            world.oscillators.len(),
+            world.point_masses.len()
+        ),
+        (1, 1, 1, 1)
+    );
     world.despawn(&mut em, &other);
-    assert_eq!(world.transforms.len() + world.meshes.len() + world.debug_names.len() + world.point_masses.len(), 0);
+    assert_eq!(
+        world.transforms.len()
+            + world.meshes.len()
+            + world.debug_names.len()
+            + world.point_masses.len(),
+        0
+    );
 }
 
 #[test]
@@ -211,7 +370,13 @@ fn simulation_moves_spawned_entities() {
 fn random_level() -> impl Strategy<Value = (Vec<Option<usize>>, Vec<[f32; 9]>, Vec<usize>)> {
     (1usize..40).prop_flat_map(|n| {
         let parents = (0..n)
-            .map(|k| if k == 0 { Just(None).boxed() } else { proptest::option::of(0..k).boxed() })
+            .map(|k| {
+                if k == 0 {
+                    Just(None).boxed()
+                } else {
+                    proptest::option::of(0..k).boxed()
+                }
+            })
             .collect::<Vec<_>>();
         let trs = prop::collection::vec(prop::array::uniform9(-5.0f32..5.0), n);
         let order = Just((0..n).collect::<Vec<_>>()).prop_shuffle();

@@ -67,11 +67,14 @@ impl MeshManager {
         self.material.push(data.material);
         self.visible.push(data.visible);
         self.next_instance.push(NONE);
-        match self.instances_of(entity).last() {
-            Some(tail) => self.next_instance[tail.index()] = i.0,
-            None => {
-                self.map.insert(entity, i);
+        // One hash operation when the entity has no mesh yet (the common case).
+        let head = *self.map.entry(entity).or_insert(i);
+        if head != i {
+            let mut tail = head.0;
+            while self.next_instance[tail as usize] != NONE {
+                tail = self.next_instance[tail as usize];
             }
+            self.next_instance[tail as usize] = i.0;
         }
         i
     }

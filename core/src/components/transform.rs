@@ -9,6 +9,8 @@
 //! Instances are kept packed: destroying one moves the last instance into the hole and
 //! patches every link that pointed at it.
 
+use std::collections::HashMap;
+
 use glam::{Affine3A, Quat, Vec3};
 
 use crate::component::{
@@ -144,18 +146,22 @@ impl TransformManager {
     pub fn create_many(&mut self, batch: &[NewTransform]) -> Vec<Instance> {
         self.reserve(batch.len());
         let first = self.entity.len();
-        // Tail of each parent's child list while linking this batch; avoids walking
-        // sibling lists (a group with thousands of children would be quadratic).
-        let mut last_child: EntityMap = EntityMap::default();
+        // Tail of each parent's child list while linking this batch, so a group with
+        // thousands of children is not quadratic: indexed by instance for parents made
+        // in this batch, hashed for the few that existed before.
+        let mut batch_tail = vec![NONE; batch.len()];
+        let mut old_tail: HashMap<u32, u32> = HashMap::new();
         let mut out = Vec::with_capacity(batch.len());
         for t in batch {
             let i = self.push(t.entity, t.local);
             if let Some(p) = t.parent {
-                let tail = last_child
-                    .get(&self.entity[p.index()])
-                    .map_or(NONE, |tail| tail.0);
+                let slot = match p.index().checked_sub(first) {
+                    Some(k) => &mut batch_tail[k],
+                    None => old_tail.entry(p.0).or_insert(NONE),
+                };
+                let tail = *slot;
+                *slot = i.0;
                 self.append_child(p.0, i.0, tail);
-                last_child.insert(self.entity[p.index()], i);
             }
             out.push(i);
         }
@@ -393,10 +399,10 @@ impl TransformManager {
         self.first_child[t] = self.first_child[f];
         self.next_sibling[t] = next;
         self.prev_sibling[t] = prev;
-        if let Some(slot) = self.map.get_mut(&self.entity[t]) {
-            if slot.0 == from {
-                *slot = Instance(to);
-            }
+        if let Some(slot) = self.map.get_mut(&self.entity[t])
+            && slot.0 == from
+        {
+            *slot = Instance(to);
         }
     }
 }

@@ -1,0 +1,154 @@
+//! `kiln compile` as a user runs it: the real binary on a copy of the demo project.
+// Test and benchmark helpers may panic on broken fixtures: that is a failed run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kiln_core::blob::LevelBlob;
+use kiln_core::{EntityManager, LevelDocument, Registry, World, spawn_level};
+
+fn demo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/demo")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() != "build" {
+                copy_dir(&entry.path(), &target);
+            }
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn kiln(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn compiles_every_demo_level_into_spawnable_blobs() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&demo(), tmp.path());
+    let (code, stdout, stderr) = kiln(&["compile"], tmp.path());
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("3 compiled, 0 failed"), "{stdout}");
+    let registry = Registry::with_builtins();
+    for (level, min_entities) in [("forest", 20), ("workshop", 12), ("empty", 0)] {
+        let blob = fs::read(tmp.path().join(format!("build/levels/{level}.level.bin"))).unwrap();
+        let parsed = LevelBlob::parse(&blob).unwrap();
+        assert!(
+            parsed.num_entities() >= min_entities,
+            "{level}: {}",
+            parsed.num_entities()
+        );
+        let (mut em, mut world) = (EntityManager::new(), World::new());
+        let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
+        assert!(spawned.warnings.is_empty());
+        assert_eq!(em.len(), parsed.num_entities());
+    }
+}
+
+#[test]
+fn named_levels_and_out_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    copy_dir(&demo(), tmp.path());
+    let project = tmp.path().to_str().unwrap();
+    let (code, stdout, _) = kiln(
+        &[
+            "compile",
+            "--project",
+            project,
+            "--out",
+            out.path().to_str().unwrap(),
+            "levels/forest",
+        ],
+        Path::new("/"),
+    );
+    assert_eq!(code, 0, "{stdout}");
+    assert!(out.path().join("build/levels/forest.level.bin").is_file());
+    assert!(!out.path().join("build/levels/workshop.level.bin").exists());
+    assert!(!tmp.path().join("build").exists());
+}
+
+#[test]
+fn a_broken_level_reports_file_line_column_and_keeps_the_last_good_blob() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&demo(), tmp.path());
+    assert_eq!(kiln(&["compile"], tmp.path()).0, 0);
+    let blob_file = tmp.path().join("build/levels/workshop.level.bin");
+    let good = fs::read(&blob_file).unwrap();
+    fs::write(
+        tmp.path().join("levels/workshop.level"),
+        "{\"entities\": [\n  {\"id\": 12}\n]}",
+    )
+    .unwrap();
+    let (code, stdout, _) = kiln(&["compile"], tmp.path());
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout
+            .contains("levels/workshop.level:2:11: invalid type: integer `12`, expected a string"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("2 compiled, 1 failed"), "{stdout}");
+    assert_eq!(fs::read(&blob_file).unwrap(), good);
+}
+
+#[test]
+fn not_a_project_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = kiln(&["compile"], tmp.path());
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("is not a Kiln project: it has no kiln.project file"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn levels_outside_the_project_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&demo(), tmp.path());
+    let (code, stdout, _) = kiln(&["compile", "../escape"], tmp.path());
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("../escape.level is outside the project"),
+        "{stdout}"
+    );
+}
+
+/// The demo's levels and units are stored exactly as the editor would save them, so
+/// saving an untouched file changes nothing.
+#[test]
+fn demo_entity_files_are_canonical() {
+    let registry = Registry::with_builtins();
+    for dir in ["levels", "units"] {
+        for entry in fs::read_dir(demo().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let text = fs::read_to_string(&path).unwrap();
+            let doc = LevelDocument::parse(&text, &path.display().to_string()).unwrap();
+            assert_eq!(
+                doc.to_canonical_json(&registry),
+                text,
+                "{} is not canonical",
+                path.display()
+            );
+        }
+    }
+}
