@@ -52,8 +52,9 @@ pub fn run(
                     .with_context(|| format!("writing {}", target.display()))?;
                 writeln!(
                     out,
-                    "compiled {level}: {} entities, {} bytes in {:.1} ms -> {}",
+                    "compiled {level}: {} {}, {} bytes in {:.1} ms -> {}",
                     compiled.entity_count,
+                    if compiled.entity_count == 1 { "entity" } else { "entities" },
                     compiled.blob.len(),
                     start.elapsed().as_secs_f64() * 1000.0,
                     target.display()
