@@ -54,7 +54,11 @@ pub fn run(
                     out,
                     "compiled {level}: {} {}, {} bytes in {:.1} ms -> {}",
                     compiled.entity_count,
-                    if compiled.entity_count == 1 { "entity" } else { "entities" },
+                    if compiled.entity_count == 1 {
+                        "entity"
+                    } else {
+                        "entities"
+                    },
                     compiled.blob.len(),
                     start.elapsed().as_secs_f64() * 1000.0,
                     target.display()

@@ -58,8 +58,10 @@ pub struct LevelBlob<'a> {
     pub parent_index: Vec<u32>,
     /// Component sections, in stored (spawn) order.
     pub components: Vec<ComponentSection<'a>>,
-    /// Authoring id of each entity (empty when the blob has no id table).
-    pub ids: Vec<&'a str>,
+    /// Authoring ids of all entities, concatenated (empty without an id table).
+    pub id_text: &'a str,
+    /// End of each entity's id in `id_text` (empty without an id table).
+    pub id_ends: Vec<u32>,
 }
 
 struct Cursor<'a> {
@@ -190,7 +192,7 @@ impl<'a> LevelBlob<'a> {
             )));
         }
 
-        let mut ids = Vec::new();
+        let (mut id_text, mut id_ends) = ("", Vec::new());
         if ids_size > 0 {
             let mut c = Cursor {
                 bytes: section(bytes, ids_offset, ids_size, "ids")?,
@@ -204,31 +206,50 @@ impl<'a> LevelBlob<'a> {
                 )));
             }
             let offsets = c.u32s(count.saturating_add(1), "id offsets")?;
-            let text = &c.bytes[c.pos..];
-            ids.reserve(count as usize);
-            for w in offsets.windows(2) {
-                let id = text
-                    .get(w[0] as usize..w[1] as usize)
-                    .and_then(|b| std::str::from_utf8(b).ok())
-                    .ok_or_else(|| {
-                        BlobError::Corrupt(format!(
-                            "id bytes {}..{} are out of range or not UTF-8",
-                            w[0], w[1]
-                        ))
-                    })?;
-                ids.push(id);
+            let total = *offsets.last().unwrap_or(&0) as usize;
+            let text = c.take(total, "id text")?;
+            // One UTF-8 check for all ids; each boundary must then fall between chars.
+            id_text = std::str::from_utf8(text)
+                .map_err(|_| BlobError::Corrupt("the id table is not UTF-8".into()))?;
+            if offsets[0] != 0
+                || offsets.windows(2).any(|w| w[0] > w[1])
+                || !offsets
+                    .iter()
+                    .all(|&o| id_text.is_char_boundary(o as usize))
+            {
+                return Err(BlobError::Corrupt(
+                    "id offsets are out of order or split a character".into(),
+                ));
             }
+            id_ends = offsets[1..].to_vec();
         }
         Ok(LevelBlob {
             parent_index,
             components,
-            ids,
+            id_text,
+            id_ends,
         })
     }
 
     /// Number of entities.
     pub fn num_entities(&self) -> usize {
         self.parent_index.len()
+    }
+
+    /// The authoring id of entity `k`, if the blob has an id table.
+    pub fn id(&self, k: usize) -> Option<&'a str> {
+        let end = *self.id_ends.get(k)? as usize;
+        let start = if k == 0 {
+            0
+        } else {
+            self.id_ends[k - 1] as usize
+        };
+        self.id_text.get(start..end)
+    }
+
+    /// All authoring ids, in entity order.
+    pub fn ids(&self) -> impl Iterator<Item = &'a str> + '_ {
+        (0..self.id_ends.len()).filter_map(|k| self.id(k))
     }
 }
 
@@ -332,7 +353,7 @@ mod tests {
         assert_eq!(blob.components.len(), 2);
         assert_eq!(blob.components[0].data, &[1, 2, 3, 4, 5, 6]);
         assert_eq!(blob.components[1].entity_index, vec![1]);
-        assert_eq!(blob.ids, vec!["a", "bb", "a/c"]);
+        assert_eq!(blob.ids().collect::<Vec<_>>(), vec!["a", "bb", "a/c"]);
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! collects garbage and steps behaviours without knowing the concrete type.
 
 use std::any::Any;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+
+pub use crate::entity_map::EntityMap;
 
 use crate::components::TransformManager;
 use crate::{Entity, EntityManager};
@@ -26,35 +26,6 @@ impl Instance {
 
 /// Marks "no instance" in the link arrays of the transform graph.
 pub(crate) const NONE: u32 = u32::MAX;
-
-/// Hasher for [`Entity`] keys. Entity ids are already unique integers, so one
-/// multiply (Fibonacci hashing) spreads them well: the low bits stay a bijection of
-/// the index, the high bits (which hashbrown uses for its tag byte) mix everything.
-/// It is several times faster than SipHash on the spawn path.
-#[derive(Default, Clone, Copy, Debug)]
-pub struct EntityHasher(u64);
-
-impl Hasher for EntityHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-/// The hash index from entity to its (first) instance in a manager.
-pub type EntityMap = HashMap<Entity, Instance, BuildHasherDefault<EntityHasher>>;
 
 /// How a manager learns that its entities died.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -117,9 +117,11 @@ impl EntityManager {
             self.free_indices.pop_front().unwrap_or_default()
         } else {
             let index = self.generation.len();
+            // Index u32::MAX is never handed out: the entity hash index uses it to
+            // mark empty slots.
             assert!(
-                index <= u32::MAX as usize,
-                "more than 2^32 simultaneous entities"
+                index < u32::MAX as usize,
+                "more than 2^32 - 1 simultaneous entities"
             );
             self.generation.push(0);
             index as u32
@@ -144,8 +146,8 @@ impl EntityManager {
         let fresh = count - recycled;
         let first = self.generation.len();
         assert!(
-            first + fresh <= u32::MAX as usize + 1,
-            "more than 2^32 simultaneous entities"
+            first + fresh <= u32::MAX as usize,
+            "more than 2^32 - 1 simultaneous entities"
         );
         self.generation.resize(first + fresh, 0);
         out.extend((first..first + fresh).map(|index| Entity::new(index as u32, 0)));

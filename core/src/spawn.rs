@@ -130,19 +130,10 @@ pub fn spawn_level(
             });
         }
     }
-    let mut id_text = String::with_capacity(blob.ids.iter().map(|s| s.len()).sum());
-    let id_ends = blob
-        .ids
-        .iter()
-        .map(|id| {
-            id_text.push_str(id);
-            id_text.len() as u32
-        })
-        .collect();
     Ok(SpawnedLevel {
         entities: created,
-        id_text,
-        id_ends,
+        id_text: blob.id_text.to_owned(),
+        id_ends: blob.id_ends,
         warnings,
     })
 }

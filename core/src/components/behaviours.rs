@@ -51,7 +51,7 @@ impl OscillatorManager {
 
     /// The instance of `entity`.
     pub fn lookup(&self, entity: Entity) -> Option<Instance> {
-        self.map.get(&entity).copied()
+        self.map.get(entity)
     }
     /// The data of `i`.
     pub fn get(&self, i: Instance) -> Oscillator {
@@ -68,7 +68,7 @@ impl OscillatorManager {
     /// Removes the oscillator at `i` (swap-erase).
     pub fn destroy(&mut self, i: Instance) {
         let (idx, last) = (i.index(), self.entity.len() - 1);
-        self.map.remove(&self.entity[idx]);
+        self.map.remove(self.entity[idx]);
         self.entity.swap_remove(idx);
         self.data.swap_remove(idx);
         if idx != last {
@@ -157,7 +157,7 @@ impl RotatorManager {
 
     /// The instance of `entity`.
     pub fn lookup(&self, entity: Entity) -> Option<Instance> {
-        self.map.get(&entity).copied()
+        self.map.get(entity)
     }
     /// The data of `i`.
     pub fn get(&self, i: Instance) -> Rotator {
@@ -174,7 +174,7 @@ impl RotatorManager {
     /// Removes the rotator at `i` (swap-erase).
     pub fn destroy(&mut self, i: Instance) {
         let (idx, last) = (i.index(), self.entity.len() - 1);
-        self.map.remove(&self.entity[idx]);
+        self.map.remove(self.entity[idx]);
         self.entity.swap_remove(idx);
         self.data.swap_remove(idx);
         if idx != last {

@@ -1,8 +1,10 @@
 //! Debug names: a readable label per entity (seed part 1's first example).
 //!
-//! Names live in one shared text buffer with a span per instance, so spawning ten
+//! Names live in one shared byte buffer with a span per instance, so spawning ten
 //! thousand names is one buffer append each, not ten thousand allocations. Destroyed
 //! or replaced names leave garbage that is compacted once it outweighs the live text.
+//! Names from a level blob are checked for UTF-8 when read, not when spawned: debug
+//! names are read rarely, levels are spawned often.
 
 use crate::component::{
     ComponentManager, EntityMap, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
@@ -14,7 +16,7 @@ use crate::{Entity, EntityManager};
 pub struct DebugNameManager {
     entity: Vec<Entity>,
     span: Vec<(u32, u32)>,
-    text: String,
+    text: Vec<u8>,
     garbage: usize,
     map: EntityMap,
     rng: GcRng,
@@ -38,7 +40,7 @@ impl DebugNameManager {
 
     /// The instance of `entity`, if it has a name.
     pub fn lookup(&self, entity: Entity) -> Option<Instance> {
-        self.map.get(&entity).copied()
+        self.map.get(entity)
     }
 
     /// The name of `entity`, if it has one.
@@ -49,7 +51,8 @@ impl DebugNameManager {
     /// The name stored at `i`.
     pub fn name(&self, i: Instance) -> &str {
         let (start, len) = self.span[i.index()];
-        &self.text[start as usize..(start + len) as usize]
+        std::str::from_utf8(&self.text[start as usize..(start + len) as usize])
+            .unwrap_or("\u{fffd}")
     }
 
     /// The owner of `i`.
@@ -59,7 +62,7 @@ impl DebugNameManager {
 
     /// Sets (or replaces) the name of `entity`.
     pub fn set_debug_name(&mut self, entity: Entity, name: &str) {
-        let span = self.append_text(name);
+        let span = self.append_text(name.as_bytes());
         match self.lookup(entity) {
             Some(i) => {
                 self.garbage += self.span[i.index()].1 as usize;
@@ -75,7 +78,8 @@ impl DebugNameManager {
     }
 
     /// Adds names for many entities at once (entities must not have names yet).
-    pub fn create_many<'a>(&mut self, names: impl ExactSizeIterator<Item = (Entity, &'a str)>) {
+    /// Names that are not UTF-8 read back as U+FFFD.
+    pub fn create_many<'a>(&mut self, names: impl ExactSizeIterator<Item = (Entity, &'a [u8])>) {
         self.entity.reserve(names.len());
         self.span.reserve(names.len());
         self.map.reserve(names.len());
@@ -87,9 +91,9 @@ impl DebugNameManager {
         }
     }
 
-    fn append_text(&mut self, name: &str) -> (u32, u32) {
+    fn append_text(&mut self, name: &[u8]) -> (u32, u32) {
         let start = self.text.len() as u32;
-        self.text.push_str(name);
+        self.text.extend_from_slice(name);
         (start, name.len() as u32)
     }
 
@@ -97,7 +101,7 @@ impl DebugNameManager {
     pub fn destroy(&mut self, i: Instance) {
         let last = self.entity.len() - 1;
         self.garbage += self.span[i.index()].1 as usize;
-        self.map.remove(&self.entity[i.index()]);
+        self.map.remove(self.entity[i.index()]);
         self.entity.swap_remove(i.index());
         self.span.swap_remove(i.index());
         if i.index() != last {
@@ -110,11 +114,11 @@ impl DebugNameManager {
         if self.garbage < 4096 || self.garbage * 2 < self.text.len() {
             return;
         }
-        let mut text = String::with_capacity(self.text.len() - self.garbage);
+        let mut text = Vec::with_capacity(self.text.len() - self.garbage);
         for span in &mut self.span {
             let (start, len) = (span.0 as usize, span.1 as usize);
             let new_start = text.len() as u32;
-            text.push_str(&self.text[start..start + len]);
+            text.extend_from_slice(&self.text[start..start + len]);
             span.0 = new_start;
         }
         self.text = text;
@@ -171,9 +175,9 @@ mod tests {
             (
                 e,
                 if i % 2 == 0 {
-                    "even-entity-name"
+                    &b"even-entity-name"[..]
                 } else {
-                    "odd"
+                    b"odd"
                 },
             )
         }));
@@ -208,7 +212,7 @@ mod tests {
         let mut names = DebugNameManager::new();
         let mut all = Vec::new();
         em.create_many(100, &mut all);
-        names.create_many(all.iter().map(|&e| (e, "x")));
+        names.create_many(all.iter().map(|&e| (e, &b"x"[..])));
         em.destroy_many(&all[..90]);
         for _ in 0..200 {
             names.gc(&em);

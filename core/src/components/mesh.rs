@@ -44,7 +44,7 @@ impl MeshManager {
 
     /// The first mesh of `entity`.
     pub fn lookup(&self, entity: Entity) -> Option<Instance> {
-        self.map.get(&entity).copied()
+        self.map.get(entity)
     }
 
     /// Every mesh of `entity`, in creation order.
@@ -68,7 +68,7 @@ impl MeshManager {
         self.visible.push(data.visible);
         self.next_instance.push(NONE);
         // One hash operation when the entity has no mesh yet (the common case).
-        let head = *self.map.entry(entity).or_insert(i);
+        let head = self.map.get_or_insert(entity, i);
         if head != i {
             let mut tail = head.0;
             while self.next_instance[tail as usize] != NONE {
@@ -147,10 +147,10 @@ impl MeshManager {
 
     /// Replaces the link to `target` in `owner`'s list with `replacement`.
     fn unlink(&mut self, owner: Entity, target: u32, replacement: u32) {
-        match self.map.get(&owner).copied() {
+        match self.map.get(owner) {
             Some(head) if head.0 == target => {
                 if replacement == NONE {
-                    self.map.remove(&owner);
+                    self.map.remove(owner);
                 } else {
                     self.map.insert(owner, Instance(replacement));
                 }

@@ -55,7 +55,7 @@ impl PointMassManager {
 
     /// The instance of `entity`, if it has one.
     pub fn lookup(&self, entity: Entity) -> Option<Instance> {
-        self.map.get(&entity).copied()
+        self.map.get(entity)
     }
 
     /// Adds a point mass to `entity`.
@@ -125,7 +125,7 @@ impl PointMassManager {
     /// Removes the point mass at `i` (swap-erase).
     pub fn destroy(&mut self, i: Instance) {
         let (idx, last) = (i.index(), self.entity.len() - 1);
-        self.map.remove(&self.entity[idx]);
+        self.map.remove(self.entity[idx]);
         self.entity.swap_remove(idx);
         self.mass.swap_remove(idx);
         self.position.swap_remove(idx);

@@ -78,7 +78,7 @@ impl TransformManager {
     /// The transform of `entity`, if it has one.
     #[inline]
     pub fn lookup(&self, entity: Entity) -> Option<Instance> {
-        self.map.get(&entity).copied()
+        self.map.get(entity)
     }
 
     /// The owner of `i`.
@@ -144,14 +144,23 @@ impl TransformManager {
     /// earlier in `batch`. Children are appended after existing siblings, in batch
     /// order, and every world pose is computed in one forward pass.
     pub fn create_many(&mut self, batch: &[NewTransform]) -> Vec<Instance> {
-        self.reserve(batch.len());
+        let first = self.entity.len() as u32;
+        self.create_many_from(batch.iter().copied());
+        (first..self.entity.len() as u32).map(Instance).collect()
+    }
+
+    /// [`TransformManager::create_many`] from an iterator, without collecting it first
+    /// (the spawner decodes blob records straight into the arrays). The instances made
+    /// are `len()` before the call up to `len()` after it.
+    pub fn create_many_from(&mut self, batch: impl ExactSizeIterator<Item = NewTransform>) {
+        let count = batch.len();
+        self.reserve(count);
         let first = self.entity.len();
         // Tail of each parent's child list while linking this batch, so a group with
         // thousands of children is not quadratic: indexed by instance for parents made
         // in this batch, hashed for the few that existed before.
-        let mut batch_tail = vec![NONE; batch.len()];
+        let mut batch_tail = vec![NONE; count];
         let mut old_tail: HashMap<u32, u32> = HashMap::new();
-        let mut out = Vec::with_capacity(batch.len());
         for t in batch {
             let i = self.push(t.entity, t.local);
             if let Some(p) = t.parent {
@@ -163,7 +172,6 @@ impl TransformManager {
                 *slot = i.0;
                 self.append_child(p.0, i.0, tail);
             }
-            out.push(i);
         }
         // Parents precede children in the batch (or already existed), so one forward
         // pass computes every world pose.
@@ -175,7 +183,6 @@ impl TransformManager {
                 self.world[p as usize] * self.local[i]
             };
         }
-        out
     }
 
     fn push(&mut self, entity: Entity, local: Affine3A) -> Instance {
@@ -331,7 +338,7 @@ impl TransformManager {
             self.set_parent(c, None, true);
         }
         self.detach(i.0);
-        self.map.remove(&self.entity[i.index()]);
+        self.map.remove(self.entity[i.index()]);
         let last = self.entity.len() as u32 - 1;
         if i.0 != last {
             self.move_instance(last, i.0);
@@ -399,11 +406,8 @@ impl TransformManager {
         self.first_child[t] = self.first_child[f];
         self.next_sibling[t] = next;
         self.prev_sibling[t] = prev;
-        if let Some(slot) = self.map.get_mut(&self.entity[t])
-            && slot.0 == from
-        {
-            *slot = Instance(to);
-        }
+        self.map
+            .redirect(self.entity[t], Instance(from), Instance(to));
     }
 }
 
