@@ -251,3 +251,57 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_atomic_replaces_whole_files_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("levels/a.level");
+        write_atomic(&target, b"first").unwrap();
+        write_atomic(&target, b"second").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"second");
+        let names: Vec<_> = fs::read_dir(target.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec!["a.level"]);
+    }
+
+    #[test]
+    fn paths_leaving_the_project_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(PROJECT_FILE), "{}").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
+        let project = Project::open(dir.path()).unwrap();
+        for bad in ["../x.level", "/etc/passwd", "a/../../x"] {
+            assert!(
+                matches!(project.resolve(bad), Err(ProjectError::OutsideProject(_))),
+                "{bad}"
+            );
+        }
+        #[cfg(unix)]
+        assert!(matches!(
+            project.resolve("escape/x.level"),
+            Err(ProjectError::OutsideProject(_))
+        ));
+        assert!(project.resolve("levels/new.level").is_ok());
+    }
+
+    #[test]
+    fn project_files_are_validated() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            Project::open(dir.path()),
+            Err(ProjectError::NotAProject(_))
+        ));
+        fs::write(dir.path().join(PROJECT_FILE), "{\n  \"boot_level\": []\n}").unwrap();
+        let err = Project::open(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("kiln.project:2:"), "{err}");
+        assert!(err.contains("unknown field `boot_level`"), "{err}");
+    }
+}

@@ -494,7 +494,11 @@ fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(),
         made[entity_index] = first + k as u32;
         let local = read_affine(records[i]);
         all_finite &= local.is_finite();
-        NewTransform { entity: batch.owner(i), local, parent }
+        NewTransform {
+            entity: batch.owner(i),
+            local,
+            parent,
+        }
     });
     tm.create_many_from(new);
     // Checked while decoding; the spawner destroys the whole level on this error.

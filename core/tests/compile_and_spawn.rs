@@ -53,7 +53,10 @@ fn hierarchy_names_and_meshes_spawn() {
     let blob = compile(&level, &[]).unwrap();
     let parsed = LevelBlob::parse(&blob).unwrap();
     // Parents first: table, then lamp, then the second root.
-    assert_eq!(parsed.ids().collect::<Vec<_>>(), vec!["table", "lamp", "empty"]);
+    assert_eq!(
+        parsed.ids().collect::<Vec<_>>(),
+        vec!["table", "lamp", "empty"]
+    );
     let (_, world, spawned) = spawn(&blob);
     assert_eq!(
         world_pos(&world, &spawned, "lamp"),
