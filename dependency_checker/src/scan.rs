@@ -1,0 +1,525 @@
+//! Reference extraction from one file's bytes, without building a JSON tree.
+//!
+//! A small recursive-descent scanner walks the JSON once, keeping the path of keys and
+//! indices to the current value. Each string value is classified by the registry's
+//! schemas: a typed reference (`"material": "materials/bark"` in a mesh component means
+//! a `.material`), a field known not to be a reference (an entity's `name`), or
+//! uncovered (an unknown field, a third-party file) where any string that is a
+//! canonical path is kept as a *generic* candidate, resolved later against the files
+//! that exist. Every reference keeps the byte span of its text, so a rename can patch
+//! exactly those bytes and leave the rest of the file untouched.
+
+use kiln_core::registry::ResourceFormat;
+use kiln_core::{FieldKind, FieldSchema, Registry};
+
+/// One reference found in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawReference {
+    /// The string's decoded text, e.g. `materials/bark`.
+    pub text: String,
+    /// Byte range of the string's content (inside the quotes) in the file.
+    pub span: (u32, u32),
+    /// 1-based line of the string.
+    pub line: u32,
+    /// JSON pointer to the value, e.g. `/entities/3/components/mesh/material`.
+    pub pointer: String,
+    /// The resource type its field declares; `None` for a generic candidate.
+    pub expected_type: Option<String>,
+    /// For levels and units: the authoring id of the entity it is in.
+    pub entity: Option<String>,
+    /// For levels and units: the component type it is in.
+    pub component: Option<String>,
+}
+
+/// A file that is not valid JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanError {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column (in bytes).
+    pub column: u32,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// What scanning a file produced.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FileScan {
+    /// References and generic candidates, in file order.
+    pub references: Vec<RawReference>,
+    /// Set when a file of a JSON resource type does not parse.
+    pub error: Option<ScanError>,
+}
+
+/// How a file's content is interpreted.
+#[derive(Debug, Clone, Copy)]
+enum Schema<'r> {
+    /// `.level` / `.unit`: component schemas apply.
+    Entities,
+    /// A JSON resource type with these top-level fields.
+    Fields(&'r [FieldSchema]),
+    /// No schema: every canonical-path string is a generic candidate.
+    Generic,
+}
+
+/// What a string value at some path is.
+enum Class {
+    Typed(String),
+    NotReference,
+    Generic,
+}
+
+/// Extracts references from a file of type `ext` (its extension). Files of binary
+/// types yield nothing; files of unregistered types are scanned generically if they
+/// are JSON and ignored otherwise.
+pub fn scan_file(registry: &Registry, ext: &str, bytes: &[u8]) -> FileScan {
+    let schema = match registry.resource_type(ext).map(|t| &t.format) {
+        Some(ResourceFormat::Binary) => return FileScan::default(),
+        Some(ResourceFormat::Entities) => Schema::Entities,
+        Some(ResourceFormat::Json(fields)) => Schema::Fields(fields),
+        None => Schema::Generic,
+    };
+    let mut s = Scanner { bytes, pos: 0, path: Vec::new(), registry, schema, out: Vec::new(), entity_ids: Vec::new(), line_pos: 0, line: 1 };
+    let result = s.skip_ws().and_then(|_| s.value(0)).and_then(|_| s.skip_ws()).and_then(|_| {
+        if s.pos < bytes.len() { Err(s.error("trailing characters after the JSON value")) } else { Ok(()) }
+    });
+    match result {
+        Ok(()) => {
+            let Scanner { mut out, entity_ids, .. } = s;
+            if matches!(schema, Schema::Entities) {
+                for r in &mut out {
+                    if let Some(Some(id)) = r.entity.as_ref().and_then(|n| n.parse::<usize>().ok()).map(|n| entity_ids.get(n).cloned().flatten()) {
+                        r.entity = Some(id);
+                    } else {
+                        r.entity = None;
+                    }
+                }
+            }
+            FileScan { references: out, error: None }
+        }
+        // A third-party file that is not JSON has no references we can see.
+        Err(_) if matches!(schema, Schema::Generic) => FileScan::default(),
+        Err(error) => FileScan { references: Vec::new(), error: Some(error) },
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Segment {
+    /// Raw byte range of an object key (escapes are decoded only if present).
+    Key(u32, u32, bool),
+    Index(u32),
+}
+
+struct Scanner<'a, 'r> {
+    bytes: &'a [u8],
+    pos: usize,
+    path: Vec<Segment>,
+    registry: &'r Registry,
+    schema: Schema<'r>,
+    out: Vec<RawReference>,
+    /// Authoring id of each entity of a level, by index, filled as seen.
+    entity_ids: Vec<Option<String>>,
+    line_pos: usize,
+    line: u32,
+}
+
+const MAX_DEPTH: usize = 256;
+
+impl<'a> Scanner<'a, '_> {
+    fn error(&self, message: &str) -> ScanError {
+        let upto = &self.bytes[..self.pos.min(self.bytes.len())];
+        let line = memchr::memchr_iter(b'\n', upto).count() as u32 + 1;
+        let line_start = memchr::memrchr(b'\n', upto).map_or(0, |i| i + 1);
+        ScanError { line, column: (self.pos - line_start) as u32 + 1, message: message.to_owned() }
+    }
+
+    fn line_at(&mut self, pos: usize) -> u32 {
+        self.line += memchr::memchr_iter(b'\n', &self.bytes[self.line_pos..pos]).count() as u32;
+        self.line_pos = pos;
+        self.line
+    }
+
+    fn skip_ws(&mut self) -> Result<(), ScanError> {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, depth: usize) -> Result<(), ScanError> {
+        if depth > MAX_DEPTH {
+            return Err(self.error("nested too deeply"));
+        }
+        match self.bytes.get(self.pos) {
+            Some(b'{') => self.object(depth),
+            Some(b'[') => self.array(depth),
+            Some(b'"') => {
+                let (start, end, escaped) = self.string()?;
+                self.string_value(start, end, escaped);
+                Ok(())
+            }
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            Some(b'-' | b'0'..=b'9') => {
+                let start = self.pos;
+                while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.bytes.get(self.pos) {
+                    self.pos += 1;
+                }
+                if std::str::from_utf8(&self.bytes[start..self.pos]).ok().and_then(|t| t.parse::<f64>().ok()).is_none() {
+                    self.pos = start;
+                    return Err(self.error("invalid number"));
+                }
+                Ok(())
+            }
+            Some(_) => Err(self.error("expected a value")),
+            None => Err(self.error("unexpected end of file")),
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), ScanError> {
+        if self.bytes[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(self.error("expected a value"))
+        }
+    }
+
+    /// Parses a string token; returns the content range and whether it has escapes.
+    fn string(&mut self) -> Result<(usize, usize, bool), ScanError> {
+        let start = self.pos + 1;
+        let mut i = start;
+        let mut escaped = false;
+        loop {
+            match memchr::memchr3(b'"', b'\\', b'\n', &self.bytes[i..]) {
+                Some(k) => {
+                    let at = i + k;
+                    match self.bytes[at] {
+                        b'"' => {
+                            self.pos = at + 1;
+                            return Ok((start, at, escaped));
+                        }
+                        b'\\' => {
+                            escaped = true;
+                            i = at + 2;
+                            if i > self.bytes.len() {
+                                self.pos = self.bytes.len();
+                                return Err(self.error("unterminated string"));
+                            }
+                        }
+                        _ => {
+                            self.pos = at;
+                            return Err(self.error("line break inside a string"));
+                        }
+                    }
+                }
+                None => {
+                    self.pos = self.bytes.len();
+                    return Err(self.error("unterminated string"));
+                }
+            }
+        }
+    }
+
+    fn decode(&self, start: usize, end: usize, escaped: bool) -> Option<String> {
+        if escaped {
+            serde_json::from_slice::<String>(&self.bytes[start - 1..end + 1]).ok()
+        } else {
+            std::str::from_utf8(&self.bytes[start..end]).ok().map(str::to_owned)
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<(), ScanError> {
+        self.pos += 1;
+        self.skip_ws()?;
+        if self.bytes.get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            self.skip_ws()?;
+            if self.bytes.get(self.pos) != Some(&b'"') {
+                return Err(self.error("expected a key in double quotes"));
+            }
+            let (ks, ke, kesc) = self.string()?;
+            self.skip_ws()?;
+            if self.bytes.get(self.pos) != Some(&b':') {
+                return Err(self.error("expected ':' after the key"));
+            }
+            self.pos += 1;
+            self.skip_ws()?;
+            self.path.push(Segment::Key(ks as u32, ke as u32, kesc));
+            self.value(depth + 1)?;
+            self.path.pop();
+            self.skip_ws()?;
+            match self.bytes.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.error("expected ',' or '}'")),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<(), ScanError> {
+        self.pos += 1;
+        self.skip_ws()?;
+        if self.bytes.get(self.pos) == Some(&b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        let mut index = 0u32;
+        loop {
+            self.skip_ws()?;
+            self.path.push(Segment::Index(index));
+            self.value(depth + 1)?;
+            self.path.pop();
+            index += 1;
+            self.skip_ws()?;
+            match self.bytes.get(self.pos) {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.error("expected ',' or ']'")),
+            }
+        }
+    }
+
+    fn key(&self, i: usize) -> Option<&str> {
+        match self.path.get(i)? {
+            Segment::Key(s, e, false) => std::str::from_utf8(&self.bytes[*s as usize..*e as usize]).ok(),
+            // Escaped keys never name a schema field.
+            _ => None,
+        }
+    }
+
+    fn index(&self, i: usize) -> Option<u32> {
+        match self.path.get(i)? {
+            Segment::Index(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    fn classify_field(&self, fields: &[FieldSchema], field: Option<&str>, rest: usize) -> Class {
+        let Some(f) = field.and_then(|name| fields.iter().find(|f| f.name == name)) else {
+            return Class::Generic;
+        };
+        match (&f.kind, rest) {
+            (FieldKind::ResourceRef { resource_type }, 0) | (FieldKind::ResourceList { resource_type }, 1) => {
+                Class::Typed(resource_type.clone())
+            }
+            _ => Class::NotReference,
+        }
+    }
+
+    /// Classifies the string at the current path; also returns (entity index,
+    /// component) context for levels.
+    fn classify(&self) -> (Class, Option<u32>, Option<String>) {
+        match self.schema {
+            Schema::Generic => (Class::Generic, None, None),
+            Schema::Fields(fields) => {
+                let rest = self.path.len().saturating_sub(1);
+                (self.classify_field(fields, self.key(0), rest), None, None)
+            }
+            Schema::Entities => {
+                if self.key(0) != Some("entities") {
+                    return (Class::Generic, None, None);
+                }
+                let Some(n) = self.index(1) else { return (Class::Generic, None, None) };
+                let class_in_component = |component_at: usize| -> (Class, Option<String>) {
+                    let Some(component) = self.key(component_at) else { return (Class::Generic, None) };
+                    let Some(ty) = self.registry.component(component) else {
+                        return (Class::Generic, Some(component.to_owned()));
+                    };
+                    // An array of instances for types that allow several.
+                    let mut at = component_at + 1;
+                    if self.index(at).is_some() {
+                        at += 1;
+                    }
+                    let rest = self.path.len().saturating_sub(at + 1);
+                    (self.classify_field(&ty.fields, self.key(at), rest), Some(component.to_owned()))
+                };
+                match (self.key(2), self.path.len()) {
+                    (Some("prefab"), 3) => (Class::Typed("unit".into()), Some(n), None),
+                    (Some("id" | "name" | "parent"), 3) => (Class::NotReference, Some(n), None),
+                    (Some("components"), len) if len >= 5 => {
+                        let (c, comp) = class_in_component(3);
+                        (c, Some(n), comp)
+                    }
+                    (Some("overrides"), len) if len >= 6 => {
+                        let (c, comp) = class_in_component(4);
+                        (c, Some(n), comp)
+                    }
+                    _ => (Class::Generic, Some(n), None),
+                }
+            }
+        }
+    }
+
+    fn string_value(&mut self, start: usize, end: usize, escaped: bool) {
+        // Keep the entity ids of levels and units for the references' context.
+        if matches!(self.schema, Schema::Entities)
+            && self.path.len() == 3
+            && self.key(0) == Some("entities")
+            && self.key(2) == Some("id")
+            && let Some(n) = self.index(1)
+        {
+            let id = self.decode(start, end, escaped);
+            let n = n as usize;
+            if self.entity_ids.len() <= n {
+                self.entity_ids.resize(n + 1, None);
+            }
+            self.entity_ids[n] = id;
+            return;
+        }
+        if start == end {
+            return;
+        }
+        let (class, entity, component) = self.classify();
+        let expected_type = match class {
+            Class::NotReference => return,
+            Class::Typed(t) => Some(t),
+            Class::Generic => {
+                // Cheap pre-filter before decoding: generic candidates are canonical
+                // paths, which have no escapes and only these bytes.
+                let raw = &self.bytes[start..end];
+                if escaped || !raw.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.' | b'/')) {
+                    return;
+                }
+                None
+            }
+        };
+        let Some(text) = self.decode(start, end, escaped) else { return };
+        if expected_type.is_none() && kiln_core::ResourcePath::parse(&text).is_err() {
+            return;
+        }
+        let line = self.line_at(start);
+        let pointer = self.pointer();
+        self.out.push(RawReference {
+            text,
+            span: (start as u32, end as u32),
+            line,
+            pointer,
+            expected_type,
+            // The index for now; replaced by the id once the whole file is read.
+            entity: entity.map(|n| n.to_string()),
+            component,
+        });
+    }
+
+    fn pointer(&self) -> String {
+        let mut p = String::new();
+        for (i, seg) in self.path.iter().enumerate() {
+            p.push('/');
+            match seg {
+                Segment::Index(n) => p.push_str(&n.to_string()),
+                Segment::Key(s, e, esc) => {
+                    let key = if *esc {
+                        self.decode(*s as usize, *e as usize, true).unwrap_or_default()
+                    } else {
+                        self.key(i).unwrap_or_default().to_owned()
+                    };
+                    p.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                }
+            }
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(ext: &str, text: &str) -> FileScan {
+        scan_file(&Registry::with_builtins(), ext, text.as_bytes())
+    }
+
+    #[test]
+    fn level_references_are_typed_and_located() {
+        let text = r#"{
+  "entities": [
+    {
+      "components": {
+        "mesh": [{"mesh": "meshes/cube", "material": "materials/bark"}],
+        "transform": {"position": [0, 1, 0]},
+        "third_party": {"sound": "sounds/wind.wav"}
+      },
+      "id": "tree",
+      "name": "textures/not_a_reference"
+    },
+    {"id": "lamp", "prefab": "units/lamp", "overrides": {"head/glass": {"mesh": {"material": "materials/red"}}}}
+  ]
+}"#;
+        let scan = scan("level", text);
+        assert_eq!(scan.error, None);
+        let got: Vec<_> = scan
+            .references
+            .iter()
+            .map(|r| (r.text.as_str(), r.expected_type.as_deref(), r.line, r.pointer.as_str(), r.entity.as_deref(), r.component.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("meshes/cube", Some("mesh"), 5, "/entities/0/components/mesh/0/mesh", Some("tree"), Some("mesh")),
+                ("materials/bark", Some("material"), 5, "/entities/0/components/mesh/0/material", Some("tree"), Some("mesh")),
+                ("sounds/wind.wav", None, 7, "/entities/0/components/third_party/sound", Some("tree"), Some("third_party")),
+                ("units/lamp", Some("unit"), 12, "/entities/1/prefab", Some("lamp"), None),
+                ("materials/red", Some("material"), 12, "/entities/1/overrides/head~1glass/mesh/material", Some("lamp"), Some("mesh")),
+            ]
+        );
+        for r in &scan.references {
+            assert_eq!(&text[r.span.0 as usize..r.span.1 as usize], r.text);
+        }
+    }
+
+    #[test]
+    fn json_resource_fields_and_lists() {
+        let m = scan("material", r#"{"color": [1, 0, 0, 1], "texture": "textures/bark", "notes": "docs/material_guide.txt"}"#);
+        let got: Vec<_> = m.references.iter().map(|r| (r.text.as_str(), r.expected_type.as_deref())).collect();
+        assert_eq!(got, vec![("textures/bark", Some("png")), ("docs/material_guide.txt", None)]);
+        let p = scan("project", r#"{"name": "demo", "boot_levels": ["levels/a", "levels/b"]}"#);
+        let got: Vec<_> = p.references.iter().map(|r| (r.text.as_str(), r.pointer.as_str())).collect();
+        assert_eq!(got, vec![("levels/a", "/boot_levels/0"), ("levels/b", "/boot_levels/1")]);
+    }
+
+    #[test]
+    fn unknown_files_are_generic_and_non_json_is_ignored() {
+        let s = scan("json", r#"{"tool": {"inputs": ["textures/bark.png", "Not A Path", "levels/forest"]}}"#);
+        let got: Vec<_> = s.references.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(got, vec!["textures/bark.png", "levels/forest"]);
+        assert_eq!(scan("txt", "hello { world"), FileScan::default());
+        assert_eq!(scan("png", "\u{89}PNG"), FileScan::default());
+    }
+
+    #[test]
+    fn malformed_known_files_report_line_and_column() {
+        let s = scan("material", "{\n  \"color\": [1, 0, 0,]\n}");
+        let e = s.error.unwrap();
+        assert_eq!((e.line, e.column), (2, 21));
+    }
+
+    #[test]
+    fn escaped_strings_are_decoded_and_spans_cover_the_raw_text() {
+        let text = r#"{"texture": "textures\/bark"}"#;
+        let s = scan("material", text);
+        assert_eq!(s.references[0].text, "textures/bark");
+        assert_eq!(&text[s.references[0].span.0 as usize..s.references[0].span.1 as usize], r"textures\/bark");
+    }
+
+    #[test]
+    fn non_canonical_typed_references_are_kept_for_reporting() {
+        let s = scan("material", r#"{"texture": "Textures\\Bark"}"#);
+        assert_eq!(s.references[0].text, "Textures\\Bark");
+        assert_eq!(s.references[0].expected_type.as_deref(), Some("png"));
+    }
+}
