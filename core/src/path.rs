@@ -110,7 +110,13 @@ impl ResourcePath {
             Some(dot) if dot > 0 => {
                 let dot = name_start + dot;
                 let ext = &file[dot + 1..];
-                let path = ResourcePath::parse(&file[..dot])?;
+                let path = ResourcePath::parse(&file[..dot]).map_err(|mut e| {
+                    e.input = file.to_owned();
+                    e.suggestion = e
+                        .suggestion
+                        .map(|s| format!("{s}.{}", ext.to_ascii_lowercase()));
+                    e
+                })?;
                 if ext.is_empty()
                     || !ext
                         .chars()
@@ -227,6 +233,8 @@ mod tests {
         assert_eq!((p.as_str(), ext.as_str()), ("textures/rose.hi", "png"));
         assert!(ResourcePath::split_file("textures/rose").is_err());
         assert!(ResourcePath::split_file("textures/.png").is_err());
+        let e = ResourcePath::split_file("Textures/Rose.png").unwrap_err();
+        assert_eq!(e.suggestion.as_deref(), Some("textures/rose.png"));
     }
 
     #[test]

@@ -1,10 +1,44 @@
 //! # dependency_checker
 //!
-//! The reference index, cache, rename/move patching and file watching of Kiln
-//! ("What Is In a Name?"): resources refer to each other by canonical path, and this
-//! crate keeps every such reference known, so renames can patch them all.
+//! Kiln's Dependency Checker ("What Is In a Name?"): resources refer to each other by
+//! canonical path, and this crate keeps every such reference known, so that renames and
+//! moves can patch them all and nothing breaks silently.
+//!
+//! * [`scan`] extracts references from a file, typed by the registry's schemas or
+//!   generic (any string naming an existing file), each with its byte span, line and
+//!   JSON pointer.
+//! * [`index`] walks a project in parallel and keeps an entry per file keyed by size,
+//!   time and content hash; [`cache`] persists it under `.kiln/`.
+//! * [`graph`] resolves references into a `petgraph` graph and answers queries;
+//!   [`findings`] is what `kiln check` reports.
+//! * [`rename`] plans and applies moves of files and folders, patching references in
+//!   place, crash-safely through a journal, returning the inverse move for undo.
+//! * [`redirects`] is the committed log of moves that repairs references arriving
+//!   from other branches; [`watch`] keeps the index current as files change.
+//!
+//! ```no_run
+//! use std::{path::Path, sync::Arc};
+//! use dependency_checker::{Checker, index::BuildOptions};
+//! use kiln_core::Registry;
+//!
+//! let checker = Checker::open(Path::new("projects/demo"), Arc::new(Registry::with_builtins()), &BuildOptions::default())?;
+//! for place in checker.references_to("materials/bark.material") {
+//!     println!("{}", place.place);
+//! }
+//! # Ok::<(), dependency_checker::CheckerError>(())
+//! ```
 #![warn(missing_docs)]
 
+pub mod cache;
+mod checker;
+mod error;
+pub mod findings;
+pub mod graph;
+pub mod index;
+pub mod redirects;
+pub mod rename;
 pub mod scan;
 
+pub use checker::{Checker, ReferenceView};
+pub use error::CheckerError;
 pub use kiln_core::{PathError, ResourcePath};

@@ -79,27 +79,60 @@ pub fn scan_file(registry: &Registry, ext: &str, bytes: &[u8]) -> FileScan {
         Some(ResourceFormat::Json(fields)) => Schema::Fields(fields),
         None => Schema::Generic,
     };
-    let mut s = Scanner { bytes, pos: 0, path: Vec::new(), registry, schema, out: Vec::new(), entity_ids: Vec::new(), line_pos: 0, line: 1 };
-    let result = s.skip_ws().and_then(|_| s.value(0)).and_then(|_| s.skip_ws()).and_then(|_| {
-        if s.pos < bytes.len() { Err(s.error("trailing characters after the JSON value")) } else { Ok(()) }
-    });
+    let mut s = Scanner {
+        bytes,
+        pos: 0,
+        path: Vec::new(),
+        registry,
+        schema,
+        out: Vec::new(),
+        entity_ids: Vec::new(),
+        line_pos: 0,
+        line: 1,
+    };
+    let result = s
+        .skip_ws()
+        .and_then(|_| s.value(0))
+        .and_then(|_| s.skip_ws())
+        .and_then(|_| {
+            if s.pos < bytes.len() {
+                Err(s.error("trailing characters after the JSON value"))
+            } else {
+                Ok(())
+            }
+        });
     match result {
         Ok(()) => {
-            let Scanner { mut out, entity_ids, .. } = s;
+            let Scanner {
+                mut out,
+                entity_ids,
+                ..
+            } = s;
             if matches!(schema, Schema::Entities) {
                 for r in &mut out {
-                    if let Some(Some(id)) = r.entity.as_ref().and_then(|n| n.parse::<usize>().ok()).map(|n| entity_ids.get(n).cloned().flatten()) {
+                    if let Some(Some(id)) = r
+                        .entity
+                        .as_ref()
+                        .and_then(|n| n.parse::<usize>().ok())
+                        .map(|n| entity_ids.get(n).cloned().flatten())
+                    {
                         r.entity = Some(id);
                     } else {
                         r.entity = None;
                     }
                 }
             }
-            FileScan { references: out, error: None }
+            FileScan {
+                references: out,
+                error: None,
+            }
         }
         // A third-party file that is not JSON has no references we can see.
         Err(_) if matches!(schema, Schema::Generic) => FileScan::default(),
-        Err(error) => FileScan { references: Vec::new(), error: Some(error) },
+        Err(error) => FileScan {
+            references: Vec::new(),
+            error: Some(error),
+        },
     }
 }
 
@@ -130,7 +163,11 @@ impl<'a> Scanner<'a, '_> {
         let upto = &self.bytes[..self.pos.min(self.bytes.len())];
         let line = memchr::memchr_iter(b'\n', upto).count() as u32 + 1;
         let line_start = memchr::memrchr(b'\n', upto).map_or(0, |i| i + 1);
-        ScanError { line, column: (self.pos - line_start) as u32 + 1, message: message.to_owned() }
+        ScanError {
+            line,
+            column: (self.pos - line_start) as u32 + 1,
+            message: message.to_owned(),
+        }
     }
 
     fn line_at(&mut self, pos: usize) -> u32 {
@@ -167,10 +204,16 @@ impl<'a> Scanner<'a, '_> {
             Some(b'n') => self.literal(b"null"),
             Some(b'-' | b'0'..=b'9') => {
                 let start = self.pos;
-                while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.bytes.get(self.pos) {
+                while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') =
+                    self.bytes.get(self.pos)
+                {
                     self.pos += 1;
                 }
-                if std::str::from_utf8(&self.bytes[start..self.pos]).ok().and_then(|t| t.parse::<f64>().ok()).is_none() {
+                if std::str::from_utf8(&self.bytes[start..self.pos])
+                    .ok()
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .is_none()
+                {
                     self.pos = start;
                     return Err(self.error("invalid number"));
                 }
@@ -230,7 +273,9 @@ impl<'a> Scanner<'a, '_> {
         if escaped {
             serde_json::from_slice::<String>(&self.bytes[start - 1..end + 1]).ok()
         } else {
-            std::str::from_utf8(&self.bytes[start..end]).ok().map(str::to_owned)
+            std::str::from_utf8(&self.bytes[start..end])
+                .ok()
+                .map(str::to_owned)
         }
     }
 
@@ -296,7 +341,9 @@ impl<'a> Scanner<'a, '_> {
 
     fn key(&self, i: usize) -> Option<&str> {
         match self.path.get(i)? {
-            Segment::Key(s, e, false) => std::str::from_utf8(&self.bytes[*s as usize..*e as usize]).ok(),
+            Segment::Key(s, e, false) => {
+                std::str::from_utf8(&self.bytes[*s as usize..*e as usize]).ok()
+            }
             // Escaped keys never name a schema field.
             _ => None,
         }
@@ -314,9 +361,8 @@ impl<'a> Scanner<'a, '_> {
             return Class::Generic;
         };
         match (&f.kind, rest) {
-            (FieldKind::ResourceRef { resource_type }, 0) | (FieldKind::ResourceList { resource_type }, 1) => {
-                Class::Typed(resource_type.clone())
-            }
+            (FieldKind::ResourceRef { resource_type }, 0)
+            | (FieldKind::ResourceList { resource_type }, 1) => Class::Typed(resource_type.clone()),
             _ => Class::NotReference,
         }
     }
@@ -334,9 +380,13 @@ impl<'a> Scanner<'a, '_> {
                 if self.key(0) != Some("entities") {
                     return (Class::Generic, None, None);
                 }
-                let Some(n) = self.index(1) else { return (Class::Generic, None, None) };
+                let Some(n) = self.index(1) else {
+                    return (Class::Generic, None, None);
+                };
                 let class_in_component = |component_at: usize| -> (Class, Option<String>) {
-                    let Some(component) = self.key(component_at) else { return (Class::Generic, None) };
+                    let Some(component) = self.key(component_at) else {
+                        return (Class::Generic, None);
+                    };
                     let Some(ty) = self.registry.component(component) else {
                         return (Class::Generic, Some(component.to_owned()));
                     };
@@ -346,7 +396,10 @@ impl<'a> Scanner<'a, '_> {
                         at += 1;
                     }
                     let rest = self.path.len().saturating_sub(at + 1);
-                    (self.classify_field(&ty.fields, self.key(at), rest), Some(component.to_owned()))
+                    (
+                        self.classify_field(&ty.fields, self.key(at), rest),
+                        Some(component.to_owned()),
+                    )
                 };
                 match (self.key(2), self.path.len()) {
                     (Some("prefab"), 3) => (Class::Typed("unit".into()), Some(n), None),
@@ -392,13 +445,21 @@ impl<'a> Scanner<'a, '_> {
                 // Cheap pre-filter before decoding: generic candidates are canonical
                 // paths, which have no escapes and only these bytes.
                 let raw = &self.bytes[start..end];
-                if escaped || !raw.iter().all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.' | b'/')) {
+                if escaped
+                    || !raw.iter().all(|&b| {
+                        b.is_ascii_lowercase()
+                            || b.is_ascii_digit()
+                            || matches!(b, b'_' | b'-' | b'.' | b'/')
+                    })
+                {
                     return;
                 }
                 None
             }
         };
-        let Some(text) = self.decode(start, end, escaped) else { return };
+        let Some(text) = self.decode(start, end, escaped) else {
+            return;
+        };
         if expected_type.is_none() && kiln_core::ResourcePath::parse(&text).is_err() {
             return;
         }
@@ -424,7 +485,8 @@ impl<'a> Scanner<'a, '_> {
                 Segment::Index(n) => p.push_str(&n.to_string()),
                 Segment::Key(s, e, esc) => {
                     let key = if *esc {
-                        self.decode(*s as usize, *e as usize, true).unwrap_or_default()
+                        self.decode(*s as usize, *e as usize, true)
+                            .unwrap_or_default()
                     } else {
                         self.key(i).unwrap_or_default().to_owned()
                     };
@@ -465,16 +527,60 @@ mod tests {
         let got: Vec<_> = scan
             .references
             .iter()
-            .map(|r| (r.text.as_str(), r.expected_type.as_deref(), r.line, r.pointer.as_str(), r.entity.as_deref(), r.component.as_deref()))
+            .map(|r| {
+                (
+                    r.text.as_str(),
+                    r.expected_type.as_deref(),
+                    r.line,
+                    r.pointer.as_str(),
+                    r.entity.as_deref(),
+                    r.component.as_deref(),
+                )
+            })
             .collect();
         assert_eq!(
             got,
             vec![
-                ("meshes/cube", Some("mesh"), 5, "/entities/0/components/mesh/0/mesh", Some("tree"), Some("mesh")),
-                ("materials/bark", Some("material"), 5, "/entities/0/components/mesh/0/material", Some("tree"), Some("mesh")),
-                ("sounds/wind.wav", None, 7, "/entities/0/components/third_party/sound", Some("tree"), Some("third_party")),
-                ("units/lamp", Some("unit"), 12, "/entities/1/prefab", Some("lamp"), None),
-                ("materials/red", Some("material"), 12, "/entities/1/overrides/head~1glass/mesh/material", Some("lamp"), Some("mesh")),
+                (
+                    "meshes/cube",
+                    Some("mesh"),
+                    5,
+                    "/entities/0/components/mesh/0/mesh",
+                    Some("tree"),
+                    Some("mesh")
+                ),
+                (
+                    "materials/bark",
+                    Some("material"),
+                    5,
+                    "/entities/0/components/mesh/0/material",
+                    Some("tree"),
+                    Some("mesh")
+                ),
+                (
+                    "sounds/wind.wav",
+                    None,
+                    7,
+                    "/entities/0/components/third_party/sound",
+                    Some("tree"),
+                    Some("third_party")
+                ),
+                (
+                    "units/lamp",
+                    Some("unit"),
+                    12,
+                    "/entities/1/prefab",
+                    Some("lamp"),
+                    None
+                ),
+                (
+                    "materials/red",
+                    Some("material"),
+                    12,
+                    "/entities/1/overrides/head~1glass/mesh/material",
+                    Some("lamp"),
+                    Some("mesh")
+                ),
             ]
         );
         for r in &scan.references {
@@ -484,17 +590,46 @@ mod tests {
 
     #[test]
     fn json_resource_fields_and_lists() {
-        let m = scan("material", r#"{"color": [1, 0, 0, 1], "texture": "textures/bark", "notes": "docs/material_guide.txt"}"#);
-        let got: Vec<_> = m.references.iter().map(|r| (r.text.as_str(), r.expected_type.as_deref())).collect();
-        assert_eq!(got, vec![("textures/bark", Some("png")), ("docs/material_guide.txt", None)]);
-        let p = scan("project", r#"{"name": "demo", "boot_levels": ["levels/a", "levels/b"]}"#);
-        let got: Vec<_> = p.references.iter().map(|r| (r.text.as_str(), r.pointer.as_str())).collect();
-        assert_eq!(got, vec![("levels/a", "/boot_levels/0"), ("levels/b", "/boot_levels/1")]);
+        let m = scan(
+            "material",
+            r#"{"color": [1, 0, 0, 1], "texture": "textures/bark", "notes": "docs/material_guide.txt"}"#,
+        );
+        let got: Vec<_> = m
+            .references
+            .iter()
+            .map(|r| (r.text.as_str(), r.expected_type.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("textures/bark", Some("png")),
+                ("docs/material_guide.txt", None)
+            ]
+        );
+        let p = scan(
+            "project",
+            r#"{"name": "demo", "boot_levels": ["levels/a", "levels/b"]}"#,
+        );
+        let got: Vec<_> = p
+            .references
+            .iter()
+            .map(|r| (r.text.as_str(), r.pointer.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("levels/a", "/boot_levels/0"),
+                ("levels/b", "/boot_levels/1")
+            ]
+        );
     }
 
     #[test]
     fn unknown_files_are_generic_and_non_json_is_ignored() {
-        let s = scan("json", r#"{"tool": {"inputs": ["textures/bark.png", "Not A Path", "levels/forest"]}}"#);
+        let s = scan(
+            "json",
+            r#"{"tool": {"inputs": ["textures/bark.png", "Not A Path", "levels/forest"]}}"#,
+        );
         let got: Vec<_> = s.references.iter().map(|r| r.text.as_str()).collect();
         assert_eq!(got, vec!["textures/bark.png", "levels/forest"]);
         assert_eq!(scan("txt", "hello { world"), FileScan::default());
@@ -513,7 +648,10 @@ mod tests {
         let text = r#"{"texture": "textures\/bark"}"#;
         let s = scan("material", text);
         assert_eq!(s.references[0].text, "textures/bark");
-        assert_eq!(&text[s.references[0].span.0 as usize..s.references[0].span.1 as usize], r"textures\/bark");
+        assert_eq!(
+            &text[s.references[0].span.0 as usize..s.references[0].span.1 as usize],
+            r"textures\/bark"
+        );
     }
 
     #[test]

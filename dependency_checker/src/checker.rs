@@ -1,0 +1,160 @@
+//! [`Checker`]: an open project's index, graph and redirect log, kept consistent.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use kiln_core::{Project, Registry};
+
+use crate::error::CheckerError;
+use crate::findings::{Finding, Place, check};
+use crate::graph::{Graph, Target};
+use crate::index::{BuildOptions, Index};
+use crate::redirects::Redirects;
+
+/// One reference as shown to a user: where it is written and what it points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferenceView {
+    /// Where it is written.
+    pub place: Place,
+    /// Its text.
+    pub text: String,
+    /// What it points at.
+    pub target: Target,
+}
+
+/// An open project's references.
+#[derive(Debug)]
+pub struct Checker {
+    project: Project,
+    index: Index,
+    graph: Graph,
+    redirects: Redirects,
+}
+
+impl Checker {
+    /// Opens the project at `dir` and indexes it, reusing the cache under `.kiln/`
+    /// when it is valid (and refreshing it).
+    pub fn open(
+        dir: &Path,
+        registry: Arc<Registry>,
+        options: &BuildOptions,
+    ) -> Result<Self, CheckerError> {
+        let project = Project::open(dir)?;
+        crate::rename::recover(project.root())?;
+        let cached = crate::cache::load(project.root(), &registry);
+        let index = Index::build_from(&project, registry, cached.as_ref(), options)?;
+        // A cache that cannot be written only costs the next start some time.
+        let _ = crate::cache::save(&index);
+        Self::from_index(project, index)
+    }
+
+    /// Wraps an already built index.
+    pub fn from_index(project: Project, index: Index) -> Result<Self, CheckerError> {
+        let redirects = Redirects::load(project.root())?;
+        let graph = Graph::build(&index);
+        Ok(Checker {
+            project,
+            index,
+            graph,
+            redirects,
+        })
+    }
+
+    /// The project.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+    /// The index.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+    /// The reference graph.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+    /// The redirect log.
+    pub fn redirects(&self) -> &Redirects {
+        &self.redirects
+    }
+
+    /// Re-indexes the given files (changed, created or deleted, project-relative) and
+    /// rebuilds the graph if any entry changed. Returns the changed paths.
+    pub fn refresh(&mut self, paths: &[String]) -> Result<Vec<String>, CheckerError> {
+        let changed = self.index.update(paths);
+        if !changed.is_empty() {
+            self.graph = Graph::build(&self.index);
+            self.redirects = Redirects::load(self.project.root())?;
+        }
+        Ok(changed)
+    }
+
+    /// Re-walks the whole project, re-reading only files that changed.
+    pub fn rescan(&mut self) -> Result<(), CheckerError> {
+        let index = Index::build_from(
+            &self.project,
+            self.index.registry().clone(),
+            Some(&self.index),
+            &BuildOptions::default(),
+        )?;
+        self.index = index;
+        self.graph = Graph::build(&self.index);
+        self.redirects = Redirects::load(self.project.root())?;
+        let _ = crate::cache::save(&self.index);
+        Ok(())
+    }
+
+    /// Everything `kiln check` reports.
+    pub fn findings(&self) -> Vec<Finding> {
+        check(
+            &self.index,
+            &self.graph,
+            &self.redirects,
+            &self.project.config().boot_levels,
+        )
+    }
+
+    /// The files a user's argument names: the file itself, or every file under a folder.
+    pub fn files_under(&self, path: &str) -> Vec<String> {
+        let path = path.trim_end_matches('/');
+        if self.index.contains(path) {
+            return vec![path.to_owned()];
+        }
+        let prefix = format!("{path}/");
+        self.index
+            .files()
+            .filter(|f| f.path.starts_with(&prefix))
+            .map(|f| f.path.clone())
+            .collect()
+    }
+
+    fn view(&self, file: &str, index: usize, target: &Target) -> Option<ReferenceView> {
+        let raw = self.index.file(file)?.scan.references.get(index)?;
+        Some(ReferenceView {
+            place: Place::of(file, raw),
+            text: raw.text.clone(),
+            target: target.clone(),
+        })
+    }
+
+    /// Every place that references `path` (a file, or any file under a folder).
+    pub fn references_to(&self, path: &str) -> Vec<ReferenceView> {
+        let mut out: Vec<ReferenceView> = self
+            .files_under(path)
+            .iter()
+            .flat_map(|f| self.graph.references_to(f))
+            .filter_map(|r| self.view(&r.file, r.index, &r.target))
+            .collect();
+        out.sort_by(|a, b| (&a.place.file, a.place.line).cmp(&(&b.place.file, b.place.line)));
+        out.dedup();
+        out
+    }
+
+    /// Everything `path` (a file, or the files under a folder) references.
+    pub fn dependencies_of(&self, path: &str) -> Vec<ReferenceView> {
+        self.files_under(path)
+            .iter()
+            .flat_map(|f| self.graph.references_from(f))
+            .filter_map(|r| self.view(&r.file, r.index, &r.target))
+            .collect()
+    }
+}

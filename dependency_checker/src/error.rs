@@ -1,0 +1,36 @@
+//! Errors of the dependency checker. Each names the file or path it concerns.
+
+use std::io;
+use std::path::PathBuf;
+
+/// What can go wrong while indexing, renaming or watching.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckerError {
+    /// The folder is not a project, or its project file is malformed.
+    #[error(transparent)]
+    Project(#[from] kiln_core::ProjectError),
+    /// An operating-system error on a file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// A rename or move that cannot be done; nothing was changed.
+    #[error("{0}")]
+    Refused(String),
+    /// The file watcher could not start.
+    #[error("cannot watch {path}: {message}")]
+    Watch {
+        /// The folder.
+        path: PathBuf,
+        /// What the watcher said.
+        message: String,
+    },
+}
+
+pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> CheckerError {
+    let path = path.into();
+    move |source| CheckerError::Io { path, source }
+}

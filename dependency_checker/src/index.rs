@@ -1,0 +1,404 @@
+//! The reference index: every file of a project with the references it contains,
+//! built by a parallel walk and kept current file by file.
+//!
+//! Each entry is keyed by size, modification time and content hash. Rebuilding with a
+//! previous index (or its cache, see [`crate::cache`]) re-reads only files whose size
+//! or time changed, and re-parses only files whose content hash changed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ignore::{WalkBuilder, WalkState};
+use kiln_core::project::NON_RESOURCE_DIRS;
+use kiln_core::{Project, Registry, ResourcePath};
+
+use crate::error::{CheckerError, io_err};
+use crate::scan::{FileScan, scan_file};
+
+/// One file of the project and what it references.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    /// Path from the project root with `/` separators, as on disk.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub mtime_ns: u64,
+    /// xxh3-64 of the content.
+    pub hash: u64,
+    /// References found in it.
+    pub scan: FileScan,
+}
+
+impl FileEntry {
+    /// The file's canonical resource path and type, if its name is canonical.
+    pub fn resource(&self) -> Option<(ResourcePath, String)> {
+        ResourcePath::split_file(&self.path).ok()
+    }
+}
+
+/// Something the walk found that is not an ordinary file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WalkIssue {
+    /// A symbolic link that leads outside the project; never followed.
+    LinkOutside(String),
+    /// A file or folder whose name is not UTF-8.
+    NotUtf8(PathBuf),
+    /// A file that could not be read.
+    Unreadable(String, String),
+}
+
+/// How much work a build did, for progress output and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BuildStats {
+    /// Files found.
+    pub files: usize,
+    /// Files whose content was read (size or time changed, or no previous entry).
+    pub read: usize,
+    /// Files that were parsed (content hash changed, or no previous entry).
+    pub parsed: usize,
+}
+
+/// The index of a project.
+#[derive(Debug, Clone)]
+pub struct Index {
+    root: PathBuf,
+    registry: Arc<Registry>,
+    files: BTreeMap<String, FileEntry>,
+    issues: Vec<WalkIssue>,
+    stats: BuildStats,
+    /// When the entries were last checked against the disk (for racy-time detection).
+    checked_at_ns: u64,
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+fn mtime_ns(meta: &fs::Metadata) -> u64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Files modified this close to the previous check are re-hashed even if size and
+/// time match, since a second write within the clock's granularity would not show.
+const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+/// Reads and scans one file, reusing `previous` where size and time, or the content
+/// hash, show it is unchanged.
+fn index_file(
+    registry: &Registry,
+    root: &Path,
+    rel: &str,
+    meta: &fs::Metadata,
+    previous: Option<&FileEntry>,
+    previous_check_ns: u64,
+    stats: &Counters,
+) -> Result<FileEntry, CheckerError> {
+    let (size, mtime) = (meta.len(), mtime_ns(meta));
+    if let Some(prev) = previous {
+        let racy = mtime + RACY_WINDOW.as_nanos() as u64 >= previous_check_ns;
+        if prev.size == size && prev.mtime_ns == mtime && !racy {
+            return Ok(prev.clone());
+        }
+    }
+    let path = root.join(rel);
+    let bytes = fs::read(&path).map_err(io_err(&path))?;
+    stats.read.fetch_add(1, Ordering::Relaxed);
+    let hash = xxhash_rust::xxh3::xxh3_64(&bytes);
+    let scan = match previous {
+        Some(prev) if prev.hash == hash => prev.scan.clone(),
+        _ => {
+            stats.parsed.fetch_add(1, Ordering::Relaxed);
+            let ext = rel.rsplit_once('.').map_or("", |(_, e)| e);
+            scan_file(registry, ext, &bytes)
+        }
+    };
+    Ok(FileEntry {
+        path: rel.to_owned(),
+        size: bytes.len() as u64,
+        mtime_ns: mtime,
+        hash,
+        scan,
+    })
+}
+
+#[derive(Default)]
+struct Counters {
+    read: AtomicU64,
+    parsed: AtomicU64,
+    files: AtomicU64,
+}
+
+/// Options for building an index.
+#[derive(Default, Clone)]
+pub struct BuildOptions {
+    /// Called with the number of files indexed so far, from the walker threads.
+    pub progress: Option<Arc<dyn Fn(u64) + Send + Sync>>,
+    /// Worker threads; 0 picks the number of cores.
+    pub threads: usize,
+}
+
+impl std::fmt::Debug for BuildOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuildOptions")
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether `rel` (a project-relative path with `/`) is inside a folder that holds no
+/// resources.
+pub fn is_excluded(rel: &str) -> bool {
+    let top = rel.split('/').next().unwrap_or("");
+    NON_RESOURCE_DIRS.contains(&top)
+}
+
+impl Index {
+    /// Builds the index of `project` from scratch.
+    pub fn build(
+        project: &Project,
+        registry: Arc<Registry>,
+        options: &BuildOptions,
+    ) -> Result<Self, CheckerError> {
+        Self::build_from(project, registry, None, options)
+    }
+
+    /// Builds the index, reusing the entries of `previous` (e.g. loaded from the cache)
+    /// for files that did not change.
+    pub fn build_from(
+        project: &Project,
+        registry: Arc<Registry>,
+        previous: Option<&Index>,
+        options: &BuildOptions,
+    ) -> Result<Self, CheckerError> {
+        let root = project.root().to_owned();
+        let started = now_ns();
+        let previous_files = previous.map(|p| &p.files);
+        let previous_check = previous.map_or(0, |p| p.checked_at_ns);
+        let found: Mutex<Vec<FileEntry>> = Mutex::new(Vec::new());
+        let issues: Mutex<Vec<WalkIssue>> = Mutex::new(Vec::new());
+        let counters = Counters::default();
+        let threads = if options.threads == 0 {
+            std::thread::available_parallelism().map_or(2, |n| n.get())
+        } else {
+            options.threads
+        };
+        let walker = WalkBuilder::new(&root)
+            .standard_filters(false)
+            .follow_links(false)
+            .threads(threads)
+            .filter_entry(|e| {
+                !(e.depth() == 1
+                    && e.file_type().is_some_and(|t| t.is_dir())
+                    && e.file_name()
+                        .to_str()
+                        .is_some_and(|n| NON_RESOURCE_DIRS.contains(&n)))
+            })
+            .build_parallel();
+        walker.run(|| {
+            let (root, registry, found, issues, counters) =
+                (&root, &registry, &found, &issues, &counters);
+            let mut local: Vec<FileEntry> = Vec::new();
+            let progress = options.progress.clone();
+            struct Flush<'a>(Vec<FileEntry>, &'a Mutex<Vec<FileEntry>>);
+            impl Drop for Flush<'_> {
+                fn drop(&mut self) {
+                    if let Ok(mut f) = self.1.lock() {
+                        f.append(&mut self.0);
+                    }
+                }
+            }
+            let mut flush = Flush(std::mem::take(&mut local), found);
+            Box::new(move |entry| {
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                let Some(kind) = entry.file_type() else {
+                    return WalkState::Continue;
+                };
+                if kind.is_dir() {
+                    return WalkState::Continue;
+                }
+                let Ok(rel_path) = entry.path().strip_prefix(root) else {
+                    return WalkState::Continue;
+                };
+                let Some(rel) = rel_path.to_str().map(|s| s.replace('\\', "/")) else {
+                    if let Ok(mut i) = issues.lock() {
+                        i.push(WalkIssue::NotUtf8(rel_path.to_owned()));
+                    }
+                    return WalkState::Continue;
+                };
+                if kind.is_symlink() {
+                    let outside =
+                        fs::canonicalize(entry.path()).map_or(true, |real| !real.starts_with(root));
+                    if outside && let Ok(mut i) = issues.lock() {
+                        i.push(WalkIssue::LinkOutside(rel));
+                    }
+                    return WalkState::Continue;
+                }
+                let meta = match entry.metadata() {
+                    Ok(m) => m,
+                    Err(e) => {
+                        if let Ok(mut i) = issues.lock() {
+                            i.push(WalkIssue::Unreadable(rel, e.to_string()));
+                        }
+                        return WalkState::Continue;
+                    }
+                };
+                let prev = previous_files.and_then(|f| f.get(&rel));
+                match index_file(registry, root, &rel, &meta, prev, previous_check, counters) {
+                    Ok(e) => flush.0.push(e),
+                    Err(e) => {
+                        if let Ok(mut i) = issues.lock() {
+                            i.push(WalkIssue::Unreadable(rel, e.to_string()));
+                        }
+                    }
+                }
+                let n = counters.files.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(p) = &progress {
+                    p(n);
+                }
+                WalkState::Continue
+            })
+        });
+        let files: BTreeMap<String, FileEntry> = found
+            .into_inner()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| (e.path.clone(), e))
+            .collect();
+        let mut issues = issues.into_inner().unwrap_or_default();
+        issues.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+        let stats = BuildStats {
+            files: files.len(),
+            read: counters.read.load(Ordering::Relaxed) as usize,
+            parsed: counters.parsed.load(Ordering::Relaxed) as usize,
+        };
+        Ok(Index {
+            root,
+            registry,
+            files,
+            issues,
+            stats,
+            checked_at_ns: started,
+        })
+    }
+
+    /// Re-indexes the given project-relative files (changed, created or deleted).
+    /// Returns the paths whose entries changed.
+    pub fn update(&mut self, paths: &[String]) -> Vec<String> {
+        let started = now_ns();
+        let counters = Counters::default();
+        let mut changed = Vec::new();
+        for rel in paths {
+            if is_excluded(rel) {
+                continue;
+            }
+            let full = self.root.join(rel);
+            match fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_file() => {
+                    let prev = self.files.get(rel);
+                    match index_file(
+                        &self.registry,
+                        &self.root,
+                        rel,
+                        &meta,
+                        prev,
+                        self.checked_at_ns,
+                        &counters,
+                    ) {
+                        Ok(entry) => {
+                            if prev != Some(&entry) {
+                                changed.push(rel.clone());
+                                self.files.insert(rel.clone(), entry);
+                            }
+                        }
+                        Err(e) => {
+                            self.issues
+                                .push(WalkIssue::Unreadable(rel.clone(), e.to_string()));
+                        }
+                    }
+                }
+                _ => {
+                    if self.files.remove(rel).is_some() {
+                        changed.push(rel.clone());
+                    }
+                }
+            }
+        }
+        self.checked_at_ns = started;
+        changed
+    }
+
+    /// The project root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    /// The registry whose schemas the index was built with.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+    /// Every file, sorted by path.
+    pub fn files(&self) -> impl Iterator<Item = &FileEntry> {
+        self.files.values()
+    }
+    /// The file at `path`.
+    pub fn file(&self, path: &str) -> Option<&FileEntry> {
+        self.files.get(path)
+    }
+    /// Whether a file exists at `path` in the index.
+    pub fn contains(&self, path: &str) -> bool {
+        self.files.contains_key(path)
+    }
+    /// Problems met while walking.
+    pub fn walk_issues(&self) -> &[WalkIssue] {
+        &self.issues
+    }
+    /// What the last build did.
+    pub fn stats(&self) -> BuildStats {
+        self.stats
+    }
+
+    pub(crate) fn checked_at_ns(&self) -> u64 {
+        self.checked_at_ns
+    }
+
+    pub(crate) fn from_parts(
+        root: PathBuf,
+        registry: Arc<Registry>,
+        files: Vec<FileEntry>,
+        checked_at_ns: u64,
+    ) -> Self {
+        Index {
+            root,
+            registry,
+            files: files.into_iter().map(|e| (e.path.clone(), e)).collect(),
+            issues: Vec::new(),
+            stats: BuildStats::default(),
+            checked_at_ns,
+        }
+    }
+
+    /// Files grouped by canonical base path (`textures/rose` -> `textures/rose.png`, ...),
+    /// for resolving generic references written without extension.
+    pub(crate) fn by_base_path(&self) -> HashMap<&str, Vec<&str>> {
+        let mut map: HashMap<&str, Vec<&str>> = HashMap::new();
+        for path in self.files.keys() {
+            if let Some((base, _)) = path.rsplit_once('.')
+                && !base.ends_with('/')
+            {
+                map.entry(base).or_default().push(path);
+            }
+        }
+        map
+    }
+}

@@ -1,0 +1,438 @@
+//! Renames and moves of files and folders, with every reference patched.
+//!
+//! A move is first a [`MovePlan`]: each file that moves, and each reference that
+//! changes (file, line, field, old -> new text), which can be shown before anything is
+//! touched. [`apply`] then performs it crash-safely:
+//!
+//! 1. Refuse, changing nothing, if a target exists, a path is not canonical or leaves
+//!    the project, or a file to patch changed on disk since it was indexed.
+//! 2. Write a journal under `.kiln/journal/`: a backup of every file to be patched and
+//!    a manifest of the moves, made durable before any project file changes.
+//! 3. Patch each file through a temporary file and a rename, replacing only the bytes
+//!    of the references (every other byte stays identical), then move the files and
+//!    append the moves to the redirect log.
+//! 4. Delete the journal. If the process dies before this, [`recover`] (run when a
+//!    project is opened) rolls everything back from the journal.
+//!
+//! [`apply`] returns the inverse move, so an editor can undo the whole operation as
+//! one step.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use kiln_core::{ResourcePath, write_atomic};
+use serde::{Deserialize, Serialize};
+
+use crate::Checker;
+use crate::error::{CheckerError, io_err};
+use crate::findings::{Finding, Place, replacement_text};
+use crate::redirects::{REDIRECT_FILE, Redirects};
+
+/// A requested move: project paths of a file (with extension) or a folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveRequest {
+    /// Pairs of old and new paths, applied together.
+    pub pairs: Vec<(String, String)>,
+}
+
+impl MoveRequest {
+    /// One file or folder.
+    pub fn new(old: &str, new: &str) -> Self {
+        MoveRequest {
+            pairs: vec![(old.to_owned(), new.to_owned())],
+        }
+    }
+}
+
+/// One reference that a move rewrites.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    /// Where it is written (the file's path before the move).
+    pub place: Place,
+    /// Byte range of the text in the file.
+    pub span: (u32, u32),
+    /// The text now.
+    pub old_text: String,
+    /// The text after the move.
+    pub new_text: String,
+}
+
+/// The edits to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileEdit {
+    /// The file (its path before the move).
+    pub file: String,
+    /// Content hash when indexed; the file must still have it when applying.
+    pub expected_hash: u64,
+    /// The references to rewrite, in file order.
+    pub changes: Vec<Change>,
+}
+
+/// Everything a move will do, shown before it is applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MovePlan {
+    /// Files that move, old -> new.
+    pub moves: Vec<(String, String)>,
+    /// Files whose references are rewritten.
+    pub edits: Vec<FileEdit>,
+}
+
+impl MovePlan {
+    /// Number of references rewritten.
+    pub fn change_count(&self) -> usize {
+        self.edits.iter().map(|e| e.changes.len()).sum()
+    }
+}
+
+fn refuse<T>(message: String) -> Result<T, CheckerError> {
+    Err(CheckerError::Refused(message))
+}
+
+/// Plans moving each `old` (a file, or a folder with everything under it) to `new`.
+pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, CheckerError> {
+    let index = checker.index();
+    let mut moves: Vec<(String, String)> = Vec::new();
+    for (old, new) in &request.pairs {
+        let (old, new) = (old.trim_end_matches('/'), new.trim_end_matches('/'));
+        let files = checker.files_under(old);
+        if files.is_empty() {
+            return refuse(format!(
+                "nothing to move: {old} is not a file or folder of the project"
+            ));
+        }
+        let is_file = files.len() == 1 && files[0] == old;
+        for f in files {
+            let target = if is_file {
+                new.to_owned()
+            } else {
+                format!("{new}{}", &f[old.len()..])
+            };
+            if let Err(e) = ResourcePath::split_file(&target) {
+                return refuse(format!("cannot move {f} to {target}: {e}"));
+            }
+            moves.push((f, target));
+        }
+    }
+    let sources: HashSet<&str> = moves.iter().map(|(o, _)| o.as_str()).collect();
+    let mut targets = HashSet::new();
+    for (old, new) in &moves {
+        if !targets.insert(new.as_str()) {
+            return refuse(format!("two files would move to {new}"));
+        }
+        let case_only = old.to_lowercase() == new.to_lowercase() && old != new;
+        let occupied = (index.contains(new) && !sources.contains(new.as_str()))
+            || (!case_only && !index.contains(new) && checker.project().root().join(new).exists());
+        if occupied {
+            return refuse(format!("cannot move {old} to {new}: {new} already exists"));
+        }
+        checker
+            .project()
+            .check_inside(&checker.project().root().join(new))?;
+    }
+    let moved: BTreeMap<&str, &str> = moves
+        .iter()
+        .map(|(o, n)| (o.as_str(), n.as_str()))
+        .collect();
+    let mut edits: BTreeMap<String, FileEdit> = BTreeMap::new();
+    for (old, new) in &moves {
+        let ext_old = old.rsplit_once('.').map(|(_, e)| e);
+        let ext_new = new.rsplit_once('.').map(|(_, e)| e);
+        for r in checker.graph().references_to(old) {
+            let Some(entry) = index.file(&r.file) else {
+                continue;
+            };
+            let Some(raw) = entry.scan.references.get(r.index) else {
+                continue;
+            };
+            if raw.expected_type.is_some() && ext_old != ext_new {
+                return refuse(format!(
+                    "cannot move {old} to {new}: {} refers to it as a .{} resource, and the move changes its type",
+                    Place::of(&r.file, raw),
+                    ext_old.unwrap_or("")
+                ));
+            }
+            let new_text = replacement_text(raw, old, new);
+            let edit = edits.entry(r.file.clone()).or_insert_with(|| FileEdit {
+                file: r.file.clone(),
+                expected_hash: entry.hash,
+                changes: Vec::new(),
+            });
+            edit.changes.push(Change {
+                place: Place::of(&r.file, raw),
+                span: raw.span,
+                old_text: raw.text.clone(),
+                new_text,
+            });
+        }
+    }
+    let _ = moved;
+    let mut edits: Vec<FileEdit> = edits.into_values().collect();
+    for e in &mut edits {
+        e.changes.sort_by_key(|c| c.span);
+    }
+    Ok(MovePlan { moves, edits })
+}
+
+/// The patches `kiln check --fix` makes: references that use an old path from the
+/// redirect log, rewritten to the path the resource has now.
+pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
+    let mut edits: BTreeMap<String, FileEdit> = BTreeMap::new();
+    for finding in checker.findings() {
+        let Finding::StaleRedirect {
+            place, replacement, ..
+        } = finding
+        else {
+            continue;
+        };
+        let Some(entry) = checker.index().file(&place.file) else {
+            continue;
+        };
+        let Some(raw) = entry
+            .scan
+            .references
+            .iter()
+            .find(|r| r.pointer == place.pointer && r.line == place.line)
+        else {
+            continue;
+        };
+        edits
+            .entry(place.file.clone())
+            .or_insert_with(|| FileEdit {
+                file: place.file.clone(),
+                expected_hash: entry.hash,
+                changes: Vec::new(),
+            })
+            .changes
+            .push(Change {
+                place,
+                span: raw.span,
+                old_text: raw.text.clone(),
+                new_text: replacement,
+            });
+    }
+    let mut edits: Vec<FileEdit> = edits.into_values().collect();
+    for e in &mut edits {
+        e.changes.sort_by_key(|c| c.span);
+    }
+    MovePlan {
+        moves: Vec::new(),
+        edits,
+    }
+}
+
+/// The journal of an operation in progress.
+#[derive(Debug, Serialize, Deserialize)]
+struct Journal {
+    /// Files moved (or about to be), old -> new.
+    moves: Vec<(String, String)>,
+    /// Files patched (or about to be), with the name of their backup in the journal
+    /// folder. A file that did not exist before has no backup.
+    patched: Vec<(String, Option<String>)>,
+}
+
+const JOURNAL_DIR: &str = ".kiln/journal";
+const JOURNAL_FILE: &str = "journal.json";
+
+fn journal_dir(root: &Path) -> PathBuf {
+    root.join(JOURNAL_DIR)
+}
+
+/// Makes everything written so far durable: one filesystem-wide flush instead of an
+/// fsync per file, so patching a thousand files costs one sync, not a thousand.
+fn sync_filesystem(root: &Path) -> Result<(), CheckerError> {
+    let dir = fs::File::open(root).map_err(io_err(root))?;
+    rustix::fs::syncfs(&dir).map_err(|e| io_err(root)(e.into()))
+}
+
+/// Applies `plan` (see the module docs). Returns the inverse move.
+pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<MoveRequest, CheckerError> {
+    let root = checker.project().root().to_owned();
+    if journal_dir(&root).join(JOURNAL_FILE).exists() {
+        return refuse(
+            "another operation's journal is in .kiln/journal; reopen the project to recover it"
+                .into(),
+        );
+    }
+    // Read and patch every file in memory first: any refusal leaves the disk untouched.
+    let mut patched: Vec<(String, Vec<u8>, Vec<u8>)> = Vec::new();
+    for edit in &plan.edits {
+        let path = root.join(&edit.file);
+        let bytes = fs::read(&path).map_err(io_err(&path))?;
+        if xxhash_rust::xxh3::xxh3_64(&bytes) != edit.expected_hash {
+            return refuse(format!(
+                "{} changed on disk since it was indexed; re-index and plan again",
+                edit.file
+            ));
+        }
+        let mut out = bytes.clone();
+        for c in edit.changes.iter().rev() {
+            let (s, e) = (c.span.0 as usize, c.span.1 as usize);
+            if e > out.len() || s > e {
+                return refuse(format!(
+                    "{}: a planned change lies outside the file; re-index and plan again",
+                    edit.file
+                ));
+            }
+            out.splice(s..e, c.new_text.bytes());
+        }
+        patched.push((edit.file.clone(), bytes, out));
+    }
+    let mut log_moves = plan.moves.clone();
+    log_moves.retain(|(o, n)| o != n);
+
+    // Journal: backups, then the manifest, then one sync: the commit point.
+    let dir = journal_dir(&root);
+    fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    let mut journal = Journal {
+        moves: plan.moves.clone(),
+        patched: Vec::new(),
+    };
+    for (k, (file, original, _)) in patched.iter().enumerate() {
+        let backup = format!("{k}.bak");
+        fs::write(dir.join(&backup), original).map_err(io_err(dir.join(&backup)))?;
+        journal.patched.push((file.clone(), Some(backup)));
+    }
+    let redirect_path = root.join(REDIRECT_FILE);
+    if !log_moves.is_empty() {
+        match fs::read(&redirect_path) {
+            Ok(original) => {
+                let backup = "redirects.bak".to_owned();
+                fs::write(dir.join(&backup), original).map_err(io_err(dir.join(&backup)))?;
+                journal
+                    .patched
+                    .push((REDIRECT_FILE.to_owned(), Some(backup)));
+            }
+            Err(_) => journal.patched.push((REDIRECT_FILE.to_owned(), None)),
+        }
+    }
+    let manifest =
+        serde_json::to_vec(&journal).map_err(|e| CheckerError::Refused(e.to_string()))?;
+    write_atomic(&dir.join(JOURNAL_FILE), &manifest).map_err(io_err(dir.join(JOURNAL_FILE)))?;
+    sync_filesystem(&root)?;
+
+    let result = (|| -> Result<(), CheckerError> {
+        for (file, _, new_bytes) in &patched {
+            let path = root.join(file);
+            write_unsynced(&path, new_bytes).map_err(io_err(&path))?;
+        }
+        for (old, new) in &plan.moves {
+            move_file(&root, old, new)?;
+        }
+        if !log_moves.is_empty() {
+            Redirects::append(&root, &log_moves)?;
+        }
+        sync_filesystem(&root)
+    })();
+    if let Err(e) = result {
+        // Put everything back; the journal makes this the same path as crash recovery.
+        recover(&root)?;
+        return Err(e);
+    }
+    fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
+    for (old, _) in &plan.moves {
+        remove_empty_parents(&root, old);
+    }
+
+    let mut touched: Vec<String> = patched.iter().map(|(f, _, _)| f.clone()).collect();
+    for (old, new) in &plan.moves {
+        touched.push(old.clone());
+        touched.push(new.clone());
+    }
+    touched.push(REDIRECT_FILE.to_owned());
+    checker.refresh(&touched)?;
+    Ok(MoveRequest {
+        pairs: plan
+            .moves
+            .iter()
+            .rev()
+            .map(|(o, n)| (n.clone(), o.clone()))
+            .collect(),
+    })
+}
+
+/// A temporary file and a rename, without an fsync of its own (the caller syncs once).
+fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let temp = dir.join(format!(".{name}.{}.kiln-tmp", std::process::id()));
+    fs::write(&temp, bytes)?;
+    fs::rename(&temp, path).inspect_err(|_| {
+        let _ = fs::remove_file(&temp);
+    })
+}
+
+/// Moves one file, through a temporary name when only the case changes (so that
+/// case-insensitive file systems rename it too).
+fn move_file(root: &Path, old: &str, new: &str) -> Result<(), CheckerError> {
+    let (from, to) = (root.join(old), root.join(new));
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent).map_err(io_err(parent))?;
+    }
+    if old.to_lowercase() == new.to_lowercase() {
+        let temp = root.join(format!("{old}.kiln-case-rename"));
+        fs::rename(&from, &temp).map_err(io_err(&from))?;
+        fs::rename(&temp, &to).map_err(io_err(&to))
+    } else {
+        fs::rename(&from, &to).map_err(io_err(&from))
+    }
+}
+
+fn remove_empty_parents(root: &Path, file: &str) {
+    let mut dir = root.join(file);
+    while dir.pop() && dir != root {
+        if fs::remove_dir(&dir).is_err() {
+            break;
+        }
+    }
+}
+
+/// Rolls back an operation that a crash interrupted, if its journal exists: moved
+/// files go back, patched files get their backed-up content. Returns whether there was
+/// anything to recover. Run when a project is opened.
+pub fn recover(root: &Path) -> Result<bool, CheckerError> {
+    let dir = journal_dir(root);
+    let manifest = dir.join(JOURNAL_FILE);
+    let bytes = match fs::read(&manifest) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Backups without a manifest: the crash came before the commit point and
+            // no project file was touched.
+            if dir.exists() {
+                fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
+            }
+            return Ok(false);
+        }
+        Err(e) => return Err(io_err(&manifest)(e)),
+    };
+    let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| {
+        CheckerError::Refused(format!("{}: unreadable journal: {e}", manifest.display()))
+    })?;
+    for (old, new) in journal.moves.iter().rev() {
+        let (from, to) = (root.join(new), root.join(old));
+        if from.exists() && (!to.exists() || old.to_lowercase() == new.to_lowercase()) {
+            move_file(root, new, old)?;
+        }
+        let temp = root.join(format!("{old}.kiln-case-rename"));
+        if temp.exists() {
+            fs::rename(&temp, &to).map_err(io_err(&temp))?;
+        }
+    }
+    for (file, backup) in &journal.patched {
+        let path = root.join(file);
+        match backup {
+            Some(b) => {
+                let original = fs::read(dir.join(b)).map_err(io_err(dir.join(b)))?;
+                write_atomic(&path, &original).map_err(io_err(&path))?;
+            }
+            None => {
+                let _ = fs::remove_file(&path);
+            }
+        }
+    }
+    sync_filesystem(root)?;
+    fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
+    Ok(true)
+}

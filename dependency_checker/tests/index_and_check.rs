@@ -1,0 +1,202 @@
+//! Indexing a project on disk and what `check`, `refs` and `deps` see.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod project_fixture;
+
+use std::fs;
+
+use dependency_checker::findings::Finding;
+use dependency_checker::graph::Target;
+use project_fixture::*;
+
+#[test]
+fn references_are_found_with_their_places() {
+    let dir = project();
+    let checker = open(dir.path());
+    let refs = checker.references_to("materials/bark.material");
+    let places: Vec<String> = refs
+        .iter()
+        .map(|r| format!("{}:{} {}", r.place.file, r.place.line, r.place.pointer))
+        .collect();
+    assert_eq!(
+        places,
+        vec![
+            "levels/forest.level:8 /entities/0/components/mesh/material",
+            "tools/export.json:1 /inputs/0",
+            "units/tree.unit:1 /entities/0/components/mesh/material",
+        ]
+    );
+    assert_eq!(refs[0].place.entity.as_deref(), Some("tree"));
+    assert_eq!(refs[0].place.component.as_deref(), Some("mesh"));
+    // A folder's references are those of every file under it.
+    assert_eq!(checker.references_to("materials").len(), 4);
+    let deps: Vec<(String, Target)> = checker
+        .dependencies_of("levels/forest.level")
+        .into_iter()
+        .map(|r| (r.text, r.target))
+        .collect();
+    assert_eq!(
+        deps[0],
+        (
+            "units/tree".into(),
+            Target::Resolved("units/tree.unit".into())
+        )
+    );
+    assert_eq!(deps.len(), 5);
+}
+
+#[test]
+fn a_clean_project_has_no_findings() {
+    let dir = project();
+    let findings = open(dir.path()).findings();
+    // The export tool's file is the project's only loose end: no level reaches it.
+    assert_eq!(
+        findings,
+        vec![Finding::Unused {
+            file: "tools/export.json".into()
+        }],
+        "{findings:#?}"
+    );
+}
+
+#[test]
+fn findings_cover_every_kind() {
+    let dir = project();
+    let mut files = files();
+    files.extend([
+        (
+            "levels/broken.level",
+            "{\n  \"entities\": [\n    {\"id\": }\n  ]\n}".to_owned(),
+        ),
+        ("materials/orphan.material", "{}".to_owned()),
+        ("Textures/Big.png", "png".to_owned()),
+        (
+            "units/a.unit",
+            r#"{"entities": [{"id": "x", "prefab": "units/b"}]}"#.to_owned(),
+        ),
+        (
+            "units/b.unit",
+            r#"{"entities": [{"id": "y", "prefab": "units/a"}]}"#.to_owned(),
+        ),
+        ("meshes/rock.json", "{}".to_owned()),
+        (
+            "levels/forest.level",
+            LEVEL
+                .replace("materials/stone", "materials/granite")
+                .replace("meshes/trunk", "Meshes\\\\Trunk"),
+        ),
+        (
+            "kiln.project",
+            r#"{"boot_levels": ["levels/forest", "levels/broken"]}"#.to_owned(),
+        ),
+    ]);
+    write_project(dir.path(), &files);
+    let findings = open(dir.path()).findings();
+    let text: Vec<String> = findings.iter().map(ToString::to_string).collect();
+    let has = |needle: &str| {
+        assert!(
+            text.iter().any(|t| t.contains(needle)),
+            "no {needle:?} in {text:#?}"
+        )
+    };
+    has("levels/broken.level:3:12: expected a value");
+    has(
+        "levels/forest.level:12 (entity \"rock\", component \"mesh\", /entities/1/components/mesh/0/material): missing: materials/granite.material does not exist",
+    );
+    has(
+        "invalid reference: \"Meshes\\Trunk\" is not a canonical resource path: it contains a backslash (use /) (did you mean \"meshes/trunk\"?)",
+    );
+    has("materials/orphan.material: unused");
+    has(
+        "Textures/Big.png: non-canonical name: it has uppercase letters (rename it to textures/big.png)",
+    );
+    has("prefab cycle: units/a.unit -> units/b.unit -> units/a.unit");
+    has(
+        "tools/export.json:1 (/inputs/1): ambiguous: \"meshes/rock\" could be meshes/rock.json or meshes/rock.mesh",
+    );
+    assert!(
+        findings
+            .iter()
+            .any(|f| matches!(f, Finding::Unused { file } if file == "materials/stone.material"))
+    );
+}
+
+#[test]
+fn stale_paths_from_the_redirect_log_are_reported() {
+    let dir = project();
+    fs::create_dir_all(dir.path().join("materials/wood")).unwrap();
+    fs::rename(
+        dir.path().join("materials/bark.material"),
+        dir.path().join("materials/wood/bark.material"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("kiln.redirects"),
+        "materials/bark.material -> materials/wood/bark.material\n",
+    )
+    .unwrap();
+    let findings = open(dir.path()).findings();
+    let stale: Vec<(&str, &str)> = findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::StaleRedirect {
+                place, replacement, ..
+            } => Some((place.file.as_str(), replacement.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        stale,
+        vec![
+            ("levels/forest.level", "materials/wood/bark"),
+            ("tools/export.json", "materials/wood/bark.material"),
+            ("units/tree.unit", "materials/wood/bark"),
+        ]
+    );
+}
+
+#[test]
+fn symbolic_links_leaving_the_project_are_not_followed() {
+    let dir = project();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(
+        outside.path().join("secret.material"),
+        r#"{"texture": "textures/bark"}"#,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+    let checker = open(dir.path());
+    assert!(
+        checker
+            .index()
+            .files()
+            .all(|f| !f.path.starts_with("linked"))
+    );
+    assert!(
+        checker
+            .findings()
+            .iter()
+            .any(|f| matches!(f, Finding::LinkOutside { file } if file == "linked"))
+    );
+}
+
+#[test]
+fn refresh_sees_changes_without_a_full_rebuild() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    fs::write(
+        dir.path().join("materials/stone.material"),
+        r#"{"texture": "textures/bark"}"#,
+    )
+    .unwrap();
+    fs::remove_file(dir.path().join("tools/export.json")).unwrap();
+    let changed = checker
+        .refresh(&[
+            "materials/stone.material".into(),
+            "tools/export.json".into(),
+        ])
+        .unwrap();
+    assert_eq!(changed.len(), 2);
+    assert_eq!(checker.references_to("textures/bark.png").len(), 2);
+    assert!(checker.index().file("tools/export.json").is_none());
+}

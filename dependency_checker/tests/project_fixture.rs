@@ -1,0 +1,90 @@
+//! Shared fixture: a small project written to a temporary folder.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use dependency_checker::Checker;
+use dependency_checker::index::BuildOptions;
+use kiln_core::Registry;
+
+pub const LEVEL: &str = r#"{
+  "entities": [
+    {
+      "id": "tree",
+      "name": "Tree with materials/bark in its name",
+      "prefab": "units/tree",
+      "components": {
+        "mesh": {"mesh": "meshes/trunk", "material": "materials/bark"},
+        "transform": {"position": [0, 0, 0]}
+      }
+    },
+    {"id": "rock", "components": {"mesh": [{"mesh": "meshes/rock", "material": "materials/stone"}]}}
+  ]
+}
+"#;
+
+pub fn files() -> Vec<(&'static str, String)> {
+    vec![
+        ("kiln.project", r#"{"boot_levels": ["levels/forest"]}"#.into()),
+        ("levels/forest.level", LEVEL.into()),
+        ("units/tree.unit", r#"{"entities": [{"id": "t", "components": {"mesh": {"mesh": "meshes/trunk", "material": "materials/bark"}}}]}"#.into()),
+        ("materials/bark.material", r#"{"texture": "textures/bark"}"#.into()),
+        ("materials/stone.material", r#"{"color": [0.5, 0.5, 0.5, 1]}"#.into()),
+        ("meshes/trunk.mesh", r#"{"shape": "cylinder"}"#.into()),
+        ("meshes/rock.mesh", r#"{"shape": "sphere"}"#.into()),
+        ("textures/bark.png", "\u{89}PNG fake".into()),
+        ("tools/export.json", r#"{"inputs": ["materials/bark.material", "meshes/rock"]}"#.into()),
+    ]
+}
+
+pub fn write_project(dir: &Path, files: &[(&str, String)]) {
+    for (path, content) in files {
+        let full = dir.join(path);
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(full, content).unwrap();
+    }
+}
+
+pub fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_project(dir.path(), &files());
+    dir
+}
+
+pub fn open(dir: &Path) -> Checker {
+    Checker::open(
+        dir,
+        Arc::new(Registry::with_builtins()),
+        &BuildOptions::default(),
+    )
+    .unwrap()
+}
+
+/// Every file of the project and its content, for before/after comparisons.
+pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            if rel.starts_with(".kiln") {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push((rel, fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
