@@ -315,16 +315,23 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<MoveRequest, Chec
         for (file, _, new_bytes) in &patched {
             let path = root.join(file);
             write_unsynced(&path, new_bytes).map_err(io_err(&path))?;
+            crash_point()?;
         }
         for (old, new) in &plan.moves {
             move_file(&root, old, new)?;
+            crash_point()?;
         }
         if !log_moves.is_empty() {
             Redirects::append(&root, &log_moves)?;
+            crash_point()?;
         }
         sync_filesystem(&root)
     })();
     if let Err(e) = result {
+        if crashed() {
+            // Simulated kill: leave the journal for the next open to recover.
+            return Err(e);
+        }
         // Put everything back; the journal makes this the same path as crash recovery.
         recover(&root)?;
         return Err(e);
@@ -349,6 +356,40 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<MoveRequest, Chec
             .map(|(o, n)| (n.clone(), o.clone()))
             .collect(),
     })
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Steps left before a simulated kill, in tests.
+    static CRASH_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    static CRASHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// In tests, stops `apply` dead after the configured number of steps.
+fn crash_point() -> Result<(), CheckerError> {
+    #[cfg(test)]
+    {
+        let left = CRASH_AFTER.get();
+        if let Some(n) = left {
+            if n == 0 {
+                CRASHED.set(true);
+                return Err(CheckerError::Refused("simulated crash".into()));
+            }
+            CRASH_AFTER.set(Some(n - 1));
+        }
+    }
+    Ok(())
+}
+
+fn crashed() -> bool {
+    #[cfg(test)]
+    {
+        CRASHED.get()
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
 }
 
 /// A temporary file and a rename, without an fsync of its own (the caller syncs once).
@@ -435,4 +476,101 @@ pub fn recover(root: &Path) -> Result<bool, CheckerError> {
     sync_filesystem(root)?;
     fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn write(dir: &Path, files: &[(&str, &str)]) {
+        for (path, content) in files {
+            let full = dir.join(path);
+            fs::create_dir_all(full.parent().unwrap()).unwrap();
+            fs::write(full, content).unwrap();
+        }
+    }
+
+    fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_owned()];
+        while let Some(d) = stack.pop() {
+            for e in fs::read_dir(&d).unwrap() {
+                let e = e.unwrap();
+                let rel = e
+                    .path()
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                if rel.starts_with(".kiln") {
+                    continue;
+                }
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(e.path());
+                } else {
+                    out.push((rel, fs::read(e.path()).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A kill after any step of an apply is rolled back when the project is next
+    /// opened: every file, its name and its bytes, as before.
+    #[test]
+    fn a_kill_at_any_step_is_rolled_back_on_the_next_open() {
+        let files = [
+            ("kiln.project", "{}"),
+            ("kiln.redirects", "# log\n"),
+            (
+                "levels/a.level",
+                r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
+            ),
+            (
+                "units/u.unit",
+                r#"{"entities": [{"id": "y", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
+            ),
+            (
+                "materials/old/m.material",
+                r#"{"texture": "materials/old/t"}"#,
+            ),
+            ("materials/old/t.png", "png"),
+            ("meshes/m.mesh", "{}"),
+        ];
+        // 3 patched files + 2 moves + the redirect log = 6 steps.
+        for crash_after in 0..6 {
+            let dir = tempfile::tempdir().unwrap();
+            write(dir.path(), &files);
+            let before = snapshot(dir.path());
+            let registry = Arc::new(kiln_core::Registry::with_builtins());
+            let options = crate::index::BuildOptions::default();
+            let mut checker = Checker::open(dir.path(), registry.clone(), &options).unwrap();
+            let p = plan(
+                &checker,
+                &MoveRequest::new("materials/old", "materials/new"),
+            )
+            .unwrap();
+            CRASH_AFTER.set(Some(crash_after));
+            CRASHED.set(false);
+            assert!(apply(&mut checker, &p).is_err());
+            CRASH_AFTER.set(None);
+            assert!(dir.path().join(".kiln/journal/journal.json").is_file());
+            assert_ne!(
+                snapshot(dir.path()),
+                before,
+                "step {crash_after} changed nothing"
+            );
+
+            let reopened = Checker::open(dir.path(), registry, &options).unwrap();
+            assert_eq!(
+                snapshot(dir.path()),
+                before,
+                "not rolled back after step {crash_after}"
+            );
+            assert!(!dir.path().join(".kiln/journal").exists());
+            assert_eq!(reopened.references_to("materials/old/m.material").len(), 2);
+        }
+    }
 }

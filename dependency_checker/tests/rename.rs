@@ -1,0 +1,255 @@
+//! Moves and renames through the checker, checked on disk.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod project_fixture;
+
+use std::fs;
+
+use dependency_checker::CheckerError;
+use dependency_checker::findings::Finding;
+use dependency_checker::rename::{MoveRequest, apply, plan, plan_redirect_fixes};
+use project_fixture::*;
+use proptest::prelude::*;
+
+fn read(dir: &std::path::Path, file: &str) -> String {
+    fs::read_to_string(dir.join(file)).unwrap()
+}
+
+#[test]
+fn plan_lists_every_change_and_apply_patches_only_those_bytes() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    let before = snapshot(dir.path());
+    let p = plan(
+        &checker,
+        &MoveRequest::new("materials/bark.material", "materials/wood/bark.material"),
+    )
+    .unwrap();
+    assert_eq!(
+        p.moves,
+        vec![(
+            "materials/bark.material".to_owned(),
+            "materials/wood/bark.material".to_owned()
+        )]
+    );
+    let changes: Vec<(String, u32, String, String)> = p
+        .edits
+        .iter()
+        .flat_map(|e| {
+            e.changes.iter().map(|c| {
+                (
+                    c.place.file.clone(),
+                    c.place.line,
+                    c.old_text.clone(),
+                    c.new_text.clone(),
+                )
+            })
+        })
+        .collect();
+    assert_eq!(
+        changes,
+        vec![
+            (
+                "levels/forest.level".into(),
+                8,
+                "materials/bark".into(),
+                "materials/wood/bark".into()
+            ),
+            (
+                "tools/export.json".into(),
+                1,
+                "materials/bark.material".into(),
+                "materials/wood/bark.material".into()
+            ),
+            (
+                "units/tree.unit".into(),
+                1,
+                "materials/bark".into(),
+                "materials/wood/bark".into()
+            ),
+        ]
+    );
+    // Planning changes nothing.
+    assert_eq!(snapshot(dir.path()), before);
+
+    let inverse = apply(&mut checker, &p).unwrap();
+    // Only the reference text changed: the name that mentions the path did not.
+    assert_eq!(
+        read(dir.path(), "levels/forest.level"),
+        LEVEL.replace(
+            "\"material\": \"materials/bark\"",
+            "\"material\": \"materials/wood/bark\""
+        )
+    );
+    assert!(dir.path().join("materials/wood/bark.material").is_file());
+    assert!(!dir.path().join("materials/bark.material").exists());
+    assert_eq!(
+        read(dir.path(), "kiln.redirects").lines().last(),
+        Some("materials/bark.material -> materials/wood/bark.material")
+    );
+    assert_eq!(
+        checker.references_to("materials/wood/bark.material").len(),
+        3
+    );
+    assert!(
+        checker
+            .findings()
+            .iter()
+            .all(|f| matches!(f, Finding::Unused { .. })),
+        "{:?}",
+        checker.findings()
+    );
+
+    // The inverse undoes it: every file as before (the redirect log keeps both moves).
+    let undo = plan(&checker, &inverse).unwrap();
+    apply(&mut checker, &undo).unwrap();
+    let after: Vec<_> = snapshot(dir.path())
+        .into_iter()
+        .filter(|(f, _)| f != "kiln.redirects")
+        .collect();
+    assert_eq!(after, before);
+    assert!(
+        checker
+            .redirects()
+            .follow("materials/bark.material")
+            .is_none(),
+        "moved back"
+    );
+}
+
+#[test]
+fn folders_move_with_everything_under_them() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    let p = plan(&checker, &MoveRequest::new("materials", "art/materials")).unwrap();
+    assert_eq!(p.moves.len(), 2);
+    apply(&mut checker, &p).unwrap();
+    assert!(
+        !dir.path().join("materials").exists(),
+        "the empty folder is removed"
+    );
+    assert!(read(dir.path(), "units/tree.unit").contains("\"art/materials/bark\""));
+    assert!(read(dir.path(), "levels/forest.level").contains("\"art/materials/stone\""));
+    assert_eq!(checker.references_to("art/materials").len(), 4);
+}
+
+#[test]
+fn moves_that_would_break_something_are_refused_and_change_nothing() {
+    let dir = project();
+    let checker = open(dir.path());
+    let refused = |old: &str, new: &str| match plan(&checker, &MoveRequest::new(old, new)) {
+        Err(CheckerError::Refused(m)) => m,
+        other => panic!("{old} -> {new} was not refused: {other:?}"),
+    };
+    assert!(
+        refused("materials/bark.material", "materials/stone.material").contains("already exists")
+    );
+    assert!(refused("materials/bark.material", "Materials/Bark.material").contains("uppercase"));
+    assert!(refused("materials/bark.material", "../bark.material").contains("'..' segment"));
+    assert!(refused("materials/bark.material", "/tmp/bark.material").contains("absolute"));
+    assert!(refused("materials/bark.material", "materials/bark.json").contains("changes its type"));
+    assert!(
+        refused("materials/nothing.material", "materials/x.material").contains("nothing to move")
+    );
+}
+
+#[test]
+fn a_file_changed_since_indexing_refuses_the_apply() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    let p = plan(
+        &checker,
+        &MoveRequest::new("materials/bark.material", "materials/b.material"),
+    )
+    .unwrap();
+    fs::write(dir.path().join("units/tree.unit"), r#"{"entities": []}"#).unwrap();
+    let before = snapshot(dir.path());
+    match apply(&mut checker, &p) {
+        Err(CheckerError::Refused(m)) => {
+            assert!(m.contains("units/tree.unit changed on disk"), "{m}")
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn case_only_renames_work() {
+    let dir = project();
+    write_project(dir.path(), &[("textures/Rose.png", "png".into())]);
+    let mut checker = open(dir.path());
+    let p = plan(
+        &checker,
+        &MoveRequest::new("textures/Rose.png", "textures/rose.png"),
+    )
+    .unwrap();
+    apply(&mut checker, &p).unwrap();
+    let names: Vec<String> = fs::read_dir(dir.path().join("textures"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into())
+        .collect();
+    assert!(
+        names.contains(&"rose.png".to_owned()) && !names.contains(&"Rose.png".to_owned()),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn check_fix_patches_references_that_arrive_with_old_paths() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    let rename = plan(
+        &checker,
+        &MoveRequest::new("materials/bark.material", "materials/oak.material"),
+    )
+    .unwrap();
+    apply(&mut checker, &rename).unwrap();
+    // A merge brings a new file that still uses the old path.
+    write_project(dir.path(), &[("units/bush.unit", r#"{"entities": [{"id": "b", "components": {"mesh": {"mesh": "meshes/trunk", "material": "materials/bark"}}}]}"#.into())]);
+    checker.rescan().unwrap();
+    let fixes = plan_redirect_fixes(&checker);
+    assert_eq!(fixes.change_count(), 1);
+    apply(&mut checker, &fixes).unwrap();
+    assert!(read(dir.path(), "units/bush.unit").contains("\"materials/oak\""));
+    assert!(
+        !checker
+            .findings()
+            .iter()
+            .any(|f| matches!(f, Finding::StaleRedirect { .. } | Finding::Missing { .. }))
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Whatever the formatting, a rename changes exactly the reference strings: the
+    /// patched file equals the original with only those substrings replaced, and text
+    /// that merely contains the path is left alone.
+    #[test]
+    fn patching_leaves_every_other_byte_identical(
+        indent in "[ \t]{0,4}",
+        gap in "[ \n]{0,3}",
+        extra in prop::collection::vec(("[a-z]{1,6}", "[a-z/ ]{0,20}"), 0..4),
+        count in 1usize..5,
+    ) {
+        let dir = project();
+        let mut text = String::from("{");
+        text.push_str(&gap);
+        text.push_str("\"entities\": [");
+        for i in 0..count {
+            if i > 0 { text.push(','); }
+            text.push_str(&format!("{gap}{indent}{{\"id\": \"e{i}\",{gap}\"name\": \"uses materials/bark\", \"components\": {{\"mesh\": {{{indent}\"material\":{gap}\"materials/bark\", \"mesh\": \"meshes/trunk\"}}"));
+            for (k, v) in &extra {
+                text.push_str(&format!(", \"x{k}\": {{\"note\": \"{v}materials/bark\"}}"));
+            }
+            text.push_str("}}");
+        }
+        text.push_str(&format!("]{gap}}}"));
+        write_project(dir.path(), &[("levels/forest.level", text.clone())]);
+        let mut checker = open(dir.path());
+        let p = plan(&checker, &MoveRequest::new("materials/bark.material", "materials/renamed_bark.material")).unwrap();
+        apply(&mut checker, &p).unwrap();
+        let expected = text.replace(&format!("\"material\":{gap}\"materials/bark\""), &format!("\"material\":{gap}\"materials/renamed_bark\""));
+        prop_assert_eq!(read(dir.path(), "levels/forest.level"), expected);
+    }
+}
