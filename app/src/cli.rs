@@ -29,6 +29,57 @@ pub enum Command {
         /// Default: every level of the project.
         levels: Vec<String>,
     },
+    /// Report missing, unused, ambiguous, stale and non-canonical references.
+    /// Exit status 0 when clean, 1 with findings, 2 on errors.
+    Check {
+        /// The project folder.
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+        /// Patch references that still use a path the redirect log moved.
+        #[arg(long)]
+        fix: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every place that references RESOURCE (a file with its extension, or a folder).
+    Refs {
+        /// The project folder.
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// e.g. materials/bark.material
+        resource: String,
+    },
+    /// List what RESOURCE references.
+    Deps {
+        /// The project folder.
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// e.g. levels/forest.level
+        resource: String,
+    },
+    /// Move or rename a file or folder and patch every reference to it.
+    Mv {
+        /// The project folder.
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+        /// Print the plan and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Current path (file with extension, or folder).
+        old: String,
+        /// New path.
+        new: String,
+    },
 }
 
 /// Exit status when everything worked.
@@ -58,6 +109,26 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
             out: out_dir,
             levels,
         } => crate::compile_command::run(&project, out_dir.as_deref(), &levels, out),
+        Command::Check { project, fix, json } => {
+            crate::checker_commands::check(&project, fix, json, out)
+        }
+        Command::Refs {
+            project,
+            json,
+            resource,
+        } => crate::checker_commands::refs(&project, &resource, json, out),
+        Command::Deps {
+            project,
+            json,
+            resource,
+        } => crate::checker_commands::deps(&project, &resource, json, out),
+        Command::Mv {
+            project,
+            dry_run,
+            json,
+            old,
+            new,
+        } => crate::checker_commands::mv(&project, &old, &new, dry_run, json, out),
     };
     match result {
         Ok(status) => status,

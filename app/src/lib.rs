@@ -4,5 +4,6 @@
 //! around [`cli::main`], so tests run exactly what users run.
 #![warn(missing_docs)]
 
+pub mod checker_commands;
 pub mod cli;
 pub mod compile_command;
