@@ -155,11 +155,11 @@ impl std::fmt::Debug for BuildOptions {
     }
 }
 
-/// Whether `rel` (a project-relative path with `/`) is inside a folder that holds no
-/// resources.
+/// Whether `rel` (a project-relative path with `/`) is not a resource: inside a tool
+/// folder (`.git`, `.kiln`, `build`) or hidden (a segment starting with `.`).
 pub fn is_excluded(rel: &str) -> bool {
     let top = rel.split('/').next().unwrap_or("");
-    NON_RESOURCE_DIRS.contains(&top)
+    NON_RESOURCE_DIRS.contains(&top) || rel.split('/').any(|segment| segment.starts_with('.'))
 }
 
 impl Index {
@@ -196,12 +196,13 @@ impl Index {
             .standard_filters(false)
             .follow_links(false)
             .threads(threads)
+            // Hidden files and folders (.gitignore, .DS_Store, editors' swap files)
+            // and the tool folders are not resources.
             .filter_entry(|e| {
-                !(e.depth() == 1
-                    && e.file_type().is_some_and(|t| t.is_dir())
-                    && e.file_name()
-                        .to_str()
-                        .is_some_and(|n| NON_RESOURCE_DIRS.contains(&n)))
+                e.depth() == 0
+                    || !e.file_name().to_str().is_some_and(|n| {
+                        n.starts_with('.') || (e.depth() == 1 && NON_RESOURCE_DIRS.contains(&n))
+                    })
             })
             .build_parallel();
         walker.run(|| {
