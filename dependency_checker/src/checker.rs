@@ -22,6 +22,16 @@ pub struct ReferenceView {
     pub target: Target,
 }
 
+/// What [`Checker::apply_changes`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChangeReport {
+    /// Files whose index entry changed (created, modified or removed).
+    pub changed: Vec<String>,
+    /// Renames done outside Kiln, old -> new: the references to the old path are
+    /// broken, and [`crate::rename::plan_repoint`] makes the patch that fixes them.
+    pub renamed: Vec<(String, String)>,
+}
+
 /// An open project's references.
 #[derive(Debug)]
 pub struct Checker {
@@ -86,6 +96,62 @@ impl Checker {
             self.redirects = Redirects::load(self.project.root())?;
         }
         Ok(changed)
+    }
+
+    /// Folds a watcher batch into the index: re-indexes its paths (or re-walks the
+    /// project after an overflow), and recognises renames done outside Kiln: a file
+    /// that disappeared and one that appeared with the same content.
+    pub fn apply_changes(
+        &mut self,
+        batch: &crate::watch::ChangeBatch,
+    ) -> Result<ChangeReport, CheckerError> {
+        let before: std::collections::HashMap<String, u64> = if batch.rescan {
+            self.index
+                .files()
+                .map(|f| (f.path.clone(), f.hash))
+                .collect()
+        } else {
+            batch
+                .paths
+                .iter()
+                .filter_map(|p| self.index.file(p).map(|f| (p.clone(), f.hash)))
+                .collect()
+        };
+        let changed = if batch.rescan {
+            self.rescan()?;
+            let mut changed: Vec<String> = before
+                .iter()
+                .filter(|(p, h)| self.index.file(p).map(|f| f.hash) != Some(**h))
+                .map(|(p, _)| p.clone())
+                .collect();
+            changed.extend(
+                self.index
+                    .files()
+                    .filter(|f| !before.contains_key(&f.path))
+                    .map(|f| f.path.clone()),
+            );
+            changed.sort();
+            changed
+        } else {
+            self.refresh(&batch.paths)?
+        };
+        let removed: Vec<(&String, &u64)> = before
+            .iter()
+            .filter(|(p, _)| !self.index.contains(p))
+            .collect();
+        let mut renamed = Vec::new();
+        for path in &changed {
+            let Some(f) = self.index.file(path) else {
+                continue;
+            };
+            if before.contains_key(path) {
+                continue;
+            }
+            if let Some((old, _)) = removed.iter().find(|(_, h)| **h == f.hash) {
+                renamed.push(((*old).clone(), path.clone()));
+            }
+        }
+        Ok(ChangeReport { changed, renamed })
     }
 
     /// Re-walks the whole project, re-reading only files that changed.

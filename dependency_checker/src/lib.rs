@@ -38,7 +38,8 @@ pub mod index;
 pub mod redirects;
 pub mod rename;
 pub mod scan;
+pub mod watch;
 
-pub use checker::{Checker, ReferenceView};
+pub use checker::{ChangeReport, Checker, ReferenceView};
 pub use error::CheckerError;
 pub use kiln_core::{PathError, ResourcePath};

@@ -174,6 +174,55 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
     Ok(MovePlan { moves, edits })
 }
 
+/// The patches that point references to `old` (a file that no longer exists, e.g.
+/// renamed outside Kiln) at `new` instead; no file moves.
+pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
+    let mut edits: BTreeMap<String, FileEdit> = BTreeMap::new();
+    let mut add = |file: &str, index: usize| {
+        let Some(entry) = checker.index().file(file) else {
+            return;
+        };
+        let Some(raw) = entry.scan.references.get(index) else {
+            return;
+        };
+        edits
+            .entry(file.to_owned())
+            .or_insert_with(|| FileEdit {
+                file: file.to_owned(),
+                expected_hash: entry.hash,
+                changes: Vec::new(),
+            })
+            .changes
+            .push(Change {
+                place: Place::of(file, raw),
+                span: raw.span,
+                old_text: raw.text.clone(),
+                new_text: replacement_text(raw, old, new),
+            });
+    };
+    // Typed references still point at the missing file in the graph.
+    for r in checker.graph().references_to(old) {
+        add(&r.file, r.index);
+    }
+    // Generic ones stopped resolving when the file went away: match their text.
+    let base = old.rsplit_once('.').map_or(old, |(b, _)| b);
+    for f in checker.index().files() {
+        for (i, raw) in f.scan.references.iter().enumerate() {
+            if raw.expected_type.is_none() && (raw.text == old || raw.text == base) {
+                add(&f.path, i);
+            }
+        }
+    }
+    let mut edits: Vec<FileEdit> = edits.into_values().collect();
+    for e in &mut edits {
+        e.changes.sort_by_key(|c| c.span);
+    }
+    MovePlan {
+        moves: Vec::new(),
+        edits,
+    }
+}
+
 /// The patches `kiln check --fix` makes: references that use an old path from the
 /// redirect log, rewritten to the path the resource has now.
 pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {

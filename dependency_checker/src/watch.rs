@@ -1,0 +1,177 @@
+//! Watching a project: file-system events from `notify`, debounced into batches of
+//! project-relative paths that [`Checker::apply_changes`](crate::Checker::apply_changes)
+//! folds into the index.
+//!
+//! An atomic save (write a temporary file, rename it over) or a burst of thousands of
+//! files (a `git checkout`) arrives as one batch: the debouncer waits until the events
+//! stop for `quiet` (or `max_wait` passed since the first). When the operating system's
+//! event queue overflows, the batch says `rescan` and the whole project is re-walked
+//! (re-reading only what changed).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use notify::{EventKind, RecursiveMode, Watcher as _};
+
+use crate::error::CheckerError;
+use crate::index::is_excluded;
+
+/// Changes seen together.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChangeBatch {
+    /// Project-relative paths that were created, changed, removed or renamed.
+    pub paths: Vec<String>,
+    /// Events were lost (queue overflow or a watcher error): re-walk everything.
+    pub rescan: bool,
+    /// When the first event of the batch arrived (for latency measurements).
+    pub first_event: Option<Instant>,
+}
+
+/// Timing of the debouncer.
+#[derive(Debug, Clone, Copy)]
+pub struct Debounce {
+    /// A batch ends once no event came for this long.
+    pub quiet: Duration,
+    /// A batch ends at the latest this long after its first event, even in a storm.
+    pub max_wait: Duration,
+}
+
+impl Default for Debounce {
+    fn default() -> Self {
+        // Short enough for a live preview, long enough to fold an atomic save's
+        // create + write + rename into one batch.
+        Debounce {
+            quiet: Duration::from_millis(15),
+            max_wait: Duration::from_millis(250),
+        }
+    }
+}
+
+/// A running watcher; dropping it stops watching.
+pub struct ProjectWatcher {
+    _watcher: notify::RecommendedWatcher,
+    batches: Receiver<ChangeBatch>,
+}
+
+impl std::fmt::Debug for ProjectWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProjectWatcher").finish_non_exhaustive()
+    }
+}
+
+enum Raw {
+    Paths(Vec<PathBuf>, Instant),
+    Rescan(Instant),
+}
+
+impl ProjectWatcher {
+    /// Starts watching the project at `root` (recursively).
+    pub fn start(root: &Path, debounce: Debounce) -> Result<Self, CheckerError> {
+        let root = root.to_owned();
+        let (raw_tx, raw_rx) = mpsc::channel::<Raw>();
+        let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            let now = Instant::now();
+            let msg = match res {
+                Ok(event) if event.need_rescan() => Raw::Rescan(now),
+                Ok(event) if matches!(event.kind, EventKind::Access(_)) => return,
+                Ok(event) => Raw::Paths(event.paths, now),
+                Err(_) => Raw::Rescan(now),
+            };
+            let _ = raw_tx.send(msg);
+        })
+        .map_err(|e| CheckerError::Watch {
+            path: root.clone(),
+            message: e.to_string(),
+        })?;
+        watcher
+            .watch(&root, RecursiveMode::Recursive)
+            .map_err(|e| CheckerError::Watch {
+                path: root.clone(),
+                message: e.to_string(),
+            })?;
+        let (tx, batches) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("kiln-watch-debounce".into())
+            .spawn(move || debounce_loop(&root, &raw_rx, &tx, debounce))
+            .map_err(|e| CheckerError::Watch {
+                path: PathBuf::new(),
+                message: e.to_string(),
+            })?;
+        Ok(ProjectWatcher {
+            _watcher: watcher,
+            batches,
+        })
+    }
+
+    /// The next batch, waiting at most `timeout`.
+    pub fn next_batch(&self, timeout: Duration) -> Option<ChangeBatch> {
+        self.batches.recv_timeout(timeout).ok()
+    }
+
+    /// A batch if one is ready, without waiting.
+    pub fn try_next_batch(&self) -> Option<ChangeBatch> {
+        self.batches.try_recv().ok()
+    }
+}
+
+fn debounce_loop(
+    root: &Path,
+    raw: &Receiver<Raw>,
+    out: &mpsc::Sender<ChangeBatch>,
+    timing: Debounce,
+) {
+    // Canonical root, so that event paths (which the OS reports resolved) strip cleanly.
+    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
+    loop {
+        let Ok(first) = raw.recv() else { return };
+        let started = Instant::now();
+        let mut paths = BTreeSet::new();
+        let mut rescan = false;
+        let mut first_event = None;
+        let mut take = |msg: Raw, paths: &mut BTreeSet<String>, rescan: &mut bool| match msg {
+            Raw::Paths(ps, at) => {
+                first_event.get_or_insert(at);
+                for p in ps {
+                    let rel = p.strip_prefix(&canonical).or_else(|_| p.strip_prefix(root));
+                    if let Ok(rel) = rel
+                        && let Some(rel) = rel.to_str()
+                    {
+                        let rel = rel.replace('\\', "/");
+                        if !rel.is_empty() && !is_excluded(&rel) {
+                            paths.insert(rel);
+                        }
+                    }
+                }
+            }
+            Raw::Rescan(at) => {
+                first_event.get_or_insert(at);
+                *rescan = true;
+            }
+        };
+        take(first, &mut paths, &mut rescan);
+        loop {
+            let left = timing.max_wait.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            match raw.recv_timeout(timing.quiet.min(left)) {
+                Ok(msg) => take(msg, &mut paths, &mut rescan),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        if paths.is_empty() && !rescan {
+            continue;
+        }
+        let batch = ChangeBatch {
+            paths: paths.into_iter().collect(),
+            rescan,
+            first_event,
+        };
+        if out.send(batch).is_err() {
+            return;
+        }
+    }
+}

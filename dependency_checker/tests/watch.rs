@@ -1,0 +1,139 @@
+//! The watcher on real file-system events: atomic saves, bursts, renames done outside
+//! Kiln, and a lost-events rescan.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod project_fixture;
+
+use std::fs;
+use std::time::{Duration, Instant};
+
+use dependency_checker::rename::{apply, plan_repoint};
+use dependency_checker::watch::{ChangeBatch, Debounce, ProjectWatcher};
+use project_fixture::*;
+
+/// Collects batches until `done` holds or 10 s pass.
+fn collect(w: &ProjectWatcher, mut done: impl FnMut(&[ChangeBatch]) -> bool) -> Vec<ChangeBatch> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut batches = Vec::new();
+    while Instant::now() < deadline && !done(&batches) {
+        if let Some(b) = w.next_batch(Duration::from_millis(100)) {
+            batches.push(b);
+        }
+    }
+    batches
+}
+
+fn seen(batches: &[ChangeBatch], path: &str) -> bool {
+    batches.iter().any(|b| b.paths.iter().any(|p| p == path))
+}
+
+#[test]
+fn an_atomic_save_is_one_batch_and_updates_the_index() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    let w = ProjectWatcher::start(dir.path(), Debounce::default()).unwrap();
+    let temp = dir.path().join("materials/.stone.material.swp");
+    fs::write(&temp, r#"{"texture": "textures/bark"}"#).unwrap();
+    fs::rename(&temp, dir.path().join("materials/stone.material")).unwrap();
+    let batches = collect(&w, |b| seen(b, "materials/stone.material"));
+    assert_eq!(batches.len(), 1, "{batches:?}");
+    assert!(
+        batches[0].paths.iter().all(|p| !p.contains(".swp")),
+        "hidden temporaries are not resources"
+    );
+    let report = checker.apply_changes(&batches[0]).unwrap();
+    assert_eq!(report.changed, vec!["materials/stone.material".to_owned()]);
+    assert_eq!(checker.references_to("textures/bark.png").len(), 2);
+}
+
+#[test]
+fn a_burst_of_thousands_of_files_arrives_in_few_batches() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    let w = ProjectWatcher::start(dir.path(), Debounce::default()).unwrap();
+    fs::create_dir_all(dir.path().join("generated")).unwrap();
+    for i in 0..2000 {
+        fs::write(
+            dir.path().join(format!("generated/m{i}.material")),
+            r#"{"texture": "textures/bark"}"#,
+        )
+        .unwrap();
+    }
+    // Apply batches until the watcher has been quiet for a second, as the editor does.
+    let mut batches = 0;
+    while let Some(b) = w.next_batch(Duration::from_secs(1)) {
+        batches += 1;
+        checker.apply_changes(&b).unwrap();
+    }
+    assert!(batches <= 12, "{batches} batches for one burst");
+    assert_eq!(checker.references_to("textures/bark.png").len(), 2001);
+}
+
+#[test]
+fn a_rename_outside_kiln_is_recognised_with_its_fix() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    let w = ProjectWatcher::start(dir.path(), Debounce::default()).unwrap();
+    fs::rename(
+        dir.path().join("materials/bark.material"),
+        dir.path().join("materials/oak.material"),
+    )
+    .unwrap();
+    let batches = collect(&w, |b| {
+        seen(b, "materials/oak.material") && seen(b, "materials/bark.material")
+    });
+    let mut renamed = Vec::new();
+    for b in &batches {
+        renamed.extend(checker.apply_changes(b).unwrap().renamed);
+    }
+    assert_eq!(
+        renamed,
+        vec![(
+            "materials/bark.material".to_owned(),
+            "materials/oak.material".to_owned()
+        )]
+    );
+    let fix = plan_repoint(
+        &checker,
+        "materials/bark.material",
+        "materials/oak.material",
+    );
+    let files: Vec<&str> = fix.edits.iter().map(|e| e.file.as_str()).collect();
+    assert_eq!(
+        files,
+        vec![
+            "levels/forest.level",
+            "tools/export.json",
+            "units/tree.unit"
+        ]
+    );
+    apply(&mut checker, &fix).unwrap();
+    assert_eq!(checker.references_to("materials/oak.material").len(), 3);
+    assert!(
+        fs::read_to_string(dir.path().join("tools/export.json"))
+            .unwrap()
+            .contains("\"materials/oak.material\"")
+    );
+}
+
+#[test]
+fn a_rescan_batch_catches_changes_whose_events_were_lost() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    fs::write(dir.path().join("materials/new.material"), "{}").unwrap();
+    fs::remove_file(dir.path().join("meshes/rock.mesh")).unwrap();
+    let report = checker
+        .apply_changes(&ChangeBatch {
+            paths: Vec::new(),
+            rescan: true,
+            first_event: None,
+        })
+        .unwrap();
+    assert_eq!(
+        report.changed,
+        vec![
+            "materials/new.material".to_owned(),
+            "meshes/rock.mesh".to_owned()
+        ]
+    );
+}
