@@ -58,3 +58,5 @@ pub fn picks(count: usize, below: usize, mut seed: u64) -> Vec<usize> {
         })
         .collect()
 }
+
+pub mod project_gen;
