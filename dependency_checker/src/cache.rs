@@ -9,8 +9,8 @@
 //!
 //! Format (little-endian): magic `KIDX`, format version, schema fingerprint (u64),
 //! check time (u64 ns), file count, then per file its path, size, time, hash, parse
-//! error and references; strings are a u32 length and UTF-8 bytes (`u32::MAX` for
-//! none); finally an xxh3-64 of everything before it.
+//! error, its references' shared text and their fixed-size records; strings are a u32
+//! length and UTF-8 bytes; finally an xxh3-64 of everything before it.
 
 use std::fs;
 use std::path::Path;
@@ -20,10 +20,10 @@ use kiln_core::{Registry, write_atomic};
 
 use crate::error::{CheckerError, io_err};
 use crate::index::{FileEntry, Index};
-use crate::scan::{FileScan, RawReference, ScanError};
+use crate::scan::{FileScan, RefRecord, ScanError};
 
 const MAGIC: &[u8; 4] = b"KIDX";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// The cache file, relative to the project root.
 pub const CACHE_FILE: &str = ".kiln/index.bin";
 
@@ -53,12 +53,6 @@ impl Writer {
         self.u32(s.len() as u32);
         self.0.extend_from_slice(s.as_bytes());
     }
-    fn opt(&mut self, s: Option<&str>) {
-        match s {
-            Some(s) => self.str(s),
-            None => self.u32(u32::MAX),
-        }
-    }
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -81,15 +75,6 @@ impl<'a> Reader<'a> {
     fn str(&mut self) -> Option<String> {
         let n = self.u32()? as usize;
         Some(std::str::from_utf8(self.take(n)?).ok()?.to_owned())
-    }
-    fn opt(&mut self) -> Option<Option<String>> {
-        let n = self.u32()?;
-        if n == u32::MAX {
-            return Some(None);
-        }
-        Some(Some(
-            std::str::from_utf8(self.take(n as usize)?).ok()?.to_owned(),
-        ))
     }
 }
 
@@ -116,16 +101,26 @@ pub fn encode(index: &Index) -> Vec<u8> {
             }
             None => w.u32(0),
         }
-        w.u32(f.scan.references.len() as u32);
-        for r in &f.scan.references {
-            w.str(&r.text);
-            w.u32(r.span.0);
-            w.u32(r.span.1);
-            w.u32(r.line);
-            w.str(&r.pointer);
-            w.opt(r.expected_type.as_deref());
-            w.opt(r.entity.as_deref());
-            w.opt(r.component.as_deref());
+        w.str(&f.scan.strings);
+        w.u32(f.scan.records.len() as u32);
+        for r in &f.scan.records {
+            for v in [
+                r.text.0,
+                r.text.1,
+                r.span.0,
+                r.span.1,
+                r.line,
+                r.pointer.0,
+                r.pointer.1,
+                r.expected_type.0,
+                r.expected_type.1,
+                r.entity.0,
+                r.entity.1,
+                r.component.0,
+                r.component.1,
+            ] {
+                w.u32(v);
+            }
         }
     }
     let checksum = xxhash_rust::xxh3::xxh3_64(&w.0);
@@ -157,25 +152,37 @@ pub fn decode(bytes: &[u8], root: &Path, registry: &Arc<Registry>) -> Option<Ind
                 message: r.str()?,
             }),
         };
+        let strings = r.str()?;
         let n = r.u32()? as usize;
-        let mut references = Vec::with_capacity(n.min(1 << 16));
-        for _ in 0..n {
-            references.push(RawReference {
-                text: r.str()?,
-                span: (r.u32()?, r.u32()?),
-                line: r.u32()?,
-                pointer: r.str()?,
-                expected_type: r.opt()?,
-                entity: r.opt()?,
-                component: r.opt()?,
-            });
-        }
+        // Each record is 13 u32; ranges are checked when read (`FileScan::get`).
+        let raw = r.take(n.checked_mul(52)?)?;
+        let records = raw
+            .chunks_exact(52)
+            .map(|c| {
+                let v = |k: usize| {
+                    u32::from_le_bytes([c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]])
+                };
+                RefRecord {
+                    text: (v(0), v(1)),
+                    span: (v(2), v(3)),
+                    line: v(4),
+                    pointer: (v(5), v(6)),
+                    expected_type: (v(7), v(8)),
+                    entity: (v(9), v(10)),
+                    component: (v(11), v(12)),
+                }
+            })
+            .collect();
         files.push(FileEntry {
-            path,
+            path: path.into(),
             size,
             mtime_ns,
             hash,
-            scan: FileScan { references, error },
+            scan: Arc::new(FileScan {
+                strings,
+                records,
+                error,
+            }),
         });
     }
     if !r.0.is_empty() {

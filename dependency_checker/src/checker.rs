@@ -108,13 +108,18 @@ impl Checker {
         let before: std::collections::HashMap<String, u64> = if batch.rescan {
             self.index
                 .files()
-                .map(|f| (f.path.clone(), f.hash))
+                .map(|f| (f.path.to_string(), f.hash))
                 .collect()
         } else {
-            batch
-                .paths
-                .iter()
-                .filter_map(|p| self.index.file(p).map(|f| (p.clone(), f.hash)))
+            // The reported paths, and everything under those that were folders.
+            let prefixes: Vec<String> = batch.paths.iter().map(|p| format!("{p}/")).collect();
+            self.index
+                .files()
+                .filter(|f| {
+                    batch.paths.iter().any(|p| *p == *f.path)
+                        || prefixes.iter().any(|p| f.path.starts_with(p.as_str()))
+                })
+                .map(|f| (f.path.to_string(), f.hash))
                 .collect()
         };
         let changed = if batch.rescan {
@@ -127,8 +132,8 @@ impl Checker {
             changed.extend(
                 self.index
                     .files()
-                    .filter(|f| !before.contains_key(&f.path))
-                    .map(|f| f.path.clone()),
+                    .filter(|f| !before.contains_key(&*f.path))
+                    .map(|f| f.path.to_string()),
             );
             changed.sort();
             changed
@@ -189,15 +194,15 @@ impl Checker {
         self.index
             .files()
             .filter(|f| f.path.starts_with(&prefix))
-            .map(|f| f.path.clone())
+            .map(|f| f.path.to_string())
             .collect()
     }
 
     fn view(&self, file: &str, index: usize, target: &Target) -> Option<ReferenceView> {
-        let raw = self.index.file(file)?.scan.references.get(index)?;
+        let raw = self.index.file(file)?.scan.get(index)?;
         Some(ReferenceView {
-            place: Place::of(file, raw),
-            text: raw.text.clone(),
+            place: Place::of(file, &raw),
+            text: raw.text.to_owned(),
             target: target.clone(),
         })
     }

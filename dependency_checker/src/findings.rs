@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::graph::{Graph, Target};
 use crate::index::{Index, WalkIssue};
 use crate::redirects::Redirects;
-use crate::scan::RawReference;
+use crate::scan::RefView;
 
 /// Where a reference is written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -30,13 +30,13 @@ pub struct Place {
 
 impl Place {
     /// The place of `r` in `file`.
-    pub fn of(file: &str, r: &RawReference) -> Self {
+    pub fn of(file: &str, r: &RefView) -> Self {
         Place {
             file: file.to_owned(),
             line: r.line,
-            pointer: r.pointer.clone(),
-            entity: r.entity.clone(),
-            component: r.component.clone(),
+            pointer: r.pointer.to_owned(),
+            entity: r.entity.map(str::to_owned),
+            component: r.component.map(str::to_owned),
         }
     }
 }
@@ -228,7 +228,7 @@ pub fn roots(index: &Index, boot_levels: &[String]) -> Vec<String> {
             index
                 .files()
                 .filter(|f| f.path.ends_with(".level"))
-                .map(|f| f.path.clone()),
+                .map(|f| f.path.to_string()),
         );
     } else {
         roots.extend(boot_levels.iter().map(|l| format!("{l}.level")));
@@ -251,13 +251,13 @@ pub fn check(
                 None => e.reason.to_owned(),
             };
             out.push(Finding::NonCanonicalName {
-                file: f.path.clone(),
+                file: f.path.to_string(),
                 reason,
             });
         }
         if let Some(e) = &f.scan.error {
             out.push(Finding::ParseError {
-                file: f.path.clone(),
+                file: f.path.to_string(),
                 line: e.line,
                 column: e.column,
                 message: e.message.clone(),
@@ -278,40 +278,37 @@ pub fn check(
         }
     }
     for r in graph.references() {
-        let Some(raw) = index
-            .file(&r.file)
-            .and_then(|f| f.scan.references.get(r.index))
-        else {
+        let Some(raw) = index.file(&r.file).and_then(|f| f.scan.get(r.index)) else {
             continue;
         };
-        let place = Place::of(&r.file, raw);
+        let place = Place::of(&r.file, &raw);
         match &r.target {
             Target::Resolved(_) => {}
             Target::Missing(target) => {
                 match redirects.follow(target).filter(|new| index.contains(new)) {
                     Some(new) => {
-                        let replacement = replacement_text(raw, target, &new);
+                        let replacement = replacement_text(&raw, target, &new);
                         out.push(Finding::StaleRedirect {
                             place,
-                            old: target.clone(),
+                            old: target.to_string(),
                             new,
                             replacement,
                         });
                     }
                     None => out.push(Finding::Missing {
                         place,
-                        target: target.clone(),
+                        target: target.to_string(),
                     }),
                 }
             }
             Target::Ambiguous(candidates) => out.push(Finding::Ambiguous {
                 place,
-                text: raw.text.clone(),
-                candidates: candidates.clone(),
+                text: raw.text.to_owned(),
+                candidates: candidates.iter().map(|c| c.to_string()).collect(),
             }),
             Target::Invalid(reason) => out.push(Finding::InvalidReference {
                 place,
-                text: raw.text.clone(),
+                text: raw.text.to_owned(),
                 reason: reason.clone(),
             }),
         }
@@ -319,24 +316,22 @@ pub fn check(
     // Generic references that name an old path of the redirect log no longer resolve
     // at all; find them by the log's old paths.
     for f in index.files() {
-        for raw in f
-            .scan
-            .references
-            .iter()
-            .filter(|r| r.expected_type.is_none())
-        {
-            let old = if raw.text.contains('.') && redirects.follow(&raw.text).is_some() {
-                Some(raw.text.clone())
+        if redirects.moves().is_empty() {
+            break;
+        }
+        for raw in f.scan.iter().filter(|r| r.expected_type.is_none()) {
+            let old = if raw.text.contains('.') && redirects.follow(raw.text).is_some() {
+                Some(raw.text.to_owned())
             } else {
-                redirects.old_with_base(&raw.text)
+                redirects.old_with_base(raw.text)
             };
             if let Some(old) = old
-                && !index.contains(&raw.text)
+                && !index.contains(raw.text)
                 && let Some(new) = redirects.follow(&old).filter(|n| index.contains(n))
             {
-                let replacement = replacement_text(raw, &old, &new);
+                let replacement = replacement_text(&raw, &old, &new);
                 out.push(Finding::StaleRedirect {
-                    place: Place::of(&f.path, raw),
+                    place: Place::of(&f.path, &raw),
                     old,
                     new,
                     replacement,
@@ -346,12 +341,12 @@ pub fn check(
     }
     let reachable = graph.reachable(&roots(index, boot_levels));
     for f in index.files() {
-        if !reachable.contains(&f.path)
-            && !PROJECT_FILES.contains(&f.path.as_str())
+        if !reachable.contains(&*f.path)
+            && !PROJECT_FILES.contains(&&*f.path)
             && f.resource().is_some()
         {
             out.push(Finding::Unused {
-                file: f.path.clone(),
+                file: f.path.to_string(),
             });
         }
     }
@@ -366,7 +361,7 @@ pub fn check(
 /// typed references, and generic ones written without extension, get the new path
 /// without extension; a generic reference written as the full file path gets the
 /// full new path.
-pub fn replacement_text(raw: &RawReference, old_file: &str, new_file: &str) -> String {
+pub fn replacement_text(raw: &RefView, old_file: &str, new_file: &str) -> String {
     if raw.expected_type.is_none() && raw.text == old_file {
         new_file.to_owned()
     } else {

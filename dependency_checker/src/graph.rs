@@ -3,6 +3,7 @@
 //! references, what references it, what is missing, unused, ambiguous or cyclic.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use kiln_core::ResourcePath;
 use petgraph::Direction;
@@ -10,17 +11,17 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::Dfs;
 
 use crate::index::Index;
-use crate::scan::RawReference;
+use crate::scan::RefView;
 
 /// What a reference points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     /// An existing file.
-    Resolved(String),
+    Resolved(Arc<str>),
     /// A typed reference to a file that does not exist.
-    Missing(String),
+    Missing(Arc<str>),
     /// A generic reference without extension that matches several files.
-    Ambiguous(Vec<String>),
+    Ambiguous(Vec<Arc<str>>),
     /// A typed reference whose text is not a canonical path.
     Invalid(String),
 }
@@ -29,7 +30,7 @@ pub enum Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedRef {
     /// The referencing file.
-    pub file: String,
+    pub file: Arc<str>,
     /// Position in that file's reference list.
     pub index: usize,
     /// What it points at.
@@ -39,37 +40,61 @@ pub struct ResolvedRef {
 /// The graph of a project's references.
 #[derive(Debug)]
 pub struct Graph {
-    graph: DiGraph<String, usize>,
-    nodes: HashMap<String, NodeIndex>,
+    graph: DiGraph<Arc<str>, u32>,
+    nodes: HashMap<Arc<str>, NodeIndex>,
     refs: Vec<ResolvedRef>,
 }
 
-/// Resolves `r` (found in some file) against the files of `index`.
+/// Whether `s` is a canonical resource path, without allocating (the common case;
+/// [`ResourcePath::parse`] explains a failure).
+fn is_canonical(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('/')
+        && !s.ends_with('/')
+        && s.split('/').all(|seg| {
+            !seg.is_empty()
+                && seg != "."
+                && seg != ".."
+                && seg.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.')
+                })
+        })
+}
+
+/// Resolves `r` (found in some file) against the files of `index`. `buf` is scratch
+/// space reused across calls.
 pub fn resolve(
     index: &Index,
-    base_paths: &HashMap<&str, Vec<&str>>,
-    r: &RawReference,
+    base_paths: &HashMap<&str, Vec<&Arc<str>>>,
+    r: &RefView,
+    buf: &mut String,
 ) -> Option<Target> {
-    match &r.expected_type {
-        Some(ty) => Some(match ResourcePath::parse(&r.text) {
-            Ok(path) => {
-                let file = path.with_extension(ty);
-                if index.contains(&file) {
-                    Target::Resolved(file)
-                } else {
-                    Target::Missing(file)
-                }
+    match r.expected_type {
+        Some(ty) => {
+            if !is_canonical(r.text) {
+                return Some(Target::Invalid(
+                    ResourcePath::parse(r.text)
+                        .err()
+                        .map_or_else(|| "not a canonical path".to_owned(), |e| e.to_string()),
+                ));
             }
-            Err(e) => Target::Invalid(e.to_string()),
-        }),
+            buf.clear();
+            buf.push_str(r.text);
+            buf.push('.');
+            buf.push_str(ty);
+            Some(match index.path_key(buf) {
+                Some(path) => Target::Resolved(path.clone()),
+                None => Target::Missing(Arc::from(buf.as_str())),
+            })
+        }
         None => {
-            if index.contains(&r.text) {
-                return Some(Target::Resolved(r.text.clone()));
+            if let Some(path) = index.path_key(r.text) {
+                return Some(Target::Resolved(path.clone()));
             }
-            match base_paths.get(r.text.as_str()).map(Vec::as_slice) {
-                Some([one]) => Some(Target::Resolved((*one).to_owned())),
+            match base_paths.get(r.text).map(Vec::as_slice) {
+                Some([one]) => Some(Target::Resolved((*one).clone())),
                 Some(many) if many.len() > 1 => Some(Target::Ambiguous(
-                    many.iter().map(|s| s.to_string()).collect(),
+                    many.iter().map(|p| (*p).clone()).collect(),
                 )),
                 // A string that names no file is not a reference.
                 _ => None,
@@ -82,26 +107,24 @@ impl Graph {
     /// Resolves every reference of `index` and builds the graph.
     pub fn build(index: &Index) -> Self {
         let base_paths = index.by_base_path();
-        let mut graph = DiGraph::new();
-        let mut nodes = HashMap::new();
+        let mut graph = DiGraph::with_capacity(index.stats().files.max(16), 0);
+        let mut nodes: HashMap<Arc<str>, NodeIndex> = HashMap::new();
         for f in index.files() {
             nodes.insert(f.path.clone(), graph.add_node(f.path.clone()));
         }
         let mut refs = Vec::new();
+        let mut buf = String::new();
         for f in index.files() {
-            for (i, r) in f.scan.references.iter().enumerate() {
-                let Some(target) = resolve(index, &base_paths, r) else {
+            let from = nodes[&f.path];
+            for (i, r) in f.scan.iter().enumerate() {
+                let Some(target) = resolve(index, &base_paths, &r, &mut buf) else {
                     continue;
                 };
-                let to = match &target {
-                    Target::Resolved(p) | Target::Missing(p) => Some(p.clone()),
-                    _ => None,
-                };
-                if let Some(to) = to {
-                    let to_node = *nodes
-                        .entry(to.clone())
-                        .or_insert_with(|| graph.add_node(to));
-                    graph.add_edge(nodes[&f.path], to_node, refs.len());
+                if let Target::Resolved(p) | Target::Missing(p) = &target {
+                    let to = *nodes
+                        .entry(p.clone())
+                        .or_insert_with(|| graph.add_node(p.clone()));
+                    graph.add_edge(from, to, refs.len() as u32);
                 }
                 refs.push(ResolvedRef {
                     file: f.path.clone(),
@@ -126,7 +149,7 @@ impl Graph {
         let mut out: Vec<&ResolvedRef> = self
             .graph
             .edges_directed(node, Direction::Incoming)
-            .map(|e| &self.refs[*e.weight()])
+            .map(|e| &self.refs[*e.weight() as usize])
             .collect();
         out.sort_by(|a, b| (&a.file, a.index).cmp(&(&b.file, b.index)));
         out
@@ -134,7 +157,7 @@ impl Graph {
 
     /// The references made by `file`, in file order.
     pub fn references_from(&self, file: &str) -> Vec<&ResolvedRef> {
-        let mut out: Vec<&ResolvedRef> = self.refs.iter().filter(|r| r.file == file).collect();
+        let mut out: Vec<&ResolvedRef> = self.refs.iter().filter(|r| &*r.file == file).collect();
         out.sort_by_key(|r| r.index);
         out
     }
@@ -143,12 +166,12 @@ impl Graph {
     pub fn reachable(&self, roots: &[String]) -> BTreeSet<String> {
         let mut seen = BTreeSet::new();
         for root in roots {
-            let Some(&start) = self.nodes.get(root) else {
+            let Some(&start) = self.nodes.get(root.as_str()) else {
                 continue;
             };
             let mut dfs = Dfs::new(&self.graph, start);
             while let Some(n) = dfs.next(&self.graph) {
-                seen.insert(self.graph[n].clone());
+                seen.insert(self.graph[n].to_string());
             }
         }
         seen
@@ -159,14 +182,14 @@ impl Graph {
     pub fn prefab_cycles(&self) -> Vec<Vec<String>> {
         let mut cycles = Vec::new();
         for scc in petgraph::algo::tarjan_scc(&self.graph) {
-            let units: Vec<&String> = scc
+            let units: Vec<&Arc<str>> = scc
                 .iter()
                 .map(|&n| &self.graph[n])
                 .filter(|p| p.ends_with(".unit"))
                 .collect();
             let self_loop = scc.len() == 1 && self.graph.find_edge(scc[0], scc[0]).is_some();
             if units.len() == scc.len() && (scc.len() > 1 || self_loop) {
-                let mut cycle: Vec<String> = units.into_iter().cloned().collect();
+                let mut cycle: Vec<String> = units.into_iter().map(|p| p.to_string()).collect();
                 cycle.sort();
                 cycle.push(cycle[0].clone());
                 cycles.push(cycle);

@@ -23,15 +23,15 @@ use crate::scan::{FileScan, scan_file};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {
     /// Path from the project root with `/` separators, as on disk.
-    pub path: String,
+    pub path: Arc<str>,
     /// Size in bytes.
     pub size: u64,
     /// Modification time, nanoseconds since the Unix epoch.
     pub mtime_ns: u64,
     /// xxh3-64 of the content.
     pub hash: u64,
-    /// References found in it.
-    pub scan: FileScan,
+    /// References found in it (shared: an unchanged file's entry is reused as is).
+    pub scan: Arc<FileScan>,
 }
 
 impl FileEntry {
@@ -68,7 +68,7 @@ pub struct BuildStats {
 pub struct Index {
     root: PathBuf,
     registry: Arc<Registry>,
-    files: BTreeMap<String, FileEntry>,
+    files: BTreeMap<Arc<str>, FileEntry>,
     issues: Vec<WalkIssue>,
     stats: BuildStats,
     /// When the entries were last checked against the disk (for racy-time detection).
@@ -119,11 +119,11 @@ fn index_file(
         _ => {
             stats.parsed.fetch_add(1, Ordering::Relaxed);
             let ext = rel.rsplit_once('.').map_or("", |(_, e)| e);
-            scan_file(registry, ext, &bytes)
+            Arc::new(scan_file(registry, ext, &bytes))
         }
     };
     Ok(FileEntry {
-        path: rel.to_owned(),
+        path: rel.into(),
         size: bytes.len() as u64,
         mtime_ns: mtime,
         hash,
@@ -255,7 +255,7 @@ impl Index {
                         return WalkState::Continue;
                     }
                 };
-                let prev = previous_files.and_then(|f| f.get(&rel));
+                let prev = previous_files.and_then(|f| f.get(rel.as_str()));
                 match index_file(registry, root, &rel, &meta, prev, previous_check, counters) {
                     Ok(e) => flush.0.push(e),
                     Err(e) => {
@@ -271,7 +271,7 @@ impl Index {
                 WalkState::Continue
             })
         });
-        let files: BTreeMap<String, FileEntry> = found
+        let files: BTreeMap<Arc<str>, FileEntry> = found
             .into_inner()
             .unwrap_or_default()
             .into_iter()
@@ -296,18 +296,43 @@ impl Index {
 
     /// Re-indexes the given project-relative files (changed, created or deleted).
     /// Returns the paths whose entries changed.
+    ///
+    /// A path that is now a folder is walked (a folder moved or created in one go
+    /// reports only itself, and files written into a new folder before the watcher
+    /// saw it report nothing); a path that no longer exists removes every entry
+    /// under it too.
     pub fn update(&mut self, paths: &[String]) -> Vec<String> {
         let started = now_ns();
         let counters = Counters::default();
         let mut changed = Vec::new();
+        let mut work: Vec<String> = Vec::with_capacity(paths.len());
         for rel in paths {
+            let full = self.root.join(rel);
+            match fs::symlink_metadata(&full) {
+                Ok(meta) if meta.is_dir() => self.collect_files(rel, &mut work),
+                Ok(_) => work.push(rel.clone()),
+                Err(_) => {
+                    let prefix = format!("{rel}/");
+                    work.extend(
+                        self.files
+                            .keys()
+                            .filter(|k| k.starts_with(&prefix))
+                            .map(|k| k.to_string()),
+                    );
+                    work.push(rel.clone());
+                }
+            }
+        }
+        work.sort();
+        work.dedup();
+        for rel in &work {
             if is_excluded(rel) {
                 continue;
             }
             let full = self.root.join(rel);
             match fs::symlink_metadata(&full) {
                 Ok(meta) if meta.is_file() => {
-                    let prev = self.files.get(rel);
+                    let prev = self.files.get(rel.as_str());
                     match index_file(
                         &self.registry,
                         &self.root,
@@ -320,7 +345,7 @@ impl Index {
                         Ok(entry) => {
                             if prev != Some(&entry) {
                                 changed.push(rel.clone());
-                                self.files.insert(rel.clone(), entry);
+                                self.files.insert(entry.path.clone(), entry);
                             }
                         }
                         Err(e) => {
@@ -330,7 +355,7 @@ impl Index {
                     }
                 }
                 _ => {
-                    if self.files.remove(rel).is_some() {
+                    if self.files.remove(rel.as_str()).is_some() {
                         changed.push(rel.clone());
                     }
                 }
@@ -338,6 +363,30 @@ impl Index {
         }
         self.checked_at_ns = started;
         changed
+    }
+
+    /// Every file under the folder `rel`, recursively, skipping what is not a resource.
+    fn collect_files(&self, rel: &str, out: &mut Vec<String>) {
+        let mut stack = vec![rel.to_owned()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = fs::read_dir(self.root.join(&dir)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                    continue;
+                };
+                let child = format!("{dir}/{name}");
+                if is_excluded(&child) {
+                    continue;
+                }
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() => stack.push(child),
+                    Ok(t) if t.is_file() => out.push(child),
+                    _ => {}
+                }
+            }
+        }
     }
 
     /// The project root.
@@ -355,6 +404,10 @@ impl Index {
     /// The file at `path`.
     pub fn file(&self, path: &str) -> Option<&FileEntry> {
         self.files.get(path)
+    }
+    /// The shared path of the file at `path`.
+    pub fn path_key(&self, path: &str) -> Option<&Arc<str>> {
+        self.files.get_key_value(path).map(|(k, _)| k)
     }
     /// Whether a file exists at `path` in the index.
     pub fn contains(&self, path: &str) -> bool {
@@ -391,8 +444,8 @@ impl Index {
 
     /// Files grouped by canonical base path (`textures/rose` -> `textures/rose.png`, ...),
     /// for resolving generic references written without extension.
-    pub(crate) fn by_base_path(&self) -> HashMap<&str, Vec<&str>> {
-        let mut map: HashMap<&str, Vec<&str>> = HashMap::new();
+    pub(crate) fn by_base_path(&self) -> HashMap<&str, Vec<&Arc<str>>> {
+        let mut map: HashMap<&str, Vec<&Arc<str>>> = HashMap::new();
         for path in self.files.keys() {
             if let Some((base, _)) = path.rsplit_once('.')
                 && !base.ends_with('/')

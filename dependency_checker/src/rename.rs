@@ -142,26 +142,26 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
             let Some(entry) = index.file(&r.file) else {
                 continue;
             };
-            let Some(raw) = entry.scan.references.get(r.index) else {
+            let Some(raw) = entry.scan.get(r.index) else {
                 continue;
             };
             if raw.expected_type.is_some() && ext_old != ext_new {
                 return refuse(format!(
                     "cannot move {old} to {new}: {} refers to it as a .{} resource, and the move changes its type",
-                    Place::of(&r.file, raw),
+                    Place::of(&r.file, &raw),
                     ext_old.unwrap_or("")
                 ));
             }
-            let new_text = replacement_text(raw, old, new);
-            let edit = edits.entry(r.file.clone()).or_insert_with(|| FileEdit {
-                file: r.file.clone(),
+            let new_text = replacement_text(&raw, old, new);
+            let edit = edits.entry(r.file.to_string()).or_insert_with(|| FileEdit {
+                file: r.file.to_string(),
                 expected_hash: entry.hash,
                 changes: Vec::new(),
             });
             edit.changes.push(Change {
-                place: Place::of(&r.file, raw),
+                place: Place::of(&r.file, &raw),
                 span: raw.span,
-                old_text: raw.text.clone(),
+                old_text: raw.text.to_owned(),
                 new_text,
             });
         }
@@ -182,7 +182,7 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
         let Some(entry) = checker.index().file(file) else {
             return;
         };
-        let Some(raw) = entry.scan.references.get(index) else {
+        let Some(raw) = entry.scan.get(index) else {
             return;
         };
         edits
@@ -194,10 +194,10 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
             })
             .changes
             .push(Change {
-                place: Place::of(file, raw),
+                place: Place::of(file, &raw),
                 span: raw.span,
-                old_text: raw.text.clone(),
-                new_text: replacement_text(raw, old, new),
+                old_text: raw.text.to_owned(),
+                new_text: replacement_text(&raw, old, new),
             });
     };
     // Typed references still point at the missing file in the graph.
@@ -207,7 +207,7 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
     // Generic ones stopped resolving when the file went away: match their text.
     let base = old.rsplit_once('.').map_or(old, |(b, _)| b);
     for f in checker.index().files() {
-        for (i, raw) in f.scan.references.iter().enumerate() {
+        for (i, raw) in f.scan.iter().enumerate() {
             if raw.expected_type.is_none() && (raw.text == old || raw.text == base) {
                 add(&f.path, i);
             }
@@ -239,7 +239,6 @@ pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
         };
         let Some(raw) = entry
             .scan
-            .references
             .iter()
             .find(|r| r.pointer == place.pointer && r.line == place.line)
         else {
@@ -256,7 +255,7 @@ pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
             .push(Change {
                 place,
                 span: raw.span,
-                old_text: raw.text.clone(),
+                old_text: raw.text.to_owned(),
                 new_text: replacement,
             });
     }

@@ -12,7 +12,8 @@
 use kiln_core::registry::ResourceFormat;
 use kiln_core::{FieldKind, FieldSchema, Registry};
 
-/// One reference found in a file.
+/// One reference found in a file, owned (see [`RefView`] for the borrowed form the
+/// index stores).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawReference {
     /// The string's decoded text, e.g. `materials/bark`.
@@ -31,6 +32,40 @@ pub struct RawReference {
     pub component: Option<String>,
 }
 
+/// One reference of a [`FileScan`], borrowed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefView<'a> {
+    /// The string's decoded text, e.g. `materials/bark`.
+    pub text: &'a str,
+    /// Byte range of the string's content (inside the quotes) in the file.
+    pub span: (u32, u32),
+    /// 1-based line of the string.
+    pub line: u32,
+    /// JSON pointer to the value.
+    pub pointer: &'a str,
+    /// The resource type its field declares; `None` for a generic candidate.
+    pub expected_type: Option<&'a str>,
+    /// For levels and units: the authoring id of the entity it is in.
+    pub entity: Option<&'a str>,
+    /// For levels and units: the component type it is in.
+    pub component: Option<&'a str>,
+}
+
+impl RefView<'_> {
+    /// An owned copy.
+    pub fn to_owned(&self) -> RawReference {
+        RawReference {
+            text: self.text.to_owned(),
+            span: self.span,
+            line: self.line,
+            pointer: self.pointer.to_owned(),
+            expected_type: self.expected_type.map(str::to_owned),
+            entity: self.entity.map(str::to_owned),
+            component: self.component.map(str::to_owned),
+        }
+    }
+}
+
 /// A file that is not valid JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanError {
@@ -42,13 +77,122 @@ pub struct ScanError {
     pub message: String,
 }
 
-/// What scanning a file produced.
+/// A string stored in a [`FileScan`]'s text: start and end, `NO_TEXT` for none.
+type TextRange = (u32, u32);
+const NO_TEXT: TextRange = (u32::MAX, u32::MAX);
+
+/// One reference's fixed-size record; its strings live in the scan's shared text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RefRecord {
+    pub(crate) text: TextRange,
+    pub(crate) span: (u32, u32),
+    pub(crate) line: u32,
+    pub(crate) pointer: TextRange,
+    pub(crate) expected_type: TextRange,
+    pub(crate) entity: TextRange,
+    pub(crate) component: TextRange,
+}
+
+/// What scanning a file produced: its references and candidates, in file order.
+///
+/// All of a file's strings share one buffer and each reference is a fixed-size
+/// record, so an index of 200,000 references is 40,000 allocations, not a million,
+/// and loading it from the cache is mostly copying.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FileScan {
-    /// References and generic candidates, in file order.
-    pub references: Vec<RawReference>,
+    pub(crate) strings: String,
+    pub(crate) records: Vec<RefRecord>,
     /// Set when a file of a JSON resource type does not parse.
     pub error: Option<ScanError>,
+}
+
+impl FileScan {
+    /// Number of references.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    fn text(&self, r: TextRange) -> Option<&str> {
+        (r != NO_TEXT)
+            .then(|| self.strings.get(r.0 as usize..r.1 as usize))
+            .flatten()
+    }
+
+    /// The `i`-th reference.
+    pub fn get(&self, i: usize) -> Option<RefView<'_>> {
+        let r = self.records.get(i)?;
+        Some(RefView {
+            text: self.text(r.text).unwrap_or(""),
+            span: r.span,
+            line: r.line,
+            pointer: self.text(r.pointer).unwrap_or(""),
+            expected_type: self.text(r.expected_type),
+            entity: self.text(r.entity),
+            component: self.text(r.component),
+        })
+    }
+
+    /// Every reference, in file order.
+    pub fn iter(&self) -> impl Iterator<Item = RefView<'_>> + '_ {
+        (0..self.records.len()).filter_map(|i| self.get(i))
+    }
+
+    /// Stores `s`, reusing an identical earlier string of the same kind when it is the
+    /// last one stored (entity ids and component names repeat in runs).
+    fn intern(&mut self, s: &str, last: &mut TextRange) -> TextRange {
+        if *last != NO_TEXT && self.text(*last) == Some(s) {
+            return *last;
+        }
+        let start = self.strings.len() as u32;
+        self.strings.push_str(s);
+        *last = (start, self.strings.len() as u32);
+        *last
+    }
+
+    /// Builds a scan from owned references (tests, and tools that make scans by hand).
+    pub fn from_references(references: &[RawReference], error: Option<ScanError>) -> Self {
+        let mut scan = FileScan {
+            error,
+            ..Default::default()
+        };
+        let (mut t, mut c, mut e) = (NO_TEXT, NO_TEXT, NO_TEXT);
+        for r in references {
+            let text = scan.intern(&r.text, &mut NO_TEXT.clone());
+            let pointer = scan.intern(&r.pointer, &mut NO_TEXT.clone());
+            let expected_type = r
+                .expected_type
+                .as_deref()
+                .map_or(NO_TEXT, |s| scan.intern(s, &mut t));
+            let entity = r
+                .entity
+                .as_deref()
+                .map_or(NO_TEXT, |s| scan.intern(s, &mut e));
+            let component = r
+                .component
+                .as_deref()
+                .map_or(NO_TEXT, |s| scan.intern(s, &mut c));
+            scan.records.push(RefRecord {
+                text,
+                span: r.span,
+                line: r.line,
+                pointer,
+                expected_type,
+                entity,
+                component,
+            });
+        }
+        scan
+    }
+
+    /// Owned copies of every reference.
+    pub fn references(&self) -> Vec<RawReference> {
+        self.iter().map(|r| r.to_owned()).collect()
+    }
 }
 
 /// How a file's content is interpreted.
@@ -63,8 +207,8 @@ enum Schema<'r> {
 }
 
 /// What a string value at some path is.
-enum Class {
-    Typed(String),
+enum Class<'r> {
+    Typed(&'r str),
     NotReference,
     Generic,
 }
@@ -85,7 +229,11 @@ pub fn scan_file(registry: &Registry, ext: &str, bytes: &[u8]) -> FileScan {
         path: Vec::new(),
         registry,
         schema,
-        out: Vec::new(),
+        scan: FileScan::default(),
+        ref_entity: Vec::new(),
+        last_type: NO_TEXT,
+        last_component: NO_TEXT,
+        pointer_buf: String::new(),
         entity_ids: Vec::new(),
         line_pos: 0,
         line: 1,
@@ -104,34 +252,27 @@ pub fn scan_file(registry: &Registry, ext: &str, bytes: &[u8]) -> FileScan {
     match result {
         Ok(()) => {
             let Scanner {
-                mut out,
+                mut scan,
+                ref_entity,
                 entity_ids,
                 ..
             } = s;
-            if matches!(schema, Schema::Entities) {
-                for r in &mut out {
-                    if let Some(Some(id)) = r
-                        .entity
-                        .as_ref()
-                        .and_then(|n| n.parse::<usize>().ok())
-                        .map(|n| entity_ids.get(n).cloned().flatten())
-                    {
-                        r.entity = Some(id);
-                    } else {
-                        r.entity = None;
-                    }
+            // Entity ids may come after the components in an entity object: attach
+            // them once the whole file is read.
+            let mut last = NO_TEXT;
+            for (k, &n) in ref_entity.iter().enumerate() {
+                if let Some(Some(id)) = entity_ids.get(n as usize) {
+                    let range = scan.intern(id, &mut last);
+                    scan.records[k].entity = range;
                 }
             }
-            FileScan {
-                references: out,
-                error: None,
-            }
+            scan
         }
         // A third-party file that is not JSON has no references we can see.
         Err(_) if matches!(schema, Schema::Generic) => FileScan::default(),
         Err(error) => FileScan {
-            references: Vec::new(),
             error: Some(error),
+            ..Default::default()
         },
     }
 }
@@ -149,7 +290,12 @@ struct Scanner<'a, 'r> {
     path: Vec<Segment>,
     registry: &'r Registry,
     schema: Schema<'r>,
-    out: Vec<RawReference>,
+    scan: FileScan,
+    /// Entity index of each record (`u32::MAX` for none), resolved to ids at the end.
+    ref_entity: Vec<u32>,
+    last_type: TextRange,
+    last_component: TextRange,
+    pointer_buf: String,
     /// Authoring id of each entity of a level, by index, filled as seen.
     entity_ids: Vec<Option<String>>,
     line_pos: usize,
@@ -158,7 +304,7 @@ struct Scanner<'a, 'r> {
 
 const MAX_DEPTH: usize = 256;
 
-impl<'a> Scanner<'a, '_> {
+impl<'a, 'r> Scanner<'a, 'r> {
     fn error(&self, message: &str) -> ScanError {
         let upto = &self.bytes[..self.pos.min(self.bytes.len())];
         let line = memchr::memchr_iter(b'\n', upto).count() as u32 + 1;
@@ -339,7 +485,7 @@ impl<'a> Scanner<'a, '_> {
         }
     }
 
-    fn key(&self, i: usize) -> Option<&str> {
+    fn key(&self, i: usize) -> Option<&'a str> {
         match self.path.get(i)? {
             Segment::Key(s, e, false) => {
                 std::str::from_utf8(&self.bytes[*s as usize..*e as usize]).ok()
@@ -356,20 +502,25 @@ impl<'a> Scanner<'a, '_> {
         }
     }
 
-    fn classify_field(&self, fields: &[FieldSchema], field: Option<&str>, rest: usize) -> Class {
+    fn classify_field(
+        &self,
+        fields: &'r [FieldSchema],
+        field: Option<&str>,
+        rest: usize,
+    ) -> Class<'r> {
         let Some(f) = field.and_then(|name| fields.iter().find(|f| f.name == name)) else {
             return Class::Generic;
         };
         match (&f.kind, rest) {
             (FieldKind::ResourceRef { resource_type }, 0)
-            | (FieldKind::ResourceList { resource_type }, 1) => Class::Typed(resource_type.clone()),
+            | (FieldKind::ResourceList { resource_type }, 1) => Class::Typed(resource_type),
             _ => Class::NotReference,
         }
     }
 
     /// Classifies the string at the current path; also returns (entity index,
     /// component) context for levels.
-    fn classify(&self) -> (Class, Option<u32>, Option<String>) {
+    fn classify(&self) -> (Class<'r>, Option<u32>, Option<&'a str>) {
         match self.schema {
             Schema::Generic => (Class::Generic, None, None),
             Schema::Fields(fields) => {
@@ -383,12 +534,12 @@ impl<'a> Scanner<'a, '_> {
                 let Some(n) = self.index(1) else {
                     return (Class::Generic, None, None);
                 };
-                let class_in_component = |component_at: usize| -> (Class, Option<String>) {
+                let class_in_component = |component_at: usize| -> (Class<'r>, Option<&'a str>) {
                     let Some(component) = self.key(component_at) else {
                         return (Class::Generic, None);
                     };
                     let Some(ty) = self.registry.component(component) else {
-                        return (Class::Generic, Some(component.to_owned()));
+                        return (Class::Generic, Some(component));
                     };
                     // An array of instances for types that allow several.
                     let mut at = component_at + 1;
@@ -398,11 +549,11 @@ impl<'a> Scanner<'a, '_> {
                     let rest = self.path.len().saturating_sub(at + 1);
                     (
                         self.classify_field(&ty.fields, self.key(at), rest),
-                        Some(component.to_owned()),
+                        Some(component),
                     )
                 };
                 match (self.key(2), self.path.len()) {
-                    (Some("prefab"), 3) => (Class::Typed("unit".into()), Some(n), None),
+                    (Some("prefab"), 3) => (Class::Typed("unit"), Some(n), None),
                     (Some("id" | "name" | "parent"), 3) => (Class::NotReference, Some(n), None),
                     (Some("components"), len) if len >= 5 => {
                         let (c, comp) = class_in_component(3);
@@ -457,32 +608,70 @@ impl<'a> Scanner<'a, '_> {
                 None
             }
         };
-        let Some(text) = self.decode(start, end, escaped) else {
-            return;
+        // Text: borrowed straight from the file unless it has escapes.
+        let decoded;
+        let text: &str = if escaped {
+            match self.decode(start, end, true) {
+                Some(t) => {
+                    decoded = t;
+                    &decoded
+                }
+                None => return,
+            }
+        } else {
+            match std::str::from_utf8(&self.bytes[start..end]) {
+                Ok(t) => t,
+                Err(_) => return,
+            }
         };
-        if expected_type.is_none() && kiln_core::ResourcePath::parse(&text).is_err() {
+        if expected_type.is_none() && kiln_core::ResourcePath::parse(text).is_err() {
             return;
         }
         let line = self.line_at(start);
-        let pointer = self.pointer();
-        self.out.push(RawReference {
+        let mut pointer = std::mem::take(&mut self.pointer_buf);
+        self.write_pointer(&mut pointer);
+        let text = self.scan.intern(text, &mut NO_TEXT.clone());
+        let pointer_range = self.scan.intern(&pointer, &mut NO_TEXT.clone());
+        self.pointer_buf = pointer;
+        let expected_type = match expected_type {
+            Some(t) => {
+                let mut last = self.last_type;
+                let r = self.scan.intern(t, &mut last);
+                self.last_type = last;
+                r
+            }
+            None => NO_TEXT,
+        };
+        let component = match component {
+            Some(c) => {
+                let mut last = self.last_component;
+                let r = self.scan.intern(c, &mut last);
+                self.last_component = last;
+                r
+            }
+            None => NO_TEXT,
+        };
+        self.scan.records.push(RefRecord {
             text,
             span: (start as u32, end as u32),
             line,
-            pointer,
+            pointer: pointer_range,
             expected_type,
-            // The index for now; replaced by the id once the whole file is read.
-            entity: entity.map(|n| n.to_string()),
+            entity: NO_TEXT,
             component,
         });
+        self.ref_entity.push(entity.unwrap_or(u32::MAX));
     }
 
-    fn pointer(&self) -> String {
-        let mut p = String::new();
+    fn write_pointer(&self, p: &mut String) {
+        use std::fmt::Write as _;
+        p.clear();
         for (i, seg) in self.path.iter().enumerate() {
             p.push('/');
             match seg {
-                Segment::Index(n) => p.push_str(&n.to_string()),
+                Segment::Index(n) => {
+                    let _ = write!(p, "{n}");
+                }
                 Segment::Key(s, e, esc) => {
                     let key = if *esc {
                         self.decode(*s as usize, *e as usize, true)
@@ -490,11 +679,14 @@ impl<'a> Scanner<'a, '_> {
                     } else {
                         self.key(i).unwrap_or_default().to_owned()
                     };
-                    p.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    if key.contains(['~', '/']) {
+                        p.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    } else {
+                        p.push_str(&key);
+                    }
                 }
             }
         }
-        p
     }
 }
 
@@ -524,8 +716,8 @@ mod tests {
 }"#;
         let scan = scan("level", text);
         assert_eq!(scan.error, None);
-        let got: Vec<_> = scan
-            .references
+        let refs = scan.references();
+        let got: Vec<_> = refs
             .iter()
             .map(|r| {
                 (
@@ -583,7 +775,7 @@ mod tests {
                 ),
             ]
         );
-        for r in &scan.references {
+        for r in &scan.references() {
             assert_eq!(&text[r.span.0 as usize..r.span.1 as usize], r.text);
         }
     }
@@ -594,8 +786,8 @@ mod tests {
             "material",
             r#"{"color": [1, 0, 0, 1], "texture": "textures/bark", "notes": "docs/material_guide.txt"}"#,
         );
-        let got: Vec<_> = m
-            .references
+        let refs = m.references();
+        let got: Vec<_> = refs
             .iter()
             .map(|r| (r.text.as_str(), r.expected_type.as_deref()))
             .collect();
@@ -610,8 +802,8 @@ mod tests {
             "project",
             r#"{"name": "demo", "boot_levels": ["levels/a", "levels/b"]}"#,
         );
-        let got: Vec<_> = p
-            .references
+        let refs = p.references();
+        let got: Vec<_> = refs
             .iter()
             .map(|r| (r.text.as_str(), r.pointer.as_str()))
             .collect();
@@ -630,7 +822,8 @@ mod tests {
             "json",
             r#"{"tool": {"inputs": ["textures/bark.png", "Not A Path", "levels/forest"]}}"#,
         );
-        let got: Vec<_> = s.references.iter().map(|r| r.text.as_str()).collect();
+        let refs = s.references();
+        let got: Vec<_> = refs.iter().map(|r| r.text.as_str()).collect();
         assert_eq!(got, vec!["textures/bark.png", "levels/forest"]);
         assert_eq!(scan("txt", "hello { world"), FileScan::default());
         assert_eq!(scan("png", "\u{89}PNG"), FileScan::default());
@@ -647,9 +840,9 @@ mod tests {
     fn escaped_strings_are_decoded_and_spans_cover_the_raw_text() {
         let text = r#"{"texture": "textures\/bark"}"#;
         let s = scan("material", text);
-        assert_eq!(s.references[0].text, "textures/bark");
+        assert_eq!(s.references()[0].text, "textures/bark");
         assert_eq!(
-            &text[s.references[0].span.0 as usize..s.references[0].span.1 as usize],
+            &text[s.references()[0].span.0 as usize..s.references()[0].span.1 as usize],
             r"textures\/bark"
         );
     }
@@ -657,7 +850,7 @@ mod tests {
     #[test]
     fn non_canonical_typed_references_are_kept_for_reporting() {
         let s = scan("material", r#"{"texture": "Textures\\Bark"}"#);
-        assert_eq!(s.references[0].text, "Textures\\Bark");
-        assert_eq!(s.references[0].expected_type.as_deref(), Some("png"));
+        assert_eq!(s.references()[0].text, "Textures\\Bark");
+        assert_eq!(s.references()[0].expected_type.as_deref(), Some("png"));
     }
 }

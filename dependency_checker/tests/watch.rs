@@ -137,3 +137,31 @@ fn a_rescan_batch_catches_changes_whose_events_were_lost() {
         ]
     );
 }
+
+#[test]
+fn a_folder_moved_in_a_file_manager_is_seen_whole() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    let w = ProjectWatcher::start(dir.path(), Debounce::default()).unwrap();
+    fs::rename(dir.path().join("materials"), dir.path().join("surfaces")).unwrap();
+    let mut renamed = Vec::new();
+    while let Some(b) = w.next_batch(Duration::from_millis(500)) {
+        renamed.extend(checker.apply_changes(&b).unwrap().renamed);
+    }
+    renamed.sort();
+    assert_eq!(
+        renamed,
+        vec![
+            (
+                "materials/bark.material".to_owned(),
+                "surfaces/bark.material".to_owned()
+            ),
+            (
+                "materials/stone.material".to_owned(),
+                "surfaces/stone.material".to_owned()
+            ),
+        ]
+    );
+    assert!(checker.index().file("materials/bark.material").is_none());
+    assert!(checker.index().file("surfaces/stone.material").is_some());
+}
