@@ -144,9 +144,14 @@ pub fn deps(
         use dependency_checker::graph::Target;
         for d in &deps {
             let target = match &d.target {
-                Target::Resolved(f) => f.clone(),
+                Target::Resolved(f) => f.to_string(),
                 Target::Missing(f) => format!("{f} (missing)"),
-                Target::Ambiguous(c) => format!("ambiguous: {}", c.join(" or ")),
+                Target::Ambiguous(c) => {
+                    format!(
+                        "ambiguous: {}",
+                        c.iter().map(|p| &**p).collect::<Vec<_>>().join(" or ")
+                    )
+                }
                 Target::Invalid(reason) => format!("invalid: {reason}"),
             };
             writeln!(out, "{} -> {target}", d.place)?;

@@ -71,7 +71,11 @@ fn write(root: &Path, rel: &str, text: &str) -> io::Result<()> {
 
 /// Writes the project into `root` (which should be empty).
 pub fn generate(root: &Path, shape: Shape) -> io::Result<()> {
-    let mut hero_left = HERO_REFERENCES;
+    // The files that reference the hero: up to 400 levels, then up to 400 units,
+    // then third-party files for the rest.
+    let mut level_quota = shape.levels.min(400);
+    let mut unit_quota = shape.units.min(400);
+    let mut tool_quota = HERO_REFERENCES - level_quota - unit_quota;
     write(root, "kiln.project", "{\"name\": \"generated\"}\n")?;
     write(root, HERO, "{\n  \"color\": [1, 0.8, 0.2, 1]\n}\n")?;
     for i in 0..shape.materials.saturating_sub(1) {
@@ -97,8 +101,8 @@ pub fn generate(root: &Path, shape: Shape) -> io::Result<()> {
     for i in 0..shape.units {
         let mut s = String::from("{\n  \"entities\": [\n");
         for e in 0..4 {
-            let mat = if e == 0 && hero_left > 0 && i % 4 == 0 {
-                hero_left -= 1;
+            let mat = if e == 0 && unit_quota > 0 {
+                unit_quota -= 1;
                 "materials/shared/hero".to_owned()
             } else {
                 material((i * 7 + e) % shape.materials.saturating_sub(1).max(1))
@@ -129,8 +133,8 @@ pub fn generate(root: &Path, shape: Shape) -> io::Result<()> {
                     e * 7 % 360
                 )
             } else {
-                let mat = if e == 1 && hero_left > 0 {
-                    hero_left -= 1;
+                let mat = if e == 1 && level_quota > 0 {
+                    level_quota -= 1;
                     "materials/shared/hero".to_owned()
                 } else {
                     material((i * 13 + e) % shape.materials.saturating_sub(1).max(1))
@@ -163,8 +167,8 @@ pub fn generate(root: &Path, shape: Shape) -> io::Result<()> {
         )?;
     }
     for i in 0..shape.tools {
-        let hero = if hero_left > 0 && i % 3 == 0 {
-            hero_left -= 1;
+        let hero = if tool_quota > 0 {
+            tool_quota -= 1;
             format!(", \"{HERO}\"")
         } else {
             String::new()
@@ -179,9 +183,10 @@ pub fn generate(root: &Path, shape: Shape) -> io::Result<()> {
             ),
         )?;
     }
-    if hero_left > 0 {
+    let left = level_quota + unit_quota + tool_quota;
+    if left > 0 {
         return Err(io::Error::other(format!(
-            "shape too small: {hero_left} hero references left"
+            "shape too small: {left} hero references left"
         )));
     }
     Ok(())

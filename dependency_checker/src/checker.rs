@@ -37,7 +37,9 @@ pub struct ChangeReport {
 pub struct Checker {
     project: Project,
     index: Index,
-    graph: Graph,
+    /// Built on first use after a change, so that a change (a rename of a thousand
+    /// files) costs what it touches, and a burst of changes one rebuild.
+    graph: std::cell::OnceCell<Graph>,
     redirects: Redirects,
 }
 
@@ -53,15 +55,21 @@ impl Checker {
         crate::rename::recover(project.root())?;
         let cached = crate::cache::load(project.root(), &registry);
         let index = Index::build_from(&project, registry, cached.as_ref(), options)?;
-        // A cache that cannot be written only costs the next start some time.
-        let _ = crate::cache::save(&index);
+        // Rewrite the cache only if something changed behind it. A cache that cannot
+        // be written only costs the next start some time.
+        let unchanged = cached
+            .as_ref()
+            .is_some_and(|c| index.stats().read == 0 && c.files().count() == index.stats().files);
+        if !unchanged {
+            let _ = crate::cache::save(&index);
+        }
         Self::from_index(project, index)
     }
 
     /// Wraps an already built index.
     pub fn from_index(project: Project, index: Index) -> Result<Self, CheckerError> {
         let redirects = Redirects::load(project.root())?;
-        let graph = Graph::build(&index);
+        let graph = std::cell::OnceCell::new();
         Ok(Checker {
             project,
             index,
@@ -80,7 +88,7 @@ impl Checker {
     }
     /// The reference graph.
     pub fn graph(&self) -> &Graph {
-        &self.graph
+        self.graph.get_or_init(|| Graph::build(&self.index))
     }
     /// The redirect log.
     pub fn redirects(&self) -> &Redirects {
@@ -88,11 +96,12 @@ impl Checker {
     }
 
     /// Re-indexes the given files (changed, created or deleted, project-relative) and
-    /// rebuilds the graph if any entry changed. Returns the changed paths.
+    /// drops the graph if any entry changed (it is rebuilt on next use). Returns the
+    /// changed paths.
     pub fn refresh(&mut self, paths: &[String]) -> Result<Vec<String>, CheckerError> {
         let changed = self.index.update(paths);
         if !changed.is_empty() {
-            self.graph = Graph::build(&self.index);
+            self.graph = std::cell::OnceCell::new();
             self.redirects = Redirects::load(self.project.root())?;
         }
         Ok(changed)
@@ -168,7 +177,7 @@ impl Checker {
             &BuildOptions::default(),
         )?;
         self.index = index;
-        self.graph = Graph::build(&self.index);
+        self.graph = std::cell::OnceCell::new();
         self.redirects = Redirects::load(self.project.root())?;
         let _ = crate::cache::save(&self.index);
         Ok(())
@@ -178,7 +187,7 @@ impl Checker {
     pub fn findings(&self) -> Vec<Finding> {
         check(
             &self.index,
-            &self.graph,
+            self.graph(),
             &self.redirects,
             &self.project.config().boot_levels,
         )
@@ -212,7 +221,7 @@ impl Checker {
         let mut out: Vec<ReferenceView> = self
             .files_under(path)
             .iter()
-            .flat_map(|f| self.graph.references_to(f))
+            .flat_map(|f| self.graph().references_to(f))
             .filter_map(|r| self.view(&r.file, r.index, &r.target))
             .collect();
         out.sort_by(|a, b| (&a.place.file, a.place.line).cmp(&(&b.place.file, b.place.line)));
@@ -224,7 +233,7 @@ impl Checker {
     pub fn dependencies_of(&self, path: &str) -> Vec<ReferenceView> {
         self.files_under(path)
             .iter()
-            .flat_map(|f| self.graph.references_from(f))
+            .flat_map(|f| self.graph().references_from(f))
             .filter_map(|r| self.view(&r.file, r.index, &r.target))
             .collect()
     }

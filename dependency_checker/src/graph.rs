@@ -61,40 +61,44 @@ fn is_canonical(s: &str) -> bool {
         })
 }
 
-/// Resolves `r` (found in some file) against the files of `index`. `buf` is scratch
-/// space reused across calls.
-pub fn resolve(
-    index: &Index,
+/// Resolves `r` (found in some file) against the existing files: `files` maps each
+/// file's path to its node, `base_paths` groups files by path without extension.
+/// `buf` is scratch space reused across calls.
+fn resolve(
+    files: &HashMap<Arc<str>, NodeIndex>,
+    graph: &DiGraph<Arc<str>, u32>,
     base_paths: &HashMap<&str, Vec<&Arc<str>>>,
     r: &RefView,
     buf: &mut String,
-) -> Option<Target> {
+) -> Option<(Target, Option<NodeIndex>)> {
     match r.expected_type {
         Some(ty) => {
             if !is_canonical(r.text) {
-                return Some(Target::Invalid(
-                    ResourcePath::parse(r.text)
-                        .err()
-                        .map_or_else(|| "not a canonical path".to_owned(), |e| e.to_string()),
-                ));
+                let reason = ResourcePath::parse(r.text)
+                    .err()
+                    .map_or_else(|| "not a canonical path".to_owned(), |e| e.to_string());
+                return Some((Target::Invalid(reason), None));
             }
             buf.clear();
             buf.push_str(r.text);
             buf.push('.');
             buf.push_str(ty);
-            Some(match index.path_key(buf) {
-                Some(path) => Target::Resolved(path.clone()),
-                None => Target::Missing(Arc::from(buf.as_str())),
+            Some(match files.get(buf.as_str()) {
+                Some(&node) => (Target::Resolved(graph[node].clone()), Some(node)),
+                None => (Target::Missing(Arc::from(buf.as_str())), None),
             })
         }
         None => {
-            if let Some(path) = index.path_key(r.text) {
-                return Some(Target::Resolved(path.clone()));
+            if let Some(&node) = files.get(r.text) {
+                return Some((Target::Resolved(graph[node].clone()), Some(node)));
             }
             match base_paths.get(r.text).map(Vec::as_slice) {
-                Some([one]) => Some(Target::Resolved((*one).clone())),
-                Some(many) if many.len() > 1 => Some(Target::Ambiguous(
-                    many.iter().map(|p| (*p).clone()).collect(),
+                Some([one]) => files
+                    .get(&***one)
+                    .map(|&node| (Target::Resolved(graph[node].clone()), Some(node))),
+                Some(many) if many.len() > 1 => Some((
+                    Target::Ambiguous(many.iter().map(|p| (*p).clone()).collect()),
+                    None,
                 )),
                 // A string that names no file is not a reference.
                 _ => None,
@@ -108,23 +112,25 @@ impl Graph {
     pub fn build(index: &Index) -> Self {
         let base_paths = index.by_base_path();
         let mut graph = DiGraph::with_capacity(index.stats().files.max(16), 0);
-        let mut nodes: HashMap<Arc<str>, NodeIndex> = HashMap::new();
+        let mut nodes: HashMap<Arc<str>, NodeIndex> = HashMap::with_capacity(index.stats().files);
         for f in index.files() {
             nodes.insert(f.path.clone(), graph.add_node(f.path.clone()));
         }
         let mut refs = Vec::new();
+        let mut missing: Vec<(u32, Arc<str>)> = Vec::new();
         let mut buf = String::new();
         for f in index.files() {
             let from = nodes[&f.path];
             for (i, r) in f.scan.iter().enumerate() {
-                let Some(target) = resolve(index, &base_paths, &r, &mut buf) else {
+                let Some((target, to)) = resolve(&nodes, &graph, &base_paths, &r, &mut buf) else {
                     continue;
                 };
-                if let Target::Resolved(p) | Target::Missing(p) = &target {
-                    let to = *nodes
-                        .entry(p.clone())
-                        .or_insert_with(|| graph.add_node(p.clone()));
-                    graph.add_edge(from, to, refs.len() as u32);
+                match (&target, to) {
+                    (_, Some(to)) => {
+                        graph.add_edge(from, to, refs.len() as u32);
+                    }
+                    (Target::Missing(p), None) => missing.push((refs.len() as u32, p.clone())),
+                    _ => {}
                 }
                 refs.push(ResolvedRef {
                     file: f.path.clone(),
@@ -132,6 +138,15 @@ impl Graph {
                     target,
                 });
             }
+        }
+        // Missing targets get nodes of their own, so "what references X" works for
+        // files that do not exist (yet, or any more).
+        for (k, path) in missing {
+            let to = *nodes
+                .entry(path.clone())
+                .or_insert_with(|| graph.add_node(path));
+            let from = nodes[&refs[k as usize].file];
+            graph.add_edge(from, to, k);
         }
         Graph { graph, nodes, refs }
     }

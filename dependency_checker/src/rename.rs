@@ -6,8 +6,9 @@
 //!
 //! 1. Refuse, changing nothing, if a target exists, a path is not canonical or leaves
 //!    the project, or a file to patch changed on disk since it was indexed.
-//! 2. Write a journal under `.kiln/journal/`: a backup of every file to be patched and
-//!    a manifest of the moves, made durable before any project file changes.
+//! 2. Write a journal under `.kiln/journal/`: the original of every file to be patched
+//!    (in one backup file) and a manifest of the moves, flushed to disk before any
+//!    project file changes.
 //! 3. Patch each file through a temporary file and a rename, replacing only the bytes
 //!    of the references (every other byte stays identical), then move the files and
 //!    append the moves to the redirect log.
@@ -274,23 +275,31 @@ pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
 struct Journal {
     /// Files moved (or about to be), old -> new.
     moves: Vec<(String, String)>,
-    /// Files patched (or about to be), with the name of their backup in the journal
-    /// folder. A file that did not exist before has no backup.
-    patched: Vec<(String, Option<String>)>,
+    /// Files patched (or about to be), with the byte range of their original content
+    /// in the journal's backup file. A file that did not exist before has none.
+    patched: Vec<(String, Option<(u64, u64)>)>,
 }
 
 const JOURNAL_DIR: &str = ".kiln/journal";
 const JOURNAL_FILE: &str = "journal.json";
+const BACKUP_FILE: &str = "backups.bin";
 
 fn journal_dir(root: &Path) -> PathBuf {
     root.join(JOURNAL_DIR)
 }
 
-/// Makes everything written so far durable: one filesystem-wide flush instead of an
-/// fsync per file, so patching a thousand files costs one sync, not a thousand.
-fn sync_filesystem(root: &Path) -> Result<(), CheckerError> {
-    let dir = fs::File::open(root).map_err(io_err(root))?;
-    rustix::fs::syncfs(&dir).map_err(|e| io_err(root)(e.into()))
+/// Writes `bytes` to `path` and flushes it to disk.
+fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
+    let mut f = fs::File::create(path).map_err(io_err(path))?;
+    std::io::Write::write_all(&mut f, bytes).map_err(io_err(path))?;
+    f.sync_all().map_err(io_err(path))
+}
+
+/// Flushes a folder's entries (new and renamed files in it) to disk.
+fn sync_dir(dir: &Path) -> Result<(), CheckerError> {
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(dir))
 }
 
 /// Applies `plan` (see the module docs). Returns the inverse move.
@@ -329,35 +338,38 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<MoveRequest, Chec
     let mut log_moves = plan.moves.clone();
     log_moves.retain(|(o, n)| o != n);
 
-    // Journal: backups, then the manifest, then one sync: the commit point.
+    // The journal is the commit point: every original in one backup file and the
+    // manifest, both flushed to disk before any project file changes. Project files
+    // are then replaced by rename without a flush of their own (ext4 and most
+    // journaling file systems write a renamed-over file's data before committing the
+    // rename), so a thousand-file rename costs two flushes, not a thousand.
     let dir = journal_dir(&root);
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     let mut journal = Journal {
         moves: plan.moves.clone(),
         patched: Vec::new(),
     };
-    for (k, (file, original, _)) in patched.iter().enumerate() {
-        let backup = format!("{k}.bak");
-        fs::write(dir.join(&backup), original).map_err(io_err(dir.join(&backup)))?;
-        journal.patched.push((file.clone(), Some(backup)));
+    let mut backups: Vec<u8> = Vec::new();
+    let mut backup = |original: &[u8]| {
+        let range = (backups.len() as u64, original.len() as u64);
+        backups.extend_from_slice(original);
+        Some(range)
+    };
+    for (file, original, _) in &patched {
+        journal.patched.push((file.clone(), backup(original)));
     }
     let redirect_path = root.join(REDIRECT_FILE);
     if !log_moves.is_empty() {
-        match fs::read(&redirect_path) {
-            Ok(original) => {
-                let backup = "redirects.bak".to_owned();
-                fs::write(dir.join(&backup), original).map_err(io_err(dir.join(&backup)))?;
-                journal
-                    .patched
-                    .push((REDIRECT_FILE.to_owned(), Some(backup)));
-            }
-            Err(_) => journal.patched.push((REDIRECT_FILE.to_owned(), None)),
-        }
+        let range = fs::read(&redirect_path)
+            .ok()
+            .and_then(|original| backup(&original));
+        journal.patched.push((REDIRECT_FILE.to_owned(), range));
     }
+    write_durable(&dir.join(BACKUP_FILE), &backups)?;
     let manifest =
         serde_json::to_vec(&journal).map_err(|e| CheckerError::Refused(e.to_string()))?;
-    write_atomic(&dir.join(JOURNAL_FILE), &manifest).map_err(io_err(dir.join(JOURNAL_FILE)))?;
-    sync_filesystem(&root)?;
+    write_durable(&dir.join(JOURNAL_FILE), &manifest)?;
+    sync_dir(&dir)?;
 
     let result = (|| -> Result<(), CheckerError> {
         for (file, _, new_bytes) in &patched {
@@ -373,7 +385,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<MoveRequest, Chec
             Redirects::append(&root, &log_moves)?;
             crash_point()?;
         }
-        sync_filesystem(&root)
+        Ok(())
     })();
     if let Err(e) = result {
         if crashed() {
@@ -509,19 +521,28 @@ pub fn recover(root: &Path) -> Result<bool, CheckerError> {
             fs::rename(&temp, &to).map_err(io_err(&temp))?;
         }
     }
-    for (file, backup) in &journal.patched {
+    let backups = fs::read(dir.join(BACKUP_FILE)).map_err(io_err(dir.join(BACKUP_FILE)))?;
+    for (file, range) in &journal.patched {
         let path = root.join(file);
-        match backup {
-            Some(b) => {
-                let original = fs::read(dir.join(b)).map_err(io_err(dir.join(b)))?;
-                write_atomic(&path, &original).map_err(io_err(&path))?;
+        match range {
+            Some((start, len)) => {
+                let original = usize::try_from(*start)
+                    .ok()
+                    .zip(usize::try_from(*len).ok())
+                    .and_then(|(s, l)| backups.get(s..s.checked_add(l)?))
+                    .ok_or_else(|| {
+                        CheckerError::Refused(format!(
+                            "{}: the journal's backup of {file} is truncated",
+                            dir.display()
+                        ))
+                    })?;
+                write_atomic(&path, original).map_err(io_err(&path))?;
             }
             None => {
                 let _ = fs::remove_file(&path);
             }
         }
     }
-    sync_filesystem(root)?;
     fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
     Ok(true)
 }
