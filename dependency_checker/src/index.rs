@@ -94,32 +94,39 @@ const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 /// Reads and scans one file, reusing `previous` where size and time, or the content
 /// hash, show it is unchanged.
+#[allow(clippy::too_many_arguments)] // One call site per caller; a struct would only rename them.
 fn index_file(
     registry: &Registry,
     root: &Path,
     rel: &str,
-    meta: &fs::Metadata,
+    meta: Option<&fs::Metadata>,
     previous: Option<&FileEntry>,
     previous_check_ns: u64,
     stats: &Counters,
+    buf: &mut Vec<u8>,
 ) -> Result<FileEntry, CheckerError> {
-    let (size, mtime) = (meta.len(), mtime_ns(meta));
-    if let Some(prev) = previous {
+    if let (Some(prev), Some(meta)) = (previous, meta) {
+        let (size, mtime) = (meta.len(), mtime_ns(meta));
         let racy = mtime + RACY_WINDOW.as_nanos() as u64 >= previous_check_ns;
         if prev.size == size && prev.mtime_ns == mtime && !racy {
             return Ok(prev.clone());
         }
     }
+    // Time from the open file rather than a separate stat: one path lookup, not two.
     let path = root.join(rel);
-    let bytes = fs::read(&path).map_err(io_err(&path))?;
+    let mut file = fs::File::open(&path).map_err(io_err(&path))?;
+    let mtime = mtime_ns(&file.metadata().map_err(io_err(&path))?);
+    buf.clear();
+    std::io::Read::read_to_end(&mut file, buf).map_err(io_err(&path))?;
+    let bytes = &buf[..];
     stats.read.fetch_add(1, Ordering::Relaxed);
-    let hash = xxhash_rust::xxh3::xxh3_64(&bytes);
+    let hash = xxhash_rust::xxh3::xxh3_64(bytes);
     let scan = match previous {
         Some(prev) if prev.hash == hash => prev.scan.clone(),
         _ => {
             stats.parsed.fetch_add(1, Ordering::Relaxed);
             let ext = rel.rsplit_once('.').map_or("", |(_, e)| e);
-            Arc::new(scan_file(registry, ext, &bytes))
+            Arc::new(scan_file(registry, ext, bytes))
         }
     };
     Ok(FileEntry {
@@ -219,6 +226,7 @@ impl Index {
                 }
             }
             let mut flush = Flush(std::mem::take(&mut local), found);
+            let mut buf = Vec::new();
             Box::new(move |entry| {
                 let Ok(entry) = entry else {
                     return WalkState::Continue;
@@ -246,7 +254,10 @@ impl Index {
                     }
                     return WalkState::Continue;
                 }
-                let meta = match entry.metadata() {
+                let prev = previous_files.and_then(|f| f.get(rel.as_str()));
+                // Only a file with a previous entry needs a stat to tell whether it
+                // changed; a new one is read at once.
+                let meta = match prev.map(|_| entry.metadata()).transpose() {
                     Ok(m) => m,
                     Err(e) => {
                         if let Ok(mut i) = issues.lock() {
@@ -255,8 +266,16 @@ impl Index {
                         return WalkState::Continue;
                     }
                 };
-                let prev = previous_files.and_then(|f| f.get(rel.as_str()));
-                match index_file(registry, root, &rel, &meta, prev, previous_check, counters) {
+                match index_file(
+                    registry,
+                    root,
+                    &rel,
+                    meta.as_ref(),
+                    prev,
+                    previous_check,
+                    counters,
+                    &mut buf,
+                ) {
                     Ok(e) => flush.0.push(e),
                     Err(e) => {
                         if let Ok(mut i) = issues.lock() {
@@ -325,6 +344,7 @@ impl Index {
         }
         work.sort();
         work.dedup();
+        let mut buf = Vec::new();
         for rel in &work {
             if is_excluded(rel) {
                 continue;
@@ -337,10 +357,11 @@ impl Index {
                         &self.registry,
                         &self.root,
                         rel,
-                        &meta,
+                        Some(&meta),
                         prev,
                         self.checked_at_ns,
                         &counters,
+                        &mut buf,
                     ) {
                         Ok(entry) => {
                             if prev != Some(&entry) {
