@@ -14,10 +14,10 @@ use serde_json::json;
 
 use crate::cli::{EXIT_FINDINGS, EXIT_OK};
 
-/// Opens the project's checker, with a progress counter on stderr when it is a
-/// terminal (a cold index of a big project takes a moment).
+/// Opens the project's checker, with a progress counter (on stderr) when stdout is a
+/// terminal: a cold index of a big project takes a moment, and piped output stays clean.
 pub fn open_checker(project: &Path) -> anyhow::Result<Checker> {
-    let bar = std::io::stderr().is_terminal().then(|| {
+    let bar = std::io::stdout().is_terminal().then(|| {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
             ProgressStyle::with_template("{spinner} indexing: {pos} files")
@@ -177,17 +177,39 @@ fn print_plan(plan: &MovePlan, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `kiln mv OLD NEW [--dry-run]`.
+/// The moves `kiln mv` arguments ask for: `OLD NEW`, or `SOURCE... FOLDER/` to move
+/// several files or folders into a folder (each keeps its name).
+pub fn move_request(paths: &[String]) -> anyhow::Result<MoveRequest> {
+    match paths {
+        [] | [_] => {
+            anyhow::bail!("kiln mv needs OLD and NEW, or several sources and a destination folder")
+        }
+        [old, new] => Ok(MoveRequest::new(old, new)),
+        [sources @ .., folder] => {
+            let folder = folder.trim_end_matches('/');
+            let pairs = sources
+                .iter()
+                .map(|s| {
+                    let name = s.trim_end_matches('/').rsplit('/').next().unwrap_or(s);
+                    (s.clone(), format!("{folder}/{name}"))
+                })
+                .collect();
+            Ok(MoveRequest { pairs })
+        }
+    }
+}
+
+/// `kiln mv OLD NEW [--dry-run]`, or `kiln mv SOURCE... FOLDER/`.
 pub fn mv(
     project: &Path,
-    old: &str,
-    new: &str,
+    paths: &[String],
     dry_run: bool,
     as_json: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
+    let request = move_request(paths)?;
     let mut checker = open_checker(project)?;
-    let plan = rename::plan(&checker, &MoveRequest::new(old, new))?;
+    let plan = rename::plan(&checker, &request)?;
     if as_json {
         writeln!(
             out,

@@ -64,7 +64,8 @@ pub enum Command {
         /// e.g. levels/forest.level
         resource: String,
     },
-    /// Move or rename a file or folder and patch every reference to it.
+    /// Move or rename a file or folder and patch every reference to it
+    /// (`kiln mv OLD NEW`), or move several into a folder (`kiln mv A B FOLDER/`).
     Mv {
         /// The project folder.
         #[arg(long, default_value = ".")]
@@ -75,10 +76,9 @@ pub enum Command {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
-        /// Current path (file with extension, or folder).
-        old: String,
-        /// New path.
-        new: String,
+        /// OLD NEW, or SOURCE... FOLDER (files with extension, or folders).
+        #[arg(required = true, num_args = 2..)]
+        paths: Vec<String>,
     },
 }
 
@@ -126,9 +126,8 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
             project,
             dry_run,
             json,
-            old,
-            new,
-        } => crate::checker_commands::mv(&project, &old, &new, dry_run, json, out),
+            paths,
+        } => crate::checker_commands::mv(&project, &paths, dry_run, json, out),
     };
     match result {
         Ok(status) => status,

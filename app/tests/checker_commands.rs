@@ -166,3 +166,26 @@ fn check_fix_repairs_paths_from_another_branch() {
             .contains("\"meshes/box\"")
     );
 }
+
+#[test]
+fn mv_moves_several_sources_into_a_folder() {
+    let tmp = demo_copy();
+    let (code, stdout, _) = kiln(
+        &[
+            "mv",
+            "materials/bark.material",
+            "materials/leaves.material",
+            "materials/trees/",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(code, 0, "{stdout}");
+    assert!(tmp.path().join("materials/trees/bark.material").is_file());
+    assert!(tmp.path().join("materials/trees/leaves.material").is_file());
+    let tree = fs::read_to_string(tmp.path().join("units/tree.unit")).unwrap();
+    assert!(
+        tree.contains("\"materials/trees/bark\"") && tree.contains("\"materials/trees/leaves\""),
+        "{tree}"
+    );
+    assert_eq!(kiln(&["check"], tmp.path()).0, 0);
+}
