@@ -12,6 +12,15 @@ fn main() {
     let dir = std::env::args().nth(1).unwrap_or_else(|| "/tmp/gen".into());
     let project = Project::open(std::path::Path::new(&dir)).expect("project");
     let registry = Arc::new(Registry::with_builtins());
+    if std::env::args().nth(2).as_deref() == Some("cold") {
+        // Only cold builds, for profiling.
+        for _ in 0..10 {
+            let t = Instant::now();
+            let index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
+            println!("cold build      {:>7.1} ms ({} files)", t.elapsed().as_secs_f64() * 1e3, index.stats().files);
+        }
+        return;
+    }
     let t = Instant::now();
     let cold = Index::build(&project, registry.clone(), &BuildOptions::default()).expect("index");
     println!(

@@ -278,16 +278,58 @@ pub fn scan_file(registry: &Registry, ext: &str, bytes: &[u8]) -> FileScan {
 }
 
 #[derive(Debug, Clone)]
-enum Segment {
-    /// Raw byte range of an object key (escapes are decoded only if present).
-    Key(u32, u32, bool),
+enum Segment<'a> {
+    /// An object key without escapes, checked as UTF-8 once when entered.
+    Key(&'a str),
+    /// Raw byte range of a key with escapes (decoded only for a pointer).
+    EscapedKey(u32, u32),
     Index(u32),
+}
+
+/// Whether `b` matches JSON's number grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)?
+/// ([eE] [+-]? [0-9]+)?`. Checked by hand: parsing every number of a level as `f64`
+/// only to throw it away was a visible share of indexing time.
+fn valid_number(b: &[u8]) -> bool {
+    let mut i = 0;
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i > start
+    };
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    i == b.len()
 }
 
 struct Scanner<'a, 'r> {
     bytes: &'a [u8],
     pos: usize,
-    path: Vec<Segment>,
+    path: Vec<Segment<'a>>,
     registry: &'r Registry,
     schema: Schema<'r>,
     scan: FileScan,
@@ -355,11 +397,7 @@ impl<'a, 'r> Scanner<'a, 'r> {
                 {
                     self.pos += 1;
                 }
-                if std::str::from_utf8(&self.bytes[start..self.pos])
-                    .ok()
-                    .and_then(|t| t.parse::<f64>().ok())
-                    .is_none()
-                {
+                if !valid_number(&self.bytes[start..self.pos]) {
                     self.pos = start;
                     return Err(self.error("invalid number"));
                 }
@@ -444,7 +482,11 @@ impl<'a, 'r> Scanner<'a, 'r> {
             }
             self.pos += 1;
             self.skip_ws()?;
-            self.path.push(Segment::Key(ks as u32, ke as u32, kesc));
+            let segment = match (kesc, std::str::from_utf8(&self.bytes[ks..ke])) {
+                (false, Ok(key)) => Segment::Key(key),
+                _ => Segment::EscapedKey(ks as u32, ke as u32),
+            };
+            self.path.push(segment);
             self.value(depth + 1)?;
             self.path.pop();
             self.skip_ws()?;
@@ -487,9 +529,7 @@ impl<'a, 'r> Scanner<'a, 'r> {
 
     fn key(&self, i: usize) -> Option<&'a str> {
         match self.path.get(i)? {
-            Segment::Key(s, e, false) => {
-                std::str::from_utf8(&self.bytes[*s as usize..*e as usize]).ok()
-            }
+            Segment::Key(key) => Some(key),
             // Escaped keys never name a schema field.
             _ => None,
         }
@@ -666,24 +706,24 @@ impl<'a, 'r> Scanner<'a, 'r> {
     fn write_pointer(&self, p: &mut String) {
         use std::fmt::Write as _;
         p.clear();
-        for (i, seg) in self.path.iter().enumerate() {
+        for seg in &self.path {
             p.push('/');
             match seg {
                 Segment::Index(n) => {
                     let _ = write!(p, "{n}");
                 }
-                Segment::Key(s, e, esc) => {
-                    let key = if *esc {
-                        self.decode(*s as usize, *e as usize, true)
-                            .unwrap_or_default()
-                    } else {
-                        self.key(i).unwrap_or_default().to_owned()
-                    };
+                Segment::Key(key) => {
                     if key.contains(['~', '/']) {
                         p.push_str(&key.replace('~', "~0").replace('/', "~1"));
                     } else {
-                        p.push_str(&key);
+                        p.push_str(key);
                     }
+                }
+                Segment::EscapedKey(s, e) => {
+                    let key = self
+                        .decode(*s as usize, *e as usize, true)
+                        .unwrap_or_default();
+                    p.push_str(&key.replace('~', "~0").replace('/', "~1"));
                 }
             }
         }
@@ -845,6 +885,16 @@ mod tests {
             &text[s.references()[0].span.0 as usize..s.references()[0].span.1 as usize],
             r"textures\/bark"
         );
+    }
+
+    #[test]
+    fn numbers_follow_the_json_grammar() {
+        for ok in ["0", "-0", "12", "1.5", "-0.25e-3", "6E+2"] {
+            assert!(valid_number(ok.as_bytes()), "{ok}");
+        }
+        for bad in ["", "-", "01", "1.", ".5", "1e", "1e+", "--1", "1.2.3", "+1"] {
+            assert!(!valid_number(bad.as_bytes()), "{bad}");
+        }
     }
 
     #[test]
