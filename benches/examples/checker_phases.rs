@@ -17,7 +17,11 @@ fn main() {
         for _ in 0..10 {
             let t = Instant::now();
             let index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
-            println!("cold build      {:>7.1} ms ({} files)", t.elapsed().as_secs_f64() * 1e3, index.stats().files);
+            println!(
+                "cold build      {:>7.1} ms ({} files)",
+                t.elapsed().as_secs_f64() * 1e3,
+                index.stats().files
+            );
         }
         return;
     }

@@ -12,12 +12,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use ignore::{WalkBuilder, WalkState};
 use kiln_core::project::NON_RESOURCE_DIRS;
 use kiln_core::{Project, Registry, ResourcePath};
 
-use crate::error::{CheckerError, io_err};
+use crate::error::CheckerError;
 use crate::scan::{FileScan, scan_file};
+use crate::walk::FileStat;
 
 /// One file of the project and what it references.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,30 +94,71 @@ const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 /// Reads and scans one file, reusing `previous` where size and time, or the content
 /// hash, show it is unchanged.
-#[allow(clippy::too_many_arguments)] // One call site per caller; a struct would only rename them.
+/// Where `index_file` reads a file from.
+enum Source<'a> {
+    /// Found by the walk: stat and open relative to its folder.
+    Walk(&'a crate::walk::Found<'a>),
+    /// Named by path (watcher updates).
+    Path(&'a Path),
+}
+
+impl Source<'_> {
+    fn stat(&self) -> std::io::Result<FileStat> {
+        match self {
+            Source::Walk(f) => f.stat(),
+            Source::Path(p) => {
+                let m = fs::symlink_metadata(p)?;
+                Ok(FileStat {
+                    size: m.len(),
+                    mtime_ns: mtime_ns(&m),
+                })
+            }
+        }
+    }
+    fn open(&self) -> std::io::Result<(fs::File, FileStat)> {
+        match self {
+            Source::Walk(f) => f.open(),
+            Source::Path(p) => {
+                let file = fs::File::open(p)?;
+                let m = file.metadata()?;
+                Ok((
+                    file,
+                    FileStat {
+                        size: m.len(),
+                        mtime_ns: mtime_ns(&m),
+                    },
+                ))
+            }
+        }
+    }
+}
+
+/// Reads and scans one file, reusing `previous` where size and time, or the content
+/// hash, show it is unchanged. A file without a previous entry is opened at once,
+/// its time taken from the open file (one lookup, not a stat and then an open).
 fn index_file(
     registry: &Registry,
-    root: &Path,
     rel: &str,
-    meta: Option<&fs::Metadata>,
+    source: Source,
     previous: Option<&FileEntry>,
     previous_check_ns: u64,
     stats: &Counters,
     buf: &mut Vec<u8>,
 ) -> Result<FileEntry, CheckerError> {
-    if let (Some(prev), Some(meta)) = (previous, meta) {
-        let (size, mtime) = (meta.len(), mtime_ns(meta));
-        let racy = mtime + RACY_WINDOW.as_nanos() as u64 >= previous_check_ns;
-        if prev.size == size && prev.mtime_ns == mtime && !racy {
+    let err = |e: std::io::Error| CheckerError::Io {
+        path: rel.into(),
+        source: e,
+    };
+    if let Some(prev) = previous {
+        let st = source.stat().map_err(err)?;
+        let racy = st.mtime_ns + RACY_WINDOW.as_nanos() as u64 >= previous_check_ns;
+        if prev.size == st.size && prev.mtime_ns == st.mtime_ns && !racy {
             return Ok(prev.clone());
         }
     }
-    // Time from the open file rather than a separate stat: one path lookup, not two.
-    let path = root.join(rel);
-    let mut file = fs::File::open(&path).map_err(io_err(&path))?;
-    let mtime = mtime_ns(&file.metadata().map_err(io_err(&path))?);
+    let (mut file, st) = source.open().map_err(err)?;
     buf.clear();
-    std::io::Read::read_to_end(&mut file, buf).map_err(io_err(&path))?;
+    std::io::Read::read_to_end(&mut file, buf).map_err(err)?;
     let bytes = &buf[..];
     stats.read.fetch_add(1, Ordering::Relaxed);
     let hash = xxhash_rust::xxh3::xxh3_64(bytes);
@@ -132,7 +173,7 @@ fn index_file(
     Ok(FileEntry {
         path: rel.into(),
         size: bytes.len() as u64,
-        mtime_ns: mtime,
+        mtime_ns: st.mtime_ns,
         hash,
         scan,
     })
@@ -199,97 +240,53 @@ impl Index {
         } else {
             options.threads
         };
-        let walker = WalkBuilder::new(&root)
-            .standard_filters(false)
-            .follow_links(false)
-            .threads(threads)
-            // Hidden files and folders (.gitignore, .DS_Store, editors' swap files)
-            // and the tool folders are not resources.
-            .filter_entry(|e| {
-                e.depth() == 0
-                    || !e.file_name().to_str().is_some_and(|n| {
-                        n.starts_with('.') || (e.depth() == 1 && NON_RESOURCE_DIRS.contains(&n))
-                    })
-            })
-            .build_parallel();
-        walker.run(|| {
-            let (root, registry, found, issues, counters) =
-                (&root, &registry, &found, &issues, &counters);
-            let mut local: Vec<FileEntry> = Vec::new();
-            let progress = options.progress.clone();
-            struct Flush<'a>(Vec<FileEntry>, &'a Mutex<Vec<FileEntry>>);
-            impl Drop for Flush<'_> {
-                fn drop(&mut self) {
-                    if let Ok(mut f) = self.1.lock() {
-                        f.append(&mut self.0);
-                    }
-                }
+        let push_issue = |issue: WalkIssue| {
+            if let Ok(mut i) = issues.lock() {
+                i.push(issue);
             }
-            let mut flush = Flush(std::mem::take(&mut local), found);
-            let mut buf = Vec::new();
-            Box::new(move |entry| {
-                let Ok(entry) = entry else {
-                    return WalkState::Continue;
-                };
-                let Some(kind) = entry.file_type() else {
-                    return WalkState::Continue;
-                };
-                if kind.is_dir() {
-                    return WalkState::Continue;
-                }
-                let Ok(rel_path) = entry.path().strip_prefix(root) else {
-                    return WalkState::Continue;
-                };
-                let Some(rel) = rel_path.to_str().map(|s| s.replace('\\', "/")) else {
-                    if let Ok(mut i) = issues.lock() {
-                        i.push(WalkIssue::NotUtf8(rel_path.to_owned()));
-                    }
-                    return WalkState::Continue;
-                };
-                if kind.is_symlink() {
-                    let outside =
-                        fs::canonicalize(entry.path()).map_or(true, |real| !real.starts_with(root));
-                    if outside && let Ok(mut i) = issues.lock() {
-                        i.push(WalkIssue::LinkOutside(rel));
-                    }
-                    return WalkState::Continue;
-                }
-                let prev = previous_files.and_then(|f| f.get(rel.as_str()));
-                // Only a file with a previous entry needs a stat to tell whether it
-                // changed; a new one is read at once.
-                let meta = match prev.map(|_| entry.metadata()).transpose() {
-                    Ok(m) => m,
-                    Err(e) => {
-                        if let Ok(mut i) = issues.lock() {
-                            i.push(WalkIssue::Unreadable(rel, e.to_string()));
-                        }
-                        return WalkState::Continue;
-                    }
-                };
+        };
+        crate::walk::walk(
+            &root,
+            threads,
+            || (Vec::<FileEntry>::new(), Vec::<u8>::new()),
+            |(entries, buf), found| {
+                let prev = previous_files.and_then(|f| f.get(found.rel.as_str()));
                 match index_file(
-                    registry,
-                    root,
-                    &rel,
-                    meta.as_ref(),
+                    &registry,
+                    &found.rel,
+                    Source::Walk(found),
                     prev,
                     previous_check,
-                    counters,
-                    &mut buf,
+                    &counters,
+                    buf,
                 ) {
-                    Ok(e) => flush.0.push(e),
-                    Err(e) => {
-                        if let Ok(mut i) = issues.lock() {
-                            i.push(WalkIssue::Unreadable(rel, e.to_string()));
-                        }
-                    }
+                    Ok(e) => entries.push(e),
+                    Err(e) => push_issue(WalkIssue::Unreadable(found.rel.clone(), e.to_string())),
                 }
                 let n = counters.files.fetch_add(1, Ordering::Relaxed) + 1;
-                if let Some(p) = &progress {
+                if let Some(p) = &options.progress {
                     p(n);
                 }
-                WalkState::Continue
-            })
-        });
+            },
+            |other| match other {
+                crate::walk::Other::Link(rel) => {
+                    let outside = fs::canonicalize(root.join(&rel))
+                        .map_or(true, |real| !real.starts_with(&root));
+                    if outside {
+                        push_issue(WalkIssue::LinkOutside(rel));
+                    }
+                }
+                crate::walk::Other::NotUtf8(path) => push_issue(WalkIssue::NotUtf8(path)),
+                crate::walk::Other::Unreadable(rel, message) => {
+                    push_issue(WalkIssue::Unreadable(rel, message))
+                }
+            },
+            |(mut entries, _)| {
+                if let Ok(mut f) = found.lock() {
+                    f.append(&mut entries);
+                }
+            },
+        );
         let files: BTreeMap<Arc<str>, FileEntry> = found
             .into_inner()
             .unwrap_or_default()
@@ -355,9 +352,8 @@ impl Index {
                     let prev = self.files.get(rel.as_str());
                     match index_file(
                         &self.registry,
-                        &self.root,
                         rel,
-                        Some(&meta),
+                        Source::Path(&full),
                         prev,
                         self.checked_at_ns,
                         &counters,

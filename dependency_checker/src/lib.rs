@@ -7,7 +7,8 @@
 //! * [`scan`] extracts references from a file, typed by the registry's schemas or
 //!   generic (any string naming an existing file), each with its byte span, line and
 //!   JSON pointer.
-//! * [`index`] walks a project in parallel and keeps an entry per file keyed by size,
+//! * [`index`] walks a project in parallel (see `walk.rs` for why not `ignore`) and
+//!   keeps an entry per file keyed by size,
 //!   time and content hash; [`cache`] persists it under `.kiln/`.
 //! * [`graph`] resolves references into a `petgraph` graph and answers queries;
 //!   [`findings`] is what `kiln check` reports.
@@ -38,6 +39,7 @@ pub mod index;
 pub mod redirects;
 pub mod rename;
 pub mod scan;
+mod walk;
 pub mod watch;
 
 pub use checker::{ChangeReport, Checker, ReferenceView};
