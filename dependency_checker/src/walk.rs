@@ -25,6 +25,9 @@ pub(crate) struct FileStat {
     pub mtime_ns: u64,
 }
 
+// The stat fields' integer types differ between targets; the conversions are only
+// no-ops on some of them.
+#[allow(clippy::useless_conversion)]
 fn stat_of(st: &rustix::fs::Stat) -> FileStat {
     let secs = u64::try_from(st.st_mtime).unwrap_or(0);
     let nanos = u64::try_from(st.st_mtime_nsec).unwrap_or(0);
