@@ -9,14 +9,19 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "kiln", version, about)]
 pub struct Cli {
-    /// What to do.
+    /// What to do; without one, the editor opens on the last project (or the demo).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Open the editor on a project.
+    Edit {
+        /// The project folder (holding kiln.project).
+        project: Option<PathBuf>,
+    },
     /// Compile levels into binary blobs under OUT/build/.
     Compile {
         /// The project folder (holding kiln.project).
@@ -103,7 +108,11 @@ pub fn main() -> ExitCode {
 
 /// Runs a parsed command, printing to `out`; returns the exit status.
 pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
-    let result = match cli.command {
+    let result = match cli.command.unwrap_or(Command::Edit { project: None }) {
+        Command::Edit { project } => {
+            let project = project.or_else(default_project);
+            crate::editor::run_editor(project).map(|()| EXIT_OK)
+        }
         Command::Compile {
             project,
             out: out_dir,
@@ -136,4 +145,11 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
             EXIT_ERROR
         }
     }
+}
+
+/// The demo project next to the executable's source tree, when `kiln` runs with no
+/// project and none was opened before (`cargo run` at the repository root).
+fn default_project() -> Option<PathBuf> {
+    let candidates = [PathBuf::from("projects/demo"), PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../projects/demo")];
+    candidates.into_iter().find(|p| p.join(kiln_core::project::PROJECT_FILE).is_file())
 }

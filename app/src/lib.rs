@@ -7,3 +7,4 @@
 pub mod checker_commands;
 pub mod cli;
 pub mod compile_command;
+pub mod editor;

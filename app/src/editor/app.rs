@@ -1,0 +1,375 @@
+//! The eframe application: lays out the panels, turns shortcuts into actions, applies
+//! the frame's actions, and shows dialogs and toasts.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use egui::{Color32, RichText, ViewportCommand};
+
+use super::actions::{Action, Command};
+use super::model::{Editor, Severity};
+use super::panels::{self, PanelState};
+use super::settings::Settings;
+
+/// What to do once the user answered "save changes?".
+#[derive(Debug, Clone, PartialEq)]
+enum Pending {
+    OpenLevel(String),
+    OpenProject(PathBuf),
+    Quit,
+}
+
+/// The editor window.
+pub struct KilnApp {
+    /// The editor state; `None` when no project could be opened.
+    pub editor: Option<Editor>,
+    /// Persisted preferences.
+    pub settings: Settings,
+    /// Per-panel UI state (camera, filters, dialogs).
+    pub panels: PanelState,
+    /// Why the last project failed to open.
+    open_error: Option<String>,
+    pending: Option<Pending>,
+    allowed_to_close: bool,
+    toasts: Vec<(Severity, String, Instant)>,
+    last_title: String,
+    last_frame: Option<Instant>,
+    /// `KILN_SCREENSHOT=path.png`: save a screenshot of the window after a few
+    /// frames, then quit (how the README's screenshots are made).
+    screenshot: Option<(PathBuf, u32)>,
+}
+
+impl std::fmt::Debug for KilnApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KilnApp").field("editor", &self.editor).finish_non_exhaustive()
+    }
+}
+
+impl KilnApp {
+    /// Opens the editor on `project` (or the last project, or nothing).
+    pub fn new(cc: &eframe::CreationContext<'_>, project: Option<PathBuf>) -> Self {
+        let settings: Settings = cc.storage.and_then(|s| eframe::get_value(s, Settings::KEY)).unwrap_or_default();
+        let project = project.or_else(|| settings.recent_projects.first().cloned());
+        let mut app = Self::with_settings(settings);
+        if let Some(dir) = project {
+            app.open_project(&dir);
+        }
+        app.screenshot = std::env::var_os("KILN_SCREENSHOT").map(|p| (PathBuf::from(p), 0));
+        app
+    }
+
+    /// An editor with no project, for tests and `new`.
+    pub fn with_settings(settings: Settings) -> Self {
+        KilnApp {
+            editor: None,
+            settings,
+            panels: PanelState::default(),
+            open_error: None,
+            pending: None,
+            allowed_to_close: false,
+            toasts: Vec::new(),
+            last_title: String::new(),
+            last_frame: None,
+            screenshot: None,
+        }
+    }
+
+    /// Opens the project at `dir`; on failure the current one stays open and the
+    /// error is shown.
+    pub fn open_project(&mut self, dir: &Path) {
+        match Editor::open(dir) {
+            Ok(editor) => {
+                self.settings.remember(editor.project.root().to_owned());
+                self.panels = PanelState::default();
+                self.editor = Some(editor);
+                self.open_error = None;
+            }
+            Err(e) => {
+                let message = format!("cannot open {}: {e:#}", dir.display());
+                self.toasts.push((Severity::Error, message.clone(), Instant::now()));
+                self.open_error = Some(message);
+            }
+        }
+    }
+
+    fn title(&self) -> String {
+        match &self.editor {
+            Some(e) => {
+                let level = e.level.as_ref().map_or("no level", |l| l.file.as_str());
+                let dirty = if e.is_dirty() { " *" } else { "" };
+                format!("Kiln - {} - {level}{dirty}", e.project.name())
+            }
+            None => "Kiln".into(),
+        }
+    }
+
+    /// Applies actions, routing the ones that would lose edits through the
+    /// "save changes?" question.
+    fn apply(&mut self, actions: Vec<Action>) {
+        for action in actions {
+            let Some(editor) = &mut self.editor else { return };
+            match action {
+                Action::OpenLevel(file) if editor.is_dirty() => self.pending = Some(Pending::OpenLevel(file)),
+                other => editor.apply(other),
+            }
+        }
+    }
+
+    fn shortcuts(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+        let typing = ctx.egui_wants_keyboard_input();
+        for c in Command::ALL {
+            if typing && !c.works_while_typing() {
+                continue;
+            }
+            if let Some(sc) = c.shortcut()
+                && ctx.input_mut(|i| i.consume_shortcut(&sc))
+            {
+                actions.push(Action::Command(c));
+            }
+        }
+        if !typing && ctx.input_mut(|i| i.consume_shortcut(&egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::Y))) {
+            actions.push(Action::Command(Command::Redo));
+        }
+    }
+
+    fn menu_bar(&mut self, ui: &mut egui::Ui, actions: &mut Vec<Action>) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("Open project…").clicked() {
+                    if let Some(dir) = rfd::FileDialog::new().set_title("Open a Kiln project").pick_folder() {
+                        self.request_open_project(dir);
+                    }
+                    ui.close();
+                }
+                ui.menu_button("Recent projects", |ui| {
+                    for p in self.settings.recent_projects.clone() {
+                        if ui.button(p.display().to_string()).clicked() {
+                            self.request_open_project(p);
+                            ui.close();
+                        }
+                    }
+                });
+                if let Some(editor) = &self.editor {
+                    ui.menu_button("Open level", |ui| {
+                        for l in &editor.levels {
+                            if ui.button(l).clicked() {
+                                actions.push(Action::OpenLevel(l.clone()));
+                                ui.close();
+                            }
+                        }
+                    });
+                }
+                command_button(ui, Command::Save, actions);
+                ui.separator();
+                if ui.button("Quit").clicked() {
+                    ui.ctx().send_viewport_cmd(ViewportCommand::Close);
+                }
+            });
+            ui.menu_button("Edit", |ui| {
+                for c in [Command::Undo, Command::Redo] {
+                    command_button(ui, c, actions);
+                }
+                ui.separator();
+                for c in [Command::NewEntity, Command::Duplicate, Command::Copy, Command::Paste, Command::BeginRename, Command::Delete] {
+                    command_button(ui, c, actions);
+                }
+            });
+            ui.menu_button("View", |ui| {
+                for c in [Command::FrameSelection, Command::ToggleTopView, Command::RefreshProblems] {
+                    command_button(ui, c, actions);
+                }
+                ui.checkbox(&mut self.settings.show_grid, "Grid");
+            });
+            ui.menu_button("Simulation", |ui| {
+                for c in [Command::PlayPause, Command::Step, Command::Restart] {
+                    command_button(ui, c, actions);
+                }
+            });
+        });
+    }
+
+    fn request_open_project(&mut self, dir: PathBuf) {
+        if self.editor.as_ref().is_some_and(Editor::is_dirty) {
+            self.pending = Some(Pending::OpenProject(dir));
+        } else {
+            self.open_project(&dir);
+        }
+    }
+
+    /// The "save changes?" dialog; returns the pending step once answered.
+    fn unsaved_dialog(&mut self, ctx: &egui::Context) {
+        let Some(pending) = self.pending.clone() else { return };
+        let Some(editor) = &mut self.editor else {
+            self.pending = None;
+            return;
+        };
+        let file = editor.level.as_ref().map_or_else(String::new, |l| l.file.clone());
+        let mut answer = None;
+        egui::Modal::new(egui::Id::unique("kiln unsaved changes")).show(ctx, |ui| {
+            ui.heading("Unsaved changes");
+            ui.label(format!("{file} has changes that are not saved."));
+            ui.horizontal(|ui| {
+                if ui.button("Save").clicked() {
+                    answer = Some(true);
+                }
+                if ui.button("Discard").clicked() {
+                    answer = Some(false);
+                }
+                if ui.button("Cancel").clicked() {
+                    self.pending = None;
+                }
+            });
+        });
+        let Some(save) = answer else { return };
+        self.pending = None;
+        if save && let Err(e) = editor.save() {
+            // Nothing is lost: stay on the level and say why.
+            editor.error(format!("{e:#}"));
+            return;
+        }
+        match pending {
+            Pending::OpenLevel(file) => {
+                if let Some(l) = &mut editor.level {
+                    l.unsaved_edits = 0;
+                }
+                editor.open_level(&file);
+            }
+            Pending::OpenProject(dir) => self.open_project(&dir),
+            Pending::Quit => {
+                self.allowed_to_close = true;
+                ctx.send_viewport_cmd(ViewportCommand::Close);
+            }
+        }
+    }
+
+    fn toasts(&mut self, ctx: &egui::Context) {
+        if let Some(editor) = &mut self.editor {
+            for t in editor.toasts.drain(..) {
+                self.toasts.push((t.severity, t.text, Instant::now()));
+            }
+        }
+        self.toasts.retain(|(_, _, at)| at.elapsed() < Duration::from_secs(6));
+        if self.toasts.is_empty() {
+            return;
+        }
+        egui::Area::new(egui::Id::unique("kiln toasts")).anchor(egui::Align2::RIGHT_BOTTOM, [-12.0, -40.0]).show(ctx, |ui| {
+            for (severity, text, _) in &self.toasts {
+                let color = match severity {
+                    Severity::Error => Color32::from_rgb(220, 80, 70),
+                    Severity::Warning => Color32::from_rgb(220, 170, 60),
+                    Severity::Info => ui.visuals().text_color(),
+                };
+                egui::Frame::popup(ui.style()).show(ui, |ui| {
+                    ui.set_max_width(420.0);
+                    ui.label(RichText::new(text).color(color));
+                });
+            }
+        });
+        ctx.request_repaint_after(Duration::from_millis(500));
+    }
+
+    fn take_screenshot(&mut self, ctx: &egui::Context) {
+        let Some((path, frames)) = &mut self.screenshot else { return };
+        *frames += 1;
+        if *frames == 20 {
+            let path = path.clone();
+            let ctx2 = ctx.clone();
+            ctx.request_screenshot(move |image| {
+                let [w, h] = image.size;
+                let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
+                if let Err(e) = image::save_buffer(&path, &bytes, w as u32, h as u32, image::ExtendedColorType::Rgba8) {
+                    eprintln!("error: saving screenshot {}: {e}", path.display());
+                }
+                ctx2.send_viewport_cmd(ViewportCommand::Close);
+            });
+        }
+        ctx.request_repaint();
+    }
+}
+
+/// A menu entry for a command, with its shortcut shown.
+fn command_button(ui: &mut egui::Ui, c: Command, actions: &mut Vec<Action>) {
+    let mut button = egui::Button::new(c.label());
+    if let Some(sc) = c.shortcut() {
+        button = button.shortcut_text(ui.ctx().format_shortcut(&sc));
+    }
+    if ui.add(button).clicked() {
+        actions.push(Action::Command(c));
+        ui.close();
+    }
+}
+
+impl eframe::App for KilnApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let ctx = ui.ctx().clone();
+        let mut actions = Vec::new();
+
+        // Closing with unsaved edits asks first.
+        if ctx.input(|i| i.viewport().close_requested())
+            && !self.allowed_to_close
+            && self.editor.as_ref().is_some_and(Editor::is_dirty)
+        {
+            ctx.send_viewport_cmd(ViewportCommand::CancelClose);
+            self.pending = Some(Pending::Quit);
+        }
+
+        let title = self.title();
+        if title != self.last_title {
+            ctx.send_viewport_cmd(ViewportCommand::Title(title.clone()));
+            self.last_title = title;
+        }
+        self.shortcuts(&ctx, &mut actions);
+
+        egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui, &mut actions));
+
+        // Advance the simulation in real time while playing.
+        let now = Instant::now();
+        let dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32()).min(0.1);
+        self.last_frame = Some(now);
+
+        match &mut self.editor {
+            Some(editor) => {
+                if editor.preview.playing {
+                    editor.preview.step(dt);
+                    ctx.request_repaint();
+                }
+                panels::show(ui, editor, &mut self.panels, &self.settings, &mut actions);
+            }
+            None => {
+                egui::CentralPanel::default().show(ui, |ui| {
+                    ui.vertical_centered(|ui| {
+                        ui.add_space(80.0);
+                        ui.heading("Kiln");
+                        if let Some(e) = &self.open_error {
+                            ui.colored_label(Color32::from_rgb(220, 80, 70), e);
+                        }
+                        if ui.button("Open project…").clicked()
+                            && let Some(dir) = rfd::FileDialog::new().pick_folder()
+                        {
+                            self.open_project(&dir);
+                        }
+                    });
+                });
+            }
+        }
+
+        self.apply(actions);
+        self.unsaved_dialog(&ctx);
+        self.toasts(&ctx);
+        self.take_screenshot(&ctx);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, Settings::KEY, &self.settings);
+    }
+}
+
+/// Opens the editor window on `project` (or the last project opened).
+pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default().with_inner_size([1600.0, 900.0]).with_title("Kiln"),
+        ..Default::default()
+    };
+    eframe::run_native("Kiln", options, Box::new(move |cc| Ok(Box::new(KilnApp::new(cc, project)))))
+        .map_err(|e| anyhow::anyhow!("the editor window failed: {e}"))
+}

@@ -1,0 +1,19 @@
+//! The level editor: an egui view over [`Editor`], the state that actions change.
+//!
+//! Layout: the scene tree on the left, the viewport in the middle, the inspector on
+//! the right, and the asset browser, problems and log at the bottom. Panels read the
+//! state and emit [`Action`]s; [`KilnApp`] applies them after each frame.
+
+pub mod actions;
+mod app;
+pub mod commands;
+mod model;
+mod panels;
+pub mod preview;
+mod settings;
+pub mod tree;
+
+pub use actions::{Action, Command};
+pub use app::{KilnApp, run_editor};
+pub use model::{Editor, LogLine, OpenLevel, Severity};
+pub use settings::Settings;

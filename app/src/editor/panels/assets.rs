@@ -1,0 +1,177 @@
+//! The asset browser: the project's files as a tree with type icons and a filter.
+//! Right-click a file for its references and dependencies, or to rename or move it
+//! through the dependency checker: a preview lists every file, line and field that
+//! will change, and Apply does it.
+
+use std::collections::BTreeMap;
+
+use dependency_checker::ReferenceView;
+use dependency_checker::rename::{MovePlan, MoveRequest};
+
+use crate::editor::actions::Action;
+use crate::editor::model::Editor;
+
+/// Asset browser state.
+#[derive(Debug, Default)]
+pub struct AssetState {
+    /// Filter text.
+    pub filter: String,
+    /// A file to scroll to and highlight (set by the inspector's "show" button).
+    pub reveal: Option<String>,
+    /// The selected file.
+    pub selected: Option<String>,
+    /// The last "find references" or "show dependencies" result.
+    pub results: Option<(String, Vec<ReferenceView>)>,
+    /// The rename dialog: the file, the new path being typed, and the plan.
+    pub rename: Option<(String, String, Option<Result<MovePlan, String>>)>,
+}
+
+fn icon(file: &str) -> &'static str {
+    match file.rsplit('.').next().unwrap_or("") {
+        "level" => "🗺",
+        "unit" => "📦",
+        "material" => "🎨",
+        "mesh" => "⬢",
+        "png" => "🖼",
+        "project" => "⚙",
+        _ => "📄",
+    }
+}
+
+/// Shows the asset browser.
+pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut AssetState, actions: &mut Vec<Action>) {
+    let Some(checker) = &editor.checker else {
+        ui.label("The project could not be indexed; see the log.");
+        return;
+    };
+    let files: Vec<String> = checker.index().files().map(|f| f.path.to_string()).collect();
+    if let Some(r) = &state.reveal {
+        state.selected = Some(r.clone());
+        state.filter.clear();
+    }
+    ui.columns(2, |cols| {
+        let ui = &mut cols[0];
+        ui.add(egui::TextEdit::singleline(&mut state.filter).hint_text("Filter files").desired_width(f32::INFINITY));
+        let filter = state.filter.to_lowercase();
+        let mut folders: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for f in files.iter().filter(|f| filter.is_empty() || f.to_lowercase().contains(&filter)) {
+            let folder = f.rsplit_once('/').map_or("", |(d, _)| d);
+            folders.entry(folder).or_default().push(f);
+        }
+        egui::ScrollArea::vertical().id_salt("asset files").auto_shrink([false, false]).show(ui, |ui| {
+            for (folder, list) in folders {
+                let name = if folder.is_empty() { "(project root)" } else { folder };
+                let open = state.reveal.as_deref().is_some_and(|r| r.starts_with(folder)) || !filter.is_empty();
+                egui::CollapsingHeader::new(format!("📁 {name}")).id_salt(("folder", folder)).open(open.then_some(true)).show(ui, |ui| {
+                    for file in list {
+                        let short = file.rsplit('/').next().unwrap_or(file);
+                        let selected = state.selected.as_deref() == Some(file);
+                        let r = ui.selectable_label(selected, format!("{} {short}", icon(file)));
+                        if state.reveal.as_deref() == Some(file) {
+                            r.scroll_to_me(Some(egui::Align::Center));
+                        }
+                        if r.clicked() {
+                            state.selected = Some(file.to_owned());
+                        }
+                        if r.double_clicked() && file.ends_with(".level") {
+                            actions.push(Action::OpenLevel(file.to_owned()));
+                        }
+                        r.context_menu(|ui| {
+                            if ui.button("Find references").clicked() {
+                                state.results = Some((format!("References to {file}"), checker.references_to(file)));
+                                ui.close();
+                            }
+                            if ui.button("Show dependencies").clicked() {
+                                state.results = Some((format!("{file} references"), checker.dependencies_of(file)));
+                                ui.close();
+                            }
+                            if ui.button("Rename / move…").clicked() {
+                                state.rename = Some((file.to_owned(), file.to_owned(), None));
+                                ui.close();
+                            }
+                        });
+                    }
+                });
+            }
+        });
+        state.reveal = None;
+
+        let ui = &mut cols[1];
+        match &state.results {
+            Some((title, refs)) => {
+                ui.strong(title);
+                egui::ScrollArea::vertical().id_salt("asset results").auto_shrink([false, false]).show(ui, |ui| {
+                    if refs.is_empty() {
+                        ui.label("Nothing.");
+                    }
+                    for r in refs {
+                        let text = format!("{}", r.place);
+                        let resp = ui.selectable_label(false, text).on_hover_text("Double-click to open the level and select the entity");
+                        if resp.double_clicked() && r.place.file.ends_with(".level") {
+                            actions.push(Action::OpenLevel(r.place.file.clone()));
+                            if let Some(e) = &r.place.entity {
+                                let root = e.split('/').next().unwrap_or(e).to_owned();
+                                actions.push(Action::Select(vec![root]));
+                            }
+                        }
+                    }
+                });
+            }
+            None => {
+                ui.label("Right-click a file to find its references, show its dependencies, or rename it.");
+            }
+        }
+    });
+    rename_dialog(ui.ctx(), editor, state);
+}
+
+fn rename_dialog(ctx: &egui::Context, editor: &mut Editor, state: &mut AssetState) {
+    let Some((old, new, plan)) = &mut state.rename else { return };
+    let mut close = false;
+    let mut apply = false;
+    egui::Window::new("Rename or move").collapsible(false).resizable(true).default_width(560.0).show(ctx, |ui| {
+        ui.label(format!("Move {old} to:"));
+        let label = ui.label("New path");
+        let r = ui.add(egui::TextEdit::singleline(new).desired_width(f32::INFINITY)).labelled_by(label.id);
+        if r.changed() {
+            *plan = None;
+        }
+        if ui.button("Preview").clicked() || (plan.is_none() && r.lost_focus()) {
+            *plan = Some(editor.plan_move(&MoveRequest::new(old, new)).map_err(|e| e.to_string()));
+        }
+        match plan {
+            Some(Ok(p)) => {
+                ui.label(format!("{} files move; {} references change in {} files:", p.moves.len(), p.change_count(), p.edits.len()));
+                egui::ScrollArea::vertical().max_height(260.0).show(ui, |ui| {
+                    for (o, n) in &p.moves {
+                        ui.monospace(format!("move {o} -> {n}"));
+                    }
+                    for e in &p.edits {
+                        for c in &e.changes {
+                            ui.monospace(format!("{}: \"{}\" -> \"{}\"", c.place, c.old_text, c.new_text));
+                        }
+                    }
+                });
+            }
+            Some(Err(e)) => {
+                ui.colored_label(egui::Color32::from_rgb(220, 80, 70), e.as_str());
+            }
+            None => {}
+        }
+        ui.horizontal(|ui| {
+            if ui.add_enabled(matches!(plan, Some(Ok(_))), egui::Button::new("Apply")).clicked() {
+                apply = true;
+            }
+            if ui.button("Cancel").clicked() {
+                close = true;
+            }
+        });
+    });
+    if apply && let Some(Ok(p)) = plan.take() {
+        editor.apply_move(p);
+        close = true;
+    }
+    if close {
+        state.rename = None;
+    }
+}

@@ -1,0 +1,72 @@
+//! The panels: each reads the editor state and pushes actions; none changes state.
+
+mod assets;
+mod inspector;
+mod log;
+mod problems;
+mod scene_tree;
+mod status_bar;
+mod viewport;
+
+pub use viewport::Camera;
+
+use super::actions::Action;
+use super::model::Editor;
+use super::settings::Settings;
+
+/// Which tab the bottom panel shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BottomTab {
+    /// The project's files.
+    #[default]
+    Assets,
+    /// Findings and compile errors.
+    Problems,
+    /// Everything logged.
+    Log,
+}
+
+/// UI state of the panels (not part of the document, not undoable).
+#[derive(Debug, Default)]
+pub struct PanelState {
+    /// Scene tree filter text.
+    pub tree_filter: String,
+    /// Text of the rename field.
+    pub rename_text: String,
+    /// Scene tree widget state (openness, selection).
+    pub tree: egui_ltreeview::TreeViewState<String>,
+    /// Viewport camera.
+    pub camera: Camera,
+    /// Viewport gesture state.
+    pub viewport: viewport::ViewportState,
+    /// Bottom panel tab.
+    pub bottom: BottomTab,
+    /// Asset browser state.
+    pub assets: assets::AssetState,
+}
+
+/// Lays out and shows every panel.
+pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, settings: &Settings, actions: &mut Vec<Action>) {
+    egui::Panel::bottom("status").show(ui, |ui| status_bar::show(ui, editor));
+    egui::Panel::left("scene").resizable(true).default_size(260.0).show(ui, |ui| {
+        scene_tree::show(ui, editor, state, actions);
+    });
+    egui::Panel::right("inspector").resizable(true).default_size(330.0).show(ui, |ui| {
+        inspector::show(ui, editor, &mut state.assets, &mut state.bottom, actions);
+    });
+    egui::Panel::bottom("bottom").resizable(true).default_size(210.0).show(ui, |ui| {
+        ui.horizontal(|ui| {
+            let problems = editor.findings.len() + usize::from(editor.compile_error.is_some());
+            ui.selectable_value(&mut state.bottom, BottomTab::Assets, "Assets");
+            ui.selectable_value(&mut state.bottom, BottomTab::Problems, format!("Problems ({problems})"));
+            ui.selectable_value(&mut state.bottom, BottomTab::Log, "Log");
+        });
+        ui.separator();
+        match state.bottom {
+            BottomTab::Assets => assets::show(ui, editor, &mut state.assets, actions),
+            BottomTab::Problems => problems::show(ui, editor, actions),
+            BottomTab::Log => log::show(ui, editor),
+        }
+    });
+    egui::CentralPanel::default().show(ui, |ui| viewport::show(ui, editor, state, settings, actions));
+}

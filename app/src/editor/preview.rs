@@ -1,0 +1,141 @@
+//! The live preview: the runtime world spawned from the compiled level. The editor
+//! keeps no second scene model: what the viewport shows is this world.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use glam::{Vec3, Vec4};
+use kiln_core::registry::{MESH_SHAPES, ResourceFormat};
+use kiln_core::{
+    EntityManager, FieldValues, LevelDocument, Project, Registry, ResourceId, ResourcePath, ResourceSource,
+    SpawnedLevel, World, compile_document, spawn_level,
+};
+
+/// Reads prefabs for the compiler from the open project.
+#[derive(Debug)]
+pub struct ProjectUnits<'a>(pub &'a Project);
+
+impl ResourceSource for ProjectUnits<'_> {
+    fn read_text(&mut self, path: &ResourcePath, ext: &str) -> Result<String, String> {
+        self.0.read_resource(path, ext).map_err(|e| e.to_string())
+    }
+}
+
+/// A mesh resource as the viewport draws it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeshShape {
+    /// Index into [`MESH_SHAPES`].
+    pub shape: usize,
+    /// Extent in metres.
+    pub size: Vec3,
+}
+
+/// The loaded `.mesh` and `.material` resources, by runtime id.
+#[derive(Debug, Default, Clone)]
+pub struct Resources {
+    /// Mesh shapes.
+    pub meshes: HashMap<ResourceId, MeshShape>,
+    /// Material colours.
+    pub colors: HashMap<ResourceId, Vec4>,
+}
+
+impl Resources {
+    /// Reads every mesh and material of the project (small JSON files). Unreadable or
+    /// broken ones are skipped here; the problems list reports them.
+    pub fn load(project: &Project, registry: &Registry, files: impl Iterator<Item = String>) -> Self {
+        let mut out = Resources::default();
+        for file in files {
+            let Ok((path, ext)) = ResourcePath::split_file(&file) else { continue };
+            if ext != "mesh" && ext != "material" {
+                continue;
+            }
+            let Some(ResourceFormat::Json(fields)) = registry.resource_type(&ext).map(|t| &t.format) else { continue };
+            let Ok(text) = project.read_resource(&path, &ext) else { continue };
+            let Ok(serde_json::Value::Object(obj)) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
+            let Ok(values) = FieldValues::validate(fields, &obj) else { continue };
+            let id = ResourceId::of(&path, &ext);
+            if ext == "mesh" {
+                out.meshes.insert(id, MeshShape { shape: values.enum_index("shape") as usize, size: values.vec3("size") });
+            } else {
+                out.colors.insert(id, values.color("color"));
+            }
+        }
+        out
+    }
+
+    /// The shape name of a mesh id, for tooltips.
+    pub fn shape_name(&self, id: ResourceId) -> &'static str {
+        self.meshes.get(&id).and_then(|m| MESH_SHAPES.get(m.shape)).copied().unwrap_or("missing")
+    }
+}
+
+/// Timings of the last rebuild, for the status bar.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RebuildTiming {
+    /// Milliseconds compiling the document.
+    pub compile_ms: f64,
+    /// Milliseconds despawning the old world and spawning the new one.
+    pub spawn_ms: f64,
+}
+
+/// The runtime world of the open level.
+#[derive(Debug, Default)]
+pub struct Preview {
+    /// Entity ids of the preview world.
+    pub entities: EntityManager,
+    /// The world the viewport draws.
+    pub world: World,
+    /// The spawned level (authoring id <-> runtime entity).
+    pub level: Option<SpawnedLevel>,
+    /// The last blob that compiled, for restarts.
+    pub blob: Option<Vec<u8>>,
+    /// Simulation running.
+    pub playing: bool,
+    /// Seconds simulated since the last spawn.
+    pub time: f64,
+    /// Last rebuild's timing.
+    pub timing: RebuildTiming,
+}
+
+impl Preview {
+    /// Compiles `doc` and respawns it. On error the last good world stays.
+    pub fn rebuild(&mut self, registry: &Registry, project: &Project, file: &str, doc: &LevelDocument) -> Result<(), String> {
+        let start = Instant::now();
+        let compiled = compile_document(registry, &mut ProjectUnits(project), file, doc).map_err(|e| e.to_string())?;
+        let compile_ms = start.elapsed().as_secs_f64() * 1000.0;
+        let start = Instant::now();
+        self.respawn(registry, compiled.blob)?;
+        self.timing = RebuildTiming { compile_ms, spawn_ms: start.elapsed().as_secs_f64() * 1000.0 };
+        Ok(())
+    }
+
+    fn respawn(&mut self, registry: &Registry, blob: Vec<u8>) -> Result<(), String> {
+        let mut entities = EntityManager::new();
+        let mut world = World::new();
+        let level = spawn_level(&blob, registry, &mut entities, &mut world).map_err(|e| e.to_string())?;
+        self.entities = entities;
+        self.world = world;
+        self.level = Some(level);
+        self.blob = Some(blob);
+        self.time = 0.0;
+        Ok(())
+    }
+
+    /// Respawns the last good blob (the simulation starts over).
+    pub fn restart(&mut self, registry: &Registry) -> Result<(), String> {
+        let Some(blob) = self.blob.take() else { return Ok(()) };
+        let start = Instant::now();
+        let result = self.respawn(registry, blob.clone());
+        if result.is_err() {
+            self.blob = Some(blob);
+        }
+        self.timing.spawn_ms = start.elapsed().as_secs_f64() * 1000.0;
+        result
+    }
+
+    /// Advances the simulation by `dt` seconds.
+    pub fn step(&mut self, dt: f32) {
+        self.world.simulate(dt);
+        self.time += dt as f64;
+    }
+}

@@ -1,0 +1,36 @@
+//! Preferences that survive restarts, in one `#[serde(default)]` struct (stored by
+//! eframe's persistence with the window layout).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Persisted preferences.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Most recently opened projects, newest first.
+    pub recent_projects: Vec<PathBuf>,
+    /// Draw the ground grid in the viewport.
+    pub show_grid: bool,
+    /// Simulation steps per second while playing.
+    pub simulation_rate: f32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { recent_projects: Vec::new(), show_grid: true, simulation_rate: 60.0 }
+    }
+}
+
+impl Settings {
+    /// The key under which eframe stores them.
+    pub const KEY: &'static str = "kiln-settings";
+
+    /// Records `project` as the most recent one.
+    pub fn remember(&mut self, project: PathBuf) {
+        self.recent_projects.retain(|p| p != &project);
+        self.recent_projects.insert(0, project);
+        self.recent_projects.truncate(10);
+    }
+}
