@@ -150,6 +150,11 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
 /// The demo project next to the executable's source tree, when `kiln` runs with no
 /// project and none was opened before (`cargo run` at the repository root).
 fn default_project() -> Option<PathBuf> {
-    let candidates = [PathBuf::from("projects/demo"), PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../projects/demo")];
-    candidates.into_iter().find(|p| p.join(kiln_core::project::PROJECT_FILE).is_file())
+    let candidates = [
+        PathBuf::from("projects/demo"),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../projects/demo"),
+    ];
+    candidates
+        .into_iter()
+        .find(|p| p.join(kiln_core::project::PROJECT_FILE).is_file())
 }

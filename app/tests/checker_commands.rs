@@ -3,47 +3,10 @@
 // Test helpers may panic on broken fixtures: that is a failed run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::*;
+
 use std::fs;
-use std::path::Path;
-use std::process::Command;
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        let name = entry.file_name();
-        if entry.file_type().unwrap().is_dir() {
-            if name != "build" && name != ".kiln" {
-                copy_dir(&entry.path(), &target);
-            }
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-fn demo_copy() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/demo"),
-        tmp.path(),
-    );
-    tmp
-}
-
-fn kiln(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 #[test]
 fn the_demo_is_clean_and_a_broken_reference_is_reported() {

@@ -41,14 +41,19 @@ pub struct KilnApp {
 
 impl std::fmt::Debug for KilnApp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KilnApp").field("editor", &self.editor).finish_non_exhaustive()
+        f.debug_struct("KilnApp")
+            .field("editor", &self.editor)
+            .finish_non_exhaustive()
     }
 }
 
 impl KilnApp {
     /// Opens the editor on `project` (or the last project, or nothing).
     pub fn new(cc: &eframe::CreationContext<'_>, project: Option<PathBuf>) -> Self {
-        let settings: Settings = cc.storage.and_then(|s| eframe::get_value(s, Settings::KEY)).unwrap_or_default();
+        let settings: Settings = cc
+            .storage
+            .and_then(|s| eframe::get_value(s, Settings::KEY))
+            .unwrap_or_default();
         let project = project.or_else(|| settings.recent_projects.first().cloned());
         let mut app = Self::with_settings(settings);
         if let Some(dir) = project {
@@ -86,7 +91,8 @@ impl KilnApp {
             }
             Err(e) => {
                 let message = format!("cannot open {}: {e:#}", dir.display());
-                self.toasts.push((Severity::Error, message.clone(), Instant::now()));
+                self.toasts
+                    .push((Severity::Error, message.clone(), Instant::now()));
                 self.open_error = Some(message);
             }
         }
@@ -107,9 +113,13 @@ impl KilnApp {
     /// "save changes?" question.
     fn apply(&mut self, actions: Vec<Action>) {
         for action in actions {
-            let Some(editor) = &mut self.editor else { return };
+            let Some(editor) = &mut self.editor else {
+                return;
+            };
             match action {
-                Action::OpenLevel(file) if editor.is_dirty() => self.pending = Some(Pending::OpenLevel(file)),
+                Action::OpenLevel(file) if editor.is_dirty() => {
+                    self.pending = Some(Pending::OpenLevel(file))
+                }
                 other => editor.apply(other),
             }
         }
@@ -117,7 +127,16 @@ impl KilnApp {
 
     fn shortcuts(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
         let typing = ctx.egui_wants_keyboard_input();
-        for c in Command::ALL {
+        // egui matches modifiers logically (Ctrl+Z also matches Ctrl+Shift+Z), so the
+        // shortcuts with more modifiers must get their turn first.
+        let mut commands = Command::ALL;
+        commands.sort_by_key(|c| {
+            std::cmp::Reverse(c.shortcut().map_or(0, |s| {
+                let m = s.modifiers;
+                u8::from(m.command) + u8::from(m.ctrl) + u8::from(m.shift) + u8::from(m.alt)
+            }))
+        });
+        for c in commands {
             if typing && !c.works_while_typing() {
                 continue;
             }
@@ -127,7 +146,14 @@ impl KilnApp {
                 actions.push(Action::Command(c));
             }
         }
-        if !typing && ctx.input_mut(|i| i.consume_shortcut(&egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, egui::Key::Y))) {
+        if !typing
+            && ctx.input_mut(|i| {
+                i.consume_shortcut(&egui::KeyboardShortcut::new(
+                    egui::Modifiers::COMMAND,
+                    egui::Key::Y,
+                ))
+            })
+        {
             actions.push(Action::Command(Command::Redo));
         }
     }
@@ -136,7 +162,10 @@ impl KilnApp {
         egui::MenuBar::new().ui(ui, |ui| {
             ui.menu_button("File", |ui| {
                 if ui.button("Open project…").clicked() {
-                    if let Some(dir) = rfd::FileDialog::new().set_title("Open a Kiln project").pick_folder() {
+                    if let Some(dir) = rfd::FileDialog::new()
+                        .set_title("Open a Kiln project")
+                        .pick_folder()
+                    {
                         self.request_open_project(dir);
                     }
                     ui.close();
@@ -170,12 +199,23 @@ impl KilnApp {
                     command_button(ui, c, actions);
                 }
                 ui.separator();
-                for c in [Command::NewEntity, Command::Duplicate, Command::Copy, Command::Paste, Command::BeginRename, Command::Delete] {
+                for c in [
+                    Command::NewEntity,
+                    Command::Duplicate,
+                    Command::Copy,
+                    Command::Paste,
+                    Command::BeginRename,
+                    Command::Delete,
+                ] {
                     command_button(ui, c, actions);
                 }
             });
             ui.menu_button("View", |ui| {
-                for c in [Command::FrameSelection, Command::ToggleTopView, Command::RefreshProblems] {
+                for c in [
+                    Command::FrameSelection,
+                    Command::ToggleTopView,
+                    Command::RefreshProblems,
+                ] {
                     command_button(ui, c, actions);
                 }
                 ui.checkbox(&mut self.settings.show_grid, "Grid");
@@ -198,12 +238,17 @@ impl KilnApp {
 
     /// The "save changes?" dialog; returns the pending step once answered.
     fn unsaved_dialog(&mut self, ctx: &egui::Context) {
-        let Some(pending) = self.pending.clone() else { return };
+        let Some(pending) = self.pending.clone() else {
+            return;
+        };
         let Some(editor) = &mut self.editor else {
             self.pending = None;
             return;
         };
-        let file = editor.level.as_ref().map_or_else(String::new, |l| l.file.clone());
+        let file = editor
+            .level
+            .as_ref()
+            .map_or_else(String::new, |l| l.file.clone());
         let mut answer = None;
         egui::Modal::new(egui::Id::unique("kiln unsaved changes")).show(ctx, |ui| {
             ui.heading("Unsaved changes");
@@ -248,28 +293,33 @@ impl KilnApp {
                 self.toasts.push((t.severity, t.text, Instant::now()));
             }
         }
-        self.toasts.retain(|(_, _, at)| at.elapsed() < Duration::from_secs(6));
+        self.toasts
+            .retain(|(_, _, at)| at.elapsed() < Duration::from_secs(6));
         if self.toasts.is_empty() {
             return;
         }
-        egui::Area::new(egui::Id::unique("kiln toasts")).anchor(egui::Align2::RIGHT_BOTTOM, [-12.0, -40.0]).show(ctx, |ui| {
-            for (severity, text, _) in &self.toasts {
-                let color = match severity {
-                    Severity::Error => Color32::from_rgb(220, 80, 70),
-                    Severity::Warning => Color32::from_rgb(220, 170, 60),
-                    Severity::Info => ui.visuals().text_color(),
-                };
-                egui::Frame::popup(ui.style()).show(ui, |ui| {
-                    ui.set_max_width(420.0);
-                    ui.label(RichText::new(text).color(color));
-                });
-            }
-        });
+        egui::Area::new(egui::Id::unique("kiln toasts"))
+            .anchor(egui::Align2::RIGHT_BOTTOM, [-12.0, -40.0])
+            .show(ctx, |ui| {
+                for (severity, text, _) in &self.toasts {
+                    let color = match severity {
+                        Severity::Error => Color32::from_rgb(220, 80, 70),
+                        Severity::Warning => Color32::from_rgb(220, 170, 60),
+                        Severity::Info => ui.visuals().text_color(),
+                    };
+                    egui::Frame::popup(ui.style()).show(ui, |ui| {
+                        ui.set_max_width(420.0);
+                        ui.label(RichText::new(text).color(color));
+                    });
+                }
+            });
         ctx.request_repaint_after(Duration::from_millis(500));
     }
 
     fn take_screenshot(&mut self, ctx: &egui::Context) {
-        let Some((path, frames)) = &mut self.screenshot else { return };
+        let Some((path, frames)) = &mut self.screenshot else {
+            return;
+        };
         *frames += 1;
         if *frames == 20 {
             let path = path.clone();
@@ -277,7 +327,13 @@ impl KilnApp {
             ctx.request_screenshot(move |image| {
                 let [w, h] = image.size;
                 let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
-                if let Err(e) = image::save_buffer(&path, &bytes, w as u32, h as u32, image::ExtendedColorType::Rgba8) {
+                if let Err(e) = image::save_buffer(
+                    &path,
+                    &bytes,
+                    w as u32,
+                    h as u32,
+                    image::ExtendedColorType::Rgba8,
+                ) {
                     eprintln!("error: saving screenshot {}: {e}", path.display());
                 }
                 ctx2.send_viewport_cmd(ViewportCommand::Close);
@@ -324,7 +380,10 @@ impl eframe::App for KilnApp {
 
         // Advance the simulation in real time while playing.
         let now = Instant::now();
-        let dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32()).min(0.1);
+        let dt = self
+            .last_frame
+            .map_or(0.0, |t| now.duration_since(t).as_secs_f32())
+            .min(0.1);
         self.last_frame = Some(now);
 
         match &mut self.editor {
@@ -367,9 +426,15 @@ impl eframe::App for KilnApp {
 /// Opens the editor window on `project` (or the last project opened).
 pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
     let options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default().with_inner_size([1600.0, 900.0]).with_title("Kiln"),
+        viewport: egui::ViewportBuilder::default()
+            .with_inner_size([1600.0, 900.0])
+            .with_title("Kiln"),
         ..Default::default()
     };
-    eframe::run_native("Kiln", options, Box::new(move |cc| Ok(Box::new(KilnApp::new(cc, project)))))
-        .map_err(|e| anyhow::anyhow!("the editor window failed: {e}"))
+    eframe::run_native(
+        "Kiln",
+        options,
+        Box::new(move |cc| Ok(Box::new(KilnApp::new(cc, project)))),
+    )
+    .map_err(|e| anyhow::anyhow!("the editor window failed: {e}"))
 }

@@ -70,7 +70,10 @@ fn component_fields<'a>(
     instance: Option<usize>,
 ) -> Option<&'a mut Map<String, Value>> {
     let e = doc.entity_mut(entity)?;
-    let value = e.components.entry(component.to_owned()).or_insert_with(|| Value::Object(Map::new()));
+    let value = e
+        .components
+        .entry(component.to_owned())
+        .or_insert_with(|| Value::Object(Map::new()));
     match (value, instance) {
         (Value::Object(m), None) => Some(m),
         (Value::Array(items), Some(i)) => items.get_mut(i)?.as_object_mut(),
@@ -78,7 +81,14 @@ fn component_fields<'a>(
     }
 }
 
-fn set_field(doc: &mut LevelDocument, entity: &str, component: &str, instance: Option<usize>, field: &str, value: &Option<Value>) {
+fn set_field(
+    doc: &mut LevelDocument,
+    entity: &str,
+    component: &str,
+    instance: Option<usize>,
+    field: &str,
+    value: &Option<Value>,
+) {
     if let Some(fields) = component_fields(doc, entity, component, instance) {
         match value {
             Some(v) => {
@@ -115,9 +125,14 @@ impl EditCommand {
     /// Performs the edit.
     pub fn apply(&self, doc: &mut LevelDocument) {
         match self {
-            EditCommand::SetField { entity, component, instance, field, new, .. } => {
-                set_field(doc, entity, component, *instance, field, new)
-            }
+            EditCommand::SetField {
+                entity,
+                component,
+                instance,
+                field,
+                new,
+                ..
+            } => set_field(doc, entity, component, *instance, field, new),
             EditCommand::Rename { entity, new, .. } => {
                 if let Some(e) = doc.entity_mut(entity) {
                     e.name = new.clone();
@@ -130,7 +145,12 @@ impl EditCommand {
                     replace(doc, new);
                 }
             }
-            EditCommand::SetComponent { entity, component, new, .. } => set_component(doc, entity, component, new),
+            EditCommand::SetComponent {
+                entity,
+                component,
+                new,
+                ..
+            } => set_component(doc, entity, component, new),
             EditCommand::Group(commands) => {
                 for c in commands {
                     c.apply(doc);
@@ -142,9 +162,14 @@ impl EditCommand {
     /// Undoes the edit.
     pub fn revert(&self, doc: &mut LevelDocument) {
         match self {
-            EditCommand::SetField { entity, component, instance, field, old, .. } => {
-                set_field(doc, entity, component, *instance, field, old)
-            }
+            EditCommand::SetField {
+                entity,
+                component,
+                instance,
+                field,
+                old,
+                ..
+            } => set_field(doc, entity, component, *instance, field, old),
             EditCommand::Rename { entity, old, .. } => {
                 if let Some(e) = doc.entity_mut(entity) {
                     e.name = old.clone();
@@ -157,7 +182,12 @@ impl EditCommand {
                     replace(doc, old);
                 }
             }
-            EditCommand::SetComponent { entity, component, old, .. } => set_component(doc, entity, component, old),
+            EditCommand::SetComponent {
+                entity,
+                component,
+                old,
+                ..
+            } => set_component(doc, entity, component, old),
             EditCommand::Group(commands) => {
                 for c in commands.iter().rev() {
                     c.revert(doc);
@@ -171,8 +201,22 @@ impl EditCommand {
     pub fn merge(&mut self, next: &EditCommand) -> bool {
         match (self, next) {
             (
-                EditCommand::SetField { entity, component, instance, field, new, .. },
-                EditCommand::SetField { entity: e2, component: c2, instance: i2, field: f2, new: n2, .. },
+                EditCommand::SetField {
+                    entity,
+                    component,
+                    instance,
+                    field,
+                    new,
+                    ..
+                },
+                EditCommand::SetField {
+                    entity: e2,
+                    component: c2,
+                    instance: i2,
+                    field: f2,
+                    new: n2,
+                    ..
+                },
             ) if entity == e2 && component == c2 && instance == i2 && field == f2 => {
                 *new = n2.clone();
                 true
@@ -184,14 +228,22 @@ impl EditCommand {
     /// A short description for the Edit menu ("Undo set transform.position").
     pub fn describe(&self) -> String {
         match self {
-            EditCommand::SetField { component, field, .. } => format!("set {component}.{field}"),
+            EditCommand::SetField {
+                component, field, ..
+            } => format!("set {component}.{field}"),
             EditCommand::Rename { new, .. } => format!("rename to \"{new}\""),
             EditCommand::Insert { entities } => format!("create {} entities", entities.len()),
             EditCommand::Remove { entities } => format!("delete {} entities", entities.len()),
             EditCommand::Replace { .. } => "reparent".into(),
-            EditCommand::SetComponent { component, new: Some(_), .. } => format!("add {component}"),
+            EditCommand::SetComponent {
+                component,
+                new: Some(_),
+                ..
+            } => format!("add {component}"),
             EditCommand::SetComponent { component, .. } => format!("remove {component}"),
-            EditCommand::Group(c) => c.first().map_or_else(|| "edit".into(), EditCommand::describe),
+            EditCommand::Group(c) => c
+                .first()
+                .map_or_else(|| "edit".into(), EditCommand::describe),
         }
     }
 }
@@ -389,11 +441,20 @@ mod tests {
         }
         u.end_merge();
         assert_eq!(u.depth(), 1);
-        assert_eq!(d.entity("a").unwrap().components["transform"]["position"], serde_json::json!([5, 0, 0]));
+        assert_eq!(
+            d.entity("a").unwrap().components["transform"]["position"],
+            serde_json::json!([5, 0, 0])
+        );
         assert!(u.undo(&mut d));
-        assert_eq!(d.entity("a").unwrap().components["transform"]["position"], serde_json::json!([0, 0, 0]));
+        assert_eq!(
+            d.entity("a").unwrap().components["transform"]["position"],
+            serde_json::json!([0, 0, 0])
+        );
         assert!(u.redo(&mut d));
-        assert_eq!(d.entity("a").unwrap().components["transform"]["position"], serde_json::json!([5, 0, 0]));
+        assert_eq!(
+            d.entity("a").unwrap().components["transform"]["position"],
+            serde_json::json!([5, 0, 0])
+        );
     }
 
     #[test]
@@ -415,8 +476,12 @@ mod tests {
         let mut u = UndoStack::default();
         let moved = d.entities[2].clone();
         let group = EditCommand::Group(vec![
-            EditCommand::Remove { entities: vec![(2, moved.clone())] },
-            EditCommand::Insert { entities: vec![(0, moved)] },
+            EditCommand::Remove {
+                entities: vec![(2, moved.clone())],
+            },
+            EditCommand::Insert {
+                entities: vec![(0, moved)],
+            },
         ]);
         u.push(&mut d, group, false);
         assert_eq!(d.entities[0].id, "c");

@@ -9,9 +9,9 @@ use anyhow::Context as _;
 use dependency_checker::Checker;
 use dependency_checker::findings::Finding;
 use dependency_checker::index::BuildOptions;
+use dependency_checker::rename::{Change, MovePlan, MoveRequest};
 use glam::{Affine3A, EulerRot, Vec3};
 use kiln_core::schema::json_f32s;
-use dependency_checker::rename::{Change, MovePlan, MoveRequest};
 use kiln_core::{EntityDocument, LevelDocument, Project, Registry, write_atomic};
 use serde_json::{Map, Value};
 
@@ -93,7 +93,10 @@ pub struct Editor {
 
 impl std::fmt::Debug for Editor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Editor").field("project", &self.project.root()).field("level", &self.level.as_ref().map(|l| &l.file)).finish_non_exhaustive()
+        f.debug_struct("Editor")
+            .field("project", &self.project.root())
+            .field("level", &self.level.as_ref().map(|l| &l.file))
+            .finish_non_exhaustive()
     }
 }
 
@@ -140,7 +143,10 @@ impl Editor {
 
     fn note(&mut self, severity: Severity, text: String, toast: bool) {
         if toast {
-            self.toasts.push(LogLine { severity, text: text.clone() });
+            self.toasts.push(LogLine {
+                severity,
+                text: text.clone(),
+            });
         }
         self.log.push(LogLine { severity, text });
     }
@@ -157,10 +163,18 @@ impl Editor {
 
     /// Re-indexes the project and reloads meshes and materials.
     pub fn refresh_problems(&mut self) {
-        match Checker::open(self.project.root(), self.registry.clone(), &BuildOptions::default()) {
+        match Checker::open(
+            self.project.root(),
+            self.registry.clone(),
+            &BuildOptions::default(),
+        ) {
             Ok(checker) => {
                 self.findings = checker.findings();
-                let files: Vec<String> = checker.index().files().map(|f| f.path.to_string()).collect();
+                let files: Vec<String> = checker
+                    .index()
+                    .files()
+                    .map(|f| f.path.to_string())
+                    .collect();
                 self.resources = Resources::load(&self.project, &self.registry, files.into_iter());
                 self.checker = Some(checker);
             }
@@ -170,7 +184,10 @@ impl Editor {
 
     /// Opens a level, replacing the current one (the GUI asks about unsaved edits first).
     pub fn open_level(&mut self, file: &str) {
-        let text = match self.project.resolve(file).and_then(|p| std::fs::read_to_string(&p).map_err(|e| kiln_core::ProjectError::Io { path: p, source: e })) {
+        let text = match self.project.resolve(file).and_then(|p| {
+            std::fs::read_to_string(&p)
+                .map_err(|e| kiln_core::ProjectError::Io { path: p, source: e })
+        }) {
             Ok(t) => t,
             Err(e) => return self.error(format!("cannot open {file}: {e}")),
         };
@@ -178,7 +195,11 @@ impl Editor {
             Ok(d) => d,
             Err(e) => return self.error(format!("cannot open {e}")),
         };
-        self.level = Some(OpenLevel { file: file.to_owned(), doc, unsaved_edits: 0 });
+        self.level = Some(OpenLevel {
+            file: file.to_owned(),
+            doc,
+            unsaved_edits: 0,
+        });
         self.selection.clear();
         self.undo.clear();
         self.preview = Preview::default();
@@ -199,7 +220,10 @@ impl Editor {
         self.selection.retain(|s| ids.contains(s.as_str()));
         let (file, doc) = (level.file.clone(), level.doc.clone());
         let playing = self.preview.playing;
-        match self.preview.rebuild(&self.registry, &self.project, &file, &doc) {
+        match self
+            .preview
+            .rebuild(&self.registry, &self.project, &file, &doc)
+        {
             Ok(()) => self.compile_error = None,
             Err(e) => {
                 if self.compile_error.as_ref() != Some(&e) {
@@ -231,34 +255,92 @@ impl Editor {
             Action::Select(ids) => self.selection = ids,
             Action::Rename { entity, name } => {
                 self.renaming = None;
-                let Some(old) = self.entity(&entity).map(|e| e.name.clone()) else { return };
+                let Some(old) = self.entity(&entity).map(|e| e.name.clone()) else {
+                    return;
+                };
                 if old != name {
-                    self.edit(EditCommand::Rename { entity, old, new: name }, false);
+                    self.edit(
+                        EditCommand::Rename {
+                            entity,
+                            old,
+                            new: name,
+                        },
+                        false,
+                    );
                 }
             }
-            Action::Reparent { entities, parent, before } => self.reparent(&entities, parent, before),
-            Action::SetField { entity, component, instance, field, value, continuing } => {
-                let Some(e) = self.entity(&entity) else { return };
+            Action::Reparent {
+                entities,
+                parent,
+                before,
+            } => self.reparent(&entities, parent, before),
+            Action::SetField {
+                entity,
+                component,
+                instance,
+                field,
+                value,
+                continuing,
+            } => {
+                let Some(e) = self.entity(&entity) else {
+                    return;
+                };
                 let old = match (e.components.get(&component), instance) {
                     (Some(Value::Object(m)), None) => m.get(&field).cloned(),
-                    (Some(Value::Array(items)), Some(i)) => items.get(i).and_then(|m| m.get(&field)).cloned(),
+                    (Some(Value::Array(items)), Some(i)) => {
+                        items.get(i).and_then(|m| m.get(&field)).cloned()
+                    }
                     _ => None,
                 };
                 if old.as_ref() == Some(&value) {
                     return;
                 }
-                self.edit(EditCommand::SetField { entity, component, instance, field, old, new: Some(value) }, continuing);
+                self.edit(
+                    EditCommand::SetField {
+                        entity,
+                        component,
+                        instance,
+                        field,
+                        old,
+                        new: Some(value),
+                    },
+                    continuing,
+                );
             }
             Action::AddComponent { entity, component } => {
-                let Some(e) = self.entity(&entity) else { return };
+                let Some(e) = self.entity(&entity) else {
+                    return;
+                };
                 if e.components.contains_key(&component) {
                     return;
                 }
-                self.edit(EditCommand::SetComponent { entity, component, old: None, new: Some(Value::Object(Map::new())) }, false);
+                self.edit(
+                    EditCommand::SetComponent {
+                        entity,
+                        component,
+                        old: None,
+                        new: Some(Value::Object(Map::new())),
+                    },
+                    false,
+                );
             }
             Action::RemoveComponent { entity, component } => {
-                let Some(old) = self.entity(&entity).and_then(|e| e.components.get(&component)).cloned() else { return };
-                self.edit(EditCommand::SetComponent { entity, component, old: Some(old), new: None }, false);
+                let Some(old) = self
+                    .entity(&entity)
+                    .and_then(|e| e.components.get(&component))
+                    .cloned()
+                else {
+                    return;
+                };
+                self.edit(
+                    EditCommand::SetComponent {
+                        entity,
+                        component,
+                        old: Some(old),
+                        new: None,
+                    },
+                    false,
+                );
             }
             Action::EndGesture => self.undo.end_merge(),
         }
@@ -299,7 +381,9 @@ impl Editor {
     }
 
     fn undo(&mut self) {
-        let Some(entry) = self.undo.take_undo() else { return };
+        let Some(entry) = self.undo.take_undo() else {
+            return;
+        };
         match &entry {
             Entry::Doc(c) => {
                 if let Some(level) = &mut self.level {
@@ -320,7 +404,9 @@ impl Editor {
     }
 
     fn redo(&mut self) {
-        let Some(entry) = self.undo.take_redo() else { return };
+        let Some(entry) = self.undo.take_redo() else {
+            return;
+        };
         match &entry {
             Entry::Doc(c) => {
                 if let Some(level) = &mut self.level {
@@ -342,16 +428,25 @@ impl Editor {
 
     /// Plans a rename or move of project files (nothing changes yet).
     pub fn plan_move(&self, request: &MoveRequest) -> anyhow::Result<MovePlan> {
-        let checker = self.checker.as_ref().context("the project is not indexed")?;
+        let checker = self
+            .checker
+            .as_ref()
+            .context("the project is not indexed")?;
         Ok(dependency_checker::rename::plan(checker, request)?)
     }
 
     /// Applies a planned move as one undoable step.
     pub fn apply_move(&mut self, plan: MovePlan) {
-        let forward = MoveRequest { pairs: plan.moves.clone() };
+        let forward = MoveRequest {
+            pairs: plan.moves.clone(),
+        };
         match self.apply_plan(&plan) {
             Ok(inverse) => {
-                self.info(format!("moved {} files, patched {} references", plan.moves.len(), plan.change_count()));
+                self.info(format!(
+                    "moved {} files, patched {} references",
+                    plan.moves.len(),
+                    plan.change_count()
+                ));
                 self.undo.push_done(Entry::Asset { forward, inverse });
             }
             Err(e) => self.error(format!("{e:#}")),
@@ -367,7 +462,10 @@ impl Editor {
     /// unsaved edits and the file agree), follows the open level if it moved, and
     /// refreshes everything that depends on files.
     fn apply_plan(&mut self, plan: &MovePlan) -> anyhow::Result<MoveRequest> {
-        let checker = self.checker.as_mut().context("the project is not indexed")?;
+        let checker = self
+            .checker
+            .as_mut()
+            .context("the project is not indexed")?;
         let inverse = dependency_checker::rename::apply(checker, plan)?;
         if let Some(level) = &mut self.level {
             for edit in plan.edits.iter().filter(|e| e.file == level.file) {
@@ -382,7 +480,11 @@ impl Editor {
         self.levels = self.project.levels().unwrap_or_default();
         if let Some(checker) = &self.checker {
             self.findings = checker.findings();
-            let files: Vec<String> = checker.index().files().map(|f| f.path.to_string()).collect();
+            let files: Vec<String> = checker
+                .index()
+                .files()
+                .map(|f| f.path.to_string())
+                .collect();
             self.resources = Resources::load(&self.project, &self.registry, files.into_iter());
         }
         self.after_edit();
@@ -401,7 +503,9 @@ impl Editor {
 
     /// Writes the level as canonical JSON through a temporary file and a rename.
     pub fn save(&mut self) -> anyhow::Result<()> {
-        let Some(level) = &mut self.level else { return Ok(()) };
+        let Some(level) = &mut self.level else {
+            return Ok(());
+        };
         let path = self.project.resolve(&level.file)?;
         let text = level.doc.to_canonical_json(&self.registry);
         write_atomic(&path, text.as_bytes()).with_context(|| format!("saving {}", level.file))?;
@@ -418,11 +522,17 @@ impl Editor {
     fn unique_id(&self, base: &str, taken: &HashSet<String>) -> String {
         let base = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
         let base = if base.is_empty() { "entity" } else { base };
-        (1..).map(|n| format!("{base}_{n}")).find(|id| !taken.contains(id)).unwrap_or_else(|| base.to_owned())
+        (1..)
+            .map(|n| format!("{base}_{n}"))
+            .find(|id| !taken.contains(id))
+            .unwrap_or_else(|| base.to_owned())
     }
 
     fn ids(&self) -> HashSet<String> {
-        self.level.as_ref().map(|l| l.doc.entities.iter().map(|e| e.id.clone()).collect()).unwrap_or_default()
+        self.level
+            .as_ref()
+            .map(|l| l.doc.entities.iter().map(|e| e.id.clone()).collect())
+            .unwrap_or_default()
     }
 
     fn new_entity(&mut self) {
@@ -432,23 +542,43 @@ impl Editor {
         let n = id.rsplit('_').next().unwrap_or("1").to_owned();
         let mut components = Map::new();
         components.insert("transform".into(), Value::Object(Map::new()));
-        let entity = EntityDocument { id: id.clone(), name: format!("Entity {n}"), parent, components, ..Default::default() };
+        let entity = EntityDocument {
+            id: id.clone(),
+            name: format!("Entity {n}"),
+            parent,
+            components,
+            ..Default::default()
+        };
         let position = level.doc.entities.len();
-        self.edit(EditCommand::Insert { entities: vec![(position, entity)] }, false);
+        self.edit(
+            EditCommand::Insert {
+                entities: vec![(position, entity)],
+            },
+            false,
+        );
         self.selection = vec![id];
     }
 
     /// The selected entities with all their descendants, in file order, without
     /// repeating an entity whose ancestor is also selected.
     fn selected_subtrees(&self) -> Vec<EntityDocument> {
-        let Some(level) = &self.level else { return Vec::new() };
+        let Some(level) = &self.level else {
+            return Vec::new();
+        };
         let mut picked = HashSet::new();
         for id in &self.selection {
             if let Some(i) = level.doc.entities.iter().position(|e| &e.id == id) {
                 picked.extend(self.tree.subtree(i));
             }
         }
-        level.doc.entities.iter().enumerate().filter(|(i, _)| picked.contains(i)).map(|(_, e)| e.clone()).collect()
+        level
+            .doc
+            .entities
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| picked.contains(i))
+            .map(|(_, e)| e.clone())
+            .collect()
     }
 
     fn delete_selected(&mut self) {
@@ -457,8 +587,14 @@ impl Editor {
         if doomed.is_empty() {
             return;
         }
-        let entities: Vec<(usize, EntityDocument)> =
-            level.doc.entities.iter().enumerate().filter(|(_, e)| doomed.contains(&e.id)).map(|(i, e)| (i, e.clone())).collect();
+        let entities: Vec<(usize, EntityDocument)> = level
+            .doc
+            .entities
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| doomed.contains(&e.id))
+            .map(|(i, e)| (i, e.clone()))
+            .collect();
         self.edit(EditCommand::Remove { entities }, false);
         self.selection.clear();
     }
@@ -477,9 +613,8 @@ impl Editor {
             taken.insert(id.clone());
             renamed.insert(e.id.clone(), id);
         }
-        let mut position = level.doc.entities.len();
         let mut inserts = Vec::new();
-        for e in entities {
+        for (position, e) in (level.doc.entities.len()..).zip(entities) {
             let mut copy = e.clone();
             copy.id = renamed[&e.id].clone();
             copy.parent = match &e.parent {
@@ -487,11 +622,14 @@ impl Editor {
                 other => other.clone().filter(|p| level.doc.entity(p).is_some()),
             };
             inserts.push((position, copy));
-            position += 1;
         }
         let roots: Vec<String> = inserts
             .iter()
-            .filter(|(_, e)| e.parent.as_ref().is_none_or(|p| !renamed.values().any(|r| r == p)))
+            .filter(|(_, e)| {
+                e.parent
+                    .as_ref()
+                    .is_none_or(|p| !renamed.values().any(|r| r == p))
+            })
             .map(|(_, e)| e.id.clone())
             .collect();
         self.edit(EditCommand::Insert { entities: inserts }, false);
@@ -510,24 +648,39 @@ impl Editor {
         let index = |id: &str| level.doc.entities.iter().position(|e| e.id == id);
         // Refuse cycles: the new parent must not be one of the moved entities or below them.
         if let Some(p) = parent.as_deref().and_then(index)
-            && entities.iter().filter_map(|e| index(e)).any(|m| self.tree.is_within(p, m))
+            && entities
+                .iter()
+                .filter_map(|e| index(e))
+                .any(|m| self.tree.is_within(p, m))
         {
             return self.error("cannot move an entity under itself or one of its children");
         }
-        let parent_world = parent.as_deref().and_then(|p| self.world_pose(p)).unwrap_or(Affine3A::IDENTITY);
+        let parent_world = parent
+            .as_deref()
+            .and_then(|p| self.world_pose(p))
+            .unwrap_or(Affine3A::IDENTITY);
         let mut replace = Vec::new();
         for id in entities {
-            let Some(old) = level.doc.entity(id).cloned() else { continue };
+            let Some(old) = level.doc.entity(id).cloned() else {
+                continue;
+            };
             let mut new = old.clone();
             new.parent = parent.clone();
             // Keep the world pose: local = parent_world^-1 * world.
-            if let (Some(world), Some(Value::Object(t))) = (self.world_pose(id), new.components.get_mut("transform")) {
+            if let (Some(world), Some(Value::Object(t))) =
+                (self.world_pose(id), new.components.get_mut("transform"))
+            {
                 let local = parent_world.inverse() * world;
                 let (scale, rotation, translation) = local.to_scale_rotation_translation();
                 let (x, y, z) = rotation.to_euler(EulerRot::XYZ);
                 let round = |v: Vec3| (v * 10_000.0).round() / 10_000.0;
                 t.insert("position".into(), json_f32s(&round(translation).to_array()));
-                t.insert("rotation".into(), json_f32s(&round(Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI)).to_array()));
+                t.insert(
+                    "rotation".into(),
+                    json_f32s(
+                        &round(Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI)).to_array(),
+                    ),
+                );
                 t.insert("scale".into(), json_f32s(&round(scale).to_array()));
             }
             replace.push((old, new));
@@ -535,12 +688,33 @@ impl Editor {
         // Order among siblings is the order in the file: move the entities' entries
         // before `before` (or to the end).
         let moved: HashSet<&String> = entities.iter().collect();
-        let removed: Vec<(usize, EntityDocument)> =
-            level.doc.entities.iter().enumerate().filter(|(_, e)| moved.contains(&e.id)).map(|(i, e)| (i, e.clone())).collect();
-        let remaining: Vec<&EntityDocument> = level.doc.entities.iter().filter(|e| !moved.contains(&e.id)).collect();
-        let at = before.as_deref().and_then(|b| remaining.iter().position(|e| e.id == b)).unwrap_or(remaining.len());
-        let inserted: Vec<(usize, EntityDocument)> = replace.iter().enumerate().map(|(k, (_, new))| (at + k, new.clone())).collect();
-        let group = EditCommand::Group(vec![EditCommand::Remove { entities: removed }, EditCommand::Insert { entities: inserted }]);
+        let removed: Vec<(usize, EntityDocument)> = level
+            .doc
+            .entities
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| moved.contains(&e.id))
+            .map(|(i, e)| (i, e.clone()))
+            .collect();
+        let remaining: Vec<&EntityDocument> = level
+            .doc
+            .entities
+            .iter()
+            .filter(|e| !moved.contains(&e.id))
+            .collect();
+        let at = before
+            .as_deref()
+            .and_then(|b| remaining.iter().position(|e| e.id == b))
+            .unwrap_or(remaining.len());
+        let inserted: Vec<(usize, EntityDocument)> = replace
+            .iter()
+            .enumerate()
+            .map(|(k, (_, new))| (at + k, new.clone()))
+            .collect();
+        let group = EditCommand::Group(vec![
+            EditCommand::Remove { entities: removed },
+            EditCommand::Insert { entities: inserted },
+        ]);
         self.edit(group, false);
     }
 }
@@ -549,13 +723,19 @@ impl Editor {
 /// change's pointer, found within its entity by authoring id (positions may differ
 /// from the file when there are unsaved edits), if it still has the old text.
 fn patch_reference(doc: &mut LevelDocument, change: &Change) {
-    let Some(entity_id) = &change.place.entity else { return };
-    let Some(entity) = doc.entity_mut(entity_id) else { return };
+    let Some(entity_id) = &change.place.entity else {
+        return;
+    };
+    let Some(entity) = doc.entity_mut(entity_id) else {
+        return;
+    };
     // "/entities/N/components/mesh/material" -> "/components/mesh/material"
     let mut parts = change.place.pointer.splitn(4, '/');
     let (_, _, _) = (parts.next(), parts.next(), parts.next());
     let Some(rest) = parts.next() else { return };
-    let Ok(mut value) = serde_json::to_value(&*entity) else { return };
+    let Ok(mut value) = serde_json::to_value(&*entity) else {
+        return;
+    };
     if let Some(slot) = value.pointer_mut(&format!("/{rest}"))
         && slot.as_str() == Some(change.old_text.as_str())
     {

@@ -7,8 +7,8 @@ use std::time::Instant;
 use glam::{Vec3, Vec4};
 use kiln_core::registry::{MESH_SHAPES, ResourceFormat};
 use kiln_core::{
-    EntityManager, FieldValues, LevelDocument, Project, Registry, ResourceId, ResourcePath, ResourceSource,
-    SpawnedLevel, World, compile_document, spawn_level,
+    EntityManager, FieldValues, LevelDocument, Project, Registry, ResourceId, ResourcePath,
+    ResourceSource, SpawnedLevel, World, compile_document, spawn_level,
 };
 
 /// Reads prefabs for the compiler from the open project.
@@ -42,20 +42,44 @@ pub struct Resources {
 impl Resources {
     /// Reads every mesh and material of the project (small JSON files). Unreadable or
     /// broken ones are skipped here; the problems list reports them.
-    pub fn load(project: &Project, registry: &Registry, files: impl Iterator<Item = String>) -> Self {
+    pub fn load(
+        project: &Project,
+        registry: &Registry,
+        files: impl Iterator<Item = String>,
+    ) -> Self {
         let mut out = Resources::default();
         for file in files {
-            let Ok((path, ext)) = ResourcePath::split_file(&file) else { continue };
+            let Ok((path, ext)) = ResourcePath::split_file(&file) else {
+                continue;
+            };
             if ext != "mesh" && ext != "material" {
                 continue;
             }
-            let Some(ResourceFormat::Json(fields)) = registry.resource_type(&ext).map(|t| &t.format) else { continue };
-            let Ok(text) = project.read_resource(&path, &ext) else { continue };
-            let Ok(serde_json::Value::Object(obj)) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
-            let Ok(values) = FieldValues::validate(fields, &obj) else { continue };
+            let Some(ResourceFormat::Json(fields)) =
+                registry.resource_type(&ext).map(|t| &t.format)
+            else {
+                continue;
+            };
+            let Ok(text) = project.read_resource(&path, &ext) else {
+                continue;
+            };
+            let Ok(serde_json::Value::Object(obj)) =
+                serde_json::from_str::<serde_json::Value>(&text)
+            else {
+                continue;
+            };
+            let Ok(values) = FieldValues::validate(fields, &obj) else {
+                continue;
+            };
             let id = ResourceId::of(&path, &ext);
             if ext == "mesh" {
-                out.meshes.insert(id, MeshShape { shape: values.enum_index("shape") as usize, size: values.vec3("size") });
+                out.meshes.insert(
+                    id,
+                    MeshShape {
+                        shape: values.enum_index("shape") as usize,
+                        size: values.vec3("size"),
+                    },
+                );
             } else {
                 out.colors.insert(id, values.color("color"));
             }
@@ -65,7 +89,11 @@ impl Resources {
 
     /// The shape name of a mesh id, for tooltips.
     pub fn shape_name(&self, id: ResourceId) -> &'static str {
-        self.meshes.get(&id).and_then(|m| MESH_SHAPES.get(m.shape)).copied().unwrap_or("missing")
+        self.meshes
+            .get(&id)
+            .and_then(|m| MESH_SHAPES.get(m.shape))
+            .copied()
+            .unwrap_or("missing")
     }
 }
 
@@ -99,20 +127,31 @@ pub struct Preview {
 
 impl Preview {
     /// Compiles `doc` and respawns it. On error the last good world stays.
-    pub fn rebuild(&mut self, registry: &Registry, project: &Project, file: &str, doc: &LevelDocument) -> Result<(), String> {
+    pub fn rebuild(
+        &mut self,
+        registry: &Registry,
+        project: &Project,
+        file: &str,
+        doc: &LevelDocument,
+    ) -> Result<(), String> {
         let start = Instant::now();
-        let compiled = compile_document(registry, &mut ProjectUnits(project), file, doc).map_err(|e| e.to_string())?;
+        let compiled = compile_document(registry, &mut ProjectUnits(project), file, doc)
+            .map_err(|e| e.to_string())?;
         let compile_ms = start.elapsed().as_secs_f64() * 1000.0;
         let start = Instant::now();
         self.respawn(registry, compiled.blob)?;
-        self.timing = RebuildTiming { compile_ms, spawn_ms: start.elapsed().as_secs_f64() * 1000.0 };
+        self.timing = RebuildTiming {
+            compile_ms,
+            spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
+        };
         Ok(())
     }
 
     fn respawn(&mut self, registry: &Registry, blob: Vec<u8>) -> Result<(), String> {
         let mut entities = EntityManager::new();
         let mut world = World::new();
-        let level = spawn_level(&blob, registry, &mut entities, &mut world).map_err(|e| e.to_string())?;
+        let level =
+            spawn_level(&blob, registry, &mut entities, &mut world).map_err(|e| e.to_string())?;
         self.entities = entities;
         self.world = world;
         self.level = Some(level);
@@ -123,7 +162,9 @@ impl Preview {
 
     /// Respawns the last good blob (the simulation starts over).
     pub fn restart(&mut self, registry: &Registry) -> Result<(), String> {
-        let Some(blob) = self.blob.take() else { return Ok(()) };
+        let Some(blob) = self.blob.take() else {
+            return Ok(());
+        };
         let start = Instant::now();
         let result = self.respawn(registry, blob.clone());
         if result.is_err() {

@@ -19,7 +19,11 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { recent_projects: Vec::new(), show_grid: true, simulation_rate: 60.0 }
+        Settings {
+            recent_projects: Vec::new(),
+            show_grid: true,
+            simulation_rate: 60.0,
+        }
     }
 }
 

@@ -21,10 +21,18 @@ impl SceneTree {
     /// Builds the tree. An entity whose parent does not exist, or that is in a parent
     /// cycle, is shown as a root so that nothing disappears from view.
     pub fn build(doc: &LevelDocument) -> Self {
-        let index: HashMap<&str, usize> = doc.entities.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+        let index: HashMap<&str, usize> = doc
+            .entities
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.as_str(), i))
+            .collect();
         let n = doc.entities.len();
-        let mut parent: Vec<Option<usize>> =
-            doc.entities.iter().map(|e| e.parent.as_deref().and_then(|p| index.get(p).copied())).collect();
+        let mut parent: Vec<Option<usize>> = doc
+            .entities
+            .iter()
+            .map(|e| e.parent.as_deref().and_then(|p| index.get(p).copied()))
+            .collect();
         // Break cycles: walk up from each entity; if the walk comes back, cut there.
         for start in 0..n {
             let mut seen = HashSet::new();
@@ -45,7 +53,11 @@ impl SceneTree {
                 None => roots.push(i),
             }
         }
-        SceneTree { roots, children, parent }
+        SceneTree {
+            roots,
+            children,
+            parent,
+        }
     }
 
     /// Entities to show for a filter: those whose name or id contains it (case

@@ -22,9 +22,12 @@ pub struct AssetState {
     pub selected: Option<String>,
     /// The last "find references" or "show dependencies" result.
     pub results: Option<(String, Vec<ReferenceView>)>,
-    /// The rename dialog: the file, the new path being typed, and the plan.
-    pub rename: Option<(String, String, Option<Result<MovePlan, String>>)>,
+    /// The rename dialog, while open.
+    pub rename: Option<RenameDialog>,
 }
+
+/// The rename dialog: the file, the new path being typed, and the plan once previewed.
+pub type RenameDialog = (String, String, Option<Result<MovePlan, String>>);
 
 fn icon(file: &str) -> &'static str {
     match file.rsplit('.').next().unwrap_or("") {
@@ -39,12 +42,21 @@ fn icon(file: &str) -> &'static str {
 }
 
 /// Shows the asset browser.
-pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut AssetState, actions: &mut Vec<Action>) {
+pub fn show(
+    ui: &mut egui::Ui,
+    editor: &mut Editor,
+    state: &mut AssetState,
+    actions: &mut Vec<Action>,
+) {
     let Some(checker) = &editor.checker else {
         ui.label("The project could not be indexed; see the log.");
         return;
     };
-    let files: Vec<String> = checker.index().files().map(|f| f.path.to_string()).collect();
+    let files: Vec<String> = checker
+        .index()
+        .files()
+        .map(|f| f.path.to_string())
+        .collect();
     if let Some(r) = &state.reveal {
         state.selected = Some(r.clone());
         state.filter.clear();
@@ -126,47 +138,72 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut AssetState, acti
 }
 
 fn rename_dialog(ctx: &egui::Context, editor: &mut Editor, state: &mut AssetState) {
-    let Some((old, new, plan)) = &mut state.rename else { return };
+    let Some((old, new, plan)) = &mut state.rename else {
+        return;
+    };
     let mut close = false;
     let mut apply = false;
-    egui::Window::new("Rename or move").collapsible(false).resizable(true).default_width(560.0).show(ctx, |ui| {
-        ui.label(format!("Move {old} to:"));
-        let label = ui.label("New path");
-        let r = ui.add(egui::TextEdit::singleline(new).desired_width(f32::INFINITY)).labelled_by(label.id);
-        if r.changed() {
-            *plan = None;
-        }
-        if ui.button("Preview").clicked() || (plan.is_none() && r.lost_focus()) {
-            *plan = Some(editor.plan_move(&MoveRequest::new(old, new)).map_err(|e| e.to_string()));
-        }
-        match plan {
-            Some(Ok(p)) => {
-                ui.label(format!("{} files move; {} references change in {} files:", p.moves.len(), p.change_count(), p.edits.len()));
-                egui::ScrollArea::vertical().max_height(260.0).show(ui, |ui| {
-                    for (o, n) in &p.moves {
-                        ui.monospace(format!("move {o} -> {n}"));
-                    }
-                    for e in &p.edits {
-                        for c in &e.changes {
-                            ui.monospace(format!("{}: \"{}\" -> \"{}\"", c.place, c.old_text, c.new_text));
-                        }
-                    }
-                });
+    egui::Window::new("Rename or move")
+        .collapsible(false)
+        .resizable(true)
+        .default_width(560.0)
+        .show(ctx, |ui| {
+            ui.label(format!("Move {old} to:"));
+            let label = ui.label("New path");
+            let r = ui
+                .add(egui::TextEdit::singleline(new).desired_width(f32::INFINITY))
+                .labelled_by(label.id);
+            if r.changed() {
+                *plan = None;
             }
-            Some(Err(e)) => {
-                ui.colored_label(egui::Color32::from_rgb(220, 80, 70), e.as_str());
+            if ui.button("Preview").clicked() || (plan.is_none() && r.lost_focus()) {
+                *plan = Some(
+                    editor
+                        .plan_move(&MoveRequest::new(old, new))
+                        .map_err(|e| e.to_string()),
+                );
             }
-            None => {}
-        }
-        ui.horizontal(|ui| {
-            if ui.add_enabled(matches!(plan, Some(Ok(_))), egui::Button::new("Apply")).clicked() {
-                apply = true;
+            match plan {
+                Some(Ok(p)) => {
+                    ui.label(format!(
+                        "{} files move; {} references change in {} files:",
+                        p.moves.len(),
+                        p.change_count(),
+                        p.edits.len()
+                    ));
+                    egui::ScrollArea::vertical()
+                        .max_height(260.0)
+                        .show(ui, |ui| {
+                            for (o, n) in &p.moves {
+                                ui.monospace(format!("move {o} -> {n}"));
+                            }
+                            for e in &p.edits {
+                                for c in &e.changes {
+                                    ui.monospace(format!(
+                                        "{}: \"{}\" -> \"{}\"",
+                                        c.place, c.old_text, c.new_text
+                                    ));
+                                }
+                            }
+                        });
+                }
+                Some(Err(e)) => {
+                    ui.colored_label(egui::Color32::from_rgb(220, 80, 70), e.as_str());
+                }
+                None => {}
             }
-            if ui.button("Cancel").clicked() {
-                close = true;
-            }
+            ui.horizontal(|ui| {
+                if ui
+                    .add_enabled(matches!(plan, Some(Ok(_))), egui::Button::new("Apply"))
+                    .clicked()
+                {
+                    apply = true;
+                }
+                if ui.button("Cancel").clicked() {
+                    close = true;
+                }
+            });
         });
-    });
     if apply && let Some(Ok(p)) = plan.take() {
         editor.apply_move(p);
         close = true;

@@ -46,27 +46,48 @@ pub struct PanelState {
 }
 
 /// Lays out and shows every panel.
-pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, settings: &Settings, actions: &mut Vec<Action>) {
+pub fn show(
+    ui: &mut egui::Ui,
+    editor: &mut Editor,
+    state: &mut PanelState,
+    settings: &Settings,
+    actions: &mut Vec<Action>,
+) {
     egui::Panel::bottom("status").show(ui, |ui| status_bar::show(ui, editor));
-    egui::Panel::left("scene").resizable(true).default_size(260.0).show(ui, |ui| {
-        scene_tree::show(ui, editor, state, actions);
-    });
-    egui::Panel::right("inspector").resizable(true).default_size(330.0).show(ui, |ui| {
-        inspector::show(ui, editor, &mut state.assets, &mut state.bottom, actions);
-    });
-    egui::Panel::bottom("bottom").resizable(true).default_size(210.0).show(ui, |ui| {
-        ui.horizontal(|ui| {
-            let problems = editor.findings.len() + usize::from(editor.compile_error.is_some());
-            ui.selectable_value(&mut state.bottom, BottomTab::Assets, "Assets");
-            ui.selectable_value(&mut state.bottom, BottomTab::Problems, format!("Problems ({problems})"));
-            ui.selectable_value(&mut state.bottom, BottomTab::Log, "Log");
+    egui::Panel::left("scene")
+        .resizable(true)
+        .default_size(260.0)
+        .show(ui, |ui| {
+            scene_tree::show(ui, editor, state, actions);
         });
-        ui.separator();
-        match state.bottom {
-            BottomTab::Assets => assets::show(ui, editor, &mut state.assets, actions),
-            BottomTab::Problems => problems::show(ui, editor, actions),
-            BottomTab::Log => log::show(ui, editor),
-        }
+    egui::Panel::right("inspector")
+        .resizable(true)
+        .default_size(330.0)
+        .show(ui, |ui| {
+            inspector::show(ui, editor, &mut state.assets, &mut state.bottom, actions);
+        });
+    egui::Panel::bottom("bottom")
+        .resizable(true)
+        .default_size(210.0)
+        .show(ui, |ui| {
+            ui.horizontal(|ui| {
+                let problems = editor.findings.len() + usize::from(editor.compile_error.is_some());
+                ui.selectable_value(&mut state.bottom, BottomTab::Assets, "Assets");
+                ui.selectable_value(
+                    &mut state.bottom,
+                    BottomTab::Problems,
+                    format!("Problems ({problems})"),
+                );
+                ui.selectable_value(&mut state.bottom, BottomTab::Log, "Log");
+            });
+            ui.separator();
+            match state.bottom {
+                BottomTab::Assets => assets::show(ui, editor, &mut state.assets, actions),
+                BottomTab::Problems => problems::show(ui, editor, actions),
+                BottomTab::Log => log::show(ui, editor),
+            }
+        });
+    egui::CentralPanel::default().show(ui, |ui| {
+        viewport::show(ui, editor, state, settings, actions)
     });
-    egui::CentralPanel::default().show(ui, |ui| viewport::show(ui, editor, state, settings, actions));
 }

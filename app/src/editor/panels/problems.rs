@@ -11,35 +11,57 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, actions: &mut Vec<Action>) {
     let red = egui::Color32::from_rgb(220, 80, 70);
     let yellow = egui::Color32::from_rgb(220, 170, 60);
     ui.horizontal(|ui| {
-        if ui.button("Refresh").on_hover_text("Re-index the project").clicked() {
+        if ui
+            .button("Refresh")
+            .on_hover_text("Re-index the project")
+            .clicked()
+        {
             actions.push(Action::Command(Command::RefreshProblems));
         }
-        let stale = editor.findings.iter().filter(|f| matches!(f, Finding::StaleRedirect { .. })).count();
+        let stale = editor
+            .findings
+            .iter()
+            .filter(|f| matches!(f, Finding::StaleRedirect { .. }))
+            .count();
         if stale > 0 && ui.button(format!("Fix {stale} stale paths")).clicked() {
             editor.fix_stale_paths();
         }
     });
-    egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
-        if let Some(e) = &editor.compile_error {
-            ui.colored_label(red, format!("⛔ {e}"));
-        }
-        if editor.findings.is_empty() && editor.compile_error.is_none() {
-            ui.label("No problems.");
-        }
-        for f in &editor.findings {
-            let (color, mark) = if f.is_error() { (red, "⛔") } else { (yellow, "⚠") };
-            let r = ui.add(egui::Label::new(egui::RichText::new(format!("{mark} {f}")).color(color)).sense(egui::Sense::click()));
-            if r.on_hover_text("Double-click to open the file's level and select the entity").double_clicked() {
-                let file = f.file().to_owned();
-                if file.ends_with(".level") {
-                    actions.push(Action::OpenLevel(file));
-                    if let Finding::Missing { place, .. } | Finding::InvalidReference { place, .. } | Finding::StaleRedirect { place, .. } | Finding::Ambiguous { place, .. } = f
-                        && let Some(e) = &place.entity
-                    {
-                        actions.push(Action::Select(vec![e.clone()]));
+    egui::ScrollArea::vertical()
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            if let Some(e) = &editor.compile_error {
+                ui.colored_label(red, format!("⛔ {e}"));
+            }
+            if editor.findings.is_empty() && editor.compile_error.is_none() {
+                ui.label("No problems.");
+            }
+            for f in &editor.findings {
+                let (color, mark) = if f.is_error() {
+                    (red, "⛔")
+                } else {
+                    (yellow, "⚠")
+                };
+                let r = ui.add(
+                    egui::Label::new(egui::RichText::new(format!("{mark} {f}")).color(color))
+                        .sense(egui::Sense::click()),
+                );
+                if r.on_hover_text("Double-click to open the file's level and select the entity")
+                    .double_clicked()
+                {
+                    let file = f.file().to_owned();
+                    if file.ends_with(".level") {
+                        actions.push(Action::OpenLevel(file));
+                        if let Finding::Missing { place, .. }
+                        | Finding::InvalidReference { place, .. }
+                        | Finding::StaleRedirect { place, .. }
+                        | Finding::Ambiguous { place, .. } = f
+                            && let Some(e) = &place.entity
+                        {
+                            actions.push(Action::Select(vec![e.clone()]));
+                        }
                     }
                 }
             }
-        }
-    });
+        });
 }

@@ -16,24 +16,46 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
     };
     ui.horizontal(|ui| {
         ui.strong("Scene");
-        if ui.small_button("+").on_hover_text("New entity (Ctrl+N)").clicked() {
+        if ui
+            .small_button("+")
+            .on_hover_text("New entity (Ctrl+N)")
+            .clicked()
+        {
             actions.push(Action::Command(Command::NewEntity));
         }
     });
-    ui.add(egui::TextEdit::singleline(&mut state.tree_filter).hint_text("Filter entities").desired_width(f32::INFINITY))
-        .on_hover_text("Show entities whose name or id contains this text");
+    ui.add(
+        egui::TextEdit::singleline(&mut state.tree_filter)
+            .hint_text("Filter entities")
+            .desired_width(f32::INFINITY),
+    )
+    .on_hover_text("Show entities whose name or id contains this text");
     if let Some(id) = &editor.renaming {
         if state.rename_text.is_empty() {
-            state.rename_text = editor.entity(id).map(|e| e.name.clone()).unwrap_or_default();
+            state.rename_text = editor
+                .entity(id)
+                .map(|e| e.name.clone())
+                .unwrap_or_default();
         }
         let label = ui.label("Rename:");
-        let r = ui.add(egui::TextEdit::singleline(&mut state.rename_text).desired_width(f32::INFINITY)).labelled_by(label.id);
+        let r = ui
+            .add(egui::TextEdit::singleline(&mut state.rename_text).desired_width(f32::INFINITY))
+            .labelled_by(label.id);
         r.request_focus();
         if r.lost_focus() {
             if !ui.input(|i| i.key_pressed(egui::Key::Escape)) {
-                actions.push(Action::Rename { entity: id.clone(), name: std::mem::take(&mut state.rename_text) });
+                actions.push(Action::Rename {
+                    entity: id.clone(),
+                    name: std::mem::take(&mut state.rename_text),
+                });
             } else {
-                actions.push(Action::Rename { entity: id.clone(), name: editor.entity(id).map(|e| e.name.clone()).unwrap_or_default() });
+                actions.push(Action::Rename {
+                    entity: id.clone(),
+                    name: editor
+                        .entity(id)
+                        .map(|e| e.name.clone())
+                        .unwrap_or_default(),
+                });
                 state.rename_text.clear();
             }
         }
@@ -49,71 +71,111 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
         state.tree.set_selected(editor.selection.clone());
     }
     let id = ui.make_persistent_id("scene tree");
-    egui::ScrollArea::both().auto_shrink([false, false]).show(ui, |ui| {
-        let (_, tree_actions) = TreeView::new(id).allow_multi_selection(true).show_state(ui, &mut state.tree, |builder| {
-            // Depth-first with an explicit stack: (entity, children left to emit).
-            let mut stack: Vec<(usize, usize)> = Vec::new();
-            let shown = |i: usize| visible.as_ref().is_none_or(|v| v.contains(&i));
-            let label = |i: usize| {
-                let e = &doc.entities[i];
-                let name = if e.name.is_empty() { e.id.clone() } else { e.name.clone() };
-                if e.prefab.is_some() { format!("📦 {name}") } else { name }
-            };
-            for &root in tree.roots.iter().filter(|&&r| shown(r)) {
-                stack.push((root, 0));
-                while let Some((node, _)) = stack.last().copied() {
-                    let kids: Vec<usize> = tree.children[node].iter().copied().filter(|&c| shown(c)).collect();
-                    let Some(top) = stack.last_mut() else { break };
-                    if top.1 == 0 {
-                        let e = &doc.entities[node];
-                        let text = label(node);
-                        if kids.is_empty() {
-                            builder.node(NodeBuilder::leaf(e.id.clone()).label(text));
+    egui::ScrollArea::both()
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            let (_, tree_actions) = TreeView::new(id).allow_multi_selection(true).show_state(
+                ui,
+                &mut state.tree,
+                |builder| {
+                    // Depth-first with an explicit stack: (entity, children left to emit).
+                    let mut stack: Vec<(usize, usize)> = Vec::new();
+                    let shown = |i: usize| visible.as_ref().is_none_or(|v| v.contains(&i));
+                    let label = |i: usize| {
+                        let e = &doc.entities[i];
+                        let name = if e.name.is_empty() {
+                            e.id.clone()
                         } else {
-                            builder.node(NodeBuilder::dir(e.id.clone()).default_open(true).label(text));
+                            e.name.clone()
+                        };
+                        if e.prefab.is_some() {
+                            format!("📦 {name}")
+                        } else {
+                            name
+                        }
+                    };
+                    for &root in tree.roots.iter().filter(|&&r| shown(r)) {
+                        stack.push((root, 0));
+                        while let Some((node, _)) = stack.last().copied() {
+                            let kids: Vec<usize> = tree.children[node]
+                                .iter()
+                                .copied()
+                                .filter(|&c| shown(c))
+                                .collect();
+                            let Some(top) = stack.last_mut() else { break };
+                            if top.1 == 0 {
+                                let e = &doc.entities[node];
+                                let text = label(node);
+                                if kids.is_empty() {
+                                    builder.node(NodeBuilder::leaf(e.id.clone()).label(text));
+                                } else {
+                                    builder.node(
+                                        NodeBuilder::dir(e.id.clone())
+                                            .default_open(true)
+                                            .label(text),
+                                    );
+                                }
+                            }
+                            if top.1 < kids.len() {
+                                let next = kids[top.1];
+                                top.1 += 1;
+                                stack.push((next, 0));
+                            } else {
+                                if !kids.is_empty() {
+                                    builder.close_dir();
+                                }
+                                stack.pop();
+                            }
                         }
                     }
-                    if top.1 < kids.len() {
-                        let next = kids[top.1];
-                        top.1 += 1;
-                        stack.push((next, 0));
-                    } else {
-                        if !kids.is_empty() {
-                            builder.close_dir();
-                        }
-                        stack.pop();
+                },
+            );
+            for a in tree_actions {
+                match a {
+                    TreeAction::SetSelected(ids) => actions.push(Action::Select(ids)),
+                    TreeAction::Move(dnd) => {
+                        let (parent, before) = match dnd.position {
+                            DirPosition::First => (
+                                Some(dnd.target.clone()),
+                                tree_first_child(editor, &dnd.target),
+                            ),
+                            DirPosition::Last => (Some(dnd.target.clone()), None),
+                            DirPosition::Before(sibling) => {
+                                (Some(dnd.target.clone()), Some(sibling))
+                            }
+                            DirPosition::After(sibling) => {
+                                (Some(dnd.target.clone()), next_sibling(editor, &sibling))
+                            }
+                        };
+                        actions.push(Action::Reparent {
+                            entities: dnd.source,
+                            parent,
+                            before,
+                        });
                     }
+                    TreeAction::Activate(_) => {
+                        actions.push(Action::Command(Command::FrameSelection))
+                    }
+                    _ => {}
                 }
+            }
+            // Dropping below the tree makes entities roots.
+            let rest = ui.allocate_response(
+                ui.available_size().max(egui::vec2(0.0, 24.0)),
+                egui::Sense::click(),
+            );
+            if rest.clicked() {
+                actions.push(Action::Select(Vec::new()));
             }
         });
-        for a in tree_actions {
-            match a {
-                TreeAction::SetSelected(ids) => actions.push(Action::Select(ids)),
-                TreeAction::Move(dnd) => {
-                    let (parent, before) = match dnd.position {
-                        DirPosition::First => (Some(dnd.target.clone()), tree_first_child(editor, &dnd.target)),
-                        DirPosition::Last => (Some(dnd.target.clone()), None),
-                        DirPosition::Before(sibling) => (Some(dnd.target.clone()), Some(sibling)),
-                        DirPosition::After(sibling) => (Some(dnd.target.clone()), next_sibling(editor, &sibling)),
-                    };
-                    actions.push(Action::Reparent { entities: dnd.source, parent, before });
-                }
-                TreeAction::Activate(_) => actions.push(Action::Command(Command::FrameSelection)),
-                _ => {}
-            }
-        }
-        // Dropping below the tree makes entities roots.
-        let rest = ui.allocate_response(ui.available_size().max(egui::vec2(0.0, 24.0)), egui::Sense::click());
-        if rest.clicked() {
-            actions.push(Action::Select(Vec::new()));
-        }
-    });
 }
 
 fn tree_first_child(editor: &Editor, parent: &str) -> Option<String> {
     let doc = &editor.level.as_ref()?.doc;
     let p = doc.entities.iter().position(|e| e.id == parent)?;
-    editor.tree.children[p].first().map(|&c| doc.entities[c].id.clone())
+    editor.tree.children[p]
+        .first()
+        .map(|&c| doc.entities[c].id.clone())
 }
 
 fn next_sibling(editor: &Editor, sibling: &str) -> Option<String> {

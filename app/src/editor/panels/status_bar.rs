@@ -12,7 +12,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
             Some(l) => {
                 ui.label(format!("Level: {}", l.file));
                 if l.unsaved_edits > 0 {
-                    ui.colored_label(egui::Color32::from_rgb(220, 170, 60), "● unsaved");
+                    ui.colored_label(egui::Color32::from_rgb(220, 170, 60), "unsaved");
                 } else {
                     ui.label("saved");
                 }
@@ -24,13 +24,23 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
         ui.separator();
         ui.label(format!("{} entities", editor.preview.entities.len()));
         ui.separator();
-        ui.label(if editor.preview.playing { "playing" } else { "paused" });
+        ui.label(if editor.preview.playing {
+            "playing"
+        } else {
+            "paused"
+        });
         ui.separator();
         let t = editor.preview.timing;
-        ui.label(format!("compile {:.1} ms, spawn {:.1} ms", t.compile_ms, t.spawn_ms));
+        ui.label(format!(
+            "compile {:.1} ms, spawn {:.1} ms",
+            t.compile_ms, t.spawn_ms
+        ));
         if editor.compile_error.is_some() {
             ui.separator();
-            ui.colored_label(egui::Color32::from_rgb(220, 80, 70), "compile error: showing the last good world");
+            ui.colored_label(
+                egui::Color32::from_rgb(220, 80, 70),
+                "compile error: showing the last good world",
+            );
         }
     });
 }

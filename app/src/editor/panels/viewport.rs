@@ -30,20 +30,35 @@ pub struct Camera {
 
 impl Default for Camera {
     fn default() -> Self {
-        Camera { target: Vec3::ZERO, yaw: 0.7, pitch: 0.5, distance: 22.0 }
+        Camera {
+            target: Vec3::ZERO,
+            yaw: 0.7,
+            pitch: 0.5,
+            distance: 22.0,
+        }
     }
 }
 
 impl Camera {
     fn eye(&self, top: bool) -> Vec3 {
         let pitch = if top { 1.5697 } else { self.pitch };
-        self.target + self.distance * Vec3::new(pitch.cos() * self.yaw.sin(), pitch.sin(), pitch.cos() * self.yaw.cos())
+        self.target
+            + self.distance
+                * Vec3::new(
+                    pitch.cos() * self.yaw.sin(),
+                    pitch.sin(),
+                    pitch.cos() * self.yaw.cos(),
+                )
     }
 
     /// World -> clip space for a viewport of the given aspect ratio.
     pub fn view_projection(&self, aspect: f32, top: bool) -> Mat4 {
         use glam::camera::rh::{proj::opengl, view};
-        let view = view::look_at_mat4(self.eye(top), self.target, if top { Vec3::NEG_Z } else { Vec3::Y });
+        let view = view::look_at_mat4(
+            self.eye(top),
+            self.target,
+            if top { Vec3::NEG_Z } else { Vec3::Y },
+        );
         let proj = if top {
             let h = self.distance * 0.5;
             opengl::orthographic(-h * aspect, h * aspect, -h, h, 0.1, 1000.0)
@@ -73,12 +88,18 @@ struct Face {
 /// Unit geometry of each primitive, as faces of local points in a 1 m cube.
 fn shape_faces(shape: usize) -> Vec<Vec<Vec3>> {
     let ring = |n: usize, y: f32, r: f32| -> Vec<Vec3> {
-        (0..n).map(|k| {
-            let a = k as f32 / n as f32 * std::f32::consts::TAU;
-            Vec3::new(a.cos() * r, y, a.sin() * r)
-        }).collect()
+        (0..n)
+            .map(|k| {
+                let a = k as f32 / n as f32 * std::f32::consts::TAU;
+                Vec3::new(a.cos() * r, y, a.sin() * r)
+            })
+            .collect()
     };
-    match kiln_core::registry::MESH_SHAPES.get(shape).copied().unwrap_or("cube") {
+    match kiln_core::registry::MESH_SHAPES
+        .get(shape)
+        .copied()
+        .unwrap_or("cube")
+    {
         "plane" => {
             // Tiles rather than one big quad, so that sorting faces by depth puts the
             // ground behind what stands on it.
@@ -87,7 +108,12 @@ fn shape_faces(shape: usize) -> Vec<Vec<Vec3>> {
             let mut faces = Vec::new();
             for x in 0..n {
                 for z in 0..n {
-                    faces.push(vec![Vec3::new(at(x), 0.0, at(z)), Vec3::new(at(x + 1), 0.0, at(z)), Vec3::new(at(x + 1), 0.0, at(z + 1)), Vec3::new(at(x), 0.0, at(z + 1))]);
+                    faces.push(vec![
+                        Vec3::new(at(x), 0.0, at(z)),
+                        Vec3::new(at(x + 1), 0.0, at(z)),
+                        Vec3::new(at(x + 1), 0.0, at(z + 1)),
+                        Vec3::new(at(x), 0.0, at(z + 1)),
+                    ]);
                 }
             }
             faces
@@ -96,7 +122,10 @@ fn shape_faces(shape: usize) -> Vec<Vec<Vec3>> {
             let (rings, segs) = (6, 10);
             let mut faces = Vec::new();
             for i in 0..rings {
-                let (a0, a1) = (std::f32::consts::PI * i as f32 / rings as f32, std::f32::consts::PI * (i + 1) as f32 / rings as f32);
+                let (a0, a1) = (
+                    std::f32::consts::PI * i as f32 / rings as f32,
+                    std::f32::consts::PI * (i + 1) as f32 / rings as f32,
+                );
                 let r0 = ring(segs, 0.5 * a0.cos(), 0.5 * a0.sin());
                 let r1 = ring(segs, 0.5 * a1.cos(), 0.5 * a1.sin());
                 for k in 0..segs {
@@ -111,10 +140,12 @@ fn shape_faces(shape: usize) -> Vec<Vec<Vec3>> {
             let top_r = if shape_is(shape, "cone") { 0.0 } else { 0.5 };
             let bottom = ring(segs, -0.5, 0.5);
             let top = ring(segs, 0.5, top_r);
-            let mut faces: Vec<Vec<Vec3>> = (0..segs).map(|k| {
-                let n = (k + 1) % segs;
-                vec![bottom[k], bottom[n], top[n], top[k]]
-            }).collect();
+            let mut faces: Vec<Vec<Vec3>> = (0..segs)
+                .map(|k| {
+                    let n = (k + 1) % segs;
+                    vec![bottom[k], bottom[n], top[n], top[k]]
+                })
+                .collect();
             faces.push(bottom.iter().rev().copied().collect());
             if top_r > 0.0 {
                 faces.push(top);
@@ -124,12 +155,42 @@ fn shape_faces(shape: usize) -> Vec<Vec<Vec3>> {
         _ => {
             let c = |x: f32, y: f32, z: f32| Vec3::new(x, y, z) * 0.5;
             vec![
-                vec![c(-1., -1., 1.), c(1., -1., 1.), c(1., 1., 1.), c(-1., 1., 1.)],
-                vec![c(1., -1., -1.), c(-1., -1., -1.), c(-1., 1., -1.), c(1., 1., -1.)],
-                vec![c(1., -1., 1.), c(1., -1., -1.), c(1., 1., -1.), c(1., 1., 1.)],
-                vec![c(-1., -1., -1.), c(-1., -1., 1.), c(-1., 1., 1.), c(-1., 1., -1.)],
-                vec![c(-1., 1., 1.), c(1., 1., 1.), c(1., 1., -1.), c(-1., 1., -1.)],
-                vec![c(-1., -1., -1.), c(1., -1., -1.), c(1., -1., 1.), c(-1., -1., 1.)],
+                vec![
+                    c(-1., -1., 1.),
+                    c(1., -1., 1.),
+                    c(1., 1., 1.),
+                    c(-1., 1., 1.),
+                ],
+                vec![
+                    c(1., -1., -1.),
+                    c(-1., -1., -1.),
+                    c(-1., 1., -1.),
+                    c(1., 1., -1.),
+                ],
+                vec![
+                    c(1., -1., 1.),
+                    c(1., -1., -1.),
+                    c(1., 1., -1.),
+                    c(1., 1., 1.),
+                ],
+                vec![
+                    c(-1., -1., -1.),
+                    c(-1., -1., 1.),
+                    c(-1., 1., 1.),
+                    c(-1., 1., -1.),
+                ],
+                vec![
+                    c(-1., 1., 1.),
+                    c(1., 1., 1.),
+                    c(1., 1., -1.),
+                    c(-1., 1., -1.),
+                ],
+                vec![
+                    c(-1., -1., -1.),
+                    c(1., -1., -1.),
+                    c(1., -1., 1.),
+                    c(-1., -1., 1.),
+                ],
             ]
         }
     }
@@ -146,7 +207,13 @@ fn project(vp: &Mat4, rect: Rect, p: Vec3) -> Option<(Pos2, f32)> {
         return None;
     }
     let ndc = c.truncate() / c.w;
-    Some((pos2(rect.center().x + ndc.x * rect.width() * 0.5, rect.center().y - ndc.y * rect.height() * 0.5), ndc.z))
+    Some((
+        pos2(
+            rect.center().x + ndc.x * rect.width() * 0.5,
+            rect.center().y - ndc.y * rect.height() * 0.5,
+        ),
+        ndc.z,
+    ))
 }
 
 fn to_color(c: Vec4, shade: f32) -> Color32 {
@@ -155,7 +222,13 @@ fn to_color(c: Vec4, shade: f32) -> Color32 {
 }
 
 /// Shows the viewport.
-pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, settings: &Settings, actions: &mut Vec<Action>) {
+pub fn show(
+    ui: &mut egui::Ui,
+    editor: &mut Editor,
+    state: &mut PanelState,
+    settings: &Settings,
+    actions: &mut Vec<Action>,
+) {
     let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 0.0, Color32::from_rgb(38, 40, 46));
@@ -170,13 +243,17 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, sett
     // Camera gestures (not while dragging the handle).
     if state.viewport.dragging_axis.is_none() {
         let shift = ui.input(|i| i.modifiers.shift);
-        if response.dragged_by(egui::PointerButton::Middle) || (shift && response.dragged_by(egui::PointerButton::Primary)) {
+        if response.dragged_by(egui::PointerButton::Middle)
+            || (shift && response.dragged_by(egui::PointerButton::Primary))
+        {
             let d = response.drag_delta();
             let right = Vec3::new(camera.yaw.cos(), 0.0, -camera.yaw.sin());
             let up = if top { Vec3::NEG_Z } else { Vec3::Y };
             let scale = camera.distance * 0.0015;
             camera.target += (-right * d.x + up * d.y) * scale;
-        } else if response.dragged_by(egui::PointerButton::Secondary) || response.dragged_by(egui::PointerButton::Primary) {
+        } else if response.dragged_by(egui::PointerButton::Secondary)
+            || response.dragged_by(egui::PointerButton::Primary)
+        {
             let d = response.drag_delta();
             camera.yaw -= d.x * 0.008;
             camera.pitch = (camera.pitch + d.y * 0.008).clamp(-1.5, 1.5);
@@ -195,9 +272,18 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, sett
     if settings.show_grid {
         for i in -20..=20 {
             let f = i as f32;
-            let color = if i == 0 { Color32::from_gray(95) } else { Color32::from_gray(60) };
-            for (a, b) in [(Vec3::new(f, 0.0, -20.0), Vec3::new(f, 0.0, 20.0)), (Vec3::new(-20.0, 0.0, f), Vec3::new(20.0, 0.0, f))] {
-                if let (Some((pa, _)), Some((pb, _))) = (project(&vp, rect, a), project(&vp, rect, b)) {
+            let color = if i == 0 {
+                Color32::from_gray(95)
+            } else {
+                Color32::from_gray(60)
+            };
+            for (a, b) in [
+                (Vec3::new(f, 0.0, -20.0), Vec3::new(f, 0.0, 20.0)),
+                (Vec3::new(-20.0, 0.0, f), Vec3::new(20.0, 0.0, f)),
+            ] {
+                if let (Some((pa, _)), Some((pb, _))) =
+                    (project(&vp, rect, a), project(&vp, rect, b))
+                {
                     painter.line_segment([pa, pb], Stroke::new(1.0, color));
                 }
             }
@@ -207,11 +293,16 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, sett
     // Faces of every mesh of the runtime world.
     let world = &editor.preview.world;
     let level = editor.preview.level.as_ref();
-    let selected: Vec<kiln_core::Entity> = editor.selection.iter().filter_map(|id| level?.entity(id)).collect();
+    let selected: Vec<kiln_core::Entity> = editor
+        .selection
+        .iter()
+        .filter_map(|id| level?.entity(id))
+        .collect();
     let light = Vec3::new(0.4, 1.0, 0.6).normalize();
     let mut faces: Vec<Face> = Vec::new();
     let mut owners: Vec<kiln_core::Entity> = Vec::new();
-    let mut shapes: std::collections::HashMap<usize, Vec<Vec<Vec3>>> = std::collections::HashMap::new();
+    let mut shapes: std::collections::HashMap<usize, Vec<Vec<Vec3>>> =
+        std::collections::HashMap::new();
     for i in 0..world.meshes.len() {
         let inst = kiln_core::Instance(i as u32);
         let mesh = world.meshes.get(inst);
@@ -219,41 +310,74 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, sett
             continue;
         }
         let owner = world.meshes.entity(inst);
-        let Some(t) = world.transforms.lookup(owner) else { continue };
+        let Some(t) = world.transforms.lookup(owner) else {
+            continue;
+        };
         let pose = world.transforms.world(t);
-        let Some(shape) = editor.resources.meshes.get(&mesh.mesh) else { continue };
-        let color = editor.resources.colors.get(&mesh.material).copied().unwrap_or(Vec4::new(0.7, 0.7, 0.7, 1.0));
+        let Some(shape) = editor.resources.meshes.get(&mesh.mesh) else {
+            continue;
+        };
+        let color = editor
+            .resources
+            .colors
+            .get(&mesh.material)
+            .copied()
+            .unwrap_or(Vec4::new(0.7, 0.7, 0.7, 1.0));
         let model = pose * Affine3A::from_scale(shape.size.max(Vec3::splat(0.001)));
         owners.push(owner);
         let owner_index = owners.len() - 1;
-        for local in shapes.entry(shape.shape).or_insert_with(|| shape_faces(shape.shape)).iter() {
+        for local in shapes
+            .entry(shape.shape)
+            .or_insert_with(|| shape_faces(shape.shape))
+            .iter()
+        {
             let pts: Vec<Vec3> = local.iter().map(|p| model.transform_point3(*p)).collect();
             if pts.len() < 3 {
                 continue;
             }
             let normal = (pts[1] - pts[0]).cross(pts[2] - pts[0]).normalize_or_zero();
-            let projected: Option<Vec<(Pos2, f32)>> = pts.iter().map(|p| project(&vp, rect, *p)).collect();
+            let projected: Option<Vec<(Pos2, f32)>> =
+                pts.iter().map(|p| project(&vp, rect, *p)).collect();
             let Some(projected) = projected else { continue };
             let depth = projected.iter().map(|(_, z)| z).sum::<f32>() / projected.len() as f32;
             let shade = 0.45 + 0.55 * normal.dot(light).abs();
-            faces.push(Face { points: projected.into_iter().map(|(p, _)| p).collect(), depth, color: to_color(color, shade), entity: owner_index });
+            faces.push(Face {
+                points: projected.into_iter().map(|(p, _)| p).collect(),
+                depth,
+                color: to_color(color, shade),
+                entity: owner_index,
+            });
         }
     }
     faces.sort_by(|a, b| b.depth.total_cmp(&a.depth));
     for f in &faces {
         let is_selected = selected.contains(&owners[f.entity]);
-        let stroke = if is_selected { Stroke::new(1.5, Color32::from_rgb(255, 170, 40)) } else { Stroke::new(0.5, Color32::from_black_alpha(60)) };
+        let stroke = if is_selected {
+            Stroke::new(1.5, Color32::from_rgb(255, 170, 40))
+        } else {
+            Stroke::new(0.5, Color32::from_black_alpha(60))
+        };
         painter.add(Shape::convex_polygon(f.points.clone(), f.color, stroke));
     }
 
     // The translate handle of the primary selection.
-    let handle = editor.selection.first().and_then(|id| Some((id.clone(), editor.world_pose(id)?)));
+    let handle = editor
+        .selection
+        .first()
+        .and_then(|id| Some((id.clone(), editor.world_pose(id)?)));
     let mut handle_hit = None;
     if let Some((_, pose)) = &handle {
         let origin = Vec3::from(pose.translation);
         let len = camera.distance * 0.12;
         if let Some((o, _)) = project(&vp, rect, origin) {
-            for (axis, (dir, color)) in [(Vec3::X, Color32::from_rgb(230, 70, 70)), (Vec3::Y, Color32::from_rgb(90, 200, 90)), (Vec3::Z, Color32::from_rgb(80, 130, 240))].into_iter().enumerate() {
+            for (axis, (dir, color)) in [
+                (Vec3::X, Color32::from_rgb(230, 70, 70)),
+                (Vec3::Y, Color32::from_rgb(90, 200, 90)),
+                (Vec3::Z, Color32::from_rgb(80, 130, 240)),
+            ]
+            .into_iter()
+            .enumerate()
+            {
                 if let Some((tip, _)) = project(&vp, rect, origin + dir * len) {
                     painter.arrow(o, tip - o, Stroke::new(3.0, color));
                     if let Some(p) = response.interact_pointer_pos().or(response.hover_pos())
@@ -270,10 +394,25 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, sett
     if response.drag_started_by(egui::PointerButton::Primary)
         && let (Some((axis, _)), Some((id, _))) = (handle_hit, &handle)
     {
-        let start = editor.entity(id).and_then(|e| e.components.get("transform")).and_then(|t| t.get("position")).map(|p| {
-            let a = p.as_array().map(|a| a.iter().map(|v| v.as_f64().unwrap_or(0.0) as f32).collect::<Vec<_>>()).unwrap_or_default();
-            Vec3::new(a.first().copied().unwrap_or(0.0), a.get(1).copied().unwrap_or(0.0), a.get(2).copied().unwrap_or(0.0))
-        });
+        let start = editor
+            .entity(id)
+            .and_then(|e| e.components.get("transform"))
+            .and_then(|t| t.get("position"))
+            .map(|p| {
+                let a = p
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|v| v.as_f64().unwrap_or(0.0) as f32)
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default();
+                Vec3::new(
+                    a.first().copied().unwrap_or(0.0),
+                    a.get(1).copied().unwrap_or(0.0),
+                    a.get(2).copied().unwrap_or(0.0),
+                )
+            });
         state.viewport.dragging_axis = Some((axis, start.unwrap_or(Vec3::ZERO)));
         state.viewport.drag_amount = 0.0;
     }
@@ -282,18 +421,36 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, sett
             let len = camera.distance * 0.12;
             let origin = Vec3::from(pose.translation);
             let dir = [Vec3::X, Vec3::Y, Vec3::Z][axis];
-            if let (Some((o, _)), Some((tip, _))) = (project(&vp, rect, origin), project(&vp, rect, origin + dir * len)) {
+            if let (Some((o, _)), Some((tip, _))) = (
+                project(&vp, rect, origin),
+                project(&vp, rect, origin + dir * len),
+            ) {
                 let screen = tip - o;
                 let per_metre = screen.length() / len;
                 if per_metre > 1e-3 {
-                    state.viewport.drag_amount += response.drag_delta().dot(screen.normalized()) / per_metre;
+                    state.viewport.drag_amount +=
+                        response.drag_delta().dot(screen.normalized()) / per_metre;
                 }
             }
             // The world axis, expressed in the parent's frame (the position field is local).
-            let parent_pose = editor.entity(id).and_then(|e| e.parent.clone()).and_then(|p| editor.world_pose(&p)).unwrap_or(Affine3A::IDENTITY);
-            let local_delta = parent_pose.inverse().transform_vector3(dir * state.viewport.drag_amount);
-            let value: Value = json_f32s(&(((start + local_delta) * 1000.0).round() / 1000.0).to_array());
-            actions.push(Action::SetField { entity: id.clone(), component: "transform".into(), instance: None, field: "position".into(), value, continuing: true });
+            let parent_pose = editor
+                .entity(id)
+                .and_then(|e| e.parent.clone())
+                .and_then(|p| editor.world_pose(&p))
+                .unwrap_or(Affine3A::IDENTITY);
+            let local_delta = parent_pose
+                .inverse()
+                .transform_vector3(dir * state.viewport.drag_amount);
+            let value: Value =
+                json_f32s(&(((start + local_delta) * 1000.0).round() / 1000.0).to_array());
+            actions.push(Action::SetField {
+                entity: id.clone(),
+                component: "transform".into(),
+                instance: None,
+                field: "position".into(),
+                value,
+                continuing: true,
+            });
         }
         if response.drag_stopped() {
             state.viewport.dragging_axis = None;
@@ -305,10 +462,18 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, sett
     if response.clicked()
         && let Some(p) = response.interact_pointer_pos()
     {
-        let hit = faces.iter().rev().find(|f| point_in_polygon(p, &f.points)).map(|f| owners[f.entity]);
+        let hit = faces
+            .iter()
+            .rev()
+            .find(|f| point_in_polygon(p, &f.points))
+            .map(|f| owners[f.entity]);
         let id = hit.and_then(|e| level?.authoring_id(e)).map(str::to_owned);
         let additive = ui.input(|i| i.modifiers.command || i.modifiers.shift);
-        let mut selection = if additive { editor.selection.clone() } else { Vec::new() };
+        let mut selection = if additive {
+            editor.selection.clone()
+        } else {
+            Vec::new()
+        };
         if let Some(id) = id {
             if let Some(k) = selection.iter().position(|s| *s == id) {
                 selection.remove(k);
@@ -321,18 +486,39 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, sett
 
     // Overlay: view name, simulation controls.
     let label = if top { "Top" } else { "Perspective" };
-    painter.text(rect.left_top() + egui::vec2(8.0, 6.0), egui::Align2::LEFT_TOP, label, egui::FontId::proportional(13.0), Color32::from_gray(200));
-    let bar = Rect::from_min_size(rect.right_top() + egui::vec2(-250.0, 4.0), egui::vec2(246.0, 24.0));
+    painter.text(
+        rect.left_top() + egui::vec2(8.0, 6.0),
+        egui::Align2::LEFT_TOP,
+        label,
+        egui::FontId::proportional(13.0),
+        Color32::from_gray(200),
+    );
+    let bar = Rect::from_min_size(
+        rect.right_top() + egui::vec2(-250.0, 4.0),
+        egui::vec2(246.0, 24.0),
+    );
     ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
         ui.horizontal(|ui| {
             let playing = editor.preview.playing;
-            if ui.button(if playing { "⏸ Pause" } else { "▶ Play" }).on_hover_text("Run or pause the simulation (F5)").clicked() {
+            if ui
+                .button(if playing { "⏸ Pause" } else { "▶ Play" })
+                .on_hover_text("Run or pause the simulation (F5)")
+                .clicked()
+            {
                 actions.push(Action::Command(Command::PlayPause));
             }
-            if ui.button("⏭ Step").on_hover_text("Advance one frame (F6)").clicked() {
+            if ui
+                .button("⏭ Step")
+                .on_hover_text("Advance one frame (F6)")
+                .clicked()
+            {
                 actions.push(Action::Command(Command::Step));
             }
-            if ui.button("⟲ Restart").on_hover_text("Respawn the level from its compiled blob (Shift+F5)").clicked() {
+            if ui
+                .button("⟲ Restart")
+                .on_hover_text("Respawn the level from its compiled blob (Shift+F5)")
+                .clicked()
+            {
                 actions.push(Action::Command(Command::Restart));
             }
         });
@@ -342,14 +528,25 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, state: &mut PanelState, sett
 fn frame(editor: &Editor, camera: &mut Camera) {
     let points: Vec<Vec3> = if editor.selection.is_empty() {
         let w = &editor.preview.world.transforms;
-        w.world_poses().iter().map(|p| Vec3::from(p.translation)).collect()
+        w.world_poses()
+            .iter()
+            .map(|p| Vec3::from(p.translation))
+            .collect()
     } else {
-        editor.selection.iter().filter_map(|id| editor.world_pose(id)).map(|p| Vec3::from(p.translation)).collect()
+        editor
+            .selection
+            .iter()
+            .filter_map(|id| editor.world_pose(id))
+            .map(|p| Vec3::from(p.translation))
+            .collect()
     };
     if points.is_empty() {
         return;
     }
-    let (min, max) = points.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(a, b), p| (a.min(*p), b.max(*p)));
+    let (min, max) = points.iter().fold(
+        (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
+        |(a, b), p| (a.min(*p), b.max(*p)),
+    );
     camera.target = (min + max) * 0.5;
     camera.distance = ((max - min).length() * 1.3).clamp(4.0, 200.0);
 }

@@ -1,0 +1,178 @@
+//! The real editor, driven headless through egui_kittest: widgets are found by their
+//! labels, as a person would find them, and the effects are checked in the editor
+//! state and on disk.
+// Test helpers may panic on broken fixtures: that is a failed run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use egui::Key;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use kiln::editor::KilnApp;
+use support::demo_copy;
+
+fn open(dir: &std::path::Path) -> Harness<'static, KilnApp> {
+    let dir = dir.to_owned();
+    let mut harness = Harness::builder()
+        .with_size([1600.0, 900.0])
+        .build_eframe(move |cc| KilnApp::new(cc, Some(dir)));
+    harness.run_steps(4);
+    harness
+}
+
+fn editor<'a>(h: &'a Harness<'_, KilnApp>) -> &'a kiln::editor::Editor {
+    h.state().editor.as_ref().expect("the demo project opens")
+}
+
+#[test]
+fn opens_the_demo_and_selects_an_entity_in_the_tree() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    assert_eq!(
+        editor(&h).level.as_ref().unwrap().file,
+        "levels/forest.level"
+    );
+    h.get_by_label("Boulder").click();
+    h.run_steps(3);
+    assert_eq!(editor(&h).selection, vec!["boulder".to_owned()]);
+    // The inspector shows its components and their fields.
+    h.get_by_label("transform");
+    assert_eq!(
+        h.get_all_by_label("position").count(),
+        3,
+        "x, y and z of the position"
+    );
+}
+
+#[test]
+fn add_a_component_edit_a_field_undo_and_redo() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("Boulder").click();
+    h.run_steps(3);
+    h.get_by_label("Add component").click();
+    h.run_steps(2);
+    h.get_by_label("rotator").click();
+    h.run_steps(3);
+    let rotator = |h: &Harness<'_, KilnApp>| {
+        editor(h)
+            .entity("boulder")
+            .unwrap()
+            .components
+            .get("rotator")
+            .cloned()
+    };
+    assert!(rotator(&h).is_some(), "rotator was not added");
+
+    // Type a new speed into the field labelled "speed".
+    h.get_by_label("speed").click();
+    h.run_steps(2);
+    h.get_by_label("speed").type_text("90");
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    assert_eq!(
+        rotator(&h).unwrap()["speed"],
+        serde_json::json!(90.0),
+        "{:?}",
+        rotator(&h)
+    );
+    // The preview world was respawned with it.
+    let e = editor(&h)
+        .preview
+        .level
+        .as_ref()
+        .unwrap()
+        .entity("boulder")
+        .unwrap();
+    let r = editor(&h).preview.world.rotators.lookup(e).unwrap();
+    assert_eq!(editor(&h).preview.world.rotators.get(r).speed, 90.0);
+
+    h.get_by_label("Edit").click();
+    h.run_steps(2);
+    h.get_by_label_contains("Undo").click();
+    h.run_steps(3);
+    assert_eq!(
+        rotator(&h).unwrap().get("speed"),
+        None,
+        "undo did not restore the default speed"
+    );
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run_steps(3);
+    assert!(
+        rotator(&h).is_none(),
+        "second undo did not remove the component"
+    );
+    h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, Key::Z);
+    h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, Key::Z);
+    h.run_steps(3);
+    assert_eq!(rotator(&h).unwrap()["speed"], serde_json::json!(90.0));
+    assert!(editor(&h).is_dirty());
+
+    // Ctrl+S writes canonical JSON that compiles.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::S);
+    h.run_steps(2);
+    assert!(!editor(&h).is_dirty());
+    let text = std::fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
+    assert!(
+        text.contains("\"rotator\": {\n          \"speed\": 90.0\n        }"),
+        "{text}"
+    );
+    assert_eq!(support::kiln(&["compile"], dir.path()).0, 0);
+}
+
+#[test]
+fn reparent_by_drag_and_drop_keeps_the_world_pose() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let before = editor(&h).world_pose("boulder").unwrap();
+    let from = h.get_by_label("Boulder").rect().center();
+    let to = h.get_by_label("Grove").rect().center();
+    h.drag_at(from);
+    h.run_steps(2);
+    for k in 1..=8 {
+        h.hover_at(from + (to - from) * (k as f32 / 8.0));
+        h.run_steps(1);
+    }
+    h.drop_at(to);
+    h.run_steps(4);
+    let boulder = editor(&h).entity("boulder").unwrap();
+    assert_eq!(boulder.parent.as_deref(), Some("grove"));
+    let after = editor(&h).world_pose("boulder").unwrap();
+    assert!(after.abs_diff_eq(before, 1e-3), "{before:?} -> {after:?}");
+}
+
+#[test]
+fn renaming_an_asset_patches_the_files_on_disk_and_undo_reverts_it() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label_contains("materials").click();
+    h.run_steps(3);
+    h.get_by_label_contains("bark.material").click_secondary();
+    h.run_steps(2);
+    h.get_by_label("Rename / move…").click();
+    h.run_steps(3);
+    let field = h.get_by_label("New path");
+    field.focus();
+    h.run_steps(1);
+    // Select all and type the new path.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.get_by_label("New path")
+        .type_text("materials/oak_bark.material");
+    h.run_steps(2);
+    h.get_by_label("Preview").click();
+    h.run_steps(3);
+    h.get_by_label_contains("1 references change in 1 files");
+    h.get_by_label("Apply").click();
+    h.run_steps(4);
+    assert!(dir.path().join("materials/oak_bark.material").is_file());
+    assert!(!dir.path().join("materials/bark.material").exists());
+    let tree = std::fs::read_to_string(dir.path().join("units/tree.unit")).unwrap();
+    assert!(tree.contains("\"materials/oak_bark\""), "{tree}");
+
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run_steps(4);
+    assert!(dir.path().join("materials/bark.material").is_file());
+    let tree = std::fs::read_to_string(dir.path().join("units/tree.unit")).unwrap();
+    assert!(tree.contains("\"materials/bark\""), "{tree}");
+}
