@@ -35,7 +35,8 @@ pub struct KilnApp {
     last_title: String,
     last_frame: Option<Instant>,
     /// `KILN_SCREENSHOT=path.png`: save a screenshot of the window after a few
-    /// frames, then quit (how the README's screenshots are made).
+    /// frames, then quit (how the README's screenshots are made, with
+    /// `KILN_SCREENSHOT_SCENE` naming what to show; see `screenshots/make.sh`).
     screenshot: Option<(PathBuf, u32)>,
 }
 
@@ -316,11 +317,47 @@ impl KilnApp {
         ctx.request_repaint_after(Duration::from_millis(500));
     }
 
+    /// Sets up what a README screenshot shows, as a user would have: a selection, the
+    /// rename preview, a find-references result, or the problems tab.
+    fn screenshot_scene(&mut self) {
+        let Some(editor) = &mut self.editor else {
+            return;
+        };
+        match std::env::var("KILN_SCREENSHOT_SCENE").as_deref() {
+            Ok("rename") => {
+                let (old, new) = (
+                    "materials/bark.material",
+                    "materials/trees/oak_bark.material",
+                );
+                let plan = editor
+                    .plan_move(&dependency_checker::rename::MoveRequest::new(old, new))
+                    .map_err(|e| e.to_string());
+                self.panels.assets.rename = Some((old.into(), new.into(), Some(plan)));
+            }
+            Ok("references") => {
+                let file = "materials/wood.material";
+                if let Some(c) = &editor.checker {
+                    self.panels.assets.results =
+                        Some((format!("References to {file}"), c.references_to(file)));
+                }
+                self.panels.assets.reveal = Some(file.into());
+            }
+            Ok("problems") => self.panels.bottom = super::panels::BottomTab::Problems,
+            _ => editor.selection = vec!["windmill".into()],
+        }
+    }
+
     fn take_screenshot(&mut self, ctx: &egui::Context) {
-        let Some((path, frames)) = &mut self.screenshot else {
+        let Some((_, frames)) = &mut self.screenshot else {
             return;
         };
         *frames += 1;
+        if *frames == 3 {
+            self.screenshot_scene();
+        }
+        let Some((path, frames)) = &mut self.screenshot else {
+            return;
+        };
         if *frames == 20 {
             let path = path.clone();
             let ctx2 = ctx.clone();

@@ -1,6 +1,6 @@
 //! The panels: each reads the editor state and pushes actions; none changes state.
 
-mod assets;
+pub(crate) mod assets;
 mod inspector;
 mod log;
 mod problems;

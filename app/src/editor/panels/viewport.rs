@@ -200,10 +200,34 @@ fn shape_is(shape: usize, name: &str) -> bool {
     kiln_core::registry::MESH_SHAPES.get(shape) == Some(&name)
 }
 
+/// Projects a world segment, clipped to what lies in front of the camera.
+fn project_segment(vp: &Mat4, rect: Rect, a: Vec3, b: Vec3) -> Option<[Pos2; 2]> {
+    const NEAR: f32 = 0.05;
+    let (mut ca, mut cb) = (*vp * a.extend(1.0), *vp * b.extend(1.0));
+    if ca.w < NEAR && cb.w < NEAR {
+        return None;
+    }
+    // Move the endpoint behind the camera to where the segment crosses the near plane.
+    if ca.w < NEAR {
+        ca = cb + (ca - cb) * ((cb.w - NEAR) / (cb.w - ca.w));
+    } else if cb.w < NEAR {
+        cb = ca + (cb - ca) * ((ca.w - NEAR) / (ca.w - cb.w));
+    }
+    let to_screen = |c: Vec4| {
+        pos2(
+            rect.center().x + c.x / c.w * rect.width() * 0.5,
+            rect.center().y - c.y / c.w * rect.height() * 0.5,
+        )
+    };
+    Some([to_screen(ca), to_screen(cb)])
+}
+
 /// Projects a world point; `None` behind the camera.
 fn project(vp: &Mat4, rect: Rect, p: Vec3) -> Option<(Pos2, f32)> {
     let c = *vp * Vec4::new(p.x, p.y, p.z, 1.0);
-    if c.w <= 1e-4 {
+    // Points closer than the near distance project to huge, unstable coordinates; a
+    // face with one is skipped rather than drawn as a sliver across the view.
+    if c.w <= 0.1 {
         return None;
     }
     let ndc = c.truncate() / c.w;
@@ -281,10 +305,8 @@ pub fn show(
                 (Vec3::new(f, 0.0, -20.0), Vec3::new(f, 0.0, 20.0)),
                 (Vec3::new(-20.0, 0.0, f), Vec3::new(20.0, 0.0, f)),
             ] {
-                if let (Some((pa, _)), Some((pb, _))) =
-                    (project(&vp, rect, a), project(&vp, rect, b))
-                {
-                    painter.line_segment([pa, pb], Stroke::new(1.0, color));
+                if let Some(segment) = project_segment(&vp, rect, a, b) {
+                    painter.line_segment(segment, Stroke::new(1.0, color));
                 }
             }
         }
@@ -351,13 +373,18 @@ pub fn show(
     }
     faces.sort_by(|a, b| b.depth.total_cmp(&a.depth));
     for f in &faces {
-        let is_selected = selected.contains(&owners[f.entity]);
-        let stroke = if is_selected {
-            Stroke::new(1.5, Color32::from_rgb(255, 170, 40))
+        // No outline strokes: on the degenerate faces at sphere and cone poles their
+        // miter joins become long spikes. The selection is tinted instead.
+        let color = if selected.contains(&owners[f.entity]) {
+            f.color.lerp_to_gamma(Color32::from_rgb(255, 170, 40), 0.55)
         } else {
-            Stroke::new(0.5, Color32::from_black_alpha(60))
+            f.color
         };
-        painter.add(Shape::convex_polygon(f.points.clone(), f.color, stroke));
+        let mut points = f.points.clone();
+        points.dedup_by(|a, b| a.distance_sq(*b) < 0.25);
+        if points.len() >= 3 {
+            painter.add(Shape::convex_polygon(points, color, Stroke::NONE));
+        }
     }
 
     // The translate handle of the primary selection.

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Regenerates the README's screenshots: runs the real editor in a virtual X display,
+# sets up each scene as a user would, and saves what the window shows.
+# Needs: xvfb-run (apt-get install xvfb xauth libgl1-mesa-dri libegl1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -p kiln
+out=$(pwd)/screenshots
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+shoot() { # scene, project folder, file name
+    KILN_SCREENSHOT="$out/$3" KILN_SCREENSHOT_SCENE="$1" \
+        xvfb-run -a -s "-screen 0 1600x900x24" target/release/kiln edit "$2"
+}
+
+cp -r projects/demo "$work/demo"
+rm -rf "$work/demo/build" "$work/demo/.kiln"
+shoot main "$work/demo" main-window.png
+shoot rename "$work/demo" rename-preview.png
+shoot references "$work/demo" find-references.png
+
+# The problems list, on a copy with things to report.
+cp -r "$work/demo" "$work/broken"
+rm "$work/broken/materials/metal.material"
+sed -i 's|"materials/stone"|"Materials\\\\Stone"|' "$work/broken/units/lamp.unit" "$work/broken/levels/forest.level"
+printf '{\n  "shape": "cube"\n}\n' > "$work/broken/meshes/unused_crate.mesh"
+shoot problems "$work/broken" problems.png
+echo "screenshots written to $out"
