@@ -176,3 +176,64 @@ fn renaming_an_asset_patches_the_files_on_disk_and_undo_reverts_it() {
     let tree = std::fs::read_to_string(dir.path().join("units/tree.unit")).unwrap();
     assert!(tree.contains("\"materials/bark\""), "{tree}");
 }
+
+#[test]
+fn unsaved_edits_survive_a_crash_and_can_be_restored() {
+    let dir = demo_copy();
+    {
+        let mut editor = kiln::editor::Editor::open(dir.path()).unwrap();
+        editor.apply(kiln::editor::Action::Rename {
+            entity: "boulder".into(),
+            name: "Big boulder".into(),
+        });
+        editor.write_recovery(std::time::Duration::ZERO);
+        // The process dies here: nothing saved.
+    }
+    let on_disk = std::fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
+    assert!(!on_disk.contains("Big boulder"));
+
+    let mut h = open(dir.path());
+    assert!(
+        editor(&h).recovery.is_some(),
+        "the recovered edits are offered"
+    );
+    h.get_by_label("Restore").click();
+    h.run_steps(3);
+    assert_eq!(editor(&h).entity("boulder").unwrap().name, "Big boulder");
+    assert!(editor(&h).is_dirty());
+    // Undo goes back to what was on disk.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run_steps(3);
+    assert_eq!(editor(&h).entity("boulder").unwrap().name, "Boulder");
+}
+
+#[test]
+fn a_broken_level_keeps_the_editor_usable_and_overwrites_nothing() {
+    let dir = demo_copy();
+    let broken = "{\n  \"entities\": [\n    {\"id\": \"a\",\n  ]\n}\n";
+    std::fs::write(dir.path().join("levels/workshop.level"), broken).unwrap();
+    let mut h = open(dir.path());
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    h.get_by_label("Open level").click();
+    h.run_steps(2);
+    h.get_by_label("levels/workshop.level").click();
+    h.run_steps(3);
+    // Still on the forest, with the error said plainly.
+    assert_eq!(
+        editor(&h).level.as_ref().unwrap().file,
+        "levels/forest.level"
+    );
+    assert!(
+        editor(&h)
+            .log
+            .iter()
+            .any(|l| l.text.contains("levels/workshop.level:4:3")),
+        "{:?}",
+        editor(&h).log
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("levels/workshop.level")).unwrap(),
+        broken
+    );
+}

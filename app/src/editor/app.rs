@@ -273,6 +273,11 @@ impl KilnApp {
             editor.error(format!("{e:#}"));
             return;
         }
+        if !save && let Some(l) = &editor.level {
+            // Discarding on purpose: the recovery file must not bring them back.
+            let file = l.file.clone();
+            editor.discard_recovery(&file);
+        }
         match pending {
             Pending::OpenLevel(file) => {
                 if let Some(l) = &mut editor.level {
@@ -286,6 +291,34 @@ impl KilnApp {
                 ctx.send_viewport_cmd(ViewportCommand::Close);
             }
         }
+    }
+
+    /// Offers to restore unsaved edits recovered from a crash.
+    fn recovery_dialog(&mut self, ctx: &egui::Context) {
+        let Some(editor) = &mut self.editor else {
+            return;
+        };
+        if editor.recovery.is_none() {
+            return;
+        }
+        let file = editor
+            .level
+            .as_ref()
+            .map_or_else(String::new, |l| l.file.clone());
+        egui::Modal::new(egui::Id::unique("kiln recovery")).show(ctx, |ui| {
+            ui.heading("Recover unsaved edits?");
+            ui.label(format!(
+                "Kiln closed without saving {file}. Its last unsaved edits were kept."
+            ));
+            ui.horizontal(|ui| {
+                if ui.button("Restore").clicked() {
+                    editor.resolve_recovery(true);
+                }
+                if ui.button("Discard").clicked() {
+                    editor.resolve_recovery(false);
+                }
+            });
+        });
     }
 
     fn toasts(&mut self, ctx: &egui::Context) {
@@ -450,6 +483,10 @@ impl eframe::App for KilnApp {
         }
 
         self.apply(actions);
+        if let Some(editor) = &mut self.editor {
+            editor.write_recovery(Duration::from_secs(3));
+        }
+        self.recovery_dialog(&ctx);
         self.unsaved_dialog(&ctx);
         self.toasts(&ctx);
         self.take_screenshot(&ctx);

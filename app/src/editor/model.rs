@@ -89,6 +89,11 @@ pub struct Editor {
     pub frame_request: bool,
     /// Top view instead of perspective.
     pub top_view: bool,
+    /// Unsaved edits of the open level recovered from a crash, waiting for the user
+    /// to restore or discard them.
+    pub recovery: Option<LevelDocument>,
+    /// When the recovery file was last written.
+    recovery_written: Option<std::time::Instant>,
 }
 
 impl std::fmt::Debug for Editor {
@@ -125,6 +130,8 @@ impl Editor {
             renaming: None,
             frame_request: false,
             top_view: false,
+            recovery: None,
+            recovery_written: None,
         };
         editor.refresh_problems();
         let first = editor
@@ -195,6 +202,14 @@ impl Editor {
             Ok(d) => d,
             Err(e) => return self.error(format!("cannot open {e}")),
         };
+        self.recovery = self.read_recovery(file).filter(|r| *r != doc);
+        if self.recovery.is_some() {
+            self.note(
+                Severity::Warning,
+                format!("{file} has unsaved edits from a session that ended without saving; restore them?"),
+                true,
+            );
+        }
         self.level = Some(OpenLevel {
             file: file.to_owned(),
             doc,
@@ -426,6 +441,75 @@ impl Editor {
         }
     }
 
+    /// Where the unsaved edits of level `file` are kept in case of a crash.
+    fn recovery_path(&self, file: &str) -> std::path::PathBuf {
+        self.project.root().join(".kiln/recovery").join(file)
+    }
+
+    fn read_recovery(&self, file: &str) -> Option<LevelDocument> {
+        let text = std::fs::read_to_string(self.recovery_path(file)).ok()?;
+        LevelDocument::parse(&text, file).ok()
+    }
+
+    /// Forgets the recovery file of `file` (its edits were discarded on purpose).
+    pub fn discard_recovery(&mut self, file: &str) {
+        self.remove_recovery(file);
+    }
+
+    fn remove_recovery(&mut self, file: &str) {
+        let _ = std::fs::remove_file(self.recovery_path(file));
+        self.recovery_written = None;
+    }
+
+    /// Writes the open level's unsaved edits to its recovery file, at most every
+    /// `interval`, so that a crash loses at most that much work. Called every frame.
+    pub fn write_recovery(&mut self, interval: std::time::Duration) {
+        let Some(level) = &self.level else { return };
+        if level.unsaved_edits == 0
+            || self
+                .recovery_written
+                .is_some_and(|t| t.elapsed() < interval)
+        {
+            return;
+        }
+        let path = self.recovery_path(&level.file);
+        let text = level.doc.to_canonical_json(&self.registry);
+        self.recovery_written = Some(std::time::Instant::now());
+        if let Err(e) = write_atomic(&path, text.as_bytes()) {
+            self.note(
+                Severity::Warning,
+                format!("cannot write the recovery file {}: {e}", path.display()),
+                false,
+            );
+        }
+    }
+
+    /// Replaces the open level with the recovered edits (one undoable step), or
+    /// discards them.
+    pub fn resolve_recovery(&mut self, restore: bool) {
+        let Some(recovered) = self.recovery.take() else {
+            return;
+        };
+        let Some(level) = &self.level else { return };
+        let file = level.file.clone();
+        if restore {
+            let old: Vec<(usize, EntityDocument)> =
+                level.doc.entities.iter().cloned().enumerate().collect();
+            let new: Vec<(usize, EntityDocument)> =
+                recovered.entities.into_iter().enumerate().collect();
+            self.edit(
+                EditCommand::Group(vec![
+                    EditCommand::Remove { entities: old },
+                    EditCommand::Insert { entities: new },
+                ]),
+                false,
+            );
+            self.info(format!("restored the unsaved edits of {file}"));
+        } else {
+            self.remove_recovery(&file);
+        }
+    }
+
     /// Plans a rename or move of project files (nothing changes yet).
     pub fn plan_move(&self, request: &MoveRequest) -> anyhow::Result<MovePlan> {
         let checker = self
@@ -511,6 +595,7 @@ impl Editor {
         write_atomic(&path, text.as_bytes()).with_context(|| format!("saving {}", level.file))?;
         level.unsaved_edits = 0;
         let file = level.file.clone();
+        self.remove_recovery(&file);
         self.info(format!("saved {file}"));
         if let Some(checker) = &mut self.checker {
             let _ = checker.refresh(&[file]);
