@@ -60,3 +60,46 @@ pub fn picks(count: usize, below: usize, mut seed: u64) -> Vec<usize> {
 }
 
 pub mod project_gen;
+
+/// Writes a project with one level of `n` entities (every tenth a root with nine
+/// children, each with a transform and a mesh), for the editor benchmarks.
+pub fn write_editor_project(dir: &std::path::Path, n: usize) -> std::io::Result<String> {
+    use std::fs;
+    fs::create_dir_all(dir.join("levels"))?;
+    fs::create_dir_all(dir.join("meshes"))?;
+    fs::create_dir_all(dir.join("materials"))?;
+    fs::write(dir.join("kiln.project"), "{}")?;
+    fs::write(
+        dir.join("meshes/cube.mesh"),
+        "{\"shape\": \"cube\", \"size\": [0.8, 0.8, 0.8]}",
+    )?;
+    for k in 0..8 {
+        fs::write(
+            dir.join(format!("materials/m{k}.material")),
+            format!("{{\"color\": [0.{k}, 0.6, 0.8, 1]}}"),
+        )?;
+    }
+    let mut s = String::from("{\"entities\": [\n");
+    let side = (n as f64).sqrt().ceil() as usize;
+    for i in 0..n {
+        let parent = if i % 10 == 0 {
+            String::new()
+        } else {
+            format!(", \"parent\": \"e{}\"", i - i % 10)
+        };
+        let (x, z) = if i % 10 == 0 {
+            ((i % side) as f32 * 1.5, (i / side) as f32 * 1.5)
+        } else {
+            ((i % 10) as f32 * 0.1, 1.0)
+        };
+        let _ = writeln!(
+            s,
+            "{{\"id\": \"e{i}\", \"name\": \"Entity {i}\"{parent}, \"components\": {{\"transform\": {{\"position\": [{x}, 0, {z}]}}, \"mesh\": {{\"mesh\": \"meshes/cube\", \"material\": \"materials/m{}\"}}}}}}{}",
+            i % 8,
+            if i + 1 < n { "," } else { "" }
+        );
+    }
+    s.push_str("]}\n");
+    fs::write(dir.join("levels/big.level"), s)?;
+    Ok("levels/big.level".into())
+}

@@ -427,6 +427,18 @@ fn command_button(ui: &mut egui::Ui, c: Command, actions: &mut Vec<Action>) {
 
 impl eframe::App for KilnApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.show(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, Settings::KEY, &self.settings);
+    }
+}
+
+impl KilnApp {
+    /// One frame of the whole editor in `ui` (the root). Separate from
+    /// [`eframe::App::ui`] so that benchmarks can run frames headless.
+    pub fn show(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         let mut actions = Vec::new();
 
@@ -490,10 +502,6 @@ impl eframe::App for KilnApp {
         self.unsaved_dialog(&ctx);
         self.toasts(&ctx);
         self.take_screenshot(&ctx);
-    }
-
-    fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        eframe::set_value(storage, Settings::KEY, &self.settings);
     }
 }
 

@@ -74,62 +74,70 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
     egui::ScrollArea::both()
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            let (_, tree_actions) = TreeView::new(id).allow_multi_selection(true).show_state(
-                ui,
-                &mut state.tree,
-                |builder| {
-                    // Depth-first with an explicit stack: (entity, children left to emit).
-                    let mut stack: Vec<(usize, usize)> = Vec::new();
-                    let shown = |i: usize| visible.as_ref().is_none_or(|v| v.contains(&i));
-                    let label = |i: usize| {
-                        let e = &doc.entities[i];
-                        let name = if e.name.is_empty() {
-                            e.id.clone()
-                        } else {
-                            e.name.clone()
-                        };
-                        if e.prefab.is_some() {
-                            format!("📦 {name}")
-                        } else {
-                            name
-                        }
-                    };
-                    for &root in tree.roots.iter().filter(|&&r| shown(r)) {
-                        stack.push((root, 0));
-                        while let Some((node, _)) = stack.last().copied() {
-                            let kids: Vec<usize> = tree.children[node]
-                                .iter()
-                                .copied()
-                                .filter(|&c| shown(c))
-                                .collect();
-                            let Some(top) = stack.last_mut() else { break };
-                            if top.1 == 0 {
-                                let e = &doc.entities[node];
-                                let text = label(node);
-                                if kids.is_empty() {
-                                    builder.node(NodeBuilder::leaf(e.id.clone()).label(text));
-                                } else {
-                                    builder.node(
-                                        NodeBuilder::dir(e.id.clone())
-                                            .default_open(true)
-                                            .label(text),
-                                    );
-                                }
-                            }
-                            if top.1 < kids.len() {
-                                let next = kids[top.1];
-                                top.1 += 1;
-                                stack.push((next, 0));
+            let (_, tree_actions) =
+                TreeView::new(id).allow_multi_selection(true).show_state(
+                    ui,
+                    &mut state.tree,
+                    |builder| {
+                        let shown = |i: usize| visible.as_ref().is_none_or(|v| v.contains(&i));
+                        let label = |i: usize| {
+                            let e = &doc.entities[i];
+                            let name = if e.name.is_empty() {
+                                e.id.clone()
                             } else {
-                                if !kids.is_empty() {
-                                    builder.close_dir();
+                                e.name.clone()
+                            };
+                            if e.prefab.is_some() {
+                                format!("📦 {name}")
+                            } else {
+                                name
+                            }
+                        };
+                        // Depth first with an explicit stack of (entity, next child
+                        // position, is a folder); no per-node allocation, since a level
+                        // may have a hundred thousand entities.
+                        let mut stack: Vec<(usize, usize, bool)> = Vec::new();
+                        for &root in tree.roots.iter().filter(|&&r| shown(r)) {
+                            let emit = |node: usize,
+                                        builder: &mut egui_ltreeview::TreeViewBuilder<
+                                '_,
+                                String,
+                            >| {
+                                let is_dir = tree.children[node].iter().any(|&c| shown(c));
+                                let id = doc.entities[node].id.clone();
+                                if is_dir {
+                                    builder.node(
+                                        NodeBuilder::dir(id).default_open(true).label(label(node)),
+                                    );
+                                } else {
+                                    builder.node(NodeBuilder::leaf(id).label(label(node)));
                                 }
-                                stack.pop();
+                                is_dir
+                            };
+                            let is_dir = emit(root, builder);
+                            stack.push((root, 0, is_dir));
+                            while let Some(top) = stack.last_mut() {
+                                let (node, pos, is_dir) = *top;
+                                let children = &tree.children[node];
+                                let next = (pos..children.len()).find(|&k| shown(children[k]));
+                                match next {
+                                    Some(k) => {
+                                        top.1 = k + 1;
+                                        let child = children[k];
+                                        let child_is_dir = emit(child, builder);
+                                        stack.push((child, 0, child_is_dir));
+                                    }
+                                    None => {
+                                        if is_dir {
+                                            builder.close_dir();
+                                        }
+                                        stack.pop();
+                                    }
+                                }
                             }
                         }
-                    }
-                },
-            );
+                    },
+                );
             for a in tree_actions {
                 match a {
                     TreeAction::SetSelected(ids) => actions.push(Action::Select(ids)),

@@ -69,21 +69,32 @@ impl Camera {
     }
 }
 
-/// Gesture state of the viewport.
+/// Gesture state of the viewport, and buffers kept between frames so that a frame
+/// with a hundred thousand entities does not regrow them.
 #[derive(Debug, Default)]
 pub struct ViewportState {
+    points: Vec<Pos2>,
+    faces: Vec<Face>,
+    owners: Vec<kiln_core::Entity>,
     /// The handle axis being dragged, and the position field value when it started.
     dragging_axis: Option<(usize, Vec3)>,
     /// Accumulated drag along the axis, in metres.
     drag_amount: f32,
 }
 
+/// A projected face: its points are `points[start..start + len]` of the frame's
+/// shared buffer (one allocation per frame, not one per face).
+#[derive(Debug)]
 struct Face {
-    points: Vec<Pos2>,
+    start: u32,
+    len: u32,
     depth: f32,
     color: Color32,
-    entity: usize,
+    entity: u32,
 }
+
+/// Entities smaller than this on screen (radius in points) are drawn as one dot.
+const DOT_RADIUS: f32 = 2.5;
 
 /// Unit geometry of each primitive, as faces of local points in a 1 m cube.
 fn shape_faces(shape: usize) -> Vec<Vec<Vec3>> {
@@ -315,14 +326,21 @@ pub fn show(
     // Faces of every mesh of the runtime world.
     let world = &editor.preview.world;
     let level = editor.preview.level.as_ref();
-    let selected: Vec<kiln_core::Entity> = editor
+    let selected: std::collections::HashSet<kiln_core::Entity> = editor
         .selection
         .iter()
         .filter_map(|id| level?.entity(id))
         .collect();
     let light = Vec3::new(0.4, 1.0, 0.6).normalize();
-    let mut faces: Vec<Face> = Vec::new();
-    let mut owners: Vec<kiln_core::Entity> = Vec::new();
+    let eye = camera.eye(top);
+    let visible_area = rect.expand(40.0);
+    let mut points = std::mem::take(&mut state.viewport.points);
+    let mut faces = std::mem::take(&mut state.viewport.faces);
+    let mut owners = std::mem::take(&mut state.viewport.owners);
+    points.clear();
+    faces.clear();
+    owners.clear();
+    let mut world_points: Vec<Vec3> = Vec::new();
     let mut shapes: std::collections::HashMap<usize, Vec<Vec<Vec3>>> =
         std::collections::HashMap::new();
     for i in 0..world.meshes.len() {
@@ -346,46 +364,115 @@ pub fn show(
             .copied()
             .unwrap_or(Vec4::new(0.7, 0.7, 0.7, 1.0));
         let model = pose * Affine3A::from_scale(shape.size.max(Vec3::splat(0.001)));
+        // Cull what is off screen, and draw what is tiny as a dot, from the centre
+        // and the size of the bounding sphere.
+        let center = Vec3::from(model.translation);
+        let radius = 0.5
+            * model
+                .matrix3
+                .x_axis
+                .length()
+                .max(model.matrix3.y_axis.length())
+                .max(model.matrix3.z_axis.length())
+            * 1.74;
+        let Some((c, depth)) = project(&vp, rect, center) else {
+            continue;
+        };
+        let distance = (center - eye).length().max(0.001);
+        let screen_radius = if top {
+            radius / (camera.distance * 0.5) * rect.height() * 0.5
+        } else {
+            radius / distance * rect.height() * 1.07
+        };
+        if !visible_area.expand(screen_radius).contains(c) {
+            continue;
+        }
         owners.push(owner);
-        let owner_index = owners.len() - 1;
+        let entity = (owners.len() - 1) as u32;
+        if screen_radius < DOT_RADIUS {
+            let r = screen_radius.max(1.0);
+            let start = points.len() as u32;
+            points.extend([
+                c + egui::vec2(-r, -r),
+                c + egui::vec2(r, -r),
+                c + egui::vec2(r, r),
+                c + egui::vec2(-r, r),
+            ]);
+            faces.push(Face {
+                start,
+                len: 4,
+                depth,
+                color: to_color(color, 0.85),
+                entity,
+            });
+            continue;
+        }
         for local in shapes
             .entry(shape.shape)
             .or_insert_with(|| shape_faces(shape.shape))
             .iter()
         {
-            let pts: Vec<Vec3> = local.iter().map(|p| model.transform_point3(*p)).collect();
-            if pts.len() < 3 {
+            world_points.clear();
+            world_points.extend(local.iter().map(|p| model.transform_point3(*p)));
+            if world_points.len() < 3 {
                 continue;
             }
-            let normal = (pts[1] - pts[0]).cross(pts[2] - pts[0]).normalize_or_zero();
-            let projected: Option<Vec<(Pos2, f32)>> =
-                pts.iter().map(|p| project(&vp, rect, *p)).collect();
-            let Some(projected) = projected else { continue };
-            let depth = projected.iter().map(|(_, z)| z).sum::<f32>() / projected.len() as f32;
+            let normal = (world_points[1] - world_points[0])
+                .cross(world_points[2] - world_points[0])
+                .normalize_or_zero();
+            let start = points.len();
+            let mut depth_sum = 0.0;
+            let mut ok = true;
+            for p in &world_points {
+                match project(&vp, rect, *p) {
+                    Some((q, z)) => {
+                        points.push(q);
+                        depth_sum += z;
+                    }
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if !ok {
+                points.truncate(start);
+                continue;
+            }
+            let len = points.len() - start;
             let shade = 0.45 + 0.55 * normal.dot(light).abs();
             faces.push(Face {
-                points: projected.into_iter().map(|(p, _)| p).collect(),
-                depth,
+                start: start as u32,
+                len: len as u32,
+                depth: depth_sum / len as f32,
                 color: to_color(color, shade),
-                entity: owner_index,
+                entity,
             });
         }
     }
-    faces.sort_by(|a, b| b.depth.total_cmp(&a.depth));
+    faces.sort_unstable_by(|a, b| b.depth.total_cmp(&a.depth));
+    // Every face in one mesh: egui has nothing left to tessellate.
+    let mut batch = egui::epaint::Mesh::default();
+    batch.reserve_triangles(faces.len() * 2);
+    batch.reserve_vertices(faces.len() * 4);
     for f in &faces {
-        // No outline strokes: on the degenerate faces at sphere and cone poles their
-        // miter joins become long spikes. The selection is tinted instead.
-        let color = if selected.contains(&owners[f.entity]) {
+        // The selection is tinted rather than outlined: outline strokes on the
+        // degenerate faces at sphere and cone poles spike.
+        let color = if selected.contains(&owners[f.entity as usize]) {
             f.color.lerp_to_gamma(Color32::from_rgb(255, 170, 40), 0.55)
         } else {
             f.color
         };
-        let mut points = f.points.clone();
-        points.dedup_by(|a, b| a.distance_sq(*b) < 0.25);
-        if points.len() >= 3 {
-            painter.add(Shape::convex_polygon(points, color, Stroke::NONE));
+        let base = batch.vertices.len() as u32;
+        let pts = &points[f.start as usize..(f.start + f.len) as usize];
+        for p in pts {
+            batch.colored_vertex(*p, color);
+        }
+        for k in 1..pts.len().saturating_sub(1) as u32 {
+            batch.add_triangle(base, base + k, base + k + 1);
         }
     }
+    painter.add(Shape::mesh(batch));
 
     // The translate handle of the primary selection.
     let handle = editor
@@ -492,8 +579,8 @@ pub fn show(
         let hit = faces
             .iter()
             .rev()
-            .find(|f| point_in_polygon(p, &f.points))
-            .map(|f| owners[f.entity]);
+            .find(|f| point_in_polygon(p, &points[f.start as usize..(f.start + f.len) as usize]))
+            .map(|f| owners[f.entity as usize]);
         let id = hit.and_then(|e| level?.authoring_id(e)).map(str::to_owned);
         let additive = ui.input(|i| i.modifiers.command || i.modifiers.shift);
         let mut selection = if additive {
@@ -510,6 +597,10 @@ pub fn show(
         }
         actions.push(Action::Select(selection));
     }
+
+    state.viewport.points = points;
+    state.viewport.faces = faces;
+    state.viewport.owners = owners;
 
     // Overlay: view name, simulation controls.
     let label = if top { "Top" } else { "Perspective" };
