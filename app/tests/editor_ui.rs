@@ -237,3 +237,70 @@ fn a_broken_level_keeps_the_editor_usable_and_overwrites_nothing() {
         broken
     );
 }
+
+#[test]
+fn dragging_a_file_onto_a_folder_previews_the_move_and_f2_renames_in_the_browser() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label_contains("textures").click();
+    h.run_steps(3);
+    let from = h.get_by_label_contains("bark.png").rect().center();
+    let to = h.get_by_label_contains("materials").rect().center();
+    h.drag_at(from);
+    h.run_steps(2);
+    for k in 1..=8 {
+        h.hover_at(from + (to - from) * (k as f32 / 8.0));
+        h.run_steps(1);
+    }
+    h.drop_at(to);
+    h.run_steps(3);
+    // The move is previewed, not done.
+    let dialog = h
+        .state()
+        .panels
+        .assets
+        .rename
+        .clone()
+        .expect("the rename dialog opens");
+    assert_eq!(
+        (dialog.0.as_str(), dialog.1.as_str()),
+        ("textures/bark.png", "materials/bark.png")
+    );
+    assert!(dir.path().join("textures/bark.png").is_file());
+    h.get_by_label("Apply").click();
+    h.run_steps(4);
+    assert!(dir.path().join("materials/bark.png").is_file());
+    let bark = std::fs::read_to_string(dir.path().join("materials/bark.material")).unwrap();
+    assert!(bark.contains("\"materials/bark\""), "{bark}");
+
+    // F2 with a file selected in the browser opens the rename dialog for that file.
+    h.get_by_label_contains("grass.png").click();
+    h.run_steps(2);
+    h.key_press(Key::F2);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().panels.assets.rename.as_ref().map(|d| d.0.clone()),
+        Some("textures/grass.png".into())
+    );
+}
+
+#[test]
+fn the_problems_list_fixes_a_non_canonical_reference() {
+    let dir = demo_copy();
+    let unit = dir.path().join("units/crate.unit");
+    let text = std::fs::read_to_string(&unit)
+        .unwrap()
+        .replace("\"materials/wood\"", "\"Materials/Wood\"");
+    std::fs::write(&unit, &text).unwrap();
+    let mut h = open(dir.path());
+    h.get_by_label_contains("Problems").click();
+    h.run_steps(2);
+    h.get_by_label("Fix: use \"materials/wood\"").click();
+    h.run_steps(3);
+    let fixed = std::fs::read_to_string(&unit).unwrap();
+    assert_eq!(
+        fixed,
+        text.replace("\"Materials/Wood\"", "\"materials/wood\"")
+    );
+    assert!(editor(&h).findings.is_empty(), "{:?}", editor(&h).findings);
+}

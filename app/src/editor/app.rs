@@ -126,7 +126,7 @@ impl KilnApp {
         }
     }
 
-    fn shortcuts(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+    fn shortcuts(&mut self, ctx: &egui::Context, actions: &mut Vec<Action>) {
         let typing = ctx.egui_wants_keyboard_input();
         // egui matches modifiers logically (Ctrl+Z also matches Ctrl+Shift+Z), so the
         // shortcuts with more modifiers must get their turn first.
@@ -144,6 +144,15 @@ impl KilnApp {
             if let Some(sc) = c.shortcut()
                 && ctx.input_mut(|i| i.consume_shortcut(&sc))
             {
+                // F2 renames the selected file when the asset browser was used last.
+                if c == Command::BeginRename
+                    && self.panels.assets.focused
+                    && let (Some(file), Some(editor)) =
+                        (self.panels.assets.selected.clone(), &self.editor)
+                {
+                    self.panels.assets.open_rename(editor, &file, &file);
+                    continue;
+                }
                 actions.push(Action::Command(c));
             }
         }

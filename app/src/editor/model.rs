@@ -575,6 +575,49 @@ impl Editor {
         Ok(inverse)
     }
 
+    /// Rewrites one reference (found by its place) from `old` to `new`, through the
+    /// dependency checker's journaled patching.
+    pub fn fix_reference(
+        &mut self,
+        place: &dependency_checker::findings::Place,
+        old: &str,
+        new: &str,
+    ) {
+        let Some(checker) = &self.checker else { return };
+        let Some(entry) = checker.index().file(&place.file) else {
+            return;
+        };
+        let Some(raw) = entry
+            .scan
+            .iter()
+            .find(|r| r.pointer == place.pointer && r.line == place.line && r.text == old)
+        else {
+            return self.error(format!(
+                "{}: the reference changed; refresh the problems",
+                place.file
+            ));
+        };
+        let change = Change {
+            place: place.clone(),
+            span: raw.span,
+            old_text: old.to_owned(),
+            new_text: new.to_owned(),
+        };
+        let edit = dependency_checker::rename::FileEdit {
+            file: place.file.clone(),
+            expected_hash: entry.hash,
+            changes: vec![change],
+        };
+        let plan = MovePlan {
+            moves: Vec::new(),
+            edits: vec![edit],
+        };
+        match self.apply_plan(&plan) {
+            Ok(_) => self.info(format!("{}: \"{old}\" -> \"{new}\"", place.file)),
+            Err(e) => self.error(format!("{e:#}")),
+        }
+    }
+
     /// Patches every reference that still uses a path the redirect log moved.
     pub fn fix_stale_paths(&mut self) {
         let Some(checker) = &self.checker else { return };

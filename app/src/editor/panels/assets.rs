@@ -24,6 +24,29 @@ pub struct AssetState {
     pub results: Option<(String, Vec<ReferenceView>)>,
     /// The rename dialog, while open.
     pub rename: Option<RenameDialog>,
+    /// The asset browser was used last, so F2 renames the selected file rather than
+    /// the selected entity.
+    pub focused: bool,
+}
+
+/// The payload of a file dragged in the asset browser.
+#[derive(Debug, Clone)]
+struct DraggedFile(String);
+
+impl AssetState {
+    /// Opens the rename dialog for `file` with `new` filled in, previewed at once.
+    pub fn open_rename(&mut self, editor: &Editor, file: &str, new: &str) {
+        let plan = if file == new {
+            None
+        } else {
+            Some(
+                editor
+                    .plan_move(&MoveRequest::new(file, new))
+                    .map_err(|e| e.to_string()),
+            )
+        };
+        self.rename = Some((file.to_owned(), new.to_owned(), plan));
+    }
 }
 
 /// The rename dialog: the file, the new path being typed, and the plan once previewed.
@@ -52,6 +75,7 @@ pub fn show(
         ui.label("The project could not be indexed; see the log.");
         return;
     };
+    let mut dropped: Option<(String, String)> = None;
     let files: Vec<String> = checker
         .index()
         .files()
@@ -74,7 +98,7 @@ pub fn show(
             for (folder, list) in folders {
                 let name = if folder.is_empty() { "(project root)" } else { folder };
                 let open = state.reveal.as_deref().is_some_and(|r| r.starts_with(folder)) || !filter.is_empty();
-                egui::CollapsingHeader::new(format!("📁 {name}")).id_salt(("folder", folder)).open(open.then_some(true)).show(ui, |ui| {
+                let header = egui::CollapsingHeader::new(format!("📁 {name}")).id_salt(("folder", folder)).open(open.then_some(true)).show(ui, |ui| {
                     for file in list {
                         let short = file.rsplit('/').next().unwrap_or(file);
                         let selected = state.selected.as_deref() == Some(file);
@@ -84,6 +108,12 @@ pub fn show(
                         }
                         if r.clicked() {
                             state.selected = Some(file.to_owned());
+                            state.focused = true;
+                        }
+                        // Drag a file onto a folder to move it there.
+                        let drag = r.interact(egui::Sense::drag());
+                        if drag.dragged() {
+                            drag.dnd_set_drag_payload(DraggedFile(file.to_owned()));
                         }
                         if r.double_clicked() && file.ends_with(".level") {
                             actions.push(Action::OpenLevel(file.to_owned()));
@@ -104,6 +134,11 @@ pub fn show(
                         });
                     }
                 });
+                if let Some(dragged) = header.header_response.dnd_release_payload::<DraggedFile>() {
+                    let name = dragged.0.rsplit('/').next().unwrap_or(&dragged.0);
+                    let target = if folder.is_empty() { name.to_owned() } else { format!("{folder}/{name}") };
+                    dropped = Some((dragged.0.clone(), target));
+                }
             }
         });
         state.reveal = None;
@@ -134,6 +169,11 @@ pub fn show(
             }
         }
     });
+    if let Some((file, target)) = dropped
+        && file != target
+    {
+        state.open_rename(editor, &file, &target);
+    }
     rename_dialog(ui.ctx(), editor, state);
 }
 

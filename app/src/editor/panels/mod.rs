@@ -83,7 +83,7 @@ pub fn show(
             ui.separator();
             match state.bottom {
                 BottomTab::Assets => assets::show(ui, editor, &mut state.assets, actions),
-                BottomTab::Problems => problems::show(ui, editor, actions),
+                BottomTab::Problems => problems::show(ui, editor, &mut state.assets, actions),
                 BottomTab::Log => log::show(ui, editor),
             }
         });

@@ -3,11 +3,41 @@
 
 use dependency_checker::findings::Finding;
 
+use kiln_core::ResourcePath;
+
+use super::assets::AssetState;
 use crate::editor::actions::{Action, Command};
 use crate::editor::model::Editor;
 
+/// What a finding's fix button does.
+enum Fix {
+    /// Rewrite a reference to its canonical spelling.
+    Reference(dependency_checker::findings::Place, String, String),
+    /// Rename a file to its canonical name (previewed first).
+    RenameFile(String, String),
+}
+
+fn fix_for(f: &Finding) -> Option<Fix> {
+    match f {
+        Finding::InvalidReference { place, text, .. } => {
+            let suggestion = ResourcePath::parse(text).err()?.suggestion?;
+            Some(Fix::Reference(place.clone(), text.clone(), suggestion))
+        }
+        Finding::NonCanonicalName { file, .. } => {
+            let suggestion = ResourcePath::split_file(file).err()?.suggestion?;
+            Some(Fix::RenameFile(file.clone(), suggestion))
+        }
+        _ => None,
+    }
+}
+
 /// Shows the problems list.
-pub fn show(ui: &mut egui::Ui, editor: &mut Editor, actions: &mut Vec<Action>) {
+pub fn show(
+    ui: &mut egui::Ui,
+    editor: &mut Editor,
+    assets: &mut AssetState,
+    actions: &mut Vec<Action>,
+) {
     let red = egui::Color32::from_rgb(220, 80, 70);
     let yellow = egui::Color32::from_rgb(220, 170, 60);
     ui.horizontal(|ui| {
@@ -36,16 +66,32 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, actions: &mut Vec<Action>) {
             if editor.findings.is_empty() && editor.compile_error.is_none() {
                 ui.label("No problems.");
             }
+            let mut fix = None;
             for f in &editor.findings {
                 let (color, mark) = if f.is_error() {
                     (red, "⛔")
                 } else {
                     (yellow, "⚠")
                 };
-                let r = ui.add(
-                    egui::Label::new(egui::RichText::new(format!("{mark} {f}")).color(color))
-                        .sense(egui::Sense::click()),
-                );
+                let r = ui
+                    .horizontal(|ui| {
+                        if let Some(candidate) = fix_for(f) {
+                            let label = match &candidate {
+                                Fix::Reference(_, _, new) => format!("Fix: use \"{new}\""),
+                                Fix::RenameFile(_, new) => format!("Fix: rename to {new}"),
+                            };
+                            if ui.small_button(label).clicked() {
+                                fix = Some(candidate);
+                            }
+                        }
+                        ui.add(
+                            egui::Label::new(
+                                egui::RichText::new(format!("{mark} {f}")).color(color),
+                            )
+                            .sense(egui::Sense::click()),
+                        )
+                    })
+                    .inner;
                 if r.on_hover_text("Double-click to open the file's level and select the entity")
                     .double_clicked()
                 {
@@ -62,6 +108,11 @@ pub fn show(ui: &mut egui::Ui, editor: &mut Editor, actions: &mut Vec<Action>) {
                         }
                     }
                 }
+            }
+            match fix {
+                Some(Fix::Reference(place, old, new)) => editor.fix_reference(&place, &old, &new),
+                Some(Fix::RenameFile(old, new)) => assets.open_rename(editor, &old, &new),
+                None => {}
             }
         });
 }

@@ -74,31 +74,30 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
     egui::ScrollArea::both()
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            let (_, tree_actions) =
-                TreeView::new(id).allow_multi_selection(true).show_state(
-                    ui,
-                    &mut state.tree,
-                    |builder| {
-                        let shown = |i: usize| visible.as_ref().is_none_or(|v| v.contains(&i));
-                        let label = |i: usize| {
-                            let e = &doc.entities[i];
-                            let name = if e.name.is_empty() {
-                                e.id.clone()
-                            } else {
-                                e.name.clone()
-                            };
-                            if e.prefab.is_some() {
-                                format!("📦 {name}")
-                            } else {
-                                name
-                            }
+            let (_, tree_actions) = TreeView::new(id).allow_multi_selection(true).show_state(
+                ui,
+                &mut state.tree,
+                |builder| {
+                    let shown = |i: usize| visible.as_ref().is_none_or(|v| v.contains(&i));
+                    let label = |i: usize| {
+                        let e = &doc.entities[i];
+                        let name = if e.name.is_empty() {
+                            e.id.clone()
+                        } else {
+                            e.name.clone()
                         };
-                        // Depth first with an explicit stack of (entity, next child
-                        // position, is a folder); no per-node allocation, since a level
-                        // may have a hundred thousand entities.
-                        let mut stack: Vec<(usize, usize, bool)> = Vec::new();
-                        for &root in tree.roots.iter().filter(|&&r| shown(r)) {
-                            let emit = |node: usize,
+                        if e.prefab.is_some() {
+                            format!("📦 {name}")
+                        } else {
+                            name
+                        }
+                    };
+                    // Depth first with an explicit stack of (entity, next child
+                    // position, is a folder); no per-node allocation, since a level
+                    // may have a hundred thousand entities.
+                    let mut stack: Vec<(usize, usize, bool)> = Vec::new();
+                    for &root in tree.roots.iter().filter(|&&r| shown(r)) {
+                        let emit = |node: usize,
                                         builder: &mut egui_ltreeview::TreeViewBuilder<
                                 '_,
                                 String,
@@ -114,33 +113,36 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
                                 }
                                 is_dir
                             };
-                            let is_dir = emit(root, builder);
-                            stack.push((root, 0, is_dir));
-                            while let Some(top) = stack.last_mut() {
-                                let (node, pos, is_dir) = *top;
-                                let children = &tree.children[node];
-                                let next = (pos..children.len()).find(|&k| shown(children[k]));
-                                match next {
-                                    Some(k) => {
-                                        top.1 = k + 1;
-                                        let child = children[k];
-                                        let child_is_dir = emit(child, builder);
-                                        stack.push((child, 0, child_is_dir));
+                        let is_dir = emit(root, builder);
+                        stack.push((root, 0, is_dir));
+                        while let Some(top) = stack.last_mut() {
+                            let (node, pos, is_dir) = *top;
+                            let children = &tree.children[node];
+                            let next = (pos..children.len()).find(|&k| shown(children[k]));
+                            match next {
+                                Some(k) => {
+                                    top.1 = k + 1;
+                                    let child = children[k];
+                                    let child_is_dir = emit(child, builder);
+                                    stack.push((child, 0, child_is_dir));
+                                }
+                                None => {
+                                    if is_dir {
+                                        builder.close_dir();
                                     }
-                                    None => {
-                                        if is_dir {
-                                            builder.close_dir();
-                                        }
-                                        stack.pop();
-                                    }
+                                    stack.pop();
                                 }
                             }
                         }
-                    },
-                );
+                    }
+                },
+            );
             for a in tree_actions {
                 match a {
-                    TreeAction::SetSelected(ids) => actions.push(Action::Select(ids)),
+                    TreeAction::SetSelected(ids) => {
+                        state.assets.focused = false;
+                        actions.push(Action::Select(ids));
+                    }
                     TreeAction::Move(dnd) => {
                         let (parent, before) = match dnd.position {
                             DirPosition::First => (

@@ -572,6 +572,9 @@ pub fn show(
         }
     }
 
+    if response.clicked() {
+        state.assets.focused = false;
+    }
     // Click to select the front-most face under the pointer.
     if response.clicked()
         && let Some(p) = response.interact_pointer_pos()
