@@ -304,3 +304,26 @@ fn the_problems_list_fixes_a_non_canonical_reference() {
     );
     assert!(editor(&h).findings.is_empty(), "{:?}", editor(&h).findings);
 }
+
+#[test]
+fn problems_follow_changes_made_outside_the_editor() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    assert!(editor(&h).findings.is_empty());
+    std::fs::remove_file(dir.path().join("materials/metal.material")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while editor(&h).findings.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        h.run_steps(1);
+    }
+    let text: Vec<String> = editor(&h)
+        .findings
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        text.iter()
+            .any(|t| t.contains("missing: materials/metal.material does not exist")),
+        "{text:?}"
+    );
+}

@@ -479,6 +479,7 @@ impl KilnApp {
 
         match &mut self.editor {
             Some(editor) => {
+                editor.poll_changes();
                 if editor.preview.playing {
                     editor.preview.step(dt);
                     ctx.request_repaint();

@@ -94,6 +94,9 @@ pub struct Editor {
     pub recovery: Option<LevelDocument>,
     /// When the recovery file was last written.
     recovery_written: Option<std::time::Instant>,
+    /// Watches the project so that problems and resources follow changes made
+    /// outside the editor.
+    watcher: Option<dependency_checker::watch::ProjectWatcher>,
 }
 
 impl std::fmt::Debug for Editor {
@@ -132,7 +135,19 @@ impl Editor {
             top_view: false,
             recovery: None,
             recovery_written: None,
+            watcher: None,
         };
+        match dependency_checker::watch::ProjectWatcher::start(
+            editor.project.root(),
+            Default::default(),
+        ) {
+            Ok(w) => editor.watcher = Some(w),
+            Err(e) => editor.note(
+                Severity::Warning,
+                format!("{e}; changes made outside Kiln show after Refresh"),
+                false,
+            ),
+        }
         editor.refresh_problems();
         let first = editor
             .project
@@ -166,6 +181,53 @@ impl Editor {
     /// Logs information.
     pub fn info(&mut self, text: impl Into<String>) {
         self.note(Severity::Info, text.into(), false);
+    }
+
+    /// Folds changes made outside the editor into the index: the problems list and
+    /// the meshes and materials follow. Called every frame; cheap when nothing changed.
+    pub fn poll_changes(&mut self) {
+        let Some(watcher) = &self.watcher else { return };
+        let mut batches = Vec::new();
+        while let Some(b) = watcher.try_next_batch() {
+            batches.push(b);
+        }
+        if batches.is_empty() {
+            return;
+        }
+        let Some(checker) = &mut self.checker else {
+            return;
+        };
+        let mut changed = Vec::new();
+        for b in &batches {
+            match checker.apply_changes(b) {
+                Ok(report) => {
+                    changed.extend(report.changed);
+                    for (old, new) in report.renamed {
+                        self.log.push(LogLine { severity: Severity::Warning, text: format!("{old} was renamed to {new} outside Kiln; its references are reported in Problems") });
+                    }
+                }
+                Err(e) => self.log.push(LogLine {
+                    severity: Severity::Error,
+                    text: e.to_string(),
+                }),
+            }
+        }
+        let Some(checker) = &self.checker else { return };
+        self.findings = checker.findings();
+        if changed
+            .iter()
+            .any(|f| f.ends_with(".mesh") || f.ends_with(".material"))
+        {
+            let files: Vec<String> = checker
+                .index()
+                .files()
+                .map(|f| f.path.to_string())
+                .collect();
+            self.resources = Resources::load(&self.project, &self.registry, files.into_iter());
+        }
+        if changed.iter().any(|f| f.ends_with(".level")) {
+            self.levels = self.project.levels().unwrap_or_default();
+        }
     }
 
     /// Re-indexes the project and reloads meshes and materials.
