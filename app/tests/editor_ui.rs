@@ -327,3 +327,38 @@ fn problems_follow_changes_made_outside_the_editor() {
         "{text:?}"
     );
 }
+
+#[test]
+fn a_folder_that_is_not_a_project_is_explained_and_the_current_project_stays() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let not_a_project = tempfile::tempdir().unwrap();
+    h.state_mut().open_project(not_a_project.path());
+    h.run_steps(2);
+    assert_eq!(
+        editor(&h).project.root(),
+        std::fs::canonicalize(dir.path()).unwrap()
+    );
+    h.get_by_label_contains("is not a Kiln project: it has no kiln.project file");
+}
+
+#[test]
+fn a_missing_prefab_is_reported_and_the_level_stays_editable() {
+    let dir = demo_copy();
+    std::fs::remove_file(dir.path().join("units/lamp.unit")).unwrap();
+    let mut h = open(dir.path());
+    let error = editor(&h)
+        .compile_error
+        .clone()
+        .expect("the level does not compile");
+    assert!(
+        error.contains("prefab \"units/lamp\" cannot be read"),
+        "{error}"
+    );
+    // Still editable: select and rename an entity.
+    h.get_by_label("Boulder").click();
+    h.run_steps(2);
+    h.key_press(Key::F2);
+    h.run_steps(2);
+    h.get_by_label("Rename:");
+}

@@ -127,7 +127,9 @@ impl KilnApp {
     }
 
     fn shortcuts(&mut self, ctx: &egui::Context, actions: &mut Vec<Action>) {
-        let typing = ctx.egui_wants_keyboard_input();
+        // Only a focused text field swallows plain keys (F2, Delete, F); the scene tree
+        // also takes focus, for arrow keys, and must still let them through.
+        let typing = ctx.text_edit_focused();
         // egui matches modifiers logically (Ctrl+Z also matches Ctrl+Shift+Z), so the
         // shortcuts with more modifiers must get their turn first.
         let mut commands = Command::ALL;
