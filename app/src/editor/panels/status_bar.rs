@@ -37,10 +37,12 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
         ));
         if editor.compile_error.is_some() {
             ui.separator();
-            ui.colored_label(
-                egui::Color32::from_rgb(220, 80, 70),
-                "compile error: showing the last good world",
-            );
+            let text = if editor.preview.level.is_some() {
+                "compile error: showing the last good world"
+            } else {
+                "compile error: nothing to show yet (see Problems)"
+            };
+            ui.colored_label(egui::Color32::from_rgb(220, 80, 70), text);
         }
     });
 }
