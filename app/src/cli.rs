@@ -34,6 +34,16 @@ pub enum Command {
         /// Default: every level of the project.
         levels: Vec<String>,
     },
+    /// Compile every level, then recompile the levels each change affects, until
+    /// stopped (one line per rebuild).
+    Watch {
+        /// The project folder (holding kiln.project).
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+        /// Where to put build/ (default: the project folder).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Report missing, unused, ambiguous, stale and non-canonical references.
     /// Exit status 0 when clean, 1 with findings, 2 on errors.
     Check {
@@ -118,6 +128,10 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
             out: out_dir,
             levels,
         } => crate::compile_command::run(&project, out_dir.as_deref(), &levels, out),
+        Command::Watch {
+            project,
+            out: out_dir,
+        } => crate::watch_command::run(&project, out_dir.as_deref(), out),
         Command::Check { project, fix, json } => {
             crate::checker_commands::check(&project, fix, json, out)
         }

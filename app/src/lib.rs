@@ -8,3 +8,5 @@ pub mod checker_commands;
 pub mod cli;
 pub mod compile_command;
 pub mod editor;
+pub mod live;
+pub mod watch_command;

@@ -1,0 +1,94 @@
+//! `kiln watch`: compile every level once, then recompile the levels that each change
+//! affects, printing one line per rebuild. The data compiler a game running beside the
+//! editor reads from.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use dependency_checker::watch::{Debounce, ProjectWatcher};
+use kiln_core::write_atomic;
+
+use crate::checker_commands::open_checker;
+use crate::compile_command::blob_path;
+use crate::live::{affected_levels, summarize};
+
+/// Compiles `level` and writes its blob; a level that fails keeps its last good blob.
+/// Returns the line to print.
+fn rebuild(
+    checker: &dependency_checker::Checker,
+    out_root: &Path,
+    level: &str,
+) -> anyhow::Result<String> {
+    let registry = checker.index().registry().clone();
+    Ok(match checker.project().compile(&registry, level) {
+        Ok(compiled) => {
+            let target = blob_path(out_root, level);
+            write_atomic(&target, &compiled.blob)?;
+            format!("built {level} ({} entities)", compiled.entity_count)
+        }
+        Err(e) => format!("error: {e} (the last good blob of {level} stays)"),
+    })
+}
+
+/// Runs `kiln watch` until the process is stopped.
+pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let mut checker = open_checker(project_dir)?;
+    let root = checker.project().root().to_owned();
+    let out_root = out_dir.map_or_else(|| root.clone(), Path::to_owned);
+    // Watch first, so that nothing changed during the first build is missed.
+    let watcher = ProjectWatcher::start(&root, Debounce::default())?;
+    let levels = checker.project().levels()?;
+    for level in &levels {
+        let start = Instant::now();
+        let line = rebuild(&checker, &out_root, level)?;
+        writeln!(
+            out,
+            "{line} in {:.1} ms",
+            start.elapsed().as_secs_f64() * 1000.0
+        )?;
+    }
+    writeln!(
+        out,
+        "watching {} for changes (Ctrl+C stops)",
+        root.display()
+    )?;
+    out.flush()?;
+    loop {
+        let Some(batch) = watcher.next_batch(Duration::from_secs(3600)) else {
+            continue;
+        };
+        let report = checker.apply_changes(&batch)?;
+        if report.changed.is_empty() {
+            continue;
+        }
+        for (old, new) in &report.renamed {
+            writeln!(
+                out,
+                "note: {old} was renamed to {new} outside Kiln; `kiln check` lists the references to fix"
+            )?;
+        }
+        let affected = affected_levels(&checker, &report.changed);
+        let detect_ms = batch
+            .first_event
+            .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
+        if affected.is_empty() {
+            writeln!(
+                out,
+                "changed {}: no level affected",
+                summarize(&report.changed)
+            )?;
+        }
+        for level in &affected {
+            let start = Instant::now();
+            let line = rebuild(&checker, &out_root, level)?;
+            let total = detect_ms + start.elapsed().as_secs_f64() * 1000.0;
+            writeln!(
+                out,
+                "{line} after {} changed: {total:.1} ms",
+                summarize(&report.changed)
+            )?;
+        }
+        out.flush()?;
+    }
+}

@@ -1,0 +1,201 @@
+//! `kiln watch` as a game's data compiler: the real binary, files changed on disk the
+//! ways editors, tools and version control change them, and the rebuilds it reports.
+// Test helpers may panic on broken fixtures: that is a failed run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+struct Watch {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Watch {
+    fn start(dir: &Path) -> Watch {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .arg("watch")
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                if tx.send(line.unwrap_or_default()).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut w = Watch { child, lines };
+        w.until(|l| l.starts_with("watching"));
+        w
+    }
+
+    /// Lines until one matches (panics after 10 s).
+    fn until(&mut self, pred: impl Fn(&str) -> bool) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while Instant::now() < deadline {
+            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(100)) {
+                let done = pred(&line);
+                seen.push(line);
+                if done {
+                    return seen;
+                }
+            }
+        }
+        panic!("no matching line; saw {seen:#?}");
+    }
+
+    /// Every line printed until the watcher has been quiet for `quiet`.
+    fn settle(&mut self, quiet: Duration) -> Vec<String> {
+        let mut seen = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(quiet) {
+            seen.push(line);
+        }
+        seen
+    }
+}
+
+fn atomic_write(path: &Path, text: &str) {
+    let temp = path.with_file_name(format!(
+        ".{}.swp",
+        path.file_name().unwrap().to_string_lossy()
+    ));
+    fs::write(&temp, text).unwrap();
+    fs::rename(&temp, path).unwrap();
+}
+
+#[test]
+fn rebuilds_exactly_the_levels_each_change_affects() {
+    let dir = support::demo_copy();
+    let root = dir.path();
+    let mut w = Watch::start(root);
+
+    // An atomic save of a prefab only the workshop uses.
+    let crate_unit = root.join("units/crate.unit");
+    atomic_write(
+        &crate_unit,
+        &fs::read_to_string(&crate_unit)
+            .unwrap()
+            .replace("\"Box\"", "\"Crate box\""),
+    );
+    let lines = w.settle(Duration::from_millis(700));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("built levels/workshop.level")
+                && l.contains("after units/crate.unit changed")),
+        "{lines:#?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains("levels/forest.level")),
+        "forest does not use crates: {lines:#?}"
+    );
+
+    // An in-place write of a material both levels reach (forest through the lamp prefab).
+    let metal = root.join("materials/metal.material");
+    fs::write(
+        &metal,
+        fs::read_to_string(&metal).unwrap().replace("0.3", "0.35"),
+    )
+    .unwrap();
+    let lines = w.settle(Duration::from_millis(700));
+    for level in ["levels/forest.level", "levels/workshop.level"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("built {level}"))),
+            "{level} not rebuilt: {lines:#?}"
+        );
+    }
+
+    // Delete and re-create a level.
+    let workshop = root.join("levels/workshop.level");
+    let text = fs::read_to_string(&workshop).unwrap();
+    fs::remove_file(&workshop).unwrap();
+    w.settle(Duration::from_millis(500));
+    fs::write(&workshop, &text).unwrap();
+    w.until(|l| l.starts_with("built levels/workshop.level"));
+
+    // A folder moved in a file manager, and moved back.
+    fs::rename(root.join("units"), root.join("prefabs")).unwrap();
+    let lines = w.settle(Duration::from_millis(700));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("error:") && l.contains("levels/forest.level")),
+        "the forest's prefabs are gone: {lines:#?}"
+    );
+    fs::rename(root.join("prefabs"), root.join("units")).unwrap();
+    let lines = w.settle(Duration::from_millis(700));
+    for level in ["levels/forest.level", "levels/workshop.level"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("built {level}"))),
+            "{level} not rebuilt: {lines:#?}"
+        );
+    }
+
+    // A burst of two hundred files that no level uses: a few batches, no rebuild.
+    fs::create_dir_all(root.join("materials/generated")).unwrap();
+    for i in 0..200 {
+        fs::write(
+            root.join(format!("materials/generated/m{i}.material")),
+            "{}",
+        )
+        .unwrap();
+    }
+    let lines = w.settle(Duration::from_millis(800));
+    assert!(
+        lines.len() <= 10,
+        "{} lines for one burst: {lines:#?}",
+        lines.len()
+    );
+    assert!(
+        lines.iter().all(|l| l.contains("no level affected")),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn a_broken_level_keeps_its_last_good_blob_until_fixed() {
+    let dir = support::demo_copy();
+    let root = dir.path();
+    let mut w = Watch::start(root);
+    let blob = root.join("build/levels/forest.level.bin");
+    let good = fs::read(&blob).unwrap();
+    let level = root.join("levels/forest.level");
+    let text = fs::read_to_string(&level).unwrap();
+
+    atomic_write(
+        &level,
+        "{\n  \"entities\": [\n    {\"id\": \"a\",}\n  ]\n}\n",
+    );
+    let lines = w.until(|l| l.starts_with("error:"));
+    assert!(
+        lines.last().unwrap().contains("levels/forest.level:3:16"),
+        "{lines:#?}"
+    );
+    assert_eq!(fs::read(&blob).unwrap(), good, "the last good blob stays");
+
+    atomic_write(&level, &text.replace("\"Boulder\"", "\"Big boulder\""));
+    w.until(|l| l.starts_with("built levels/forest.level"));
+    assert_ne!(fs::read(&blob).unwrap(), good, "fixed: rebuilt");
+}
