@@ -69,6 +69,16 @@ enum Raw {
 impl ProjectWatcher {
     /// Starts watching the project at `root` (recursively).
     pub fn start(root: &Path, debounce: Debounce) -> Result<Self, CheckerError> {
+        Self::start_with_waker(root, debounce, None)
+    }
+
+    /// Like [`Self::start`], calling `waker` whenever a batch is ready (a GUI passes
+    /// its repaint request, so that an idle window wakes up to apply the change).
+    pub fn start_with_waker(
+        root: &Path,
+        debounce: Debounce,
+        waker: Option<Waker>,
+    ) -> Result<Self, CheckerError> {
         let root = root.to_owned();
         let (raw_tx, raw_rx) = mpsc::channel::<Raw>();
         let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
@@ -94,7 +104,7 @@ impl ProjectWatcher {
         let (tx, batches) = mpsc::channel();
         std::thread::Builder::new()
             .name("kiln-watch-debounce".into())
-            .spawn(move || debounce_loop(&root, &raw_rx, &tx, debounce))
+            .spawn(move || debounce_loop(&root, &raw_rx, &tx, debounce, waker))
             .map_err(|e| CheckerError::Watch {
                 path: PathBuf::new(),
                 message: e.to_string(),
@@ -116,11 +126,15 @@ impl ProjectWatcher {
     }
 }
 
+/// Called from the watcher's thread when a batch is ready.
+pub type Waker = std::sync::Arc<dyn Fn() + Send + Sync>;
+
 fn debounce_loop(
     root: &Path,
     raw: &Receiver<Raw>,
     out: &mpsc::Sender<ChangeBatch>,
     timing: Debounce,
+    waker: Option<Waker>,
 ) {
     // Canonical root, so that event paths (which the OS reports resolved) strip cleanly.
     let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
@@ -172,6 +186,9 @@ fn debounce_loop(
         };
         if out.send(batch).is_err() {
             return;
+        }
+        if let Some(wake) = &waker {
+            wake();
         }
     }
 }

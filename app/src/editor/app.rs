@@ -29,6 +29,8 @@ pub struct KilnApp {
     pub panels: PanelState,
     /// Why the last project failed to open.
     open_error: Option<String>,
+    /// Wakes the window when the watcher has changes (a repaint request).
+    waker: Option<dependency_checker::watch::Waker>,
     pending: Option<Pending>,
     allowed_to_close: bool,
     toasts: Vec<(Severity, String, Instant)>,
@@ -57,6 +59,8 @@ impl KilnApp {
             .unwrap_or_default();
         let project = project.or_else(|| settings.recent_projects.first().cloned());
         let mut app = Self::with_settings(settings);
+        let ctx = cc.egui_ctx.clone();
+        app.waker = Some(std::sync::Arc::new(move || ctx.request_repaint()));
         if let Some(dir) = project {
             app.open_project(&dir);
         }
@@ -71,6 +75,7 @@ impl KilnApp {
             settings,
             panels: PanelState::default(),
             open_error: None,
+            waker: None,
             pending: None,
             allowed_to_close: false,
             toasts: Vec::new(),
@@ -84,7 +89,10 @@ impl KilnApp {
     /// error is shown.
     pub fn open_project(&mut self, dir: &Path) {
         match Editor::open(dir) {
-            Ok(editor) => {
+            Ok(mut editor) => {
+                if self.waker.is_some() {
+                    editor.start_watching(self.waker.clone());
+                }
                 self.settings.remember(editor.project.root().to_owned());
                 self.panels = PanelState::default();
                 self.editor = Some(editor);
@@ -304,6 +312,39 @@ impl KilnApp {
         }
     }
 
+    /// Asks which version to keep when the open level changed on disk while it had
+    /// unsaved edits.
+    fn disk_conflict_dialog(&mut self, ctx: &egui::Context) {
+        let Some(editor) = &mut self.editor else {
+            return;
+        };
+        if editor.disk_conflict.is_none() {
+            return;
+        }
+        let file = editor
+            .level
+            .as_ref()
+            .map_or_else(String::new, |l| l.file.clone());
+        egui::Modal::new(egui::Id::unique("kiln disk conflict")).show(ctx, |ui| {
+            ui.heading("The level changed on disk");
+            ui.label(format!(
+                "{file} was changed by another program while you have unsaved edits."
+            ));
+            ui.horizontal(|ui| {
+                if ui.button("Keep my edits").clicked() {
+                    editor.resolve_disk_conflict(false);
+                }
+                if ui
+                    .button("Load the version on disk")
+                    .on_hover_text("Your edits stay undoable")
+                    .clicked()
+                {
+                    editor.resolve_disk_conflict(true);
+                }
+            });
+        });
+    }
+
     /// Offers to restore unsaved edits recovered from a crash.
     fn recovery_dialog(&mut self, ctx: &egui::Context) {
         let Some(editor) = &mut self.editor else {
@@ -511,6 +552,7 @@ impl KilnApp {
             editor.write_recovery(Duration::from_secs(3));
         }
         self.recovery_dialog(&ctx);
+        self.disk_conflict_dialog(&ctx);
         self.unsaved_dialog(&ctx);
         self.toasts(&ctx);
         self.take_screenshot(&ctx);

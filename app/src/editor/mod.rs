@@ -15,5 +15,5 @@ pub mod tree;
 
 pub use actions::{Action, Command};
 pub use app::{KilnApp, run_editor};
-pub use model::{Editor, LogLine, OpenLevel, Severity};
+pub use model::{Editor, LogLine, OpenLevel, ReloadTiming, Severity};
 pub use settings::Settings;

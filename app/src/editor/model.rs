@@ -94,9 +94,26 @@ pub struct Editor {
     pub recovery: Option<LevelDocument>,
     /// When the recovery file was last written.
     recovery_written: Option<std::time::Instant>,
-    /// Watches the project so that problems and resources follow changes made
-    /// outside the editor.
+    /// Watches the project so that problems, resources and the preview follow
+    /// changes made outside the editor.
     watcher: Option<dependency_checker::watch::ProjectWatcher>,
+    /// The open level changed on disk while it had unsaved edits: the version on disk
+    /// (or why it does not parse), waiting for the user to choose.
+    pub disk_conflict: Option<LevelDocument>,
+    /// Timing of the last reload caused by a change on disk.
+    pub last_reload: Option<ReloadTiming>,
+}
+
+/// How long the last reload from disk took, split by stage.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ReloadTiming {
+    /// From the first file-system event to the change being applied (debounce,
+    /// indexing the changed files).
+    pub detect_ms: f64,
+    /// Compiling the level.
+    pub compile_ms: f64,
+    /// Despawning the old world and spawning the new one.
+    pub spawn_ms: f64,
 }
 
 impl std::fmt::Debug for Editor {
@@ -136,18 +153,10 @@ impl Editor {
             recovery: None,
             recovery_written: None,
             watcher: None,
+            disk_conflict: None,
+            last_reload: None,
         };
-        match dependency_checker::watch::ProjectWatcher::start(
-            editor.project.root(),
-            Default::default(),
-        ) {
-            Ok(w) => editor.watcher = Some(w),
-            Err(e) => editor.note(
-                Severity::Warning,
-                format!("{e}; changes made outside Kiln show after Refresh"),
-                false,
-            ),
-        }
+        editor.start_watching(None);
         editor.refresh_problems();
         let first = editor
             .project
@@ -183,37 +192,74 @@ impl Editor {
         self.note(Severity::Info, text.into(), false);
     }
 
-    /// Folds changes made outside the editor into the index: the problems list and
-    /// the meshes and materials follow. Called every frame; cheap when nothing changed.
+    /// Starts watching the project; `waker` is called when changes are ready (the
+    /// GUI passes its repaint request).
+    pub fn start_watching(&mut self, waker: Option<dependency_checker::watch::Waker>) {
+        let debounce = dependency_checker::watch::Debounce::default();
+        match dependency_checker::watch::ProjectWatcher::start_with_waker(
+            self.project.root(),
+            debounce,
+            waker,
+        ) {
+            Ok(w) => self.watcher = Some(w),
+            Err(e) => self.note(
+                Severity::Warning,
+                format!("{e}; changes made outside Kiln show after Refresh"),
+                false,
+            ),
+        }
+    }
+
+    /// Folds changes made outside the editor into the index, and recompiles and
+    /// respawns the open level if the change reaches it (the graph decides). Camera,
+    /// selection, tree state and play state are kept. Called every frame; cheap when
+    /// nothing changed.
     pub fn poll_changes(&mut self) {
         let Some(watcher) = &self.watcher else { return };
         let mut batches = Vec::new();
         while let Some(b) = watcher.try_next_batch() {
             batches.push(b);
         }
-        if batches.is_empty() {
-            return;
-        }
+        let Some(first_event) = batches.iter().filter_map(|b| b.first_event).min() else {
+            if batches.is_empty() {
+                return;
+            }
+            return self.fold_batches(&batches, None);
+        };
+        self.fold_batches(&batches, Some(first_event));
+    }
+
+    fn fold_batches(
+        &mut self,
+        batches: &[dependency_checker::watch::ChangeBatch],
+        first_event: Option<std::time::Instant>,
+    ) {
         let Some(checker) = &mut self.checker else {
             return;
         };
         let mut changed = Vec::new();
-        for b in &batches {
+        let mut notes = Vec::new();
+        for b in batches {
             match checker.apply_changes(b) {
                 Ok(report) => {
                     changed.extend(report.changed);
                     for (old, new) in report.renamed {
-                        self.log.push(LogLine { severity: Severity::Warning, text: format!("{old} was renamed to {new} outside Kiln; its references are reported in Problems") });
+                        notes.push(LogLine { severity: Severity::Warning, text: format!("{old} was renamed to {new} outside Kiln; its references are reported in Problems") });
                     }
                 }
-                Err(e) => self.log.push(LogLine {
+                Err(e) => notes.push(LogLine {
                     severity: Severity::Error,
                     text: e.to_string(),
                 }),
             }
         }
+        self.log.extend(notes);
+        if changed.is_empty() {
+            return;
+        }
         let Some(checker) = &self.checker else { return };
         self.findings = checker.findings();
+        let affected = crate::live::affected_levels(checker, &changed);
         if changed
             .iter()
             .any(|f| f.ends_with(".mesh") || f.ends_with(".material"))
@@ -227,6 +273,101 @@ impl Editor {
         }
         if changed.iter().any(|f| f.ends_with(".level")) {
             self.levels = self.project.levels().unwrap_or_default();
+        }
+        let Some(level) = &self.level else { return };
+        let file = level.file.clone();
+        if !affected.contains(&file) && !changed.contains(&file) {
+            return;
+        }
+        let detect_ms = first_event.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
+        if changed.contains(&file) && !self.reload_from_disk(&file) {
+            return;
+        }
+        self.after_edit();
+        let t = self.preview.timing;
+        self.last_reload = Some(ReloadTiming {
+            detect_ms,
+            compile_ms: t.compile_ms,
+            spawn_ms: t.spawn_ms,
+        });
+        self.info(format!(
+            "{file} reloaded after {} changed",
+            crate::live::summarize(&changed)
+        ));
+    }
+
+    /// Takes the open level's file from disk after it changed there. Returns whether
+    /// the document changed (false: identical, broken, or waiting for the user).
+    fn reload_from_disk(&mut self, file: &str) -> bool {
+        let text = match self.project.resolve(file).and_then(|p| {
+            std::fs::read_to_string(&p)
+                .map_err(|e| kiln_core::ProjectError::Io { path: p, source: e })
+        }) {
+            Ok(t) => t,
+            Err(e) => {
+                self.error(format!("{file} changed on disk and cannot be read: {e}"));
+                return false;
+            }
+        };
+        let on_disk = match LevelDocument::parse(&text, file) {
+            Ok(d) => d,
+            Err(e) => {
+                // Keep the last good document and world; say where the file broke.
+                let message = e.to_string();
+                if self.compile_error.as_ref() != Some(&message) {
+                    self.note(Severity::Error, message.clone(), true);
+                }
+                self.compile_error = Some(message);
+                return false;
+            }
+        };
+        let Some(level) = &self.level else {
+            return false;
+        };
+        if on_disk == level.doc {
+            return self.compile_error.take().is_some();
+        }
+        if level.unsaved_edits > 0 {
+            self.note(
+                Severity::Warning,
+                format!("{file} changed on disk while it has unsaved edits: choose which to keep"),
+                true,
+            );
+            self.disk_conflict = Some(on_disk);
+            return false;
+        }
+        self.replace_document(on_disk);
+        if let Some(level) = &mut self.level {
+            level.unsaved_edits = 0;
+        }
+        true
+    }
+
+    /// Replaces the whole open document as one undoable step.
+    fn replace_document(&mut self, new: LevelDocument) {
+        let Some(level) = &mut self.level else { return };
+        let old: Vec<(usize, EntityDocument)> =
+            level.doc.entities.iter().cloned().enumerate().collect();
+        let new: Vec<(usize, EntityDocument)> = new.entities.into_iter().enumerate().collect();
+        let command = EditCommand::Group(vec![
+            EditCommand::Remove { entities: old },
+            EditCommand::Insert { entities: new },
+        ]);
+        self.undo.push(&mut level.doc, command, false);
+    }
+
+    /// Resolves a disk conflict: keep the edits in the editor (they overwrite the file
+    /// on the next save) or take the version on disk (the edits stay undoable).
+    pub fn resolve_disk_conflict(&mut self, take_disk: bool) {
+        let Some(on_disk) = self.disk_conflict.take() else {
+            return;
+        };
+        if take_disk {
+            self.replace_document(on_disk);
+            if let Some(level) = &mut self.level {
+                level.unsaved_edits = 0;
+            }
+            self.after_edit();
         }
     }
 

@@ -35,6 +35,16 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
             "compile {:.1} ms, spawn {:.1} ms",
             t.compile_ms, t.spawn_ms
         ));
+        if let Some(r) = editor.last_reload {
+            ui.separator();
+            ui.label(format!(
+                "last reload from disk: detect {:.1} + compile {:.1} + spawn {:.1} = {:.1} ms",
+                r.detect_ms,
+                r.compile_ms,
+                r.spawn_ms,
+                r.detect_ms + r.compile_ms + r.spawn_ms
+            ));
+        }
         if editor.compile_error.is_some() {
             ui.separator();
             let text = if editor.preview.level.is_some() {

@@ -1,0 +1,171 @@
+//! The editor's preview follows the disk: levels and what they depend on change the
+//! ways tools and version control change them, and the preview respawns by itself.
+// Test helpers may panic on broken fixtures: that is a failed run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
+use kiln::editor::{Action, Editor};
+
+/// Polls the editor as its frame loop does until `done` holds (panics after 10 s).
+fn until(editor: &mut Editor, what: &str, done: impl Fn(&Editor) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done(editor) {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for: {what}; log: {:#?}",
+            editor.log
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        editor.poll_changes();
+    }
+}
+
+fn atomic_write(path: &Path, text: &str) {
+    let temp = path.with_file_name(format!(
+        ".{}.tmp",
+        path.file_name().unwrap().to_string_lossy()
+    ));
+    fs::write(&temp, text).unwrap();
+    fs::rename(&temp, path).unwrap();
+}
+
+fn position(editor: &Editor, id: &str) -> Vec3 {
+    editor
+        .world_pose(id)
+        .map(|p| Vec3::from(p.translation))
+        .unwrap_or(Vec3::NAN)
+}
+
+#[test]
+fn a_prefab_changed_on_disk_respawns_the_level_keeping_selection_and_play_state() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    editor.apply(Action::OpenLevel("levels/workshop.level".into()));
+    editor.apply(Action::Select(vec!["crate_1".into()]));
+    editor.preview.playing = true;
+    let before = position(&editor, "crate_1/box");
+    let unit = dir.path().join("units/crate.unit");
+    atomic_write(
+        &unit,
+        &fs::read_to_string(&unit)
+            .unwrap()
+            .replace("\"position\": [0, 0.5, 0]", "\"position\": [0, 2.5, 0]"),
+    );
+    until(&mut editor, "the crate box to rise", |e| {
+        (position(e, "crate_1/box") - before).y > 1.9
+    });
+    assert_eq!(editor.selection, vec!["crate_1".to_owned()]);
+    assert!(editor.preview.playing);
+    let reload = editor.last_reload.expect("the reload is timed");
+    assert!(
+        reload.detect_ms > 0.0 && reload.compile_ms > 0.0,
+        "{reload:?}"
+    );
+    assert!(
+        !editor.is_dirty(),
+        "a dependency changing does not dirty the level"
+    );
+}
+
+#[test]
+fn the_open_level_changed_on_disk_is_reloaded_and_a_broken_one_keeps_the_last_good_world() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    let level = dir.path().join("levels/forest.level");
+    let text = fs::read_to_string(&level).unwrap();
+    let entities = editor.preview.entities.len();
+
+    // In-place write, as some editors save.
+    fs::write(
+        &level,
+        text.replace("\"name\": \"Boulder\"", "\"name\": \"Big boulder\""),
+    )
+    .unwrap();
+    until(&mut editor, "the rename to arrive", |e| {
+        e.entity("boulder").is_some_and(|b| b.name == "Big boulder")
+    });
+    assert!(!editor.is_dirty());
+
+    // Broken: the last good world stays, the problem says where.
+    atomic_write(
+        &level,
+        "{\n  \"entities\": [\n    {\"id\": \"a\",}\n  ]\n}\n",
+    );
+    until(&mut editor, "the error", |e| e.compile_error.is_some());
+    assert!(
+        editor
+            .compile_error
+            .as_ref()
+            .unwrap()
+            .contains("levels/forest.level:3:16"),
+        "{:?}",
+        editor.compile_error
+    );
+    assert_eq!(
+        editor.preview.entities.len(),
+        entities,
+        "the last good world stays"
+    );
+    assert!(
+        editor
+            .toasts
+            .iter()
+            .any(|t| t.text.contains("levels/forest.level:3:16"))
+    );
+
+    // Fixed: the preview resumes by itself.
+    atomic_write(
+        &level,
+        &text.replace("\"position\": [-2, 0.6, 6]", "\"position\": [-2, 0.6, 9]"),
+    );
+    until(&mut editor, "the fix", |e| {
+        e.compile_error.is_none() && (position(e, "boulder").z - 9.0).abs() < 1e-4
+    });
+}
+
+#[test]
+fn unsaved_edits_and_a_change_on_disk_ask_which_to_keep() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    editor.apply(Action::Rename {
+        entity: "firefly".into(),
+        name: "Glow worm".into(),
+    });
+    let level = dir.path().join("levels/forest.level");
+    let text = fs::read_to_string(&level).unwrap();
+    atomic_write(
+        &level,
+        &text.replace("\"name\": \"Boulder\"", "\"name\": \"Rock\""),
+    );
+    until(&mut editor, "the conflict", |e| e.disk_conflict.is_some());
+    // Nothing changed yet: the user decides.
+    assert_eq!(editor.entity("firefly").unwrap().name, "Glow worm");
+    assert_eq!(editor.entity("boulder").unwrap().name, "Boulder");
+
+    editor.resolve_disk_conflict(true);
+    assert_eq!(editor.entity("boulder").unwrap().name, "Rock");
+    assert_eq!(editor.entity("firefly").unwrap().name, "Firefly");
+    // The edits are not lost: undo brings them back.
+    editor.apply(Action::Command(kiln::editor::Command::Undo));
+    assert_eq!(editor.entity("firefly").unwrap().name, "Glow worm");
+}
+
+#[test]
+fn a_change_no_level_uses_reloads_nothing() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    fs::write(dir.path().join("materials/spare.material"), "{}").unwrap();
+    until(&mut editor, "the problems list to see the new file", |e| {
+        !e.findings.is_empty()
+    });
+    assert!(
+        editor.last_reload.is_none(),
+        "nothing the open level uses changed"
+    );
+}
