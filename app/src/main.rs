@@ -1,4 +1,10 @@
 //! The `kiln` binary: everything lives in the `kiln` library so tests drive the same code.
+
+// Reloading a large level allocates and frees tens of megabytes; glibc's allocator
+// handed big blocks back to the kernel and took fresh zeroed pages each time (a quarter
+// of a reload in the profile). mimalloc keeps them. See BENCHMARKS.md.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> std::process::ExitCode {
     kiln::cli::main()
 }

@@ -59,6 +59,13 @@ pub enum EditCommand {
         /// After.
         new: Option<Value>,
     },
+    /// Replaces the whole document (a reload from disk, restored recovered edits). It
+    /// holds the other version and swaps it with the document both ways, so that a
+    /// reload of a hundred-thousand-entity level copies nothing.
+    ReplaceAll {
+        /// The version not currently in the document.
+        other: Box<LevelDocument>,
+    },
     /// Several commands as one undo step; reverted in reverse order.
     Group(Vec<EditCommand>),
 }
@@ -123,7 +130,7 @@ fn replace(doc: &mut LevelDocument, with: &EntityDocument) {
 
 impl EditCommand {
     /// Performs the edit.
-    pub fn apply(&self, doc: &mut LevelDocument) {
+    pub fn apply(&mut self, doc: &mut LevelDocument) {
         match self {
             EditCommand::SetField {
                 entity,
@@ -151,8 +158,9 @@ impl EditCommand {
                 new,
                 ..
             } => set_component(doc, entity, component, new),
+            EditCommand::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
             EditCommand::Group(commands) => {
-                for c in commands {
+                for c in commands.iter_mut() {
                     c.apply(doc);
                 }
             }
@@ -160,7 +168,7 @@ impl EditCommand {
     }
 
     /// Undoes the edit.
-    pub fn revert(&self, doc: &mut LevelDocument) {
+    pub fn revert(&mut self, doc: &mut LevelDocument) {
         match self {
             EditCommand::SetField {
                 entity,
@@ -188,8 +196,9 @@ impl EditCommand {
                 old,
                 ..
             } => set_component(doc, entity, component, old),
+            EditCommand::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
             EditCommand::Group(commands) => {
-                for c in commands.iter().rev() {
+                for c in commands.iter_mut().rev() {
                     c.revert(doc);
                 }
             }
@@ -241,6 +250,7 @@ impl EditCommand {
                 ..
             } => format!("add {component}"),
             EditCommand::SetComponent { component, .. } => format!("remove {component}"),
+            EditCommand::ReplaceAll { .. } => "reload".into(),
             EditCommand::Group(c) => c
                 .first()
                 .map_or_else(|| "edit".into(), EditCommand::describe),
@@ -248,19 +258,29 @@ impl EditCommand {
     }
 }
 
+/// Inserts entities at their (ascending) final positions in one pass over the list.
 fn insert(doc: &mut LevelDocument, entities: &[(usize, EntityDocument)]) {
+    let old = std::mem::take(&mut doc.entities);
+    let mut rest = old.into_iter();
+    let mut out = Vec::with_capacity(rest.len() + entities.len());
     for (pos, e) in entities {
-        let pos = (*pos).min(doc.entities.len());
-        doc.entities.insert(pos, e.clone());
+        while out.len() < *pos {
+            match rest.next() {
+                Some(x) => out.push(x),
+                None => break,
+            }
+        }
+        out.push(e.clone());
     }
+    out.extend(rest);
+    doc.entities = out;
 }
 
+/// Removes entities by id in one pass over the list.
 fn remove(doc: &mut LevelDocument, entities: &[(usize, EntityDocument)]) {
-    for (_, e) in entities.iter().rev() {
-        if let Some(i) = doc.entities.iter().position(|x| x.id == e.id) {
-            doc.entities.remove(i);
-        }
-    }
+    let doomed: std::collections::HashSet<&str> =
+        entities.iter().map(|(_, e)| e.id.as_str()).collect();
+    doc.entities.retain(|e| !doomed.contains(e.id.as_str()));
 }
 
 /// One step of the undo history.
@@ -303,7 +323,7 @@ pub struct UndoStack {
 impl UndoStack {
     /// Applies `command` and records it. With `continuing` (the same drag), it merges
     /// into the previous step instead of adding one.
-    pub fn push(&mut self, doc: &mut LevelDocument, command: EditCommand, continuing: bool) {
+    pub fn push(&mut self, doc: &mut LevelDocument, mut command: EditCommand, continuing: bool) {
         command.apply(doc);
         self.undone.clear();
         if continuing
@@ -359,7 +379,7 @@ impl UndoStack {
     /// Undoes the last step if it is a level edit (tests of commands alone).
     pub fn undo(&mut self, doc: &mut LevelDocument) -> bool {
         match self.take_undo() {
-            Some(Entry::Doc(c)) => {
+            Some(Entry::Doc(mut c)) => {
                 c.revert(doc);
                 self.undone(Entry::Doc(c));
                 true
@@ -375,7 +395,7 @@ impl UndoStack {
     /// Redoes the last undone step if it is a level edit.
     pub fn redo(&mut self, doc: &mut LevelDocument) -> bool {
         match self.take_redo() {
-            Some(Entry::Doc(c)) => {
+            Some(Entry::Doc(mut c)) => {
                 c.apply(doc);
                 self.redone(Entry::Doc(c));
                 true

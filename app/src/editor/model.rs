@@ -346,13 +346,9 @@ impl Editor {
     /// Replaces the whole open document as one undoable step.
     fn replace_document(&mut self, new: LevelDocument) {
         let Some(level) = &mut self.level else { return };
-        let old: Vec<(usize, EntityDocument)> =
-            level.doc.entities.iter().cloned().enumerate().collect();
-        let new: Vec<(usize, EntityDocument)> = new.entities.into_iter().enumerate().collect();
-        let command = EditCommand::Group(vec![
-            EditCommand::Remove { entities: old },
-            EditCommand::Insert { entities: new },
-        ]);
+        let command = EditCommand::ReplaceAll {
+            other: Box::new(new),
+        };
         self.undo.push(&mut level.doc, command, false);
     }
 
@@ -436,12 +432,12 @@ impl Editor {
         self.tree = SceneTree::build(&level.doc);
         let ids: HashSet<&str> = level.doc.entities.iter().map(|e| e.id.as_str()).collect();
         self.selection.retain(|s| ids.contains(s.as_str()));
-        let (file, doc) = (level.file.clone(), level.doc.clone());
         let playing = self.preview.playing;
-        match self
+        // Fields borrowed apart, so the document is compiled in place, not cloned.
+        let result = self
             .preview
-            .rebuild(&self.registry, &self.project, &file, &doc)
-        {
+            .rebuild(&self.registry, &self.project, &level.file, &level.doc);
+        match result {
             Ok(()) => self.compile_error = None,
             Err(e) => {
                 if self.compile_error.as_ref() != Some(&e) {
@@ -602,22 +598,26 @@ impl Editor {
         let Some(entry) = self.undo.take_undo() else {
             return;
         };
-        match &entry {
-            Entry::Doc(c) => {
+        match entry {
+            Entry::Doc(mut c) => {
                 if let Some(level) = &mut self.level {
                     c.revert(&mut level.doc);
                     level.unsaved_edits += 1;
                 }
-                self.undo.undone(entry);
+                self.undo.undone(Entry::Doc(c));
                 self.after_edit();
             }
-            Entry::Asset { inverse, .. } => match self.execute_move(inverse) {
-                Ok(_) => self.undo.undone(entry),
-                Err(e) => {
-                    self.error(format!("cannot undo the move: {e}"));
-                    self.undo.redone(entry);
+            Entry::Asset { forward, inverse } => {
+                let result = self.execute_move(&inverse);
+                let entry = Entry::Asset { forward, inverse };
+                match result {
+                    Ok(_) => self.undo.undone(entry),
+                    Err(e) => {
+                        self.error(format!("cannot undo the move: {e}"));
+                        self.undo.redone(entry);
+                    }
                 }
-            },
+            }
         }
     }
 
@@ -625,22 +625,26 @@ impl Editor {
         let Some(entry) = self.undo.take_redo() else {
             return;
         };
-        match &entry {
-            Entry::Doc(c) => {
+        match entry {
+            Entry::Doc(mut c) => {
                 if let Some(level) = &mut self.level {
                     c.apply(&mut level.doc);
                     level.unsaved_edits += 1;
                 }
-                self.undo.redone(entry);
+                self.undo.redone(Entry::Doc(c));
                 self.after_edit();
             }
-            Entry::Asset { forward, .. } => match self.execute_move(forward) {
-                Ok(_) => self.undo.redone(entry),
-                Err(e) => {
-                    self.error(format!("cannot redo the move: {e}"));
-                    self.undo.restore_undone(entry);
+            Entry::Asset { forward, inverse } => {
+                let result = self.execute_move(&forward);
+                let entry = Entry::Asset { forward, inverse };
+                match result {
+                    Ok(_) => self.undo.redone(entry),
+                    Err(e) => {
+                        self.error(format!("cannot redo the move: {e}"));
+                        self.undo.restore_undone(entry);
+                    }
                 }
-            },
+            }
         }
     }
 
@@ -696,15 +700,10 @@ impl Editor {
         let Some(level) = &self.level else { return };
         let file = level.file.clone();
         if restore {
-            let old: Vec<(usize, EntityDocument)> =
-                level.doc.entities.iter().cloned().enumerate().collect();
-            let new: Vec<(usize, EntityDocument)> =
-                recovered.entities.into_iter().enumerate().collect();
             self.edit(
-                EditCommand::Group(vec![
-                    EditCommand::Remove { entities: old },
-                    EditCommand::Insert { entities: new },
-                ]),
+                EditCommand::ReplaceAll {
+                    other: Box::new(recovered),
+                },
                 false,
             );
             self.info(format!("restored the unsaved edits of {file}"));
