@@ -335,6 +335,24 @@ impl UndoStack {
         }
         self.done.push(Entry::Doc(command));
         self.merging = continuing;
+        self.trim_snapshots();
+    }
+
+    /// At most this many whole-document snapshots stay in the history (each reload
+    /// from disk adds one); older steps are dropped from the bottom of the history so
+    /// that a long session of reloads does not grow memory without bound.
+    pub const MAX_SNAPSHOTS: usize = 4;
+
+    fn trim_snapshots(&mut self) {
+        let is_snapshot = |e: &Entry| matches!(e, Entry::Doc(EditCommand::ReplaceAll { .. }));
+        while self.done.iter().filter(|e| is_snapshot(e)).count() > Self::MAX_SNAPSHOTS {
+            match self.done.iter().position(is_snapshot) {
+                Some(oldest) => {
+                    self.done.drain(..=oldest);
+                }
+                None => break,
+            }
+        }
     }
 
     /// Records an asset move that was already applied.
@@ -487,6 +505,30 @@ mod tests {
         assert_eq!(d.entities.len(), 1);
         assert!(u.undo(&mut d));
         assert_eq!(d, before);
+    }
+
+    #[test]
+    fn whole_document_snapshots_are_bounded() {
+        let mut d = doc();
+        let mut u = UndoStack::default();
+        for k in 0..10 {
+            let mut next = d.clone();
+            next.entities[0].name = format!("v{k}");
+            u.push(
+                &mut d,
+                EditCommand::ReplaceAll {
+                    other: Box::new(next),
+                },
+                false,
+            );
+        }
+        assert_eq!(d.entities[0].name, "v9");
+        assert_eq!(u.depth(), UndoStack::MAX_SNAPSHOTS);
+        while u.undo(&mut d) {}
+        assert_eq!(
+            d.entities[0].name, "v5",
+            "the oldest snapshots were dropped, the newest undo in order"
+        );
     }
 
     #[test]
