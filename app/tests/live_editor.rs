@@ -169,3 +169,53 @@ fn a_change_no_level_uses_reloads_nothing() {
         "nothing the open level uses changed"
     );
 }
+
+#[test]
+fn a_burst_of_changes_reloads_once() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    editor.apply(Action::OpenLevel("levels/workshop.level".into()));
+    // A checkout touching every prefab, every material and the level itself at once.
+    for entry in ["units", "materials", "levels"]
+        .iter()
+        .flat_map(|d| fs::read_dir(dir.path().join(d)).unwrap())
+    {
+        let path = entry.unwrap().path();
+        let text = fs::read_to_string(&path).unwrap();
+        fs::write(&path, format!("{text}\n")).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(600));
+    editor.poll_changes();
+    std::thread::sleep(Duration::from_millis(300));
+    editor.poll_changes();
+    let reloads = editor
+        .log
+        .iter()
+        .filter(|l| l.text.contains("reloaded after"))
+        .count();
+    assert!(
+        (1..=2).contains(&reloads),
+        "{reloads} reloads: {:#?}",
+        editor.log
+    );
+}
+
+#[test]
+fn saving_in_the_editor_does_not_respawn_the_world() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    editor.apply(Action::Rename {
+        entity: "boulder".into(),
+        name: "Rock".into(),
+    });
+    editor.preview.playing = true;
+    editor.preview.step(0.5);
+    editor.apply(Action::Command(kiln::editor::Command::Save));
+    std::thread::sleep(Duration::from_millis(400));
+    editor.poll_changes();
+    assert!(
+        editor.preview.time > 0.4,
+        "the simulation was reset by our own save"
+    );
+    assert!(editor.last_reload.is_none());
+}

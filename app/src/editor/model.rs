@@ -104,6 +104,16 @@ pub struct Editor {
     pub last_reload: Option<ReloadTiming>,
 }
 
+/// What taking a changed level file from disk did.
+enum Reload {
+    /// The document changed (or a parse error was fixed): rebuild.
+    Taken,
+    /// The same document as in the editor.
+    Same,
+    /// Unreadable, broken, or waiting for the user's choice: keep the last good world.
+    Blocked,
+}
+
 /// How long the last reload from disk took, split by stage.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ReloadTiming {
@@ -280,8 +290,21 @@ impl Editor {
             return;
         }
         let detect_ms = first_event.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
-        if changed.contains(&file) && !self.reload_from_disk(&file) {
-            return;
+        if changed.contains(&file) {
+            match self.reload_from_disk(&file) {
+                Reload::Blocked => return,
+                // The same document (our own save, whitespace): rebuild only if
+                // something else it includes changed too.
+                Reload::Same => {
+                    let others: Vec<String> =
+                        changed.iter().filter(|c| **c != file).cloned().collect();
+                    let Some(checker) = &self.checker else { return };
+                    if !crate::live::affected_levels(checker, &others).contains(&file) {
+                        return;
+                    }
+                }
+                Reload::Taken => {}
+            }
         }
         self.after_edit();
         let t = self.preview.timing;
@@ -296,9 +319,8 @@ impl Editor {
         ));
     }
 
-    /// Takes the open level's file from disk after it changed there. Returns whether
-    /// the document changed (false: identical, broken, or waiting for the user).
-    fn reload_from_disk(&mut self, file: &str) -> bool {
+    /// Takes the open level's file from disk after it changed there.
+    fn reload_from_disk(&mut self, file: &str) -> Reload {
         let text = match self.project.resolve(file).and_then(|p| {
             std::fs::read_to_string(&p)
                 .map_err(|e| kiln_core::ProjectError::Io { path: p, source: e })
@@ -306,7 +328,7 @@ impl Editor {
             Ok(t) => t,
             Err(e) => {
                 self.error(format!("{file} changed on disk and cannot be read: {e}"));
-                return false;
+                return Reload::Blocked;
             }
         };
         let on_disk = match LevelDocument::parse(&text, file) {
@@ -318,14 +340,19 @@ impl Editor {
                     self.note(Severity::Error, message.clone(), true);
                 }
                 self.compile_error = Some(message);
-                return false;
+                return Reload::Blocked;
             }
         };
         let Some(level) = &self.level else {
-            return false;
+            return Reload::Blocked;
         };
         if on_disk == level.doc {
-            return self.compile_error.take().is_some();
+            // A previous parse error is fixed, even if the document is the same.
+            return if self.compile_error.take().is_some() {
+                Reload::Taken
+            } else {
+                Reload::Same
+            };
         }
         if level.unsaved_edits > 0 {
             self.note(
@@ -334,13 +361,13 @@ impl Editor {
                 true,
             );
             self.disk_conflict = Some(on_disk);
-            return false;
+            return Reload::Blocked;
         }
         self.replace_document(on_disk);
         if let Some(level) = &mut self.level {
             level.unsaved_edits = 0;
         }
-        true
+        Reload::Taken
     }
 
     /// Replaces the whole open document as one undoable step.
