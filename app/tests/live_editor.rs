@@ -4,9 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::atomic_write;
 
 use std::fs;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
@@ -24,15 +24,6 @@ fn until(editor: &mut Editor, what: &str, done: impl Fn(&Editor) -> bool) {
         std::thread::sleep(Duration::from_millis(20));
         editor.poll_changes();
     }
-}
-
-fn atomic_write(path: &Path, text: &str) {
-    let temp = path.with_file_name(format!(
-        ".{}.tmp",
-        path.file_name().unwrap().to_string_lossy()
-    ));
-    fs::write(&temp, text).unwrap();
-    fs::rename(&temp, path).unwrap();
 }
 
 fn position(editor: &Editor, id: &str) -> Vec3 {

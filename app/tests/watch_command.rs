@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+use support::atomic_write;
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -70,15 +71,6 @@ impl Watch {
         }
         seen
     }
-}
-
-fn atomic_write(path: &Path, text: &str) {
-    let temp = path.with_file_name(format!(
-        ".{}.swp",
-        path.file_name().unwrap().to_string_lossy()
-    ));
-    fs::write(&temp, text).unwrap();
-    fs::rename(&temp, path).unwrap();
 }
 
 #[test]

@@ -86,6 +86,32 @@ impl MovePlan {
     }
 }
 
+/// Collects changes per file, then orders each file's changes by position.
+#[derive(Default)]
+struct Edits(BTreeMap<String, FileEdit>);
+
+impl Edits {
+    fn add(&mut self, file: &str, expected_hash: u64, change: Change) {
+        self.0
+            .entry(file.to_owned())
+            .or_insert_with(|| FileEdit {
+                file: file.to_owned(),
+                expected_hash,
+                changes: Vec::new(),
+            })
+            .changes
+            .push(change);
+    }
+
+    fn into_plan(self, moves: Vec<(String, String)>) -> MovePlan {
+        let mut edits: Vec<FileEdit> = self.0.into_values().collect();
+        for e in &mut edits {
+            e.changes.sort_by_key(|c| c.span);
+        }
+        MovePlan { moves, edits }
+    }
+}
+
 fn refuse<T>(message: String) -> Result<T, CheckerError> {
     Err(CheckerError::Refused(message))
 }
@@ -131,11 +157,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
             .project()
             .check_inside(&checker.project().root().join(new))?;
     }
-    let moved: BTreeMap<&str, &str> = moves
-        .iter()
-        .map(|(o, n)| (o.as_str(), n.as_str()))
-        .collect();
-    let mut edits: BTreeMap<String, FileEdit> = BTreeMap::new();
+    let mut edits = Edits::default();
     for (old, new) in &moves {
         let ext_old = old.rsplit_once('.').map(|(_, e)| e);
         let ext_new = new.rsplit_once('.').map(|(_, e)| e);
@@ -153,32 +175,22 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
                     ext_old.unwrap_or("")
                 ));
             }
-            let new_text = replacement_text(&raw, old, new);
-            let edit = edits.entry(r.file.to_string()).or_insert_with(|| FileEdit {
-                file: r.file.to_string(),
-                expected_hash: entry.hash,
-                changes: Vec::new(),
-            });
-            edit.changes.push(Change {
+            let change = Change {
                 place: Place::of(&r.file, &raw),
                 span: raw.span,
                 old_text: raw.text.to_owned(),
-                new_text,
-            });
+                new_text: replacement_text(&raw, old, new),
+            };
+            edits.add(&r.file, entry.hash, change);
         }
     }
-    let _ = moved;
-    let mut edits: Vec<FileEdit> = edits.into_values().collect();
-    for e in &mut edits {
-        e.changes.sort_by_key(|c| c.span);
-    }
-    Ok(MovePlan { moves, edits })
+    Ok(edits.into_plan(moves))
 }
 
 /// The patches that point references to `old` (a file that no longer exists, e.g.
 /// renamed outside Kiln) at `new` instead; no file moves.
 pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
-    let mut edits: BTreeMap<String, FileEdit> = BTreeMap::new();
+    let mut edits = Edits::default();
     let mut add = |file: &str, index: usize| {
         let Some(entry) = checker.index().file(file) else {
             return;
@@ -186,20 +198,13 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
         let Some(raw) = entry.scan.get(index) else {
             return;
         };
-        edits
-            .entry(file.to_owned())
-            .or_insert_with(|| FileEdit {
-                file: file.to_owned(),
-                expected_hash: entry.hash,
-                changes: Vec::new(),
-            })
-            .changes
-            .push(Change {
-                place: Place::of(file, &raw),
-                span: raw.span,
-                old_text: raw.text.to_owned(),
-                new_text: replacement_text(&raw, old, new),
-            });
+        let change = Change {
+            place: Place::of(file, &raw),
+            span: raw.span,
+            old_text: raw.text.to_owned(),
+            new_text: replacement_text(&raw, old, new),
+        };
+        edits.add(file, entry.hash, change);
     };
     // Typed references still point at the missing file in the graph.
     for r in checker.graph().references_to(old) {
@@ -214,20 +219,13 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
             }
         }
     }
-    let mut edits: Vec<FileEdit> = edits.into_values().collect();
-    for e in &mut edits {
-        e.changes.sort_by_key(|c| c.span);
-    }
-    MovePlan {
-        moves: Vec::new(),
-        edits,
-    }
+    edits.into_plan(Vec::new())
 }
 
 /// The patches `kiln check --fix` makes: references that use an old path from the
 /// redirect log, rewritten to the path the resource has now.
 pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
-    let mut edits: BTreeMap<String, FileEdit> = BTreeMap::new();
+    let mut edits = Edits::default();
     for finding in checker.findings() {
         let Finding::StaleRedirect {
             place, replacement, ..
@@ -245,29 +243,16 @@ pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
         else {
             continue;
         };
-        edits
-            .entry(place.file.clone())
-            .or_insert_with(|| FileEdit {
-                file: place.file.clone(),
-                expected_hash: entry.hash,
-                changes: Vec::new(),
-            })
-            .changes
-            .push(Change {
-                place,
-                span: raw.span,
-                old_text: raw.text.to_owned(),
-                new_text: replacement,
-            });
+        let file = place.file.clone();
+        let change = Change {
+            place,
+            span: raw.span,
+            old_text: raw.text.to_owned(),
+            new_text: replacement,
+        };
+        edits.add(&file, entry.hash, change);
     }
-    let mut edits: Vec<FileEdit> = edits.into_values().collect();
-    for e in &mut edits {
-        e.changes.sort_by_key(|c| c.span);
-    }
-    MovePlan {
-        moves: Vec::new(),
-        edits,
-    }
+    edits.into_plan(Vec::new())
 }
 
 /// The journal of an operation in progress.

@@ -622,55 +622,58 @@ impl Editor {
     }
 
     fn undo(&mut self) {
-        let Some(entry) = self.undo.take_undo() else {
-            return;
-        };
-        match entry {
-            Entry::Doc(mut c) => {
-                if let Some(level) = &mut self.level {
-                    c.revert(&mut level.doc);
-                    level.unsaved_edits += 1;
-                }
-                self.undo.undone(Entry::Doc(c));
-                self.after_edit();
-            }
-            Entry::Asset { forward, inverse } => {
-                let result = self.execute_move(&inverse);
-                let entry = Entry::Asset { forward, inverse };
-                match result {
-                    Ok(_) => self.undo.undone(entry),
-                    Err(e) => {
-                        self.error(format!("cannot undo the move: {e}"));
-                        self.undo.redone(entry);
-                    }
-                }
-            }
+        if let Some(entry) = self.undo.take_undo() {
+            self.step(entry, false);
         }
     }
 
     fn redo(&mut self) {
-        let Some(entry) = self.undo.take_redo() else {
-            return;
-        };
-        match entry {
+        if let Some(entry) = self.undo.take_redo() {
+            self.step(entry, true);
+        }
+    }
+
+    /// Redoes (`forward`) or undoes one history entry and files it on the other stack;
+    /// an asset move that fails goes back where it was.
+    fn step(&mut self, entry: Entry, forward: bool) {
+        let done = match entry {
             Entry::Doc(mut c) => {
                 if let Some(level) = &mut self.level {
-                    c.apply(&mut level.doc);
+                    if forward {
+                        c.apply(&mut level.doc)
+                    } else {
+                        c.revert(&mut level.doc)
+                    }
                     level.unsaved_edits += 1;
                 }
-                self.undo.redone(Entry::Doc(c));
                 self.after_edit();
+                Ok(Entry::Doc(c))
             }
-            Entry::Asset { forward, inverse } => {
-                let result = self.execute_move(&forward);
-                let entry = Entry::Asset { forward, inverse };
+            Entry::Asset {
+                forward: ahead,
+                inverse,
+            } => {
+                let result = self.execute_move(if forward { &ahead } else { &inverse });
+                let entry = Entry::Asset {
+                    forward: ahead,
+                    inverse,
+                };
                 match result {
-                    Ok(_) => self.undo.redone(entry),
-                    Err(e) => {
-                        self.error(format!("cannot redo the move: {e}"));
-                        self.undo.restore_undone(entry);
-                    }
+                    Ok(_) => Ok(entry),
+                    Err(e) => Err((entry, e)),
                 }
+            }
+        };
+        match (done, forward) {
+            (Ok(entry), true) => self.undo.redone(entry),
+            (Ok(entry), false) => self.undo.undone(entry),
+            (Err((entry, e)), true) => {
+                self.error(format!("cannot redo the move: {e}"));
+                self.undo.restore_undone(entry);
+            }
+            (Err((entry, e)), false) => {
+                self.error(format!("cannot undo the move: {e}"));
+                self.undo.redone(entry);
             }
         }
     }

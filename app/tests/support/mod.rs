@@ -46,3 +46,13 @@ pub fn kiln(args: &[&str], dir: &Path) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into(),
     )
 }
+
+/// Writes `text` the way editors save: to a hidden temporary file, renamed over.
+pub fn atomic_write(path: &Path, text: &str) {
+    let temp = path.with_file_name(format!(
+        ".{}.swp",
+        path.file_name().unwrap().to_string_lossy()
+    ));
+    fs::write(&temp, text).unwrap();
+    fs::rename(&temp, path).unwrap();
+}
