@@ -561,12 +561,17 @@ impl KilnApp {
 
 /// Opens the editor window on `project` (or the last project opened).
 pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
-    let options = eframe::NativeOptions {
+    let mut options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_inner_size([1600.0, 900.0])
             .with_title("Kiln"),
         ..Default::default()
     };
+    // Screenshots start from a clean state, not from whatever the last session left.
+    if std::env::var_os("KILN_SCREENSHOT").is_some() {
+        options.persistence_path =
+            Some(std::env::temp_dir().join(format!("kiln-screenshot-{}", std::process::id())));
+    }
     eframe::run_native(
         "Kiln",
         options,
