@@ -78,6 +78,12 @@ pub fn check(project: &Path, fix: bool, as_json: bool, out: &mut dyn Write) -> a
     })
 }
 
+fn print_json(refs: &[ReferenceView], out: &mut dyn Write) -> anyhow::Result<()> {
+    let views: Vec<serde_json::Value> = refs.iter().map(view_json).collect();
+    writeln!(out, "{}", serde_json::to_string_pretty(&views)?)?;
+    Ok(())
+}
+
 fn view_json(r: &ReferenceView) -> serde_json::Value {
     json!({
         "file": r.place.file,
@@ -110,11 +116,7 @@ pub fn refs(
     require_exists(&checker, resource)?;
     let refs = checker.references_to(resource);
     if as_json {
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&refs.iter().map(view_json).collect::<Vec<_>>())?
-        )?;
+        print_json(&refs, out)?;
     } else {
         for r in &refs {
             writeln!(out, "{}: \"{}\"", r.place, r.text)?;
@@ -135,11 +137,7 @@ pub fn deps(
     require_exists(&checker, resource)?;
     let deps = checker.dependencies_of(resource);
     if as_json {
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&deps.iter().map(view_json).collect::<Vec<_>>())?
-        )?;
+        print_json(&deps, out)?;
     } else {
         use dependency_checker::graph::Target;
         for d in &deps {

@@ -88,11 +88,8 @@ impl KilnApp {
     /// Opens the project at `dir`; on failure the current one stays open and the
     /// error is shown.
     pub fn open_project(&mut self, dir: &Path) {
-        match Editor::open(dir) {
-            Ok(mut editor) => {
-                if self.waker.is_some() {
-                    editor.start_watching(self.waker.clone());
-                }
+        match Editor::open_with_waker(dir, self.waker.clone()) {
+            Ok(editor) => {
                 self.settings.remember(editor.project.root().to_owned());
                 self.panels = PanelState::default();
                 self.editor = Some(editor);

@@ -136,8 +136,17 @@ impl std::fmt::Debug for Editor {
 }
 
 impl Editor {
-    /// Opens the project at `dir` and its first level.
+    /// Opens the project at `dir` and its first level, watching its files.
     pub fn open(dir: &Path) -> anyhow::Result<Self> {
+        Self::open_with_waker(dir, None)
+    }
+
+    /// Like [`Editor::open`], calling `waker` whenever the watcher has changes ready
+    /// (the GUI passes its repaint request, so an idle window applies them).
+    pub fn open_with_waker(
+        dir: &Path,
+        waker: Option<dependency_checker::watch::Waker>,
+    ) -> anyhow::Result<Self> {
         let project = Project::open(dir)?;
         let registry = Arc::new(Registry::with_builtins());
         let levels = project.levels()?;
@@ -166,7 +175,7 @@ impl Editor {
             disk_conflict: None,
             last_reload: None,
         };
-        editor.start_watching(None);
+        editor.start_watching(waker);
         editor.refresh_problems();
         let first = editor
             .project
@@ -202,9 +211,7 @@ impl Editor {
         self.note(Severity::Info, text.into(), false);
     }
 
-    /// Starts watching the project; `waker` is called when changes are ready (the
-    /// GUI passes its repaint request).
-    pub fn start_watching(&mut self, waker: Option<dependency_checker::watch::Waker>) {
+    fn start_watching(&mut self, waker: Option<dependency_checker::watch::Waker>) {
         let debounce = dependency_checker::watch::Debounce::default();
         match dependency_checker::watch::ProjectWatcher::start_with_waker(
             self.project.root(),
@@ -230,13 +237,10 @@ impl Editor {
         while let Some(b) = watcher.try_next_batch() {
             batches.push(b);
         }
-        let Some(first_event) = batches.iter().filter_map(|b| b.first_event).min() else {
-            if batches.is_empty() {
-                return;
-            }
-            return self.fold_batches(&batches, None);
-        };
-        self.fold_batches(&batches, Some(first_event));
+        if !batches.is_empty() {
+            let first_event = batches.iter().filter_map(|b| b.first_event).min();
+            self.fold_batches(&batches, first_event);
+        }
     }
 
     fn fold_batches(
