@@ -1,16 +1,22 @@
 //! `kiln check`, `kiln refs`, `kiln deps` and `kiln mv`: the dependency checker from the
 //! command line.
+//!
+//! With `--json` each prints one JSON object whose `schema` field names its format and
+//! version (`kiln-check/1`, ...), specified in `docs/json-output.md` with a JSON Schema
+//! per command under `docs/json/`.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use dependency_checker::findings::{Finding, Place};
+use dependency_checker::graph::Target;
 use dependency_checker::index::BuildOptions;
-use dependency_checker::rename::{self, MovePlan, MoveRequest};
+use dependency_checker::rename::{self, MovePlan, MoveRequest, Skipped};
 use dependency_checker::{Checker, ReferenceView};
 use indicatif::{ProgressBar, ProgressStyle};
 use kiln_core::Registry;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::cli::{EXIT_FINDINGS, EXIT_OK};
 
@@ -38,62 +44,118 @@ pub fn open_checker(project: &Path) -> anyhow::Result<Checker> {
     Ok(checker?)
 }
 
-/// `kiln check [--fix]`.
-pub fn check(project: &Path, fix: bool, as_json: bool, out: &mut dyn Write) -> anyhow::Result<u8> {
+/// How `kiln check` runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CheckOptions {
+    /// Patch stale paths (references to paths the redirect log moved).
+    pub fix: bool,
+    /// With `fix`: show the patches, change nothing.
+    pub dry_run: bool,
+    /// Machine-readable output.
+    pub json: bool,
+    /// Warnings fail the check too.
+    pub deny_warnings: bool,
+}
+
+/// `kiln check [--fix [--dry-run]] [--deny-warnings]`: exit status 0 when there is no
+/// error (warnings are printed), 1 when there are errors (or warnings, with
+/// `--deny-warnings`); 2 when the check could not run.
+pub fn check(project: &Path, options: CheckOptions, out: &mut dyn Write) -> anyhow::Result<u8> {
     let mut checker = open_checker(project)?;
-    if fix {
+    let mut fixes = None;
+    if options.fix {
         let plan = rename::plan_redirect_fixes(&checker);
-        if plan.change_count() > 0 {
-            rename::apply(&mut checker, &plan)?;
-            if !as_json {
-                print_plan(&plan, out)?;
-                writeln!(
-                    out,
-                    "fixed {} references to moved resources",
-                    plan.change_count()
-                )?;
-            }
+        if !options.json {
+            print_plan(&plan, out)?;
         }
+        if !options.dry_run && !plan.is_empty() {
+            rename::apply(&mut checker, &plan)?;
+        }
+        if !options.json {
+            let verb = if options.dry_run {
+                "would fix"
+            } else {
+                "fixed"
+            };
+            writeln!(
+                out,
+                "{verb} {} references to moved resources",
+                plan.change_count()
+            )?;
+        }
+        fixes = Some(plan);
     }
     let findings = checker.findings();
-    if as_json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&findings)?)?;
+    let errors = findings.iter().filter(|f| f.is_error()).count();
+    let warnings = findings.len() - errors;
+    if options.json {
+        let mut report = json!({
+            "schema": "kiln-check/1",
+            "files": checker.index().stats().files,
+            "errors": errors,
+            "warnings": warnings,
+            "findings": findings.iter().map(finding_json).collect::<Vec<_>>(),
+        });
+        if let Some(plan) = &fixes {
+            report["fix"] = json!({
+                "dry_run": options.dry_run,
+                "patches": patches_json(plan),
+            });
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         for f in &findings {
-            writeln!(out, "{f}")?;
+            writeln!(out, "{}: {f}", f.severity())?;
         }
-        let errors = findings.iter().filter(|f| f.is_error()).count();
         writeln!(
             out,
-            "{} findings ({errors} errors, {} warnings) in {} files",
+            "{} findings ({errors} errors, {warnings} warnings) in {} files",
             findings.len(),
-            findings.len() - errors,
             checker.index().stats().files
         )?;
     }
-    Ok(if findings.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_FINDINGS
-    })
+    let failed = errors > 0 || (options.deny_warnings && warnings > 0);
+    Ok(if failed { EXIT_FINDINGS } else { EXIT_OK })
 }
 
-fn print_json(refs: &[ReferenceView], out: &mut dyn Write) -> anyhow::Result<()> {
-    let views: Vec<serde_json::Value> = refs.iter().map(view_json).collect();
-    writeln!(out, "{}", serde_json::to_string_pretty(&views)?)?;
-    Ok(())
+/// A finding as JSON: its fields, plus `severity` and the `message` a person reads.
+fn finding_json(f: &Finding) -> Value {
+    let mut v = serde_json::to_value(f).unwrap_or_else(|_| json!({}));
+    if let Value::Object(map) = &mut v {
+        map.insert("severity".into(), json!(f.severity()));
+        map.insert("file".into(), json!(f.file()));
+        map.insert("message".into(), json!(f.to_string()));
+    }
+    v
 }
 
-fn view_json(r: &ReferenceView) -> serde_json::Value {
-    json!({
-        "file": r.place.file,
-        "line": r.place.line,
-        "pointer": r.place.pointer,
-        "entity": r.place.entity,
-        "component": r.place.component,
-        "text": r.text,
-        "target": format!("{:?}", r.target),
-    })
+fn place_json(place: &Place) -> serde_json::Map<String, Value> {
+    let mut map = serde_json::Map::new();
+    map.insert("file".into(), json!(place.file));
+    map.insert("line".into(), json!(place.line));
+    map.insert("pointer".into(), json!(place.pointer));
+    map.insert("entity".into(), json!(place.entity));
+    map.insert("component".into(), json!(place.component));
+    map
+}
+
+/// A reference as JSON: where, its text, and what it points at as plain values.
+fn reference_json(r: &ReferenceView) -> Value {
+    let mut map = place_json(&r.place);
+    map.insert("text".into(), json!(r.text));
+    map.insert("type".into(), json!(r.expected_type));
+    let (status, target, candidates, reason): (&str, Option<&str>, Vec<&str>, Option<&str>) =
+        match &r.target {
+            Target::Resolved(f) => ("resolved", Some(f), Vec::new(), None),
+            Target::Missing(f) => ("missing", Some(f), Vec::new(), None),
+            Target::Ambiguous(c) => ("ambiguous", None, c.iter().map(|p| &**p).collect(), None),
+            Target::Invalid(why) => ("invalid", None, Vec::new(), Some(why)),
+        };
+    map.insert("status".into(), json!(status));
+    map.insert("target".into(), json!(target));
+    map.insert("candidates".into(), json!(candidates));
+    map.insert("reason".into(), json!(reason));
+    Value::Object(map)
 }
 
 fn require_exists(checker: &Checker, resource: &str) -> anyhow::Result<()> {
@@ -105,7 +167,8 @@ fn require_exists(checker: &Checker, resource: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `kiln refs RESOURCE`.
+/// `kiln refs RESOURCE`: every place that references it, and the ambiguous
+/// references that may mean it.
 pub fn refs(
     project: &Path,
     resource: &str,
@@ -115,13 +178,30 @@ pub fn refs(
     let checker = open_checker(project)?;
     require_exists(&checker, resource)?;
     let refs = checker.references_to(resource);
+    let maybe = checker.ambiguous_references_to(resource);
     if as_json {
-        print_json(&refs, out)?;
+        let report = json!({
+            "schema": "kiln-refs/1",
+            "resource": resource,
+            "references": refs.iter().map(reference_json).collect::<Vec<_>>(),
+            "ambiguous": maybe.iter().map(reference_json).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         for r in &refs {
             writeln!(out, "{}: \"{}\"", r.place, r.text)?;
         }
+        for r in &maybe {
+            writeln!(out, "{}: \"{}\" (ambiguous)", r.place, r.text)?;
+        }
         writeln!(out, "{} references to {resource}", refs.len())?;
+        if !maybe.is_empty() {
+            writeln!(
+                out,
+                "{} ambiguous references may mean {resource} (written without extension where several files match; declare the field's type in kiln.project to settle them)",
+                maybe.len()
+            )?;
+        }
     }
     Ok(EXIT_OK)
 }
@@ -137,9 +217,13 @@ pub fn deps(
     require_exists(&checker, resource)?;
     let deps = checker.dependencies_of(resource);
     if as_json {
-        print_json(&deps, out)?;
+        let report = json!({
+            "schema": "kiln-deps/1",
+            "resource": resource,
+            "references": deps.iter().map(reference_json).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        use dependency_checker::graph::Target;
         for d in &deps {
             let target = match &d.target {
                 Target::Resolved(f) => f.to_string(),
@@ -159,7 +243,36 @@ pub fn deps(
     Ok(EXIT_OK)
 }
 
+fn patches_json(plan: &MovePlan) -> Vec<Value> {
+    plan.edits
+        .iter()
+        .flat_map(|e| &e.changes)
+        .map(|c| {
+            let mut map = place_json(&c.place);
+            map.insert("old".into(), json!(c.old_text));
+            map.insert("new".into(), json!(c.new_text));
+            Value::Object(map)
+        })
+        .collect()
+}
+
+fn skipped_json(s: &Skipped) -> Value {
+    let mut map = place_json(&s.place);
+    map.insert("text".into(), json!(s.text));
+    let (reason, candidates) = match &s.reason {
+        rename::SkipReason::Ambiguous { candidates } => ("ambiguous", candidates),
+        rename::SkipReason::BecomesAmbiguous { candidates } => ("becomes_ambiguous", candidates),
+    };
+    map.insert("reason".into(), json!(reason));
+    map.insert("candidates".into(), json!(candidates));
+    Value::Object(map)
+}
+
+/// Prints a plan as `kiln mv --dry-run` and `kiln check --fix` show it.
 fn print_plan(plan: &MovePlan, out: &mut dyn Write) -> std::io::Result<()> {
+    for path in &plan.unchanged {
+        writeln!(out, "{path} is already there: nothing to move")?;
+    }
     for (old, new) in &plan.moves {
         writeln!(out, "move {old} -> {new}")?;
     }
@@ -172,28 +285,19 @@ fn print_plan(plan: &MovePlan, out: &mut dyn Write) -> std::io::Result<()> {
             )?;
         }
     }
+    for s in &plan.skipped {
+        writeln!(out, "{s}")?;
+    }
     Ok(())
 }
 
-/// The moves `kiln mv` arguments ask for: `OLD NEW`, or `SOURCE... FOLDER/` to move
-/// several files or folders into a folder (each keeps its name).
-pub fn move_request(paths: &[String]) -> anyhow::Result<MoveRequest> {
+/// The moves `kiln mv` arguments ask for (see [`MoveRequest::from_arguments`]).
+pub fn move_request(root: &Path, paths: &[String]) -> anyhow::Result<MoveRequest> {
     match paths {
         [] | [_] => {
             anyhow::bail!("kiln mv needs OLD and NEW, or several sources and a destination folder")
         }
-        [old, new] => Ok(MoveRequest::new(old, new)),
-        [sources @ .., folder] => {
-            let folder = folder.trim_end_matches('/');
-            let pairs = sources
-                .iter()
-                .map(|s| {
-                    let name = s.trim_end_matches('/').rsplit('/').next().unwrap_or(s);
-                    (s.clone(), format!("{folder}/{name}"))
-                })
-                .collect();
-            Ok(MoveRequest { pairs })
-        }
+        [sources @ .., dest] => Ok(MoveRequest::from_arguments(root, sources, dest)),
     }
 }
 
@@ -205,22 +309,34 @@ pub fn mv(
     as_json: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let request = move_request(paths)?;
     let mut checker = open_checker(project)?;
+    let request = move_request(checker.project().root(), paths)?;
     let plan = rename::plan(&checker, &request)?;
-    if as_json {
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&json!({"dry_run": dry_run, "plan": plan}))?
-        )?;
-    } else {
+    if !as_json {
         print_plan(&plan, out)?;
     }
-    if !dry_run {
+    let apply = !dry_run && !plan.is_empty();
+    if apply {
         rename::apply(&mut checker, &plan)?;
     }
-    if !as_json {
+    if as_json {
+        let pairs = |v: &[(String, String)]| -> Vec<Value> {
+            v.iter()
+                .map(|(from, to)| json!({"from": from, "to": to}))
+                .collect()
+        };
+        let report = json!({
+            "schema": "kiln-mv/1",
+            "dry_run": dry_run,
+            "applied": apply,
+            "renames": pairs(&plan.renames),
+            "moves": pairs(&plan.moves),
+            "patches": patches_json(&plan),
+            "skipped": plan.skipped.iter().map(skipped_json).collect::<Vec<_>>(),
+            "unchanged": plan.unchanged,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else if !plan.is_empty() {
         let verb = if dry_run { "would move" } else { "moved" };
         writeln!(
             out,
@@ -230,6 +346,13 @@ pub fn mv(
             plan.change_count(),
             plan.edits.len()
         )?;
+        if !plan.skipped.is_empty() {
+            writeln!(
+                out,
+                "{} ambiguous references were left as they are (listed above)",
+                plan.skipped.len()
+            )?;
+        }
     }
     Ok(EXIT_OK)
 }

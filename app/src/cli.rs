@@ -45,15 +45,23 @@ pub enum Command {
         out: Option<PathBuf>,
     },
     /// Report missing, unused, ambiguous, stale and non-canonical references.
-    /// Exit status 0 when clean, 1 with findings, 2 on errors.
+    /// Exit status 0 with no errors (warnings are printed), 1 with errors, 2 when the
+    /// check could not run.
     Check {
         /// The project folder.
         #[arg(long, default_value = ".")]
         project: PathBuf,
-        /// Patch references that still use a path the redirect log moved.
+        /// Patch references that still use a path the redirect log moved (the
+        /// patches are listed first, as `kiln mv --dry-run` lists them).
         #[arg(long)]
         fix: bool,
-        /// Machine-readable output.
+        /// With --fix: list the patches and change nothing.
+        #[arg(long, requires = "fix")]
+        dry_run: bool,
+        /// Exit with status 1 on warnings too.
+        #[arg(long)]
+        deny_warnings: bool,
+        /// Machine-readable output (schema kiln-check/1, see docs/json-output.md).
         #[arg(long)]
         json: bool,
     },
@@ -132,9 +140,22 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
             project,
             out: out_dir,
         } => crate::watch_command::run(&project, out_dir.as_deref(), out),
-        Command::Check { project, fix, json } => {
-            crate::checker_commands::check(&project, fix, json, out)
-        }
+        Command::Check {
+            project,
+            fix,
+            dry_run,
+            deny_warnings,
+            json,
+        } => crate::checker_commands::check(
+            &project,
+            crate::checker_commands::CheckOptions {
+                fix,
+                dry_run,
+                json,
+                deny_warnings,
+            },
+            out,
+        ),
         Command::Refs {
             project,
             json,
@@ -154,11 +175,21 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
     };
     match result {
         Ok(status) => status,
+        // The reader went away (`kiln refs X | head`): stop quietly, as Unix tools do.
+        Err(e) if is_broken_pipe(&e) => EXIT_OK,
         Err(e) => {
             eprintln!("error: {e:#}");
             EXIT_ERROR
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The demo project next to the executable's source tree, when `kiln` runs with no

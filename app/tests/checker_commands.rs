@@ -23,14 +23,16 @@ fn the_demo_is_clean_and_a_broken_reference_is_reported() {
         "{stdout}"
     );
     let (_, json, _) = kiln(&["check", "--json"], tmp.path());
-    let findings: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let lamp = findings
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["schema"], "kiln-check/1");
+    let lamp = report["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["place"]["file"] == "units/lamp.unit")
         .unwrap();
     assert_eq!(lamp["kind"], "missing");
+    assert_eq!(lamp["severity"], "error");
     assert_eq!(lamp["place"]["line"], 9);
     assert_eq!(lamp["target"], "materials/metal.material");
 }
@@ -48,7 +50,8 @@ fn refs_and_deps_list_places() {
     let (code, stdout, _) = kiln(&["deps", "--json", "units/lamp.unit"], tmp.path());
     assert_eq!(code, 0);
     let deps: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(deps.as_array().unwrap().len(), 3);
+    assert_eq!(deps["references"].as_array().unwrap().len(), 3);
+    assert_eq!(deps["references"][0]["status"], "resolved");
     let (code, _, stderr) = kiln(&["refs", "materials/nothing.material"], tmp.path());
     assert_eq!(code, 2);
     assert!(

@@ -56,7 +56,7 @@ pub use entity::{Entity, EntityManager, MINIMUM_FREE_INDICES};
 pub use entity_map::EntityMap;
 pub use level::{EntityDocument, LevelDocument};
 pub use path::{PathError, ResourceId, ResourcePath};
-pub use project::{Project, ProjectError, write_atomic};
+pub use project::{Project, ProjectConfig, ProjectError, ReferenceRules, write_atomic};
 pub use registry::{ComponentBatch, ComponentType, Registry, SpawnContext};
 pub use schema::{FieldKind, FieldSchema, FieldValues};
 pub use spawn::{SpawnError, SpawnedLevel, spawn_level};

@@ -79,6 +79,13 @@ fn suggest(s: &str) -> Option<String> {
     (check(&candidate).is_ok() && candidate != s).then_some(candidate)
 }
 
+/// Whether `ext` is a canonical resource type (a file extension without its dot):
+/// the canonical alphabet without `.`, since the type is what follows the last dot
+/// (`physics_config`, `sprite_animation`, `png`).
+pub fn is_extension(ext: &str) -> bool {
+    !ext.is_empty() && ext.chars().all(|c| c != '.' && valid_char(c))
+}
+
 impl ResourcePath {
     /// Validates `s` as a canonical path.
     pub fn parse(s: &str) -> Result<Self, PathError> {
@@ -117,14 +124,10 @@ impl ResourcePath {
                         .map(|s| format!("{s}.{}", ext.to_ascii_lowercase()));
                     e
                 })?;
-                if ext.is_empty()
-                    || !ext
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                {
+                if !is_extension(ext) {
                     return Err(PathError {
                         input: file.to_owned(),
-                        reason: "its extension is not lowercase letters and digits",
+                        reason: "its extension has characters other than a-z, 0-9, _ and -",
                         suggestion: suggest(file).filter(|s| s != file),
                     });
                 }
@@ -233,6 +236,17 @@ mod tests {
         assert_eq!((p.as_str(), ext.as_str()), ("textures/rose.hi", "png"));
         assert!(ResourcePath::split_file("textures/rose").is_err());
         assert!(ResourcePath::split_file("textures/.png").is_err());
+        for file in [
+            "global.physics_config",
+            "walk.sprite_animation",
+            "a/b.x-1",
+            "a/b.2d",
+        ] {
+            let (p, ext) = ResourcePath::split_file(file).unwrap();
+            assert_eq!(format!("{p}.{ext}"), file);
+        }
+        assert!(ResourcePath::split_file("a/b.Png").is_err());
+        assert!(ResourcePath::split_file("a/b.p g").is_err());
         let e = ResourcePath::split_file("Textures/Rose.png").unwrap_err();
         assert_eq!(e.suggestion.as_deref(), Some("textures/rose.png"));
     }

@@ -27,6 +27,101 @@ pub struct ProjectConfig {
     /// Levels the game boots into (project paths without extension). Everything they
     /// reach is in use.
     pub boot_levels: Vec<String>,
+    /// Reference rules for file types Kiln has no schema for (another engine's
+    /// `.unit`, a tool's `.json`), keyed by extension (`*` for every file), each a map
+    /// from a field pattern to the resource type its strings name. See
+    /// [`ReferenceRules`].
+    pub references: ReferenceRules,
+}
+
+/// Declared reference rules: `{"unit": {"/components/*/data/mesh_resource": "mesh",
+/// "material": "material"}, "*": {"unit": "unit"}}`.
+///
+/// A pattern that starts with `/` is a JSON pointer to the string, where `*` stands
+/// for any one key or array index and `**` for any number of them. Any other pattern
+/// is a field name: it matches a string stored under that key, or in an array under
+/// it, anywhere in the file. A string a rule matches is a *typed* reference to
+/// `text.TYPE`, resolved, checked and patched like the fields of Kiln's own schemas.
+/// Rules apply wherever no built-in schema decides (never to an entity's `name`).
+pub type ReferenceRules =
+    std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>;
+
+/// What is wrong with one rule of `references`, if anything.
+fn check_reference_rule(ext: &str, pattern: &str, ty: &str) -> Option<String> {
+    if ext != "*" && !crate::path::is_extension(ext) {
+        return Some(format!(
+            "references: \"{ext}\" is not a file extension (a-z, 0-9, _ and -, without the dot) or \"*\""
+        ));
+    }
+    if pattern.is_empty() {
+        return Some(format!("references.{ext}: a pattern is empty"));
+    }
+    let bare = ty.strip_prefix('.').unwrap_or(ty);
+    if !crate::path::is_extension(bare) {
+        return Some(format!(
+            "references.{ext}.\"{pattern}\": \"{ty}\" is not a resource type (a file extension: a-z, 0-9, _ and -)"
+        ));
+    }
+    if bare != ty {
+        return Some(format!(
+            "references.{ext}.\"{pattern}\": write the type without its dot: \"{bare}\""
+        ));
+    }
+    None
+}
+
+/// 1-based line and column of the first `"needle"` in `text` after byte `from`.
+fn locate(text: &str, from: usize, needle: &str) -> (usize, usize) {
+    let quoted = format!("\"{needle}\"");
+    let at = text
+        .get(from..)
+        .and_then(|rest| rest.find(&quoted))
+        .map_or(from, |i| from + i);
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
+    (line, column)
+}
+
+impl ProjectConfig {
+    /// Parses `kiln.project`'s text; errors name `file`, line and column.
+    pub fn parse(file: &Path, text: &str) -> Result<Self, ProjectError> {
+        let config: ProjectConfig =
+            serde_json::from_str(text).map_err(|e| ProjectError::BadProjectFile {
+                file: file.to_owned(),
+                line: e.line(),
+                column: e.column(),
+                message: e
+                    .to_string()
+                    .split(" at line ")
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            })?;
+        let section = text.find("\"references\"").unwrap_or(0);
+        for (ext, rules) in &config.references {
+            for (pattern, ty) in rules {
+                if let Some(message) = check_reference_rule(ext, pattern, ty) {
+                    let key = if crate::path::is_extension(ext) || ext == "*" {
+                        pattern
+                    } else {
+                        ext
+                    };
+                    let (line, column) = locate(text, section, key);
+                    return Err(ProjectError::BadProjectFile {
+                        file: file.to_owned(),
+                        line,
+                        column,
+                        message,
+                    });
+                }
+            }
+        }
+        Ok(config)
+    }
 }
 
 /// A failure reading or writing project files, naming the file.
@@ -94,17 +189,7 @@ impl Project {
                 });
             }
         };
-        let config = serde_json::from_str(&text).map_err(|e| ProjectError::BadProjectFile {
-            file: file.clone(),
-            line: e.line(),
-            column: e.column(),
-            message: e
-                .to_string()
-                .split(" at line ")
-                .next()
-                .unwrap_or_default()
-                .to_owned(),
-        })?;
+        let config = ProjectConfig::parse(&file, &text)?;
         Ok(Project { root, config })
     }
 
@@ -303,5 +388,47 @@ mod tests {
         let err = Project::open(dir.path()).unwrap_err().to_string();
         assert!(err.contains("kiln.project:2:"), "{err}");
         assert!(err.contains("unknown field `boot_level`"), "{err}");
+    }
+
+    #[test]
+    fn reference_rules_are_read_and_bad_ones_named_with_their_place() {
+        let file = Path::new("kiln.project");
+        let config = ProjectConfig::parse(
+            file,
+            r#"{"references": {"unit": {"/components/*/data/mesh_resource": "mesh", "material": "material"}, "*": {"unit": "unit"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(config.references["unit"]["material"], "material");
+        assert_eq!(config.references["*"]["unit"], "unit");
+        let cases = [
+            (
+                "{\n  \"references\": {\n    \"unit\": {\"mesh\": \".mesh\"}}}",
+                3,
+                "without its dot",
+            ),
+            (
+                "{\"references\": {\"Unit\": {\"mesh\": \"mesh\"}}}",
+                1,
+                "not a file extension",
+            ),
+            (
+                "{\"references\": {\"unit\": {\"mesh\": \"Mesh File\"}}}",
+                1,
+                "not a resource type",
+            ),
+            (
+                "{\"references\": {\"unit\": [\"mesh\"]}}",
+                1,
+                "invalid type",
+            ),
+        ];
+        for (text, line, needle) in cases {
+            let err = ProjectConfig::parse(file, text).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("kiln.project:{line}:")),
+                "{text}: {err}"
+            );
+            assert!(err.contains(needle), "{text}: {err}");
+        }
     }
 }

@@ -20,17 +20,19 @@ use kiln_core::{Registry, write_atomic};
 
 use crate::error::{CheckerError, io_err};
 use crate::index::{FileEntry, Index};
+use crate::rules::DeclaredRules;
 use crate::scan::{FileScan, RefRecord, ScanError};
 
 const MAGIC: &[u8; 4] = b"KIDX";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 /// The cache file, relative to the project root.
 pub const CACHE_FILE: &str = ".kiln/index.bin";
 
 /// A fingerprint of everything that decides how files are scanned: the component
-/// and resource schemas (names, fields, kinds) and this format's version.
-pub fn schema_fingerprint(registry: &Registry) -> u64 {
-    let mut text = format!("v{VERSION}");
+/// and resource schemas (names, fields, kinds), the project's declared reference
+/// rules, and this format's version.
+pub fn schema_fingerprint(registry: &Registry, rules: &DeclaredRules) -> u64 {
+    let mut text = format!("v{VERSION}|{}", rules.fingerprint());
     for c in registry.components() {
         text.push_str(&format!("|{}:{}:{:?}", c.name, c.multiple, c.fields));
     }
@@ -83,7 +85,7 @@ pub fn encode(index: &Index) -> Vec<u8> {
     let mut w = Writer(Vec::with_capacity(1 << 20));
     w.0.extend_from_slice(MAGIC);
     w.u32(VERSION);
-    w.u64(schema_fingerprint(index.registry()));
+    w.u64(schema_fingerprint(index.registry(), index.rules()));
     w.u64(index.checked_at_ns());
     let files: Vec<&FileEntry> = index.files().collect();
     w.u32(files.len() as u32);
@@ -128,14 +130,21 @@ pub fn encode(index: &Index) -> Vec<u8> {
     w.0
 }
 
-/// Reads an encoded index; `None` if it is not a valid cache for `registry`.
-pub fn decode(bytes: &[u8], root: &Path, registry: &Arc<Registry>) -> Option<Index> {
+/// Reads an encoded index; `None` if it is not a valid cache for `registry` and
+/// `rules`.
+pub fn decode(
+    bytes: &[u8],
+    root: &Path,
+    registry: &Arc<Registry>,
+    rules: &Arc<DeclaredRules>,
+) -> Option<Index> {
     let (body, tail) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
     if xxhash_rust::xxh3::xxh3_64(body) != u64::from_le_bytes(tail.try_into().ok()?) {
         return None;
     }
     let mut r = Reader(body);
-    if r.take(4)? != MAGIC || r.u32()? != VERSION || r.u64()? != schema_fingerprint(registry) {
+    if r.take(4)? != MAGIC || r.u32()? != VERSION || r.u64()? != schema_fingerprint(registry, rules)
+    {
         return None;
     }
     let checked_at = r.u64()?;
@@ -191,15 +200,16 @@ pub fn decode(bytes: &[u8], root: &Path, registry: &Arc<Registry>) -> Option<Ind
     Some(Index::from_parts(
         root.to_owned(),
         Arc::clone(registry),
+        Arc::clone(rules),
         files,
         checked_at,
     ))
 }
 
 /// Loads the cache of the project at `root`, if there is a valid one.
-pub fn load(root: &Path, registry: &Arc<Registry>) -> Option<Index> {
+pub fn load(root: &Path, registry: &Arc<Registry>, rules: &Arc<DeclaredRules>) -> Option<Index> {
     let bytes = fs::read(root.join(CACHE_FILE)).ok()?;
-    decode(&bytes, root, registry)
+    decode(&bytes, root, registry, rules)
 }
 
 /// Saves `index` as its project's cache (atomically), with a `.gitignore` that keeps
@@ -249,7 +259,7 @@ mod tests {
     fn round_trips_and_warm_start_reads_nothing() {
         let (_dir, project, registry) = project();
         let index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
-        let decoded = decode(&encode(&index), project.root(), &registry).unwrap();
+        let decoded = decode(&encode(&index), project.root(), &registry, index.rules()).unwrap();
         assert_eq!(
             decoded.files().collect::<Vec<_>>(),
             index.files().collect::<Vec<_>>()
@@ -261,7 +271,7 @@ mod tests {
         let body = bytes.len() - 8;
         let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]).to_le_bytes();
         bytes[body..].copy_from_slice(&sum);
-        let cached = decode(&bytes, project.root(), &registry).unwrap();
+        let cached = decode(&bytes, project.root(), &registry, index.rules()).unwrap();
         let warm =
             Index::build_from(&project, registry, Some(&cached), &BuildOptions::default()).unwrap();
         assert_eq!(warm.stats().read, 0);
@@ -278,7 +288,7 @@ mod tests {
         let bytes = encode(&index);
         for len in 0..bytes.len() {
             assert!(
-                decode(&bytes[..len], project.root(), &registry).is_none(),
+                decode(&bytes[..len], project.root(), &registry, index.rules()).is_none(),
                 "truncated to {len}"
             );
         }
@@ -286,7 +296,7 @@ mod tests {
             let mut b = bytes.clone();
             b[pos] ^= 0x40;
             assert!(
-                decode(&b, project.root(), &registry).is_none(),
+                decode(&b, project.root(), &registry, index.rules()).is_none(),
                 "flipped byte {pos}"
             );
         }
@@ -299,8 +309,14 @@ mod tests {
             })
             .unwrap();
         assert!(
-            decode(&bytes, project.root(), &Arc::new(other)).is_none(),
+            decode(&bytes, project.root(), &Arc::new(other), index.rules()).is_none(),
             "schemas changed"
+        );
+        let rules =
+            DeclaredRules::new(&serde_json::from_str(r#"{"json": {"mesh": "mesh"}}"#).unwrap());
+        assert!(
+            decode(&bytes, project.root(), &registry, &Arc::new(rules)).is_none(),
+            "the project's declared rules changed"
         );
     }
 
@@ -312,7 +328,7 @@ mod tests {
         fs::write(dir.path().join("meshes/m.mesh"), r#"{"shape": "sphere"}"#).unwrap();
         fs::write(dir.path().join("meshes/n.mesh"), "{}").unwrap();
         fs::remove_file(dir.path().join("materials/bad.material")).unwrap();
-        let cached = load(dir.path(), &registry).unwrap();
+        let cached = load(dir.path(), &registry, index.rules()).unwrap();
         let warm =
             Index::build_from(&project, registry, Some(&cached), &BuildOptions::default()).unwrap();
         assert!(warm.file("meshes/n.mesh").is_some());

@@ -10,6 +10,7 @@ use crate::findings::{Finding, Place, check};
 use crate::graph::{Graph, Target};
 use crate::index::{BuildOptions, Index};
 use crate::redirects::Redirects;
+use crate::rules::DeclaredRules;
 
 /// One reference as shown to a user: where it is written and what it points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +19,8 @@ pub struct ReferenceView {
     pub place: Place,
     /// Its text.
     pub text: String,
+    /// The resource type its field declares; `None` for a generic reference.
+    pub expected_type: Option<String>,
     /// What it points at.
     pub target: Target,
 }
@@ -53,7 +56,8 @@ impl Checker {
     ) -> Result<Self, CheckerError> {
         let project = Project::open(dir)?;
         crate::rename::recover(project.root())?;
-        let cached = crate::cache::load(project.root(), &registry);
+        let rules = Arc::new(DeclaredRules::new(&project.config().references));
+        let cached = crate::cache::load(project.root(), &registry, &rules);
         let index = Index::build_from(&project, registry, cached.as_ref(), options)?;
         // Rewrite the cache only if something changed behind it. A cache that cannot
         // be written only costs the next start some time.
@@ -99,6 +103,26 @@ impl Checker {
     /// drops the graph if any entry changed (it is rebuilt on next use). Returns the
     /// changed paths.
     pub fn refresh(&mut self, paths: &[String]) -> Result<Vec<String>, CheckerError> {
+        if paths.iter().any(|p| p == kiln_core::project::PROJECT_FILE) {
+            // The project file declares boot levels and reference rules: new rules
+            // change how every file is read, so the whole index is rebuilt.
+            let project = Project::open(self.project.root())?;
+            if project.config().references != self.project.config().references {
+                self.project = project;
+                let before: Vec<(String, u64)> = self
+                    .index
+                    .files()
+                    .map(|f| (f.path.to_string(), f.hash))
+                    .collect();
+                self.rescan()?;
+                let mut changed: Vec<String> = before.into_iter().map(|(p, _)| p).collect();
+                changed.extend(self.index.files().map(|f| f.path.to_string()));
+                changed.sort();
+                changed.dedup();
+                return Ok(changed);
+            }
+            self.project = project;
+        }
         let changed = self.index.update(paths);
         if !changed.is_empty() {
             self.graph = std::cell::OnceCell::new();
@@ -212,6 +236,7 @@ impl Checker {
         Some(ReferenceView {
             place: Place::of(file, &raw),
             text: raw.text.to_owned(),
+            expected_type: raw.expected_type.map(str::to_owned),
             target: target.clone(),
         })
     }
@@ -222,6 +247,20 @@ impl Checker {
             .files_under(path)
             .iter()
             .flat_map(|f| self.graph().references_to(f))
+            .filter_map(|r| self.view(&r.file, r.index, &r.target))
+            .collect();
+        out.sort_by(|a, b| (&a.place.file, a.place.line).cmp(&(&b.place.file, b.place.line)));
+        out.dedup();
+        out
+    }
+
+    /// The ambiguous references that may mean `path` (a file, or any file under a
+    /// folder): written without extension where it is one of several matches.
+    pub fn ambiguous_references_to(&self, path: &str) -> Vec<ReferenceView> {
+        let mut out: Vec<ReferenceView> = self
+            .files_under(path)
+            .iter()
+            .flat_map(|f| self.graph().ambiguous_references_to(f))
             .filter_map(|r| self.view(&r.file, r.index, &r.target))
             .collect();
         out.sort_by(|a, b| (&a.place.file, a.place.line).cmp(&(&b.place.file, b.place.line)));

@@ -20,6 +20,30 @@ pub enum CheckerError {
     /// A rename or move that cannot be done; nothing was changed.
     #[error("{0}")]
     Refused(String),
+    /// One move of a request that cannot be done; nothing was changed.
+    #[error("cannot move {from} to {to}: {reason}")]
+    MoveRefused {
+        /// The file or folder to move.
+        from: String,
+        /// Where it was to go.
+        to: String,
+        /// Why not.
+        reason: String,
+    },
+    /// A file to patch changed on disk after the plan was made; nothing was changed.
+    #[error("{file} changed on disk since it was indexed; nothing was changed (plan again)")]
+    Changed {
+        /// The file, from the project root.
+        file: String,
+    },
+    /// The journal of an interrupted operation cannot be used.
+    #[error("{path}: {message}")]
+    Journal {
+        /// The journal's manifest.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// The file watcher could not start.
     #[error("cannot watch {path}: {message}")]
     Watch {

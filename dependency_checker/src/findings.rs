@@ -85,6 +85,20 @@ pub enum Finding {
         /// The files it could mean.
         candidates: Vec<String>,
     },
+    /// A reference that names an existing file, spelled in a way that is not a
+    /// canonical path (`"textures/Bark.png"` naming `textures/Bark.png`). It is
+    /// indexed and patched on moves like any other; renaming the file to its
+    /// canonical name fixes both.
+    NonCanonicalReference {
+        /// Where.
+        place: Place,
+        /// The text.
+        text: String,
+        /// The file it names.
+        target: String,
+        /// The text once the file has its canonical name, where one exists.
+        canonical: Option<String>,
+    },
     /// A typed reference that is not a canonical path.
     InvalidReference {
         /// Where.
@@ -105,6 +119,19 @@ pub enum Finding {
         file: String,
         /// Why, with the canonical form where one exists.
         reason: String,
+    },
+    /// A file of a type Kiln has no schema for that is meant to be JSON (`.json`,
+    /// a type with declared rules, or content that opens with `{` or `[`) but does not
+    /// parse: its references cannot be seen, so moves will not patch them.
+    InvalidJson {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: u32,
+        /// 1-based column.
+        column: u32,
+        /// What is wrong.
+        message: String,
     },
     /// A file of a JSON resource type that does not parse.
     ParseError {
@@ -143,9 +170,11 @@ impl Finding {
             Finding::Missing { place, .. }
             | Finding::StaleRedirect { place, .. }
             | Finding::Ambiguous { place, .. }
+            | Finding::NonCanonicalReference { place, .. }
             | Finding::InvalidReference { place, .. } => &place.file,
             Finding::Unused { file }
             | Finding::NonCanonicalName { file, .. }
+            | Finding::InvalidJson { file, .. }
             | Finding::ParseError { file, .. }
             | Finding::LinkOutside { file }
             | Finding::Unreadable { file, .. } => file,
@@ -153,12 +182,34 @@ impl Finding {
         }
     }
 
-    /// Whether the finding breaks the game (as opposed to tidiness).
+    /// Where the finding is written, for references.
+    pub fn place(&self) -> Option<&Place> {
+        match self {
+            Finding::Missing { place, .. }
+            | Finding::StaleRedirect { place, .. }
+            | Finding::Ambiguous { place, .. }
+            | Finding::NonCanonicalReference { place, .. }
+            | Finding::InvalidReference { place, .. } => Some(place),
+            _ => None,
+        }
+    }
+
+    /// Whether the finding breaks the game (an error), as opposed to a warning about
+    /// tidiness or about data Kiln cannot fully see.
     pub fn is_error(&self) -> bool {
         !matches!(
             self,
-            Finding::Unused { .. } | Finding::NonCanonicalName { .. }
+            Finding::Unused { .. }
+                | Finding::NonCanonicalName { .. }
+                | Finding::NonCanonicalReference { .. }
+                | Finding::InvalidJson { .. }
+                | Finding::Ambiguous { .. }
         )
+    }
+
+    /// `"error"` or `"warning"`.
+    pub fn severity(&self) -> &'static str {
+        if self.is_error() { "error" } else { "warning" }
     }
 }
 
@@ -190,6 +241,30 @@ impl fmt::Display for Finding {
             Finding::InvalidReference { place, reason, .. } => {
                 write!(f, "{place}: invalid reference: {reason}")
             }
+            Finding::NonCanonicalReference {
+                place,
+                text,
+                target,
+                canonical,
+            } => {
+                write!(
+                    f,
+                    "{place}: non-canonical reference: \"{text}\" names {target}, whose name is not canonical"
+                )?;
+                match canonical {
+                    Some(c) => write!(f, " (rename the file and it becomes \"{c}\")"),
+                    None => Ok(()),
+                }
+            }
+            Finding::InvalidJson {
+                file,
+                line,
+                column,
+                message,
+            } => write!(
+                f,
+                "{file}:{line}:{column}: not valid JSON, so its references cannot be seen: {message}"
+            ),
             Finding::Unused { file } => write!(f, "{file}: unused: no boot level reaches it"),
             Finding::NonCanonicalName { file, reason } => {
                 write!(f, "{file}: non-canonical name: {reason}")
@@ -220,20 +295,67 @@ const PROJECT_FILES: &[&str] = &[
     crate::redirects::REDIRECT_FILE,
 ];
 
-/// The project's roots: its boot levels, or every level when it names none.
-pub fn roots(index: &Index, boot_levels: &[String]) -> Vec<String> {
-    let mut roots: Vec<String> = PROJECT_FILES.iter().map(|s| s.to_string()).collect();
+/// The project's roots for "unused": its boot levels and its own files. A project
+/// that declares no boot levels has no notion of unused, and gets no roots.
+pub fn roots(boot_levels: &[String]) -> Vec<String> {
     if boot_levels.is_empty() {
-        roots.extend(
-            index
-                .files()
-                .filter(|f| f.path.ends_with(".level"))
-                .map(|f| f.path.to_string()),
-        );
-    } else {
-        roots.extend(boot_levels.iter().map(|l| format!("{l}.level")));
+        return Vec::new();
     }
+    let mut roots: Vec<String> = PROJECT_FILES.iter().map(|s| s.to_string()).collect();
+    roots.extend(boot_levels.iter().map(|l| format!("{l}.level")));
     roots
+}
+
+/// The canonical spelling of a reference `text` that names `file` once the file is
+/// renamed to its canonical name: the full canonical path when the text is the
+/// file's path, the canonical path without extension otherwise.
+fn canonical_text(text: &str, file: &str) -> Option<String> {
+    let canonical_file = match ResourcePath::split_file(file) {
+        Ok(_) => file.to_owned(),
+        Err(e) => e.suggestion?,
+    };
+    if text == file {
+        Some(canonical_file)
+    } else {
+        crate::index::split_extension(&canonical_file).map(|(base, _)| base.to_owned())
+    }
+}
+
+/// The file a stale reference should name now: its text resolves to nothing, and the
+/// redirect log moved exactly one old path it may mean (the text itself, or an old
+/// path without extension) to a file that exists and has a type `expected_type`
+/// accepts. Returns the old path and the new one.
+fn redirect_for(
+    index: &Index,
+    redirects: &Redirects,
+    text: &str,
+    expected_type: Option<&str>,
+) -> Option<(String, String)> {
+    let exists_with_type = |new: &str| {
+        index.contains(new)
+            && expected_type.is_none_or(|ty| {
+                crate::index::split_extension(new).is_some_and(|(_, ext)| ext == ty)
+            })
+    };
+    let olds: Vec<String> = match expected_type {
+        Some(ty) => vec![format!("{text}.{ty}")],
+        None => match redirects.follow(text) {
+            Some(_) => vec![text.to_owned()],
+            None => redirects.olds_with_base(text).to_vec(),
+        },
+    };
+    let mut found: Vec<(String, String)> = olds
+        .into_iter()
+        .filter_map(|old| {
+            let new = redirects.follow(&old)?;
+            exists_with_type(&new).then_some((old, new))
+        })
+        .collect();
+    found.dedup_by(|a, b| a.1 == b.1);
+    match found.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
 }
 
 /// Every finding of the project, sorted by file.
@@ -256,11 +378,24 @@ pub fn check(
             });
         }
         if let Some(e) = &f.scan.error {
-            out.push(Finding::ParseError {
-                file: f.path.to_string(),
-                line: e.line,
-                column: e.column,
-                message: e.message.clone(),
+            let known_type = crate::index::split_extension(&f.path)
+                .is_some_and(|(_, ext)| index.registry().resource_type(ext).is_some());
+            let (file, line, column, message) =
+                (f.path.to_string(), e.line, e.column, e.message.clone());
+            out.push(if known_type {
+                Finding::ParseError {
+                    file,
+                    line,
+                    column,
+                    message,
+                }
+            } else {
+                Finding::InvalidJson {
+                    file,
+                    line,
+                    column,
+                    message,
+                }
             });
         }
     }
@@ -283,14 +418,36 @@ pub fn check(
         };
         let place = Place::of(&r.file, &raw);
         match &r.target {
-            Target::Resolved(_) => {}
+            Target::Resolved(file) => {
+                if ResourcePath::parse(raw.text).is_ok() {
+                    continue;
+                }
+                if raw.expected_type.is_some() {
+                    // The compiler refuses a non-canonical typed reference.
+                    let reason = ResourcePath::parse(raw.text)
+                        .err()
+                        .map_or_else(String::new, |e| e.to_string());
+                    out.push(Finding::InvalidReference {
+                        place,
+                        text: raw.text.to_owned(),
+                        reason,
+                    });
+                } else if ResourcePath::split_file(raw.text).is_err() || raw.text != &**file {
+                    out.push(Finding::NonCanonicalReference {
+                        place,
+                        text: raw.text.to_owned(),
+                        target: file.to_string(),
+                        canonical: canonical_text(raw.text, file),
+                    });
+                }
+            }
             Target::Missing(target) => {
-                match redirects.follow(target).filter(|new| index.contains(new)) {
-                    Some(new) => {
-                        let replacement = replacement_text(&raw, target, &new);
+                match redirect_for(index, redirects, raw.text, raw.expected_type) {
+                    Some((old, new)) => {
+                        let replacement = replacement_text(&raw, &old, &new);
                         out.push(Finding::StaleRedirect {
                             place,
-                            old: target.to_string(),
+                            old,
                             new,
                             replacement,
                         });
@@ -313,41 +470,40 @@ pub fn check(
             }),
         }
     }
-    // Generic references that name an old path of the redirect log no longer resolve
-    // at all; find them by the log's old paths.
-    for f in index.files() {
-        if redirects.moves().is_empty() {
-            break;
-        }
-        for raw in f.scan.iter().filter(|r| r.expected_type.is_none()) {
-            let old = if raw.text.contains('.') && redirects.follow(raw.text).is_some() {
-                Some(raw.text.to_owned())
-            } else {
-                redirects.old_with_base(raw.text)
-            };
-            if let Some(old) = old
-                && !index.contains(raw.text)
-                && let Some(new) = redirects.follow(&old).filter(|n| index.contains(n))
-            {
-                let replacement = replacement_text(&raw, &old, &new);
-                out.push(Finding::StaleRedirect {
-                    place: Place::of(&f.path, &raw),
-                    old,
-                    new,
-                    replacement,
-                });
+    // A generic string that names an old path of the redirect log resolves to nothing
+    // (otherwise it would be a reference to what it names, and not stale); the graph
+    // has no entry for it, so look for such strings by the log's old paths.
+    if !redirects.moves().is_empty() {
+        let base_paths = index.by_base_path();
+        for f in index.files() {
+            for raw in f.scan.iter().filter(|r| r.expected_type.is_none()) {
+                if index.contains(raw.text) || base_paths.contains_key(raw.text) {
+                    continue;
+                }
+                if let Some((old, new)) = redirect_for(index, redirects, raw.text, None) {
+                    let replacement = replacement_text(&raw, &old, &new);
+                    out.push(Finding::StaleRedirect {
+                        place: Place::of(&f.path, &raw),
+                        old,
+                        new,
+                        replacement,
+                    });
+                }
             }
         }
     }
-    let reachable = graph.reachable(&roots(index, boot_levels));
-    for f in index.files() {
-        if !reachable.contains(&*f.path)
-            && !PROJECT_FILES.contains(&&*f.path)
-            && f.resource().is_some()
-        {
-            out.push(Finding::Unused {
-                file: f.path.to_string(),
-            });
+    let roots = roots(boot_levels);
+    if !roots.is_empty() {
+        let reachable = graph.reachable(&roots);
+        for f in index.files() {
+            if !reachable.contains(&*f.path)
+                && !PROJECT_FILES.contains(&&*f.path)
+                && f.resource().is_some()
+            {
+                out.push(Finding::Unused {
+                    file: f.path.to_string(),
+                });
+            }
         }
     }
     for cycle in graph.prefab_cycles() {

@@ -43,6 +43,22 @@ pub struct Graph {
     graph: DiGraph<Arc<str>, u32>,
     nodes: HashMap<Arc<str>, NodeIndex>,
     refs: Vec<ResolvedRef>,
+    /// For each file, the ambiguous references that have it among their candidates.
+    ambiguous: HashMap<Arc<str>, Vec<u32>>,
+    /// Prefab inclusions (an entity's `prefab` field in a level or unit), from -> to.
+    prefab_edges: Vec<(NodeIndex, NodeIndex)>,
+}
+
+/// Whether `pointer` is an entity's `prefab` field (`/entities/3/prefab`): the only
+/// place where one unit includes another. A unit named by any other field (a
+/// spawner's list, a third-party component) is a plain reference, not an inclusion.
+fn is_prefab_field(pointer: &str) -> bool {
+    let mut parts = pointer.split('/');
+    parts.next() == Some("")
+        && parts.next() == Some("entities")
+        && parts.next().is_some_and(|n| n.parse::<u32>().is_ok())
+        && parts.next() == Some("prefab")
+        && parts.next().is_none()
 }
 
 /// Whether `s` is a canonical resource path, without allocating (the common case;
@@ -73,20 +89,22 @@ fn resolve(
 ) -> Option<(Target, Option<NodeIndex>)> {
     match r.expected_type {
         Some(ty) => {
+            buf.clear();
+            buf.push_str(r.text);
+            buf.push('.');
+            buf.push_str(ty);
+            // A file with that name is what the reference names, however it is
+            // spelled (`findings` reports a non-canonical spelling).
+            if let Some(&node) = files.get(buf.as_str()) {
+                return Some((Target::Resolved(graph[node].clone()), Some(node)));
+            }
             if !is_canonical(r.text) {
                 let reason = ResourcePath::parse(r.text)
                     .err()
                     .map_or_else(|| "not a canonical path".to_owned(), |e| e.to_string());
                 return Some((Target::Invalid(reason), None));
             }
-            buf.clear();
-            buf.push_str(r.text);
-            buf.push('.');
-            buf.push_str(ty);
-            Some(match files.get(buf.as_str()) {
-                Some(&node) => (Target::Resolved(graph[node].clone()), Some(node)),
-                None => (Target::Missing(Arc::from(buf.as_str())), None),
-            })
+            Some((Target::Missing(Arc::from(buf.as_str())), None))
         }
         None => {
             if let Some(&node) = files.get(r.text) {
@@ -118,9 +136,14 @@ impl Graph {
         }
         let mut refs = Vec::new();
         let mut missing: Vec<(u32, Arc<str>)> = Vec::new();
+        let mut ambiguous: HashMap<Arc<str>, Vec<u32>> = HashMap::new();
+        let mut prefab_edges = Vec::new();
         let mut buf = String::new();
         for f in index.files() {
             let from = nodes[&f.path];
+            let holds_entities = crate::index::split_extension(&f.path)
+                .and_then(|(_, ext)| index.registry().resource_type(ext))
+                .is_some_and(|t| matches!(t.format, kiln_core::registry::ResourceFormat::Entities));
             for (i, r) in f.scan.iter().enumerate() {
                 let Some((target, to)) = resolve(&nodes, &graph, &base_paths, &r, &mut buf) else {
                     continue;
@@ -128,8 +151,22 @@ impl Graph {
                 match (&target, to) {
                     (_, Some(to)) => {
                         graph.add_edge(from, to, refs.len() as u32);
+                        if holds_entities
+                            && r.expected_type == Some("unit")
+                            && is_prefab_field(r.pointer)
+                        {
+                            prefab_edges.push((from, to));
+                        }
                     }
                     (Target::Missing(p), None) => missing.push((refs.len() as u32, p.clone())),
+                    (Target::Ambiguous(candidates), None) => {
+                        for c in candidates {
+                            ambiguous
+                                .entry(c.clone())
+                                .or_default()
+                                .push(refs.len() as u32);
+                        }
+                    }
                     _ => {}
                 }
                 refs.push(ResolvedRef {
@@ -148,7 +185,23 @@ impl Graph {
             let from = nodes[&refs[k as usize].file];
             graph.add_edge(from, to, k);
         }
-        Graph { graph, nodes, refs }
+        Graph {
+            graph,
+            nodes,
+            refs,
+            ambiguous,
+            prefab_edges,
+        }
+    }
+
+    /// The ambiguous references that may mean `file` (it is one of their candidates).
+    pub fn ambiguous_references_to(&self, file: &str) -> Vec<&ResolvedRef> {
+        self.ambiguous
+            .get(file)
+            .into_iter()
+            .flatten()
+            .map(|&k| &self.refs[k as usize])
+            .collect()
     }
 
     /// Every resolved reference.
@@ -192,19 +245,27 @@ impl Graph {
         seen
     }
 
-    /// Cycles of prefabs: strongly connected groups of `.unit` files joined by their
-    /// references to units, each listed from its first file back to it.
+    /// Cycles of prefabs: strongly connected groups of units joined by prefab
+    /// inclusions (an entity's `prefab` field, never any other reference to a unit),
+    /// each listed from its first file back to it.
     pub fn prefab_cycles(&self) -> Vec<Vec<String>> {
+        let mut inclusions: DiGraph<NodeIndex, ()> = DiGraph::new();
+        let mut local: HashMap<NodeIndex, NodeIndex> = HashMap::new();
+        for &(from, to) in &self.prefab_edges {
+            let a = *local
+                .entry(from)
+                .or_insert_with(|| inclusions.add_node(from));
+            let b = *local.entry(to).or_insert_with(|| inclusions.add_node(to));
+            inclusions.update_edge(a, b, ());
+        }
         let mut cycles = Vec::new();
-        for scc in petgraph::algo::tarjan_scc(&self.graph) {
-            let units: Vec<&Arc<str>> = scc
-                .iter()
-                .map(|&n| &self.graph[n])
-                .filter(|p| p.ends_with(".unit"))
-                .collect();
-            let self_loop = scc.len() == 1 && self.graph.find_edge(scc[0], scc[0]).is_some();
-            if units.len() == scc.len() && (scc.len() > 1 || self_loop) {
-                let mut cycle: Vec<String> = units.into_iter().map(|p| p.to_string()).collect();
+        for scc in petgraph::algo::tarjan_scc(&inclusions) {
+            let self_loop = scc.len() == 1 && inclusions.find_edge(scc[0], scc[0]).is_some();
+            if scc.len() > 1 || self_loop {
+                let mut cycle: Vec<String> = scc
+                    .iter()
+                    .map(|&n| self.graph[inclusions[n]].to_string())
+                    .collect();
                 cycle.sort();
                 cycle.push(cycle[0].clone());
                 cycles.push(cycle);

@@ -16,6 +16,7 @@ use kiln_core::project::NON_RESOURCE_DIRS;
 use kiln_core::{Project, Registry, ResourcePath};
 
 use crate::error::CheckerError;
+use crate::rules::DeclaredRules;
 use crate::scan::{FileScan, scan_file};
 use crate::walk::FileStat;
 
@@ -68,6 +69,8 @@ pub struct BuildStats {
 pub struct Index {
     root: PathBuf,
     registry: Arc<Registry>,
+    /// The project's declared reference rules (from `kiln.project`).
+    rules: Arc<DeclaredRules>,
     files: BTreeMap<Arc<str>, FileEntry>,
     issues: Vec<WalkIssue>,
     stats: BuildStats,
@@ -138,6 +141,7 @@ impl Source<'_> {
 /// its time taken from the open file (one lookup, not a stat and then an open).
 fn index_file(
     registry: &Registry,
+    rules: &DeclaredRules,
     rel: &str,
     source: Source,
     previous: Option<&FileEntry>,
@@ -166,8 +170,8 @@ fn index_file(
         Some(prev) if prev.hash == hash => prev.scan.clone(),
         _ => {
             stats.parsed.fetch_add(1, Ordering::Relaxed);
-            let ext = rel.rsplit_once('.').map_or("", |(_, e)| e);
-            Arc::new(scan_file(registry, ext, bytes))
+            let ext = split_extension(rel).map_or("", |(_, e)| e);
+            Arc::new(scan_file(registry, rules, ext, bytes))
         }
     };
     Ok(FileEntry {
@@ -203,6 +207,15 @@ impl std::fmt::Debug for BuildOptions {
     }
 }
 
+/// Splits a file path into the path without extension and the extension: the text
+/// after the last `.` of the file's name, when the name has something before it
+/// (`a.b/readme` and `.png` have no extension; `rock.` has none either).
+pub fn split_extension(path: &str) -> Option<(&str, &str)> {
+    let name_start = path.rfind('/').map_or(0, |i| i + 1);
+    let dot = path[name_start..].rfind('.')? + name_start;
+    (dot > name_start && dot + 1 < path.len()).then(|| (&path[..dot], &path[dot + 1..]))
+}
+
 /// Whether `rel` (a project-relative path with `/`) is not a resource: inside a tool
 /// folder (`.git`, `.kiln`, `build`) or hidden (a segment starting with `.`).
 pub fn is_excluded(rel: &str) -> bool {
@@ -230,6 +243,13 @@ impl Index {
     ) -> Result<Self, CheckerError> {
         let root = project.root().to_owned();
         let started = now_ns();
+        let rules = Arc::new(DeclaredRules::new(&project.config().references));
+        // Entries scanned under other rules or schemas classify references
+        // differently: reuse nothing of them.
+        let previous = previous.filter(|p| {
+            crate::cache::schema_fingerprint(&p.registry, &p.rules)
+                == crate::cache::schema_fingerprint(&registry, &rules)
+        });
         let previous_files = previous.map(|p| &p.files);
         let previous_check = previous.map_or(0, |p| p.checked_at_ns);
         let found: Mutex<Vec<FileEntry>> = Mutex::new(Vec::new());
@@ -253,6 +273,7 @@ impl Index {
                 let prev = previous_files.and_then(|f| f.get(found.rel.as_str()));
                 match index_file(
                     &registry,
+                    &rules,
                     &found.rel,
                     Source::Walk(found),
                     prev,
@@ -303,6 +324,7 @@ impl Index {
         Ok(Index {
             root,
             registry,
+            rules,
             files,
             issues,
             stats,
@@ -352,6 +374,7 @@ impl Index {
                     let prev = self.files.get(rel.as_str());
                     match index_file(
                         &self.registry,
+                        &self.rules,
                         rel,
                         Source::Path(&full),
                         prev,
@@ -414,9 +437,20 @@ impl Index {
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }
+    /// The project's declared reference rules the index was built with.
+    pub fn rules(&self) -> &Arc<DeclaredRules> {
+        &self.rules
+    }
     /// Every file, sorted by path.
     pub fn files(&self) -> impl Iterator<Item = &FileEntry> {
         self.files.values()
+    }
+    /// The files from `path` on, in path order (those starting with a prefix are
+    /// together).
+    pub fn files_from<'a>(&'a self, path: &'a str) -> impl Iterator<Item = &'a FileEntry> + 'a {
+        self.files
+            .range::<str, _>((std::ops::Bound::Included(path), std::ops::Bound::Unbounded))
+            .map(|(_, e)| e)
     }
     /// The file at `path`.
     pub fn file(&self, path: &str) -> Option<&FileEntry> {
@@ -446,12 +480,14 @@ impl Index {
     pub(crate) fn from_parts(
         root: PathBuf,
         registry: Arc<Registry>,
+        rules: Arc<DeclaredRules>,
         files: Vec<FileEntry>,
         checked_at_ns: u64,
     ) -> Self {
         Index {
             root,
             registry,
+            rules,
             files: files.into_iter().map(|e| (e.path.clone(), e)).collect(),
             issues: Vec::new(),
             stats: BuildStats::default(),
@@ -464,9 +500,7 @@ impl Index {
     pub(crate) fn by_base_path(&self) -> HashMap<&str, Vec<&Arc<str>>> {
         let mut map: HashMap<&str, Vec<&Arc<str>>> = HashMap::new();
         for path in self.files.keys() {
-            if let Some((base, _)) = path.rsplit_once('.')
-                && !base.ends_with('/')
-            {
+            if let Some((base, _)) = split_extension(path) {
                 map.entry(base).or_default().push(path);
             }
         }

@@ -10,10 +10,9 @@
 //! materials/bark.material -> materials/wood/bark.material
 //! ```
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
-
-use kiln_core::write_atomic;
 
 use crate::error::{CheckerError, io_err};
 
@@ -24,6 +23,11 @@ pub const REDIRECT_FILE: &str = "kiln.redirects";
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Redirects {
     moves: Vec<(String, String)>,
+    /// Where each old path ended up, replaying every move (paths moved back to where
+    /// they were are left out).
+    destination: HashMap<String, String>,
+    /// Old paths of `destination` by their path without extension.
+    by_base: HashMap<String, Vec<String>>,
 }
 
 impl Redirects {
@@ -50,28 +54,55 @@ impl Redirects {
                 (!old.is_empty() && !new.is_empty()).then(|| (old.to_owned(), new.to_owned()))
             })
             .collect();
-        Redirects { moves }
+        Self::from_moves(moves)
+    }
+
+    fn from_moves(moves: Vec<(String, String)>) -> Self {
+        // Replay once, in order: every path's current place is where its last move
+        // took it, and a path that is moved on carries everything that led to it.
+        let mut current: HashMap<String, String> = HashMap::new();
+        let mut arriving: HashMap<String, Vec<String>> = HashMap::new();
+        for (from, to) in &moves {
+            let mut origins = arriving.remove(from).unwrap_or_default();
+            // `from` itself is among what moves only if it is still where it began.
+            let still_home = current.get(from).is_none_or(|c| c == from);
+            if still_home && !origins.contains(from) {
+                origins.push(from.clone());
+            }
+            for origin in &origins {
+                current.insert(origin.clone(), to.clone());
+            }
+            arriving.entry(to.clone()).or_default().extend(origins);
+        }
+        current.retain(|old, new| old != new);
+        let mut by_base: HashMap<String, Vec<String>> = HashMap::new();
+        for old in current.keys() {
+            if let Some((base, _)) = crate::index::split_extension(old) {
+                by_base
+                    .entry(base.to_owned())
+                    .or_default()
+                    .push(old.clone());
+            }
+        }
+        for olds in by_base.values_mut() {
+            olds.sort();
+        }
+        Redirects {
+            moves,
+            destination: current,
+            by_base,
+        }
     }
 
     /// Where the file once at `old` is now, replaying the moves in order; `None` if the
     /// log never moved it (or moved it back).
     pub fn follow(&self, old: &str) -> Option<String> {
-        let mut current = old;
-        for (from, to) in &self.moves {
-            if current == from {
-                current = to;
-            }
-        }
-        (current != old).then(|| current.to_owned())
+        self.destination.get(old).cloned()
     }
 
-    /// An old path of the log whose path without extension is `base`.
-    pub fn old_with_base(&self, base: &str) -> Option<String> {
-        self.moves
-            .iter()
-            .map(|(old, _)| old)
-            .find(|old| old.rsplit_once('.').is_some_and(|(b, _)| b == base))
-            .cloned()
+    /// The old paths of the log whose path without extension is `base`, sorted.
+    pub fn olds_with_base(&self, base: &str) -> &[String] {
+        self.by_base.get(base).map_or(&[], Vec::as_slice)
     }
 
     /// Every recorded move.
@@ -79,23 +110,31 @@ impl Redirects {
         &self.moves
     }
 
-    /// Appends moves to the log of the project at `root` (atomically rewritten).
-    pub fn append(root: &Path, moves: &[(String, String)]) -> Result<(), CheckerError> {
-        let file = root.join(REDIRECT_FILE);
-        let mut text = match fs::read_to_string(&file) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                "# Kiln redirect log: every move, oldest first (old -> new). Commit it with the move.\n".to_owned()
-            }
-            Err(e) => return Err(io_err(&file)(e)),
-        };
+    /// The log's text (`None` when there is no log yet) with `moves` appended.
+    pub fn appended(text: Option<&str>, moves: &[(String, String)]) -> String {
+        let mut text = text.map_or_else(
+            || "# Kiln redirect log: every move, oldest first (old -> new). Commit it with the move.\n".to_owned(),
+            str::to_owned,
+        );
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
         for (old, new) in moves {
             text.push_str(&format!("{old} -> {new}\n"));
         }
-        write_atomic(&file, text.as_bytes()).map_err(io_err(&file))
+        text
+    }
+
+    /// The log's text with `moves` (the lines a move appended) taken off its end, if
+    /// the log ends with exactly those lines; `None` otherwise. Undoing a move uses it
+    /// so that move-then-undo leaves the log as it was, byte for byte.
+    pub fn without_last(text: &str, moves: &[(String, String)]) -> Option<String> {
+        let mut rest = text;
+        for (old, new) in moves.iter().rev() {
+            let line = format!("{old} -> {new}\n");
+            rest = rest.strip_suffix(line.as_str())?;
+        }
+        Some(rest.to_owned())
     }
 }
 
@@ -111,6 +150,51 @@ mod tests {
         assert_eq!(r.follow("a.png").as_deref(), Some("c.png"));
         assert_eq!(r.follow("b.png").as_deref(), Some("c.png"));
         assert_eq!(r.follow("x.png"), None, "moved back");
-        assert_eq!(r.old_with_base("a").as_deref(), Some("a.png"));
+        assert_eq!(r.follow("y.png").as_deref(), Some("x.png"));
+        assert_eq!(r.olds_with_base("a"), ["a.png"]);
+        assert_eq!(
+            r.olds_with_base("c"),
+            [] as [String; 0],
+            "c.png was never moved"
+        );
+    }
+
+    #[test]
+    fn follow_agrees_with_replaying_the_log() {
+        let names = ["a.png", "b.png", "c.png", "d.png"];
+        // Every log of up to four moves among four names.
+        for code in 0..(16u32.pow(4)) {
+            let moves: Vec<(String, String)> = (0..4)
+                .map(|k| {
+                    let m = (code >> (4 * k)) & 15;
+                    (
+                        names[(m / 4) as usize].to_owned(),
+                        names[(m % 4) as usize].to_owned(),
+                    )
+                })
+                .collect();
+            let r = Redirects::from_moves(moves.clone());
+            for name in names {
+                let mut current = name;
+                for (from, to) in &moves {
+                    if current == from {
+                        current = to;
+                    }
+                }
+                let expected = (current != name).then(|| current.to_owned());
+                assert_eq!(r.follow(name), expected, "{name} in {moves:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn undone_moves_come_off_the_end_of_the_log() {
+        let moves = vec![("a.png".to_owned(), "b.png".to_owned())];
+        let text = "# log\nx.png -> y.png\na.png -> b.png\n";
+        assert_eq!(
+            Redirects::without_last(text, &moves).as_deref(),
+            Some("# log\nx.png -> y.png\n")
+        );
+        assert_eq!(Redirects::without_last("a.png -> c.png\n", &moves), None);
     }
 }

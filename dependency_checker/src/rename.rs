@@ -1,47 +1,112 @@
 //! Renames and moves of files and folders, with every reference patched.
 //!
-//! A move is first a [`MovePlan`]: each file that moves, and each reference that
-//! changes (file, line, field, old -> new text), which can be shown before anything is
-//! touched. [`apply`] then performs it crash-safely:
+//! A move is first a [`MovePlan`]: each file that moves, each reference that changes
+//! (file, line, field, old -> new text), and each reference the move touches but
+//! leaves alone because it is ambiguous, all shown before anything is touched.
+//! [`apply`] then performs it crash-safely:
 //!
 //! 1. Refuse, changing nothing, if a target exists, a path is not canonical or leaves
 //!    the project, or a file to patch changed on disk since it was indexed.
-//! 2. Write a journal under `.kiln/journal/`: the original of every file to be patched
-//!    (in one backup file) and a manifest of the moves, flushed to disk before any
-//!    project file changes.
+//! 2. Write a journal under `.kiln/journal/` (see `journal.rs`): the original of every
+//!    file to be patched and the renames, flushed to disk before any project file
+//!    changes.
 //! 3. Patch each file through a temporary file and a rename, replacing only the bytes
-//!    of the references (every other byte stays identical), then move the files and
-//!    append the moves to the redirect log.
-//! 4. Delete the journal. If the process dies before this, [`recover`] (run when a
-//!    project is opened) rolls everything back from the journal.
+//!    of the references (every other byte stays identical), then rename the files
+//!    and folders and record the moves in the redirect log.
+//! 4. Delete the journal. If the process dies before this, the next open rolls
+//!    everything back from the journal.
 //!
-//! [`apply`] returns the inverse move, so an editor can undo the whole operation as
-//! one step.
+//! The semantics are POSIX `mv`'s, stricter where it would lose data: a file or
+//! folder moves to a path that must not exist (never onto a file, never merged into
+//! a folder); [`MoveRequest::from_arguments`] turns `mv A B/` or `mv A B` with `B` an
+//! existing folder into "move A inside B". A folder moves as one rename, with
+//! whatever it holds (hidden files too).
+//!
+//! [`apply`] returns the [`Operation`] that undoes it: moving back restores every
+//! file byte for byte, including the redirect log, and removes the folders the move
+//! created.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use kiln_core::{ResourcePath, write_atomic};
+use kiln_core::ResourcePath;
 use serde::{Deserialize, Serialize};
 
 use crate::Checker;
 use crate::error::{CheckerError, io_err};
 use crate::findings::{Finding, Place, replacement_text};
+use crate::graph::Target;
+use crate::index::{is_excluded, split_extension};
+use crate::journal::{self, Journal};
 use crate::redirects::{REDIRECT_FILE, Redirects};
 
-/// A requested move: project paths of a file (with extension) or a folder.
+pub use crate::journal::recover;
+
+/// A requested move: project paths of files (with extension) or folders, each to
+/// the exact path it should have (see [`MoveRequest::from_arguments`] for `mv`'s
+/// "into a folder").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MoveRequest {
     /// Pairs of old and new paths, applied together.
     pub pairs: Vec<(String, String)>,
+    /// Set on the move that undoes another: what else to put back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<UndoneMove>,
+}
+
+/// What the move being undone did besides moving files, so that undoing it restores
+/// the project byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UndoneMove {
+    /// The lines it appended to the redirect log (old -> new), removed again when
+    /// they are still the log's last lines.
+    pub logged: Vec<(String, String)>,
+    /// The folders it created, removed again when empty.
+    pub created_dirs: Vec<String>,
 }
 
 impl MoveRequest {
-    /// One file or folder.
+    /// One file or folder to an exact new path.
     pub fn new(old: &str, new: &str) -> Self {
         MoveRequest {
             pairs: vec![(old.to_owned(), new.to_owned())],
+            undoes: None,
+        }
+    }
+
+    /// The moves `mv SOURCE... DEST` asks for, as a user means them: `DEST/` (with
+    /// a trailing slash), or `DEST` an existing folder, or several sources move each
+    /// source inside `DEST`, keeping its name; otherwise the one source is renamed to
+    /// `DEST`. A folder renamed only in case (`Textures` -> `textures`) is a rename.
+    pub fn from_arguments(root: &Path, sources: &[String], dest: &str) -> Self {
+        let into_folder = dest.ends_with('/')
+            || sources.len() > 1
+            || (fs::symlink_metadata(root.join(dest)).is_ok_and(|m| m.is_dir())
+                && !sources
+                    .iter()
+                    .any(|s| s.trim_end_matches('/').to_lowercase() == dest.to_lowercase()));
+        let dest = dest.trim_end_matches('/');
+        let pairs = sources
+            .iter()
+            .map(|s| {
+                let s = s.trim_end_matches('/');
+                let target = if into_folder {
+                    let name = s.rsplit('/').next().unwrap_or(s);
+                    if dest.is_empty() {
+                        name.to_owned()
+                    } else {
+                        format!("{dest}/{name}")
+                    }
+                } else {
+                    dest.to_owned()
+                };
+                (s.to_owned(), target)
+            })
+            .collect();
+        MoveRequest {
+            pairs,
+            undoes: None,
         }
     }
 }
@@ -70,19 +135,138 @@ pub struct FileEdit {
     pub changes: Vec<Change>,
 }
 
+/// Why a reference the move touches is left as it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum SkipReason {
+    /// Written without extension, it may mean several files, and not all of them
+    /// move together: Kiln cannot know which was meant.
+    Ambiguous {
+        /// The files it may mean now.
+        candidates: Vec<String>,
+    },
+    /// It names one file now; after the move a moved file has the same path without
+    /// extension, so it will be ambiguous.
+    BecomesAmbiguous {
+        /// The files it may mean after the move.
+        candidates: Vec<String>,
+    },
+}
+
+/// A reference a move touches but does not patch, listed in the preview.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// Where it is written.
+    pub place: Place,
+    /// Its text.
+    pub text: String,
+    /// Why it is not patched.
+    #[serde(flatten)]
+    pub reason: SkipReason,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.reason {
+            SkipReason::Ambiguous { candidates } => write!(
+                f,
+                "not patched, ambiguous: {}: \"{}\" could be {}",
+                self.place,
+                self.text,
+                candidates.join(" or ")
+            ),
+            SkipReason::BecomesAmbiguous { candidates } => write!(
+                f,
+                "not patched, becomes ambiguous: {}: \"{}\" could then be {}",
+                self.place,
+                self.text,
+                candidates.join(" or ")
+            ),
+        }
+    }
+}
+
+/// How an operation changes the redirect log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogUpdate {
+    /// Nothing to record (a fix moves no file).
+    None,
+    /// Append these moves.
+    Append(Vec<(String, String)>),
+    /// Take these lines (appended by the move being undone) off the log's end; if
+    /// they are not its last lines any more, append the undoing moves instead.
+    RemoveLast {
+        /// The lines to remove.
+        logged: Vec<(String, String)>,
+        /// The moves to append otherwise.
+        fallback: Vec<(String, String)>,
+    },
+}
+
 /// Everything a move will do, shown before it is applied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MovePlan {
-    /// Files that move, old -> new.
+    /// The renames on disk, old -> new: files, or whole folders.
+    pub renames: Vec<(String, String)>,
+    /// Every file that moves, old -> new (the files inside renamed folders too).
     pub moves: Vec<(String, String)>,
     /// Files whose references are rewritten.
     pub edits: Vec<FileEdit>,
+    /// References the move touches but leaves alone, with the reason.
+    pub skipped: Vec<Skipped>,
+    /// Sources that are already where the request puts them (`mv A A`).
+    pub unchanged: Vec<String>,
+    /// What happens to the redirect log.
+    pub log: LogUpdate,
+    /// Folders to remove afterwards if empty (those the undone move created).
+    pub remove_dirs: Vec<String>,
 }
 
 impl MovePlan {
+    /// A plan that only patches references (a fix): nothing moves.
+    pub fn patches(edits: Vec<FileEdit>) -> Self {
+        MovePlan {
+            renames: Vec::new(),
+            moves: Vec::new(),
+            edits,
+            skipped: Vec::new(),
+            unchanged: Vec::new(),
+            log: LogUpdate::None,
+            remove_dirs: Vec::new(),
+        }
+    }
+
     /// Number of references rewritten.
     pub fn change_count(&self) -> usize {
         self.edits.iter().map(|e| e.changes.len()).sum()
+    }
+
+    /// Whether applying it would change nothing.
+    pub fn is_empty(&self) -> bool {
+        self.renames.is_empty() && self.edits.is_empty()
+    }
+}
+
+/// An operation on project files that can be planned (again) and applied: what
+/// [`apply`] returns to undo what it did, and what an editor's history keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operation {
+    /// A move, planned anew when applied, so that references written since are
+    /// patched too.
+    Move(MoveRequest),
+    /// Patches only (a fix, or its undoing): applied as planned, refused if a file
+    /// changed since.
+    Patch(MovePlan),
+}
+
+impl Operation {
+    /// The plan that performs the operation now.
+    pub fn plan(&self, checker: &Checker) -> Result<MovePlan, CheckerError> {
+        match self {
+            Operation::Move(request) => plan(checker, request),
+            Operation::Patch(plan) => Ok(plan.clone()),
+        }
     }
 }
 
@@ -92,106 +276,20 @@ struct Edits(BTreeMap<String, FileEdit>);
 
 impl Edits {
     fn add(&mut self, file: &str, expected_hash: u64, change: Change) {
-        self.0
-            .entry(file.to_owned())
-            .or_insert_with(|| FileEdit {
-                file: file.to_owned(),
-                expected_hash,
-                changes: Vec::new(),
-            })
-            .changes
-            .push(change);
+        let edit = self.0.entry(file.to_owned()).or_insert_with(|| FileEdit {
+            file: file.to_owned(),
+            expected_hash,
+            changes: Vec::new(),
+        });
+        // One string may be reached twice (a folder move lists a reference under
+        // each file it may mean): patch it once.
+        if !edit.changes.iter().any(|c| c.span == change.span) {
+            edit.changes.push(change);
+        }
     }
 
-    fn into_plan(self, moves: Vec<(String, String)>) -> MovePlan {
-        let mut edits: Vec<FileEdit> = self.0.into_values().collect();
-        for e in &mut edits {
-            e.changes.sort_by_key(|c| c.span);
-        }
-        MovePlan { moves, edits }
-    }
-}
-
-fn refuse<T>(message: String) -> Result<T, CheckerError> {
-    Err(CheckerError::Refused(message))
-}
-
-/// Plans moving each `old` (a file, or a folder with everything under it) to `new`.
-pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, CheckerError> {
-    let index = checker.index();
-    let mut moves: Vec<(String, String)> = Vec::new();
-    for (old, new) in &request.pairs {
-        let (old, new) = (old.trim_end_matches('/'), new.trim_end_matches('/'));
-        let files = checker.files_under(old);
-        if files.is_empty() {
-            return refuse(format!(
-                "nothing to move: {old} is not a file or folder of the project"
-            ));
-        }
-        let is_file = files.len() == 1 && files[0] == old;
-        for f in files {
-            let target = if is_file {
-                new.to_owned()
-            } else {
-                format!("{new}{}", &f[old.len()..])
-            };
-            if let Err(e) = ResourcePath::split_file(&target) {
-                return refuse(format!("cannot move {f} to {target}: {e}"));
-            }
-            moves.push((f, target));
-        }
-    }
-    let sources: HashSet<&str> = moves.iter().map(|(o, _)| o.as_str()).collect();
-    let mut targets = HashSet::new();
-    for (old, new) in &moves {
-        if !targets.insert(new.as_str()) {
-            return refuse(format!("two files would move to {new}"));
-        }
-        let case_only = old.to_lowercase() == new.to_lowercase() && old != new;
-        let occupied = (index.contains(new) && !sources.contains(new.as_str()))
-            || (!case_only && !index.contains(new) && checker.project().root().join(new).exists());
-        if occupied {
-            return refuse(format!("cannot move {old} to {new}: {new} already exists"));
-        }
-        checker
-            .project()
-            .check_inside(&checker.project().root().join(new))?;
-    }
-    let mut edits = Edits::default();
-    for (old, new) in &moves {
-        let ext_old = old.rsplit_once('.').map(|(_, e)| e);
-        let ext_new = new.rsplit_once('.').map(|(_, e)| e);
-        for r in checker.graph().references_to(old) {
-            let Some(entry) = index.file(&r.file) else {
-                continue;
-            };
-            let Some(raw) = entry.scan.get(r.index) else {
-                continue;
-            };
-            if raw.expected_type.is_some() && ext_old != ext_new {
-                return refuse(format!(
-                    "cannot move {old} to {new}: {} refers to it as a .{} resource, and the move changes its type",
-                    Place::of(&r.file, &raw),
-                    ext_old.unwrap_or("")
-                ));
-            }
-            let change = Change {
-                place: Place::of(&r.file, &raw),
-                span: raw.span,
-                old_text: raw.text.to_owned(),
-                new_text: replacement_text(&raw, old, new),
-            };
-            edits.add(&r.file, entry.hash, change);
-        }
-    }
-    Ok(edits.into_plan(moves))
-}
-
-/// The patches that point references to `old` (a file that no longer exists, e.g.
-/// renamed outside Kiln) at `new` instead; no file moves.
-pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
-    let mut edits = Edits::default();
-    let mut add = |file: &str, index: usize| {
+    /// Adds the change that rewrites reference `index` of `file` to `new_text`.
+    fn add_reference(&mut self, checker: &Checker, file: &str, index: usize, new_text: String) {
         let Some(entry) = checker.index().file(file) else {
             return;
         };
@@ -202,28 +300,349 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
             place: Place::of(file, &raw),
             span: raw.span,
             old_text: raw.text.to_owned(),
-            new_text: replacement_text(&raw, old, new),
+            new_text,
         };
-        edits.add(file, entry.hash, change);
-    };
-    // Typed references still point at the missing file in the graph.
-    for r in checker.graph().references_to(old) {
-        add(&r.file, r.index);
+        self.add(file, entry.hash, change);
     }
-    // Generic ones stopped resolving when the file went away: match their text.
-    let base = old.rsplit_once('.').map_or(old, |(b, _)| b);
-    for f in checker.index().files() {
-        for (i, raw) in f.scan.iter().enumerate() {
-            if raw.expected_type.is_none() && (raw.text == old || raw.text == base) {
-                add(&f.path, i);
+
+    fn into_edits(self) -> Vec<FileEdit> {
+        let mut edits: Vec<FileEdit> = self.0.into_values().collect();
+        for e in &mut edits {
+            e.changes.sort_by_key(|c| c.span);
+        }
+        edits
+    }
+}
+
+fn refused(from: &str, to: &str, reason: impl Into<String>) -> CheckerError {
+    CheckerError::MoveRefused {
+        from: from.to_owned(),
+        to: to.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Whether `path` is `folder` or inside it.
+fn within(path: &str, folder: &str) -> bool {
+    path == folder
+        || path
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Why `new` cannot be where `old` goes, if it cannot: it must be a plain path inside
+/// the project, not where Kiln keeps no resources, free, and every name the move
+/// creates (a new folder, a new file name) canonical. Names it keeps (a file moved
+/// into a folder, the folders that exist) are left as they are: a move never makes
+/// a name worse, and never refuses to carry a non-canonical one along.
+fn check_target(root: &Path, old: &str, new: &str, is_folder: bool) -> Result<(), String> {
+    if new.is_empty() {
+        return Err("the new path is empty".into());
+    }
+    let problem = if new.starts_with('/') || new.as_bytes().get(1) == Some(&b':') {
+        Some("is absolute (paths start at the project root)")
+    } else if new.contains('\\') {
+        Some("contains a backslash (use /)")
+    } else if new.split('/').any(str::is_empty) {
+        Some("has an empty segment (//)")
+    } else if new.split('/').any(|s| s == "." || s == "..") {
+        Some("has a '.' or '..' segment")
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        return Err(format!("{new} {problem}"));
+    }
+    if is_excluded(new) {
+        return Err(format!(
+            "{new} is where Kiln keeps no resources (hidden, .git/, .kiln/ or build/)"
+        ));
+    }
+    if within(new, old) && new != old {
+        return Err("a folder cannot move inside itself".into());
+    }
+    let case_only = old.to_lowercase() == new.to_lowercase();
+    if fs::symlink_metadata(root.join(new)).is_ok() && !case_only {
+        let what = if root.join(new).is_dir() {
+            "a folder"
+        } else {
+            "a file"
+        };
+        return Err(format!(
+            "{new} already exists ({what}); Kiln never moves onto or merges into an existing path"
+        ));
+    }
+    let segments: Vec<&str> = new.split('/').collect();
+    let old_name = old.rsplit('/').next().unwrap_or(old);
+    for (k, segment) in segments.iter().enumerate() {
+        let prefix = segments[..=k].join("/");
+        let last = k + 1 == segments.len();
+        if !last {
+            match fs::symlink_metadata(root.join(&prefix)) {
+                Ok(m) if m.is_dir() => continue,
+                Ok(_) => return Err(format!("{prefix} is a file, not a folder")),
+                Err(_) => {}
+            }
+        } else if *segment == old_name {
+            continue;
+        }
+        let check = if last && !is_folder && split_extension(old).is_some() {
+            ResourcePath::split_file(segment).map(|_| ())
+        } else {
+            ResourcePath::parse(segment).map(|_| ())
+        };
+        if let Err(e) = check {
+            let fix = e
+                .suggestion
+                .map(|s| format!(" (did you mean {s}?)"))
+                .unwrap_or_default();
+            return Err(format!(
+                "\"{segment}\" is not a canonical name: {}{fix}",
+                e.reason
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The folders that renaming to `new` creates (its missing ancestors), outermost
+/// first.
+fn missing_ancestors(root: &Path, new: &str) -> Vec<String> {
+    let segments: Vec<&str> = new.split('/').collect();
+    (1..segments.len())
+        .map(|k| segments[..k].join("/"))
+        .filter(|dir| fs::symlink_metadata(root.join(dir)).is_err())
+        .collect()
+}
+
+/// Plans moving each `old` (a file, or a folder with everything under it) to `new`.
+pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, CheckerError> {
+    let index = checker.index();
+    let root = checker.project().root();
+    let mut renames: Vec<(String, String)> = Vec::new();
+    let mut moves: Vec<(String, String)> = Vec::new();
+    let mut unchanged = Vec::new();
+    for (old, new) in &request.pairs {
+        let (old, new) = (old.trim_end_matches('/'), new.trim_end_matches('/'));
+        if old == new {
+            unchanged.push(old.to_owned());
+            continue;
+        }
+        let files = checker.files_under(old);
+        let is_file = files.len() == 1 && files[0] == old;
+        let is_folder = !is_file
+            && !is_excluded(old)
+            && journal::is_plain_relative(old)
+            && fs::symlink_metadata(root.join(old)).is_ok_and(|m| m.is_dir());
+        if !is_file && !is_folder {
+            return Err(CheckerError::Refused(format!(
+                "nothing to move: {old} is not a file or folder of the project"
+            )));
+        }
+        check_target(root, old, new, is_folder).map_err(|reason| refused(old, new, reason))?;
+        checker
+            .project()
+            .check_inside(&root.join(new))
+            .map_err(|_| refused(old, new, "the path leads outside the project"))?;
+        for f in files {
+            let target = format!("{new}{}", &f[old.len()..]);
+            moves.push((f, target));
+        }
+        renames.push((old.to_owned(), new.to_owned()));
+    }
+    // The moves of one request must not step on each other.
+    for (i, (old_a, new_a)) in renames.iter().enumerate() {
+        for (old_b, new_b) in renames.iter().skip(i + 1) {
+            if within(new_a, new_b) || within(new_b, new_a) {
+                return Err(refused(
+                    old_b,
+                    new_b,
+                    format!("{old_a} would also move to {new_a}"),
+                ));
+            }
+            if within(old_a, old_b) || within(old_b, old_a) {
+                return Err(refused(
+                    old_b,
+                    new_b,
+                    format!("{old_a} and {old_b} overlap; move the outer one"),
+                ));
+            }
+            if within(new_a, old_b) || within(new_b, old_a) {
+                return Err(refused(
+                    old_b,
+                    new_b,
+                    "a target is inside a folder this request moves away",
+                ));
             }
         }
     }
-    edits.into_plan(Vec::new())
+
+    let moved: HashMap<&str, &str> = moves
+        .iter()
+        .map(|(o, n)| (o.as_str(), n.as_str()))
+        .collect();
+    let mut edits = Edits::default();
+    for (old, new) in &moves {
+        let ext_old = split_extension(old).map(|(_, e)| e);
+        let ext_new = split_extension(new).map(|(_, e)| e);
+        for r in checker.graph().references_to(old) {
+            let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
+                continue;
+            };
+            if raw.expected_type.is_some() && ext_old != ext_new {
+                return Err(refused(
+                    old,
+                    new,
+                    format!(
+                        "{} refers to it as a .{} resource, and the move changes its type",
+                        Place::of(&r.file, &raw),
+                        ext_old.unwrap_or("")
+                    ),
+                ));
+            }
+            edits.add_reference(checker, &r.file, r.index, replacement_text(&raw, old, new));
+        }
+    }
+    let skipped = ambiguity(checker, &moved, &mut edits);
+
+    let log = match &request.undoes {
+        Some(undone) => LogUpdate::RemoveLast {
+            logged: undone.logged.clone(),
+            fallback: moves.clone(),
+        },
+        None if moves.is_empty() => LogUpdate::None,
+        None => LogUpdate::Append(moves.clone()),
+    };
+    Ok(MovePlan {
+        renames,
+        moves,
+        edits: edits.into_edits(),
+        skipped,
+        unchanged,
+        log,
+        remove_dirs: request
+            .undoes
+            .as_ref()
+            .map(|u| u.created_dirs.clone())
+            .unwrap_or_default(),
+    })
+}
+
+/// What a move does to references written without extension: an ambiguous one whose
+/// candidates all move to one new path is patched (added to `edits`); any other
+/// ambiguous one touched by the move, and any unambiguous one the move makes
+/// ambiguous, is listed.
+fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) -> Vec<Skipped> {
+    let graph = checker.graph();
+    let index = checker.index();
+    let mut skipped = Vec::new();
+    let mut seen: HashSet<(&str, usize)> = HashSet::new();
+    let mut sources: Vec<&&str> = moved.keys().collect();
+    sources.sort();
+    for old in sources {
+        for r in graph.ambiguous_references_to(old) {
+            if !seen.insert((&r.file, r.index)) {
+                continue;
+            }
+            let Target::Ambiguous(candidates) = &r.target else {
+                continue;
+            };
+            let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
+                continue;
+            };
+            let new_bases: BTreeSet<Option<&str>> = candidates
+                .iter()
+                .map(|c| {
+                    moved
+                        .get(&**c)
+                        .and_then(|new| split_extension(new))
+                        .map(|(base, _)| base)
+                })
+                .collect();
+            match new_bases.into_iter().collect::<Vec<_>>().as_slice() {
+                [Some(base)] => {
+                    edits.add_reference(checker, &r.file, r.index, (*base).to_owned());
+                }
+                _ => skipped.push(Skipped {
+                    place: Place::of(&r.file, &raw),
+                    text: raw.text.to_owned(),
+                    reason: SkipReason::Ambiguous {
+                        candidates: candidates.iter().map(|c| c.to_string()).collect(),
+                    },
+                }),
+            }
+        }
+    }
+    // A moved file arriving beside another with the same path without extension
+    // makes the references that named the other one alone ambiguous.
+    let mut arriving: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for new in moved.values() {
+        if let Some((base, _)) = split_extension(new) {
+            arriving.entry(base).or_default().push(new);
+        }
+    }
+    for (base, news) in arriving {
+        let staying: Vec<&str> = index
+            .files_from(base)
+            .map(|f| &*f.path)
+            .take_while(|p| p.starts_with(base))
+            .filter(|p| split_extension(p).is_some_and(|(b, _)| b == base))
+            .filter(|p| !moved.contains_key(p))
+            .collect();
+        for file in &staying {
+            for r in graph.references_to(file) {
+                let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
+                    continue;
+                };
+                if raw.expected_type.is_some() || raw.text != base {
+                    continue;
+                }
+                let mut candidates: Vec<String> =
+                    staying.iter().chain(&news).map(|s| s.to_string()).collect();
+                candidates.sort();
+                skipped.push(Skipped {
+                    place: Place::of(&r.file, &raw),
+                    text: raw.text.to_owned(),
+                    reason: SkipReason::BecomesAmbiguous { candidates },
+                });
+            }
+        }
+    }
+    skipped
+}
+
+/// The patches that point references to `old` (a file that no longer exists, e.g.
+/// renamed outside Kiln) at `new` instead; no file moves.
+pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
+    let mut edits = Edits::default();
+    // Typed references still point at the missing file in the graph.
+    for r in checker.graph().references_to(old) {
+        if let Some(raw) = checker
+            .index()
+            .file(&r.file)
+            .and_then(|f| f.scan.get(r.index))
+        {
+            edits.add_reference(checker, &r.file, r.index, replacement_text(&raw, old, new));
+        }
+    }
+    // Generic ones stopped resolving when the file went away: match their text,
+    // where it now names nothing.
+    let base = split_extension(old).map_or(old, |(b, _)| b);
+    let base_paths = checker.index().by_base_path();
+    for f in checker.index().files() {
+        for (i, raw) in f.scan.iter().enumerate() {
+            let names_it = raw.text == old || raw.text == base;
+            let resolves = checker.index().contains(raw.text) || base_paths.contains_key(raw.text);
+            if raw.expected_type.is_none() && names_it && !resolves {
+                edits.add_reference(checker, &f.path, i, replacement_text(&raw, old, new));
+            }
+        }
+    }
+    MovePlan::patches(edits.into_edits())
 }
 
 /// The patches `kiln check --fix` makes: references that use an old path from the
-/// redirect log, rewritten to the path the resource has now.
+/// redirect log and resolve to nothing, rewritten to the path the resource has now.
 pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
     let mut edits = Edits::default();
     for finding in checker.findings() {
@@ -252,49 +671,49 @@ pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
         };
         edits.add(&file, entry.hash, change);
     }
-    edits.into_plan(Vec::new())
+    MovePlan::patches(edits.into_edits())
 }
 
-/// The journal of an operation in progress.
-#[derive(Debug, Serialize, Deserialize)]
-struct Journal {
-    /// Files moved (or about to be), old -> new.
-    moves: Vec<(String, String)>,
-    /// Files patched (or about to be), with the byte range of their original content
-    /// in the journal's backup file. A file that did not exist before has none.
-    patched: Vec<(String, Option<(u64, u64)>)>,
+/// The patches that undo `edits` once applied: each change's new text back to its
+/// old one, at the positions the new texts have in the patched files.
+fn inverse_patches(edits: &[FileEdit], patched: &[(String, Vec<u8>, Vec<u8>)]) -> Vec<FileEdit> {
+    edits
+        .iter()
+        .zip(patched)
+        .map(|(edit, (_, _, new_bytes))| {
+            let mut shift: i64 = 0;
+            let changes = edit
+                .changes
+                .iter()
+                .map(|c| {
+                    let start = (c.span.0 as i64 + shift) as u32;
+                    let end = start + c.new_text.len() as u32;
+                    shift += c.new_text.len() as i64 - (c.span.1 - c.span.0) as i64;
+                    Change {
+                        place: c.place.clone(),
+                        span: (start, end),
+                        old_text: c.new_text.clone(),
+                        new_text: c.old_text.clone(),
+                    }
+                })
+                .collect();
+            FileEdit {
+                file: edit.file.clone(),
+                expected_hash: xxhash_rust::xxh3::xxh3_64(new_bytes),
+                changes,
+            }
+        })
+        .collect()
 }
 
-const JOURNAL_DIR: &str = ".kiln/journal";
-const JOURNAL_FILE: &str = "journal.json";
-const BACKUP_FILE: &str = "backups.bin";
-
-fn journal_dir(root: &Path) -> PathBuf {
-    root.join(JOURNAL_DIR)
-}
-
-/// Writes `bytes` to `path` and flushes it to disk.
-fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
-    let mut f = fs::File::create(path).map_err(io_err(path))?;
-    std::io::Write::write_all(&mut f, bytes).map_err(io_err(path))?;
-    f.sync_all().map_err(io_err(path))
-}
-
-/// Flushes a folder's entries (new and renamed files in it) to disk.
-fn sync_dir(dir: &Path) -> Result<(), CheckerError> {
-    fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err(dir))
-}
-
-/// Applies `plan` (see the module docs). Returns the inverse move.
-pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<MoveRequest, CheckerError> {
+/// Applies `plan` (see the module docs). Returns the operation that undoes it.
+pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, CheckerError> {
     let root = checker.project().root().to_owned();
-    if journal_dir(&root).join(JOURNAL_FILE).exists() {
-        return refuse(
+    if journal::is_pending(&root) {
+        return Err(CheckerError::Refused(
             "another operation's journal is in .kiln/journal; reopen the project to recover it"
                 .into(),
-        );
+        ));
     }
     // Read and patch every file in memory first: any refusal leaves the disk untouched.
     let mut patched: Vec<(String, Vec<u8>, Vec<u8>)> = Vec::new();
@@ -302,37 +721,64 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<MoveRequest, Chec
         let path = root.join(&edit.file);
         let bytes = fs::read(&path).map_err(io_err(&path))?;
         if xxhash_rust::xxh3::xxh3_64(&bytes) != edit.expected_hash {
-            return refuse(format!(
-                "{} changed on disk since it was indexed; re-index and plan again",
-                edit.file
-            ));
+            return Err(CheckerError::Changed {
+                file: edit.file.clone(),
+            });
         }
         let mut out = bytes.clone();
         for c in edit.changes.iter().rev() {
             let (s, e) = (c.span.0 as usize, c.span.1 as usize);
             if e > out.len() || s > e {
-                return refuse(format!(
-                    "{}: a planned change lies outside the file; re-index and plan again",
-                    edit.file
-                ));
+                return Err(CheckerError::Changed {
+                    file: edit.file.clone(),
+                });
             }
             out.splice(s..e, c.new_text.bytes());
         }
         patched.push((edit.file.clone(), bytes, out));
     }
-    let mut log_moves = plan.moves.clone();
-    log_moves.retain(|(o, n)| o != n);
+    let inverse_edits = inverse_patches(&plan.edits, &patched);
 
-    // The journal is the commit point: every original in one backup file and the
-    // manifest, both flushed to disk before any project file changes. Project files
-    // are then replaced by rename without a flush of their own (ext4 and most
-    // journaling file systems write a renamed-over file's data before committing the
-    // rename), so a thousand-file rename costs two flushes, not a thousand.
-    let dir = journal_dir(&root);
-    fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    // The redirect log is one more patched file.
+    let log_path = root.join(REDIRECT_FILE);
+    let log_before = match fs::read_to_string(&log_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_err(&log_path)(e)),
+    };
+    let (log_after, logged) = match &plan.log {
+        LogUpdate::None => (None, Vec::new()),
+        LogUpdate::Append(moves) => (
+            Some(Redirects::appended(log_before.as_deref(), moves)),
+            moves.clone(),
+        ),
+        LogUpdate::RemoveLast { logged, fallback } => {
+            match log_before
+                .as_deref()
+                .and_then(|t| Redirects::without_last(t, logged))
+            {
+                Some(text) => (Some(text), Vec::new()),
+                None => (
+                    Some(Redirects::appended(log_before.as_deref(), fallback)),
+                    fallback.clone(),
+                ),
+            }
+        }
+    };
+
+    let mut created_dirs: Vec<String> = Vec::new();
+    for (_, new) in &plan.renames {
+        for dir in missing_ancestors(&root, new) {
+            if !created_dirs.contains(&dir) {
+                created_dirs.push(dir);
+            }
+        }
+    }
+
     let mut journal = Journal {
-        moves: plan.moves.clone(),
+        renames: plan.renames.clone(),
         patched: Vec::new(),
+        created_dirs: created_dirs.clone(),
     };
     let mut backups: Vec<u8> = Vec::new();
     let mut backup = |original: &[u8]| {
@@ -343,18 +789,11 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<MoveRequest, Chec
     for (file, original, _) in &patched {
         journal.patched.push((file.clone(), backup(original)));
     }
-    let redirect_path = root.join(REDIRECT_FILE);
-    if !log_moves.is_empty() {
-        let range = fs::read(&redirect_path)
-            .ok()
-            .and_then(|original| backup(&original));
+    if log_after.is_some() {
+        let range = log_before.as_deref().and_then(|t| backup(t.as_bytes()));
         journal.patched.push((REDIRECT_FILE.to_owned(), range));
     }
-    write_durable(&dir.join(BACKUP_FILE), &backups)?;
-    let manifest =
-        serde_json::to_vec(&journal).map_err(|e| CheckerError::Refused(e.to_string()))?;
-    write_durable(&dir.join(JOURNAL_FILE), &manifest)?;
-    sync_dir(&dir)?;
+    journal::begin(&root, &journal, &backups)?;
 
     let result = (|| -> Result<(), CheckerError> {
         for (file, _, new_bytes) in &patched {
@@ -362,12 +801,12 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<MoveRequest, Chec
             write_unsynced(&path, new_bytes).map_err(io_err(&path))?;
             crash_point()?;
         }
-        for (old, new) in &plan.moves {
-            move_file(&root, old, new)?;
+        for (old, new) in &plan.renames {
+            journal::rename(&root, old, new)?;
             crash_point()?;
         }
-        if !log_moves.is_empty() {
-            Redirects::append(&root, &log_moves)?;
+        if let Some(text) = &log_after {
+            write_unsynced(&log_path, text.as_bytes()).map_err(io_err(&log_path))?;
             crash_point()?;
         }
         Ok(())
@@ -381,26 +820,31 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<MoveRequest, Chec
         recover(&root)?;
         return Err(e);
     }
-    fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
-    for (old, _) in &plan.moves {
-        remove_empty_parents(&root, old);
-    }
+    journal::finish(&root)?;
+    journal::remove_empty_dirs(&root, &plan.remove_dirs);
 
     let mut touched: Vec<String> = patched.iter().map(|(f, _, _)| f.clone()).collect();
-    for (old, new) in &plan.moves {
+    for (old, new) in &plan.renames {
         touched.push(old.clone());
         touched.push(new.clone());
     }
     touched.push(REDIRECT_FILE.to_owned());
     checker.refresh(&touched)?;
-    Ok(MoveRequest {
+    if plan.renames.is_empty() {
+        return Ok(Operation::Patch(MovePlan::patches(inverse_edits)));
+    }
+    Ok(Operation::Move(MoveRequest {
         pairs: plan
-            .moves
+            .renames
             .iter()
             .rev()
             .map(|(o, n)| (n.clone(), o.clone()))
             .collect(),
-    })
+        undoes: Some(UndoneMove {
+            logged,
+            created_dirs,
+        }),
+    }))
 }
 
 #[cfg(test)]
@@ -437,7 +881,8 @@ fn crashed() -> bool {
     }
 }
 
-/// A temporary file and a rename, without an fsync of its own (the caller syncs once).
+/// A temporary file and a rename, without an fsync of its own (the journal was
+/// flushed before; see `journal::begin`).
 fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
@@ -448,88 +893,6 @@ fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     fs::rename(&temp, path).inspect_err(|_| {
         let _ = fs::remove_file(&temp);
     })
-}
-
-/// Moves one file, through a temporary name when only the case changes (so that
-/// case-insensitive file systems rename it too).
-fn move_file(root: &Path, old: &str, new: &str) -> Result<(), CheckerError> {
-    let (from, to) = (root.join(old), root.join(new));
-    if let Some(parent) = to.parent() {
-        fs::create_dir_all(parent).map_err(io_err(parent))?;
-    }
-    if old.to_lowercase() == new.to_lowercase() {
-        let temp = root.join(format!("{old}.kiln-case-rename"));
-        fs::rename(&from, &temp).map_err(io_err(&from))?;
-        fs::rename(&temp, &to).map_err(io_err(&to))
-    } else {
-        fs::rename(&from, &to).map_err(io_err(&from))
-    }
-}
-
-fn remove_empty_parents(root: &Path, file: &str) {
-    let mut dir = root.join(file);
-    while dir.pop() && dir != root {
-        if fs::remove_dir(&dir).is_err() {
-            break;
-        }
-    }
-}
-
-/// Rolls back an operation that a crash interrupted, if its journal exists: moved
-/// files go back, patched files get their backed-up content. Returns whether there was
-/// anything to recover. Run when a project is opened.
-pub fn recover(root: &Path) -> Result<bool, CheckerError> {
-    let dir = journal_dir(root);
-    let manifest = dir.join(JOURNAL_FILE);
-    let bytes = match fs::read(&manifest) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // Backups without a manifest: the crash came before the commit point and
-            // no project file was touched.
-            if dir.exists() {
-                fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
-            }
-            return Ok(false);
-        }
-        Err(e) => return Err(io_err(&manifest)(e)),
-    };
-    let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| {
-        CheckerError::Refused(format!("{}: unreadable journal: {e}", manifest.display()))
-    })?;
-    for (old, new) in journal.moves.iter().rev() {
-        let (from, to) = (root.join(new), root.join(old));
-        if from.exists() && (!to.exists() || old.to_lowercase() == new.to_lowercase()) {
-            move_file(root, new, old)?;
-        }
-        let temp = root.join(format!("{old}.kiln-case-rename"));
-        if temp.exists() {
-            fs::rename(&temp, &to).map_err(io_err(&temp))?;
-        }
-    }
-    let backups = fs::read(dir.join(BACKUP_FILE)).map_err(io_err(dir.join(BACKUP_FILE)))?;
-    for (file, range) in &journal.patched {
-        let path = root.join(file);
-        match range {
-            Some((start, len)) => {
-                let original = usize::try_from(*start)
-                    .ok()
-                    .zip(usize::try_from(*len).ok())
-                    .and_then(|(s, l)| backups.get(s..s.checked_add(l)?))
-                    .ok_or_else(|| {
-                        CheckerError::Refused(format!(
-                            "{}: the journal's backup of {file} is truncated",
-                            dir.display()
-                        ))
-                    })?;
-                write_atomic(&path, original).map_err(io_err(&path))?;
-            }
-            None => {
-                let _ = fs::remove_file(&path);
-            }
-        }
-    }
-    fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
-    Ok(true)
 }
 
 #[cfg(test)]
@@ -593,8 +956,8 @@ mod tests {
             ("materials/old/t.png", "png"),
             ("meshes/m.mesh", "{}"),
         ];
-        // 3 patched files + 2 moves + the redirect log = 6 steps.
-        for crash_after in 0..6 {
+        // 3 patched files + 1 folder rename + the redirect log = 5 steps.
+        for crash_after in 0..5 {
             let dir = tempfile::tempdir().unwrap();
             write(dir.path(), &files);
             let before = snapshot(dir.path());

@@ -12,6 +12,8 @@
 use kiln_core::registry::ResourceFormat;
 use kiln_core::{FieldKind, FieldSchema, Registry};
 
+use crate::rules::{DeclaredRules, PathSegment};
+
 /// One reference found in a file, owned (see [`RefView`] for the borrowed form the
 /// index stores).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -213,21 +215,55 @@ enum Class<'r> {
     Generic,
 }
 
+/// Whether a file of an unregistered type whose content does not parse should be
+/// reported: it is meant to be JSON (a `.json` file, a type the project declares
+/// rules for, or content that opens like JSON), so its references are invisible.
+fn meant_as_json(rules: &DeclaredRules, ext: &str, bytes: &[u8]) -> bool {
+    ext == "json"
+        || rules.declares(ext)
+        || matches!(
+            bytes.iter().find(|b| !b.is_ascii_whitespace()),
+            Some(b'{' | b'[')
+        )
+}
+
+/// The UTF-8 byte order mark some Windows tools write before JSON.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Whether `text` could be the path of a file in the index (or such a path without
+/// its extension): relative, no empty, `.`, `..` or hidden segment, not inside a
+/// folder that holds no resources. Only such strings can name a file, whatever
+/// their spelling, so only they are kept as generic candidates.
+pub fn could_name_a_file(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 4096
+        && !text
+            .split('/')
+            .next()
+            .is_some_and(|top| kiln_core::project::NON_RESOURCE_DIRS.contains(&top))
+        && text
+            .split('/')
+            .all(|segment| !segment.is_empty() && !segment.starts_with('.'))
+}
+
 /// Extracts references from a file of type `ext` (its extension). Files of binary
-/// types yield nothing; files of unregistered types are scanned generically if they
-/// are JSON and ignored otherwise.
-pub fn scan_file(registry: &Registry, ext: &str, bytes: &[u8]) -> FileScan {
+/// types yield nothing; files of unregistered types are scanned generically (with
+/// the project's declared `rules`) if they are JSON and ignored otherwise.
+pub fn scan_file(registry: &Registry, rules: &DeclaredRules, ext: &str, bytes: &[u8]) -> FileScan {
     let schema = match registry.resource_type(ext).map(|t| &t.format) {
         Some(ResourceFormat::Binary) => return FileScan::default(),
         Some(ResourceFormat::Entities) => Schema::Entities,
         Some(ResourceFormat::Json(fields)) => Schema::Fields(fields),
         None => Schema::Generic,
     };
+    let start = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
     let mut s = Scanner {
         bytes,
-        pos: 0,
+        pos: start,
         path: Vec::new(),
         registry,
+        rules: rules.applies_to(ext).then_some(rules),
+        ext,
         schema,
         scan: FileScan::default(),
         ref_entity: Vec::new(),
@@ -239,7 +275,8 @@ pub fn scan_file(registry: &Registry, ext: &str, bytes: &[u8]) -> FileScan {
         line: 1,
     };
     let result = s
-        .skip_ws()
+        .check_utf8()
+        .and_then(|_| s.skip_ws())
         .and_then(|_| s.value(0))
         .and_then(|_| s.skip_ws())
         .and_then(|_| {
@@ -268,8 +305,11 @@ pub fn scan_file(registry: &Registry, ext: &str, bytes: &[u8]) -> FileScan {
             }
             scan
         }
-        // A third-party file that is not JSON has no references we can see.
-        Err(_) if matches!(schema, Schema::Generic) => FileScan::default(),
+        // A third-party file that is not JSON (a script, a sound) has no references
+        // we can see, and that is no problem.
+        Err(_) if matches!(schema, Schema::Generic) && !meant_as_json(rules, ext, bytes) => {
+            FileScan::default()
+        }
         Err(error) => FileScan {
             error: Some(error),
             ..Default::default()
@@ -331,6 +371,9 @@ struct Scanner<'a, 'r> {
     pos: usize,
     path: Vec<Segment<'a>>,
     registry: &'r Registry,
+    /// The project's declared rules, when any apply to this file's type.
+    rules: Option<&'r DeclaredRules>,
+    ext: &'r str,
     schema: Schema<'r>,
     scan: FileScan,
     /// Entity index of each record (`u32::MAX` for none), resolved to ids at the end.
@@ -355,6 +398,18 @@ impl<'a, 'r> Scanner<'a, 'r> {
             line,
             column: (self.pos - line_start) as u32 + 1,
             message: message.to_owned(),
+        }
+    }
+
+    /// JSON text is UTF-8; checking the whole file once lets every string be taken
+    /// as text without a check of its own.
+    fn check_utf8(&mut self) -> Result<(), ScanError> {
+        match std::str::from_utf8(self.bytes) {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.pos = e.valid_up_to();
+                Err(self.error("invalid UTF-8"))
+            }
         }
     }
 
@@ -428,6 +483,20 @@ impl<'a, 'r> Scanner<'a, 'r> {
                     let at = i + k;
                     match self.bytes[at] {
                         b'"' => {
+                            // JSON forbids raw control characters in strings, and an
+                            // escape must decode: a file `serde_json` would reject is
+                            // not read differently here.
+                            if let Some(c) = self.bytes[start..at].iter().position(|&b| b < 0x20) {
+                                self.pos = start + c;
+                                return Err(self.error("control character inside a string"));
+                            }
+                            if escaped
+                                && serde_json::from_slice::<String>(&self.bytes[start - 1..at + 1])
+                                    .is_err()
+                            {
+                                self.pos = start - 1;
+                                return Err(self.error("invalid escape in a string"));
+                            }
                             self.pos = at + 1;
                             return Ok((start, at, escaped));
                         }
@@ -559,8 +628,41 @@ impl<'a, 'r> Scanner<'a, 'r> {
     }
 
     /// Classifies the string at the current path; also returns (entity index,
-    /// component) context for levels.
+    /// component) context for levels. Where no built-in schema decides, the
+    /// project's declared rules may make the string a typed reference.
     fn classify(&self) -> (Class<'r>, Option<u32>, Option<&'a str>) {
+        let (class, entity, component) = self.classify_by_schema();
+        match (class, self.rules) {
+            (Class::Generic, Some(rules)) => {
+                let decoded: Vec<Option<String>> = self
+                    .path
+                    .iter()
+                    .map(|seg| match seg {
+                        Segment::EscapedKey(s, e) => self.decode(*s as usize, *e as usize, true),
+                        _ => None,
+                    })
+                    .collect();
+                let path: Vec<PathSegment> = self
+                    .path
+                    .iter()
+                    .zip(&decoded)
+                    .map(|(seg, text)| match seg {
+                        Segment::Key(k) => PathSegment::Key(k),
+                        Segment::Index(n) => PathSegment::Index(*n),
+                        Segment::EscapedKey(..) => PathSegment::Key(text.as_deref().unwrap_or("")),
+                    })
+                    .collect();
+                let class = match rules.type_of(self.ext, &path) {
+                    Some(ty) => Class::Typed(ty),
+                    None => Class::Generic,
+                };
+                (class, entity, component)
+            }
+            other => (other.0, entity, component),
+        }
+    }
+
+    fn classify_by_schema(&self) -> (Class<'r>, Option<u32>, Option<&'a str>) {
         match self.schema {
             Schema::Generic => (Class::Generic, None, None),
             Schema::Fields(fields) => {
@@ -632,21 +734,7 @@ impl<'a, 'r> Scanner<'a, 'r> {
         let expected_type = match class {
             Class::NotReference => return,
             Class::Typed(t) => Some(t),
-            Class::Generic => {
-                // Cheap pre-filter before decoding: generic candidates are canonical
-                // paths, which have no escapes and only these bytes.
-                let raw = &self.bytes[start..end];
-                if escaped
-                    || !raw.iter().all(|&b| {
-                        b.is_ascii_lowercase()
-                            || b.is_ascii_digit()
-                            || matches!(b, b'_' | b'-' | b'.' | b'/')
-                    })
-                {
-                    return;
-                }
-                None
-            }
+            Class::Generic => None,
         };
         // Text: borrowed straight from the file unless it has escapes.
         let decoded;
@@ -664,7 +752,7 @@ impl<'a, 'r> Scanner<'a, 'r> {
                 Err(_) => return,
             }
         };
-        if expected_type.is_none() && kiln_core::ResourcePath::parse(text).is_err() {
+        if expected_type.is_none() && !could_name_a_file(text) {
             return;
         }
         let line = self.line_at(start);
@@ -735,7 +823,12 @@ mod tests {
     use super::*;
 
     fn scan(ext: &str, text: &str) -> FileScan {
-        scan_file(&Registry::with_builtins(), ext, text.as_bytes())
+        scan_file(
+            &Registry::with_builtins(),
+            &DeclaredRules::default(),
+            ext,
+            text.as_bytes(),
+        )
     }
 
     #[test]
@@ -864,9 +957,112 @@ mod tests {
         );
         let refs = s.references();
         let got: Vec<_> = refs.iter().map(|r| r.text.as_str()).collect();
-        assert_eq!(got, vec!["textures/bark.png", "levels/forest"]);
+        // Any string that could be a file's path is a candidate, whatever its spelling;
+        // the graph keeps those that name a file.
+        assert_eq!(
+            got,
+            vec!["textures/bark.png", "Not A Path", "levels/forest"]
+        );
         assert_eq!(scan("txt", "hello { world"), FileScan::default());
+        assert_eq!(scan("lua", "return {}"), FileScan::default());
         assert_eq!(scan("png", "\u{89}PNG"), FileScan::default());
+    }
+
+    #[test]
+    fn strings_that_cannot_name_a_file_are_not_candidates() {
+        let s = scan(
+            "json",
+            r#"["/etc/passwd", "../up", "a//b", "a/./b", ".git/config", ".kiln/index.bin", "build/x.bin", "a/.hidden", "", "ok/Path With Spaces.PNG", "textures\/bark.png"]"#,
+        );
+        let refs = s.references();
+        let got: Vec<_> = refs.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(got, vec!["ok/Path With Spaces.PNG", "textures/bark.png"]);
+    }
+
+    #[test]
+    fn third_party_json_that_does_not_parse_reports_where() {
+        let s = scan("json", "{\n  \"a\": [1, 2,]\n}");
+        let e = s.error.unwrap();
+        assert_eq!((e.line, e.column), (2, 14));
+        let s = scan("physics_config", "  [\"a\" \"b\"]");
+        assert!(s.error.is_some());
+        // JSON that serde_json rejects is rejected here too.
+        for bad in ["[\"a\tb\"]", "[\"\\x\"]", "[\"\\ud800\"]", "{\"a\": tru}"] {
+            assert!(scan("json", bad).error.is_some(), "{bad}");
+        }
+        let mut invalid_utf8 = b"[\"a".to_vec();
+        invalid_utf8.extend([0xff, b'"', b']']);
+        assert!(
+            scan_file(
+                &Registry::with_builtins(),
+                &DeclaredRules::default(),
+                "json",
+                &invalid_utf8
+            )
+            .error
+            .is_some()
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let s = scan("json", "\u{feff}{\"inputs\": [\"textures/bark.png\"]}");
+        assert_eq!(s.error, None);
+        let r = &s.references()[0];
+        assert_eq!(r.text, "textures/bark.png");
+        assert_eq!(r.span, (16, 33));
+    }
+
+    #[test]
+    fn declared_rules_type_strings_where_no_schema_decides() {
+        let rules = DeclaredRules::new(
+            &serde_json::from_str(
+                r#"{"unit": {"/components/*/data/mesh_resource": "mesh"}, "*": {"material": "material", "name": "material"}}"#,
+            )
+            .unwrap(),
+        );
+        let registry = Registry::with_builtins();
+        let foreign = r#"{"components": {"c1": {"data": {"mesh_resource": "units/props/barrel", "material": "units/props/barrel", "other": "units/props/barrel"}}}}"#;
+        // `unit` is Kiln's own prefab type; a foreign project's `.sunit` shows the rule.
+        let rules_for_sunit = DeclaredRules::new(
+            &serde_json::from_str(r#"{"sunit": {"/components/*/data/mesh_resource": "mesh"}, "*": {"material": "material", "name": "material"}}"#).unwrap(),
+        );
+        let s = scan_file(&registry, &rules_for_sunit, "sunit", foreign.as_bytes());
+        let got: Vec<_> = s
+            .references()
+            .into_iter()
+            .map(|r| (r.pointer, r.expected_type))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "/components/c1/data/mesh_resource".to_owned(),
+                    Some("mesh".to_owned())
+                ),
+                (
+                    "/components/c1/data/material".to_owned(),
+                    Some("material".to_owned())
+                ),
+                ("/components/c1/data/other".to_owned(), None),
+            ]
+        );
+        // In a level, a third-party component's field follows the rules; an entity's
+        // name and a mesh component's fields keep their built-in meaning.
+        let level = r#"{"entities": [{"id": "a", "name": "materials/x", "components": {"mesh": {"material": "materials/m"}, "fx": {"material": "materials/fx"}}}]}"#;
+        let s = scan_file(&registry, &rules, "level", level.as_bytes());
+        let got: Vec<_> = s
+            .references()
+            .into_iter()
+            .map(|r| (r.text, r.expected_type))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("materials/m".to_owned(), Some("material".to_owned())),
+                ("materials/fx".to_owned(), Some("material".to_owned())),
+            ]
+        );
     }
 
     #[test]

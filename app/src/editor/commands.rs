@@ -288,13 +288,14 @@ fn remove(doc: &mut LevelDocument, entities: &[(usize, EntityDocument)]) {
 pub enum Entry {
     /// An edit of the open level.
     Doc(EditCommand),
-    /// An asset rename or move (files on disk and every reference to them), with the
-    /// move that undoes it.
+    /// A change of project files through the dependency checker (an asset rename or
+    /// move with every reference to it, or a fix of references), with the operation
+    /// that undoes it.
     Asset {
-        /// The move as done.
-        forward: dependency_checker::rename::MoveRequest,
-        /// The move that undoes it.
-        inverse: dependency_checker::rename::MoveRequest,
+        /// The operation as done.
+        forward: dependency_checker::rename::Operation,
+        /// The operation that undoes it.
+        inverse: dependency_checker::rename::Operation,
     },
 }
 
@@ -303,9 +304,16 @@ impl Entry {
     pub fn describe(&self) -> String {
         match self {
             Entry::Doc(c) => c.describe(),
-            Entry::Asset { forward, .. } => match forward.pairs.as_slice() {
-                [(old, new)] => format!("move {old} to {new}"),
-                pairs => format!("move {} files", pairs.len()),
+            Entry::Asset { forward, .. } => match forward {
+                dependency_checker::rename::Operation::Move(request) => {
+                    match request.pairs.as_slice() {
+                        [(old, new)] => format!("move {old} to {new}"),
+                        pairs => format!("move {} files", pairs.len()),
+                    }
+                }
+                dependency_checker::rename::Operation::Patch(plan) => {
+                    format!("fix {} references", plan.change_count())
+                }
             },
         }
     }

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use dependency_checker::Checker;
 use dependency_checker::findings::Finding;
 use dependency_checker::index::BuildOptions;
-use dependency_checker::rename::{Change, MovePlan, MoveRequest};
+use dependency_checker::rename::{Change, MovePlan, MoveRequest, Operation};
 use glam::{Affine3A, EulerRot, Vec3};
 use kiln_core::schema::json_f32s;
 use kiln_core::{EntityDocument, LevelDocument, Project, Registry, write_atomic};
@@ -657,7 +657,7 @@ impl Editor {
                 forward: ahead,
                 inverse,
             } => {
-                let result = self.execute_move(if forward { &ahead } else { &inverse });
+                let result = self.execute(if forward { &ahead } else { &inverse });
                 let entry = Entry::Asset {
                     forward: ahead,
                     inverse,
@@ -757,9 +757,10 @@ impl Editor {
 
     /// Applies a planned move as one undoable step.
     pub fn apply_move(&mut self, plan: MovePlan) {
-        let forward = MoveRequest {
-            pairs: plan.moves.clone(),
-        };
+        let forward = Operation::Move(MoveRequest {
+            pairs: plan.renames.clone(),
+            undoes: None,
+        });
         match self.apply_plan(&plan) {
             Ok(inverse) => {
                 self.info(format!(
@@ -773,15 +774,33 @@ impl Editor {
         }
     }
 
-    fn execute_move(&mut self, request: &MoveRequest) -> anyhow::Result<MoveRequest> {
-        let plan = self.plan_move(request)?;
+    fn execute(&mut self, operation: &Operation) -> anyhow::Result<Operation> {
+        let checker = self
+            .checker
+            .as_ref()
+            .context("the project is not indexed")?;
+        let plan = operation.plan(checker)?;
         self.apply_plan(&plan)
+    }
+
+    /// Applies a plan of patches (a fix) as one undoable step.
+    fn apply_fix(&mut self, plan: MovePlan, done: String) {
+        match self.apply_plan(&plan) {
+            Ok(inverse) => {
+                self.info(done);
+                self.undo.push_done(Entry::Asset {
+                    forward: Operation::Patch(plan),
+                    inverse,
+                });
+            }
+            Err(e) => self.error(format!("{e:#}")),
+        }
     }
 
     /// Applies `plan` on disk, mirrors its patches into the open document (so that
     /// unsaved edits and the file agree), follows the open level if it moved, and
     /// refreshes everything that depends on files.
-    fn apply_plan(&mut self, plan: &MovePlan) -> anyhow::Result<MoveRequest> {
+    fn apply_plan(&mut self, plan: &MovePlan) -> anyhow::Result<Operation> {
         let checker = self
             .checker
             .as_mut()
@@ -844,24 +863,16 @@ impl Editor {
             expected_hash: entry.hash,
             changes: vec![change],
         };
-        let plan = MovePlan {
-            moves: Vec::new(),
-            edits: vec![edit],
-        };
-        match self.apply_plan(&plan) {
-            Ok(_) => self.info(format!("{}: \"{old}\" -> \"{new}\"", place.file)),
-            Err(e) => self.error(format!("{e:#}")),
-        }
+        let done = format!("{}: \"{old}\" -> \"{new}\"", place.file);
+        self.apply_fix(MovePlan::patches(vec![edit]), done);
     }
 
     /// Patches every reference that still uses a path the redirect log moved.
     pub fn fix_stale_paths(&mut self) {
         let Some(checker) = &self.checker else { return };
         let plan = dependency_checker::rename::plan_redirect_fixes(checker);
-        match self.apply_plan(&plan) {
-            Ok(_) => self.info(format!("fixed {} stale references", plan.change_count())),
-            Err(e) => self.error(format!("{e:#}")),
-        }
+        let done = format!("fixed {} stale references", plan.change_count());
+        self.apply_fix(plan, done);
     }
 
     /// Writes the level as canonical JSON through a temporary file and a rename.

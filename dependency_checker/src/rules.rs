@@ -1,0 +1,284 @@
+//! Declared reference rules: how a project tells the checker which strings of file
+//! types it has no schema for are references, and of which type.
+//!
+//! Engines of the Bitsquid family name a reference's type by its field, not its text:
+//! `"mesh_resource": "units/props/barrel"` means `units/props/barrel.mesh` even when
+//! `barrel.unit` and `barrel.material` exist beside it. Without a schema such a string
+//! is *ambiguous*. A project declares the fields in `kiln.project`:
+//!
+//! ```json
+//! {
+//!   "references": {
+//!     "unit": {"/components/*/data/mesh_resource": "mesh", "material": "material"},
+//!     "*": {"unit": "unit"}
+//!   }
+//! }
+//! ```
+//!
+//! A pattern starting with `/` is a JSON pointer to the string: `*` stands for any one
+//! key or array index, `**` for any number of them. Any other pattern is a field name:
+//! a string under that key, or in an array (of arrays) under it, anywhere in the file.
+//! Rules keyed by an extension apply to files of that type; rules keyed `*` to every
+//! file. When several rules match one string, the extension's own rules win over
+//! `*`, pointer patterns over field names, and then the first in sorted order.
+//!
+//! Rules apply only where no built-in schema decides: they can type a string of a
+//! third-party component inside a level, but never change what a `mesh` component's
+//! `material` field means.
+//!
+//! ```
+//! use dependency_checker::rules::{DeclaredRules, PathSegment};
+//! let config = serde_json::from_str(r#"{"unit": {"/components/*/data/mesh_resource": "mesh"}}"#).unwrap();
+//! let rules = DeclaredRules::new(&config);
+//! let at = [
+//!     PathSegment::Key("components"),
+//!     PathSegment::Index(0),
+//!     PathSegment::Key("data"),
+//!     PathSegment::Key("mesh_resource"),
+//! ];
+//! assert_eq!(rules.type_of("unit", &at), Some("mesh"));
+//! assert_eq!(rules.type_of("level", &at), None);
+//! ```
+
+use std::collections::HashMap;
+
+use kiln_core::ReferenceRules;
+
+/// One step of the path from a file's root to a string value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathSegment<'a> {
+    /// An object key.
+    Key(&'a str),
+    /// An array index.
+    Index(u32),
+}
+
+impl PathSegment<'_> {
+    fn matches(&self, literal: &str) -> bool {
+        match self {
+            PathSegment::Key(k) => *k == literal,
+            PathSegment::Index(n) => literal.parse::<u32>().ok() == Some(*n),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PatternSegment {
+    Literal(String),
+    /// `*`: exactly one segment.
+    One,
+    /// `**`: any number of segments, none included.
+    Any,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pattern {
+    Pointer(Vec<PatternSegment>),
+    Field(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rule {
+    pattern: Pattern,
+    resource_type: String,
+}
+
+/// A project's declared rules, ready to match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeclaredRules {
+    by_extension: HashMap<String, Vec<Rule>>,
+    everywhere: Vec<Rule>,
+    /// A stable text of every rule, for the cache's fingerprint.
+    fingerprint: String,
+}
+
+fn compile(rules: &std::collections::BTreeMap<String, String>) -> Vec<Rule> {
+    let mut out: Vec<Rule> = rules
+        .iter()
+        .map(|(pattern, ty)| Rule {
+            pattern: match pattern.strip_prefix('/') {
+                Some(pointer) => Pattern::Pointer(
+                    pointer
+                        .split('/')
+                        .map(|s| match s {
+                            "*" => PatternSegment::One,
+                            "**" => PatternSegment::Any,
+                            other => {
+                                PatternSegment::Literal(other.replace("~1", "/").replace("~0", "~"))
+                            }
+                        })
+                        .collect(),
+                ),
+                None => Pattern::Field(pattern.clone()),
+            },
+            resource_type: ty.clone(),
+        })
+        .collect();
+    // Pointer patterns first: they say more than a field name. Stable, so sorted order
+    // decides among equals.
+    out.sort_by_key(|r| matches!(r.pattern, Pattern::Field(_)));
+    out
+}
+
+fn pointer_matches(pattern: &[PatternSegment], path: &[PathSegment]) -> bool {
+    match pattern.split_first() {
+        None => path.is_empty(),
+        Some((PatternSegment::Any, rest)) => {
+            (0..=path.len()).any(|skip| pointer_matches(rest, &path[skip..]))
+        }
+        Some((segment, rest)) => match path.split_first() {
+            None => false,
+            Some((first, tail)) => {
+                let here = match segment {
+                    PatternSegment::One => true,
+                    PatternSegment::Literal(l) => first.matches(l),
+                    PatternSegment::Any => false,
+                };
+                here && pointer_matches(rest, tail)
+            }
+        },
+    }
+}
+
+/// The key a string is stored under, looking through array indices
+/// (`{"materials": [["a"]]}` gives `materials` for `a`).
+fn field_name<'a>(path: &[PathSegment<'a>]) -> Option<&'a str> {
+    path.iter().rev().find_map(|s| match s {
+        PathSegment::Key(k) => Some(*k),
+        PathSegment::Index(_) => None,
+    })
+}
+
+impl Rule {
+    fn matches(&self, path: &[PathSegment]) -> bool {
+        match &self.pattern {
+            Pattern::Pointer(p) => pointer_matches(p, path),
+            Pattern::Field(name) => field_name(path) == Some(name.as_str()),
+        }
+    }
+}
+
+impl DeclaredRules {
+    /// Compiles the `references` section of `kiln.project` (already validated by
+    /// [`kiln_core::ProjectConfig::parse`]).
+    pub fn new(config: &ReferenceRules) -> Self {
+        let mut rules = DeclaredRules::default();
+        for (ext, patterns) in config {
+            let compiled = compile(patterns);
+            if ext == "*" {
+                rules.everywhere = compiled;
+            } else {
+                rules.by_extension.insert(ext.clone(), compiled);
+            }
+        }
+        rules.fingerprint = format!("{config:?}");
+        rules
+    }
+
+    /// Whether no rule is declared.
+    pub fn is_empty(&self) -> bool {
+        self.by_extension.is_empty() && self.everywhere.is_empty()
+    }
+
+    /// Whether rules name files of type `ext` (so they are expected to be JSON).
+    pub fn declares(&self, ext: &str) -> bool {
+        self.by_extension.contains_key(ext)
+    }
+
+    /// Whether any rule could apply to a file of type `ext`.
+    pub fn applies_to(&self, ext: &str) -> bool {
+        !self.everywhere.is_empty() || self.by_extension.contains_key(ext)
+    }
+
+    /// The resource type the string at `path` in a file of type `ext` names, if a
+    /// rule matches it.
+    pub fn type_of(&self, ext: &str, path: &[PathSegment]) -> Option<&str> {
+        self.by_extension
+            .get(ext)
+            .into_iter()
+            .flatten()
+            .chain(&self.everywhere)
+            .find(|r| r.matches(path))
+            .map(|r| r.resource_type.as_str())
+    }
+
+    /// A text that changes whenever the rules do.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use PathSegment::{Index, Key};
+
+    fn rules(json: &str) -> DeclaredRules {
+        DeclaredRules::new(&serde_json::from_str(json).unwrap())
+    }
+
+    #[test]
+    fn pointer_patterns_match_whole_paths_with_wildcards() {
+        let r = rules(
+            r#"{"unit": {"/components/*/data/mesh_resource": "mesh", "/**/sound": "wav", "/lods/~1x/*": "mesh"}}"#,
+        );
+        let t = |path: &[PathSegment]| r.type_of("unit", path);
+        assert_eq!(
+            t(&[
+                Key("components"),
+                Key("c1"),
+                Key("data"),
+                Key("mesh_resource")
+            ]),
+            Some("mesh")
+        );
+        assert_eq!(
+            t(&[
+                Key("components"),
+                Index(3),
+                Key("data"),
+                Key("mesh_resource")
+            ]),
+            Some("mesh")
+        );
+        assert_eq!(
+            t(&[Key("components"), Key("data"), Key("mesh_resource")]),
+            None
+        );
+        assert_eq!(t(&[Key("sound")]), Some("wav"));
+        assert_eq!(
+            t(&[Key("a"), Index(0), Key("b"), Key("sound")]),
+            Some("wav")
+        );
+        assert_eq!(t(&[Key("sound"), Key("x")]), None);
+        assert_eq!(t(&[Key("lods"), Key("/x"), Index(2)]), Some("mesh"));
+    }
+
+    #[test]
+    fn field_names_match_anywhere_and_through_arrays() {
+        let r = rules(r#"{"*": {"material": "material"}}"#);
+        assert_eq!(
+            r.type_of("anything", &[Key("a"), Key("material")]),
+            Some("material")
+        );
+        assert_eq!(
+            r.type_of("x", &[Key("material"), Index(1), Index(0)]),
+            Some("material")
+        );
+        assert_eq!(r.type_of("x", &[Key("material"), Key("name")]), None);
+        assert_eq!(r.type_of("x", &[Index(0)]), None);
+    }
+
+    #[test]
+    fn the_extensions_own_rules_and_pointers_win() {
+        let r =
+            rules(r#"{"unit": {"/a/mesh": "mesh", "mesh": "unit"}, "*": {"mesh": "material"}}"#);
+        assert_eq!(r.type_of("unit", &[Key("a"), Key("mesh")]), Some("mesh"));
+        assert_eq!(r.type_of("unit", &[Key("b"), Key("mesh")]), Some("unit"));
+        assert_eq!(
+            r.type_of("json", &[Key("a"), Key("mesh")]),
+            Some("material")
+        );
+        assert!(r.declares("unit") && !r.declares("json"));
+    }
+}
