@@ -56,3 +56,31 @@ pub fn atomic_write(path: &Path, text: &str) {
     fs::write(&temp, text).unwrap();
     fs::rename(&temp, path).unwrap();
 }
+
+/// Every file under `dir` (except `.kiln/`) and its bytes, sorted, for before/after
+/// comparisons.
+pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with(".kiln") {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push((rel, fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
