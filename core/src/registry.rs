@@ -377,6 +377,9 @@ fn builtin_resource_types() -> Vec<ResourceType> {
                 FieldSchema::text("name", ""),
                 FieldSchema::resource_list("boot_levels", "level")
                     .doc("Levels the game starts from; what they reach is in use."),
+                // Patterns and type names, not references.
+                FieldSchema::text("references", "")
+                    .doc("Reference rules for file types Kiln has no schema for."),
             ]),
             "The project file kiln.project.",
         ),

@@ -110,12 +110,13 @@ impl Redirects {
         &self.moves
     }
 
+    /// The first line of a log Kiln creates.
+    pub const HEADER: &str =
+        "# Kiln redirect log: every move, oldest first (old -> new). Commit it with the move.\n";
+
     /// The log's text (`None` when there is no log yet) with `moves` appended.
     pub fn appended(text: Option<&str>, moves: &[(String, String)]) -> String {
-        let mut text = text.map_or_else(
-            || "# Kiln redirect log: every move, oldest first (old -> new). Commit it with the move.\n".to_owned(),
-            str::to_owned,
-        );
+        let mut text = text.map_or_else(|| Self::HEADER.to_owned(), str::to_owned);
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }

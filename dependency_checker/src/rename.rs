@@ -64,6 +64,19 @@ pub struct UndoneMove {
     pub logged: Vec<(String, String)>,
     /// The folders it created, removed again when empty.
     pub created_dirs: Vec<String>,
+    /// Whether it created the redirect log, removed again when nothing else is in it.
+    #[serde(default)]
+    pub created_log: bool,
+    /// The text each reference it patched had before (by file after the move and
+    /// JSON pointer), so that undoing writes back the same spelling (`props/rock`
+    /// and not `props/rock.json`, where both name the file).
+    #[serde(default)]
+    pub texts: Vec<(String, String, String)>,
+    /// References that named nothing before the move and the moved file after it
+    /// (a missing reference the move satisfied), by file after the move and JSON
+    /// pointer: undoing leaves them as they are.
+    #[serde(default)]
+    pub adopted: Vec<(String, String)>,
 }
 
 impl MoveRequest {
@@ -201,6 +214,9 @@ pub enum LogUpdate {
         logged: Vec<(String, String)>,
         /// The moves to append otherwise.
         fallback: Vec<(String, String)>,
+        /// Whether the undone move created the log: then a log left with nothing but
+        /// its header is removed.
+        created: bool,
     },
 }
 
@@ -217,6 +233,9 @@ pub struct MovePlan {
     pub skipped: Vec<Skipped>,
     /// Sources that are already where the request puts them (`mv A A`).
     pub unchanged: Vec<String>,
+    /// References that name nothing now and a moved file after the move (file and
+    /// JSON pointer): a missing reference the move satisfies.
+    pub adopted: Vec<(String, String)>,
     /// What happens to the redirect log.
     pub log: LogUpdate,
     /// Folders to remove afterwards if empty (those the undone move created).
@@ -232,6 +251,7 @@ impl MovePlan {
             edits,
             skipped: Vec::new(),
             unchanged: Vec::new(),
+            adopted: Vec::new(),
             log: LogUpdate::None,
             remove_dirs: Vec::new(),
         }
@@ -322,6 +342,17 @@ fn refused(from: &str, to: &str, reason: impl Into<String>) -> CheckerError {
     }
 }
 
+/// Where `path` is after `renames` (of files or folders).
+fn renamed_path(renames: &[(String, String)], path: &str) -> String {
+    renames
+        .iter()
+        .find(|(old, _)| within(path, old))
+        .map_or_else(
+            || path.to_owned(),
+            |(old, new)| format!("{new}{}", &path[old.len()..]),
+        )
+}
+
 /// Whether `path` is `folder` or inside it.
 fn within(path: &str, folder: &str) -> bool {
     path == folder
@@ -335,7 +366,13 @@ fn within(path: &str, folder: &str) -> bool {
 /// creates (a new folder, a new file name) canonical. Names it keeps (a file moved
 /// into a folder, the folders that exist) are left as they are: a move never makes
 /// a name worse, and never refuses to carry a non-canonical one along.
-fn check_target(root: &Path, old: &str, new: &str, is_folder: bool) -> Result<(), String> {
+fn check_target(
+    root: &Path,
+    old: &str,
+    new: &str,
+    is_folder: bool,
+    restoring: bool,
+) -> Result<(), String> {
     if new.is_empty() {
         return Err("the new path is empty".into());
     }
@@ -361,8 +398,20 @@ fn check_target(root: &Path, old: &str, new: &str, is_folder: bool) -> Result<()
     if within(new, old) && new != old {
         return Err("a folder cannot move inside itself".into());
     }
-    let case_only = old.to_lowercase() == new.to_lowercase();
-    if fs::symlink_metadata(root.join(new)).is_ok() && !case_only {
+    // On a case-insensitive file system `Rock.png` and `rock.png` are one file, and a
+    // case-only rename is allowed; on a case-sensitive one they may be two, and the
+    // other one must not be overwritten.
+    let same_file = || {
+        use std::os::unix::fs::MetadataExt;
+        match (
+            fs::symlink_metadata(root.join(old)),
+            fs::symlink_metadata(root.join(new)),
+        ) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    };
+    if fs::symlink_metadata(root.join(new)).is_ok() && !same_file() {
         let what = if root.join(new).is_dir() {
             "a folder"
         } else {
@@ -371,6 +420,10 @@ fn check_target(root: &Path, old: &str, new: &str, is_folder: bool) -> Result<()
         return Err(format!(
             "{new} already exists ({what}); Kiln never moves onto or merges into an existing path"
         ));
+    }
+    if restoring {
+        // Undoing a move puts names back as they were, canonical or not.
+        return Ok(());
     }
     let segments: Vec<&str> = new.split('/').collect();
     let old_name = old.rsplit('/').next().unwrap_or(old);
@@ -428,6 +481,15 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
             unchanged.push(old.to_owned());
             continue;
         }
+        for path in [old, new] {
+            if path == kiln_core::project::PROJECT_FILE || path == REDIRECT_FILE {
+                return Err(refused(
+                    old,
+                    new,
+                    format!("{path} is the project's own file and stays where it is"),
+                ));
+            }
+        }
         let files = checker.files_under(old);
         let is_file = files.len() == 1 && files[0] == old;
         let is_folder = !is_file
@@ -439,7 +501,8 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
                 "nothing to move: {old} is not a file or folder of the project"
             )));
         }
-        check_target(root, old, new, is_folder).map_err(|reason| refused(old, new, reason))?;
+        check_target(root, old, new, is_folder, request.undoes.is_some())
+            .map_err(|reason| refused(old, new, reason))?;
         checker
             .project()
             .check_inside(&root.join(new))
@@ -500,15 +563,40 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
                     ),
                 ));
             }
-            edits.add_reference(checker, &r.file, r.index, replacement_text(&raw, old, new));
+            let mut text = replacement_text(&raw, old, new);
+            // Written without extension, the new text must not become ambiguous
+            // beside a file that has the same path without extension: then the full
+            // path says the same thing, unambiguously.
+            if raw.expected_type.is_none()
+                && text != *new
+                && shares_base_after(checker, &moved, new)
+            {
+                text = new.clone();
+            }
+            edits.add_reference(checker, &r.file, r.index, text);
         }
     }
     let skipped = ambiguity(checker, &moved, &mut edits);
+    if let Some(undone) = &request.undoes {
+        restore_spellings(&mut edits, undone);
+        let leave: HashSet<(&str, &str)> = undone
+            .adopted
+            .iter()
+            .map(|(f, p)| (f.as_str(), p.as_str()))
+            .collect();
+        for edit in edits.0.values_mut() {
+            edit.changes
+                .retain(|c| !leave.contains(&(c.place.file.as_str(), c.place.pointer.as_str())));
+        }
+        edits.0.retain(|_, e| !e.changes.is_empty());
+    }
+    let adopted = adopted(checker, &moved);
 
     let log = match &request.undoes {
         Some(undone) => LogUpdate::RemoveLast {
             logged: undone.logged.clone(),
             fallback: moves.clone(),
+            created: undone.created_log,
         },
         None if moves.is_empty() => LogUpdate::None,
         None => LogUpdate::Append(moves.clone()),
@@ -519,6 +607,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         edits: edits.into_edits(),
         skipped,
         unchanged,
+        adopted,
         log,
         remove_dirs: request
             .undoes
@@ -526,6 +615,84 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
             .map(|u| u.created_dirs.clone())
             .unwrap_or_default(),
     })
+}
+
+/// The references that name nothing now and will name a moved file after the move:
+/// typed ones missing exactly that file, and strings equal to its new path (or to
+/// that path without extension) that resolve to nothing.
+fn adopted(checker: &Checker, moved: &HashMap<&str, &str>) -> Vec<(String, String)> {
+    let index = checker.index();
+    let mut out = Vec::new();
+    // Whole new paths win over any match without extension, so such a string is
+    // the moved file's after the move whatever it named before.
+    let mut whole: HashSet<&str> = HashSet::new();
+    let mut texts: HashSet<&str> = HashSet::new();
+    for new in moved.values() {
+        whole.insert(new);
+        for r in checker.graph().references_to(new) {
+            if let Some(raw) = index.file(&r.file).and_then(|f| f.scan.get(r.index)) {
+                out.push((r.file.to_string(), raw.pointer.to_owned()));
+            }
+        }
+        if let Some((base, _)) = split_extension(new) {
+            texts.insert(base);
+        }
+    }
+    let base_paths = index.by_base_path();
+    for f in index.files() {
+        for raw in f.scan.iter() {
+            let named_after = whole.contains(raw.text)
+                || (texts.contains(raw.text) && !base_paths.contains_key(raw.text));
+            if raw.expected_type.is_none() && named_after && !index.contains(raw.text) {
+                out.push((f.path.to_string(), raw.pointer.to_owned()));
+            }
+        }
+    }
+    out
+}
+
+/// Puts back the spelling each reference had before the move being undone, where
+/// that spelling names the same file as the one computed.
+fn restore_spellings(edits: &mut Edits, undone: &UndoneMove) {
+    let before: HashMap<(&str, &str), &str> = undone
+        .texts
+        .iter()
+        .map(|(file, pointer, text)| ((file.as_str(), pointer.as_str()), text.as_str()))
+        .collect();
+    for edit in edits.0.values_mut() {
+        for c in &mut edit.changes {
+            let Some(&text) = before.get(&(c.place.file.as_str(), c.place.pointer.as_str())) else {
+                continue;
+            };
+            let full = c.new_text.as_str();
+            let base = split_extension(full).map(|(b, _)| b);
+            let same_file = text == full
+                || Some(text) == base
+                || split_extension(text).map(|(b, _)| b) == Some(full);
+            if same_file {
+                c.new_text = text.to_owned();
+            }
+        }
+    }
+}
+
+/// Whether, after the moves, another file has the same path without extension as
+/// `new`, or that path as its whole path (one already there and staying, or another
+/// one arriving).
+fn shares_base_after(checker: &Checker, moved: &HashMap<&str, &str>, new: &str) -> bool {
+    let Some((base, _)) = split_extension(new) else {
+        return false;
+    };
+    // A file whose whole path is that text would even win over `new`.
+    let same_base =
+        |p: &str| p != new && (p == base || split_extension(p).is_some_and(|(b, _)| b == base));
+    let staying = checker
+        .index()
+        .files_from(base)
+        .map(|f| &*f.path)
+        .take_while(|p| p.starts_with(base))
+        .any(|p| same_base(p) && !moved.contains_key(p));
+    staying || moved.values().any(|p| same_base(p))
 }
 
 /// What a move does to references written without extension: an ambiguous one whose
@@ -574,12 +741,15 @@ fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) 
         }
     }
     // A moved file arriving beside another with the same path without extension
-    // makes the references that named the other one alone ambiguous.
+    // makes the references that named the other one alone ambiguous; one arriving
+    // at a path that is another file's path without extension takes over the
+    // references written that way (a whole path wins).
     let mut arriving: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for new in moved.values() {
         if let Some((base, _)) = split_extension(new) {
             arriving.entry(base).or_default().push(new);
         }
+        arriving.entry(new).or_default().push(new);
     }
     for (base, news) in arriving {
         let staying: Vec<&str> = index
@@ -674,21 +844,50 @@ pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
     MovePlan::patches(edits.into_edits())
 }
 
+/// `text` as the content of a JSON string, in the style of `raw` (the content it
+/// replaces): quotes, backslashes and control characters escaped, and `/` written
+/// `\/` where the original wrote it so, so that a patch and its undoing give back
+/// the same bytes.
+fn encode_like(text: &str, raw: &[u8]) -> String {
+    let escaped_slash = raw.windows(2).any(|w| w == b"\\/");
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '/' if escaped_slash => out.push_str("\\/"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The patches that undo `edits` once applied: each change's new text back to its
-/// old one, at the positions the new texts have in the patched files.
-fn inverse_patches(edits: &[FileEdit], patched: &[(String, Vec<u8>, Vec<u8>)]) -> Vec<FileEdit> {
+/// old one, at the positions the new texts have in the patched files (`written`
+/// holds the length of each change's new text as written).
+fn inverse_patches(
+    edits: &[FileEdit],
+    patched: &[(String, Vec<u8>, Vec<u8>)],
+    written: &[Vec<usize>],
+) -> Vec<FileEdit> {
     edits
         .iter()
         .zip(patched)
-        .map(|(edit, (_, _, new_bytes))| {
+        .zip(written)
+        .map(|((edit, (_, _, new_bytes)), lengths)| {
             let mut shift: i64 = 0;
             let changes = edit
                 .changes
                 .iter()
-                .map(|c| {
+                .zip(lengths)
+                .map(|(c, &len)| {
                     let start = (c.span.0 as i64 + shift) as u32;
-                    let end = start + c.new_text.len() as u32;
-                    shift += c.new_text.len() as i64 - (c.span.1 - c.span.0) as i64;
+                    let end = start + len as u32;
+                    shift += len as i64 - (c.span.1 - c.span.0) as i64;
                     Change {
                         place: c.place.clone(),
                         span: (start, end),
@@ -717,6 +916,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     }
     // Read and patch every file in memory first: any refusal leaves the disk untouched.
     let mut patched: Vec<(String, Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut written: Vec<Vec<usize>> = Vec::new();
     for edit in &plan.edits {
         let path = root.join(&edit.file);
         let bytes = fs::read(&path).map_err(io_err(&path))?;
@@ -726,18 +926,22 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             });
         }
         let mut out = bytes.clone();
-        for c in edit.changes.iter().rev() {
+        let mut lengths = vec![0; edit.changes.len()];
+        for (k, c) in edit.changes.iter().enumerate().rev() {
             let (s, e) = (c.span.0 as usize, c.span.1 as usize);
             if e > out.len() || s > e {
                 return Err(CheckerError::Changed {
                     file: edit.file.clone(),
                 });
             }
-            out.splice(s..e, c.new_text.bytes());
+            let text = encode_like(&c.new_text, &bytes[s..e]);
+            lengths[k] = text.len();
+            out.splice(s..e, text.into_bytes());
         }
         patched.push((edit.file.clone(), bytes, out));
+        written.push(lengths);
     }
-    let inverse_edits = inverse_patches(&plan.edits, &patched);
+    let inverse_edits = inverse_patches(&plan.edits, &patched, &written);
 
     // The redirect log is one more patched file.
     let log_path = root.join(REDIRECT_FILE);
@@ -752,11 +956,18 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             Some(Redirects::appended(log_before.as_deref(), moves)),
             moves.clone(),
         ),
-        LogUpdate::RemoveLast { logged, fallback } => {
+        LogUpdate::RemoveLast {
+            logged,
+            fallback,
+            created,
+        } => {
             match log_before
                 .as_deref()
                 .and_then(|t| Redirects::without_last(t, logged))
             {
+                Some(text) if *created && text == Redirects::HEADER => {
+                    (Some(String::new()), Vec::new())
+                }
                 Some(text) => (Some(text), Vec::new()),
                 None => (
                     Some(Redirects::appended(log_before.as_deref(), fallback)),
@@ -805,8 +1016,13 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             journal::rename(&root, old, new)?;
             crash_point()?;
         }
-        if let Some(text) = &log_after {
-            write_unsynced(&log_path, text.as_bytes()).map_err(io_err(&log_path))?;
+        match log_after.as_deref() {
+            // An undone move that created the log leaves none.
+            Some("") => fs::remove_file(&log_path).map_err(io_err(&log_path))?,
+            Some(text) => write_unsynced(&log_path, text.as_bytes()).map_err(io_err(&log_path))?,
+            None => {}
+        }
+        if log_after.is_some() {
             crash_point()?;
         }
         Ok(())
@@ -841,8 +1057,24 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             .map(|(o, n)| (n.clone(), o.clone()))
             .collect(),
         undoes: Some(UndoneMove {
+            created_log: log_before.is_none() && !logged.is_empty(),
             logged,
             created_dirs,
+            adopted: plan
+                .adopted
+                .iter()
+                .map(|(file, pointer)| (renamed_path(&plan.renames, file), pointer.clone()))
+                .collect(),
+            texts: plan
+                .edits
+                .iter()
+                .flat_map(|e| {
+                    let file = renamed_path(&plan.renames, &e.file);
+                    e.changes
+                        .iter()
+                        .map(move |c| (file.clone(), c.place.pointer.clone(), c.old_text.clone()))
+                })
+                .collect(),
         }),
     }))
 }

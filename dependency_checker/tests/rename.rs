@@ -192,6 +192,28 @@ fn case_only_renames_work() {
     );
 }
 
+/// On a case-sensitive file system `Rose.png` and `rose.png` can be two files: a
+/// case-only rename must not overwrite the other one.
+#[test]
+fn a_case_only_rename_never_overwrites_a_different_file() {
+    let dir = project();
+    write_project(
+        dir.path(),
+        &[
+            ("textures/Rose.png", "one".into()),
+            ("textures/rose.png", "two".into()),
+        ],
+    );
+    let checker = open(dir.path());
+    let err = plan(
+        &checker,
+        &MoveRequest::new("textures/Rose.png", "textures/rose.png"),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("already exists"), "{err}");
+    assert_eq!(read(dir.path(), "textures/rose.png"), "two");
+}
+
 #[test]
 fn check_fix_patches_references_that_arrive_with_old_paths() {
     let dir = project();
