@@ -124,7 +124,7 @@ fn finding_json(f: &Finding) -> Value {
     if let Value::Object(map) = &mut v {
         map.insert("severity".into(), json!(f.severity()));
         map.insert("file".into(), json!(f.file()));
-        map.insert("message".into(), json!(f.to_string()));
+        map.insert("description".into(), json!(f.to_string()));
     }
     v
 }

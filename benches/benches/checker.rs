@@ -62,7 +62,7 @@ fn rename_pair(c: &mut Criterion, name: &str, dir: &Path) {
                 let inverse = apply(&mut checker, &p).expect("apply");
                 total += start.elapsed();
                 assert_eq!(p.edits.len(), 1000);
-                let back = plan(&checker, &inverse).expect("plan back");
+                let back = inverse.plan(&checker).expect("plan back");
                 apply(&mut checker, &back).expect("apply back");
             }
             total

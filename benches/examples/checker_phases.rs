@@ -40,8 +40,8 @@ fn main() {
         bytes.len()
     );
     let t = Instant::now();
-    let cached =
-        dependency_checker::cache::decode(&bytes, project.root(), &registry).expect("decodes");
+    let cached = dependency_checker::cache::decode(&bytes, project.root(), &registry, cold.rules())
+        .expect("decodes");
     println!(
         "cache decode    {:>7.1} ms",
         t.elapsed().as_secs_f64() * 1e3

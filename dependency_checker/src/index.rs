@@ -140,8 +140,7 @@ impl Source<'_> {
 /// hash, show it is unchanged. A file without a previous entry is opened at once,
 /// its time taken from the open file (one lookup, not a stat and then an open).
 fn index_file(
-    registry: &Registry,
-    rules: &DeclaredRules,
+    (registry, rules): (&Registry, &DeclaredRules),
     rel: &str,
     source: Source,
     previous: Option<&FileEntry>,
@@ -272,8 +271,7 @@ impl Index {
             |(entries, buf), found| {
                 let prev = previous_files.and_then(|f| f.get(found.rel.as_str()));
                 match index_file(
-                    &registry,
-                    &rules,
+                    (&registry, &rules),
                     &found.rel,
                     Source::Walk(found),
                     prev,
@@ -373,8 +371,7 @@ impl Index {
                 Ok(meta) if meta.is_file() => {
                     let prev = self.files.get(rel.as_str());
                     match index_file(
-                        &self.registry,
-                        &self.rules,
+                        (&self.registry, &self.rules),
                         rel,
                         Source::Path(&full),
                         prev,

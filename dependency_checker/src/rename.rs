@@ -52,7 +52,7 @@ pub struct MoveRequest {
     pub pairs: Vec<(String, String)>,
     /// Set on the move that undoes another: what else to put back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub undoes: Option<UndoneMove>,
+    pub undoes: Option<Box<UndoneMove>>,
 }
 
 /// What the move being undone did besides moving files, so that undoing it restores
@@ -277,7 +277,7 @@ pub enum Operation {
     Move(MoveRequest),
     /// Patches only (a fix, or its undoing): applied as planned, refused if a file
     /// changed since.
-    Patch(MovePlan),
+    Patch(Box<MovePlan>),
 }
 
 impl Operation {
@@ -285,7 +285,7 @@ impl Operation {
     pub fn plan(&self, checker: &Checker) -> Result<MovePlan, CheckerError> {
         match self {
             Operation::Move(request) => plan(checker, request),
-            Operation::Patch(plan) => Ok(plan.clone()),
+            Operation::Patch(plan) => Ok((**plan).clone()),
         }
     }
 }
@@ -1047,7 +1047,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     touched.push(REDIRECT_FILE.to_owned());
     checker.refresh(&touched)?;
     if plan.renames.is_empty() {
-        return Ok(Operation::Patch(MovePlan::patches(inverse_edits)));
+        return Ok(Operation::Patch(Box::new(MovePlan::patches(inverse_edits))));
     }
     Ok(Operation::Move(MoveRequest {
         pairs: plan
@@ -1056,7 +1056,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             .rev()
             .map(|(o, n)| (n.clone(), o.clone()))
             .collect(),
-        undoes: Some(UndoneMove {
+        undoes: Some(Box::new(UndoneMove {
             created_log: log_before.is_none() && !logged.is_empty(),
             logged,
             created_dirs,
@@ -1075,7 +1075,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
                         .map(move |c| (file.clone(), c.place.pointer.clone(), c.old_text.clone()))
                 })
                 .collect(),
-        }),
+        })),
     }))
 }
 

@@ -789,7 +789,7 @@ impl Editor {
             Ok(inverse) => {
                 self.info(done);
                 self.undo.push_done(Entry::Asset {
-                    forward: Operation::Patch(plan),
+                    forward: Operation::Patch(Box::new(plan)),
                     inverse,
                 });
             }
