@@ -303,6 +303,46 @@ fn the_problems_list_fixes_a_non_canonical_reference() {
         text.replace("\"Materials/Wood\"", "\"materials/wood\"")
     );
     assert!(editor(&h).findings.is_empty(), "{:?}", editor(&h).findings);
+    // A fix is one step of the history, like a move.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run_steps(4);
+    assert_eq!(std::fs::read_to_string(&unit).unwrap(), text);
+    h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, Key::Z);
+    h.run_steps(4);
+    assert_eq!(std::fs::read_to_string(&unit).unwrap(), fixed);
+}
+
+#[test]
+fn the_rename_preview_lists_ambiguous_references_it_leaves_alone() {
+    let dir = demo_copy();
+    std::fs::create_dir_all(dir.path().join("tools")).unwrap();
+    std::fs::write(dir.path().join("tools/list.json"), r#"["materials/bark"]"#).unwrap();
+    std::fs::write(dir.path().join("materials/bark.json"), "{}").unwrap();
+    let mut h = open(dir.path());
+    h.get_by_label_contains("materials").click();
+    h.run_steps(3);
+    h.get_by_label_contains("bark.material").click_secondary();
+    h.run_steps(2);
+    h.get_by_label("Rename / move…").click();
+    h.run_steps(3);
+    h.get_by_label("New path").focus();
+    h.run_steps(1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.get_by_label("New path")
+        .type_text("materials/wood/bark.material");
+    h.run_steps(2);
+    h.get_by_label("Preview").click();
+    h.run_steps(3);
+    h.get_by_label_contains(
+        "not patched, ambiguous: tools/list.json:1 (/0): \"materials/bark\" could be materials/bark.json or materials/bark.material",
+    );
+    h.get_by_label("1 ambiguous references will be left as they are.");
+    h.get_by_label("Apply").click();
+    h.run_steps(4);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("tools/list.json")).unwrap(),
+        r#"["materials/bark"]"#
+    );
 }
 
 #[test]

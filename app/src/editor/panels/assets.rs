@@ -225,7 +225,23 @@ fn rename_dialog(ctx: &egui::Context, editor: &mut Editor, state: &mut AssetStat
                                     ));
                                 }
                             }
+                            // References the move touches but cannot patch safely:
+                            // shown before applying, so nothing breaks unseen.
+                            for skipped in &p.skipped {
+                                ui.colored_label(
+                                    egui::Color32::from_rgb(220, 170, 60),
+                                    format!("⚠ {skipped}"),
+                                );
+                            }
                         });
+                    if p.is_empty() {
+                        ui.label("Nothing to move: that is where it is already.");
+                    } else if !p.skipped.is_empty() {
+                        ui.label(format!(
+                            "{} ambiguous references will be left as they are.",
+                            p.skipped.len()
+                        ));
+                    }
                 }
                 Some(Err(e)) => {
                     ui.colored_label(egui::Color32::from_rgb(220, 80, 70), e.as_str());
@@ -234,7 +250,10 @@ fn rename_dialog(ctx: &egui::Context, editor: &mut Editor, state: &mut AssetStat
             }
             ui.horizontal(|ui| {
                 if ui
-                    .add_enabled(matches!(plan, Some(Ok(_))), egui::Button::new("Apply"))
+                    .add_enabled(
+                        matches!(plan, Some(Ok(p)) if !p.is_empty()),
+                        egui::Button::new("Apply"),
+                    )
                     .clicked()
                 {
                     apply = true;

@@ -27,6 +27,12 @@ fn fix_for(f: &Finding) -> Option<Fix> {
             let suggestion = ResourcePath::split_file(file).err()?.suggestion?;
             Some(Fix::RenameFile(file.clone(), suggestion))
         }
+        // The reference is right; the file's name is not: renaming the file to its
+        // canonical name patches this reference and every other one.
+        Finding::NonCanonicalReference { target, .. } => {
+            let suggestion = ResourcePath::split_file(target).err()?.suggestion?;
+            Some(Fix::RenameFile(target.clone(), suggestion))
+        }
         _ => None,
     }
 }
@@ -98,10 +104,7 @@ pub fn show(
                     let file = f.file().to_owned();
                     if file.ends_with(".level") {
                         actions.push(Action::OpenLevel(file));
-                        if let Finding::Missing { place, .. }
-                        | Finding::InvalidReference { place, .. }
-                        | Finding::StaleRedirect { place, .. }
-                        | Finding::Ambiguous { place, .. } = f
+                        if let Some(place) = f.place()
                             && let Some(e) = &place.entity
                         {
                             actions.push(Action::Select(vec![e.clone()]));
