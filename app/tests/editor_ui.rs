@@ -312,6 +312,33 @@ fn the_problems_list_fixes_a_non_canonical_reference() {
     assert_eq!(std::fs::read_to_string(&unit).unwrap(), fixed);
 }
 
+/// Fix on a non-canonical reference renames the file it names; the preview opens
+/// over the Problems list, where the user clicked.
+#[test]
+fn fixing_a_non_canonical_reference_renames_its_file_from_the_problems_list() {
+    let dir = demo_copy();
+    std::fs::create_dir_all(dir.path().join("Textures")).unwrap();
+    std::fs::write(dir.path().join("Textures/Leaf.png"), "PNG").unwrap();
+    std::fs::write(dir.path().join("bake.json"), r#"["Textures/Leaf.png"]"#).unwrap();
+    let mut h = open(dir.path());
+    h.get_by_label_contains("Problems").click();
+    h.run_steps(2);
+    let fixes: Vec<_> = h
+        .get_all_by_label("Fix: rename to textures/leaf.png")
+        .collect();
+    assert_eq!(fixes.len(), 2, "the file's name and the reference");
+    fixes[1].click();
+    h.run_steps(3);
+    h.get_by_label_contains("references change in 1 files");
+    h.get_by_label("Apply").click();
+    h.run_steps(4);
+    assert!(dir.path().join("textures/leaf.png").is_file());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("bake.json")).unwrap(),
+        r#"["textures/leaf.png"]"#
+    );
+}
+
 #[test]
 fn the_rename_preview_lists_ambiguous_references_it_leaves_alone() {
     let dir = demo_copy();

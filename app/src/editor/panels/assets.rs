@@ -174,10 +174,11 @@ pub fn show(
     {
         state.open_rename(editor, &file, &target);
     }
-    rename_dialog(ui.ctx(), editor, state);
 }
 
-fn rename_dialog(ctx: &egui::Context, editor: &mut Editor, state: &mut AssetState) {
+/// The rename/move dialog, whichever tab is showing: it is opened from the asset
+/// browser, the inspector and the Problems list alike.
+pub(crate) fn rename_dialog(ctx: &egui::Context, editor: &mut Editor, state: &mut AssetState) {
     let Some((old, new, plan)) = &mut state.rename else {
         return;
     };

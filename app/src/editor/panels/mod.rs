@@ -87,6 +87,7 @@ pub fn show(
                 BottomTab::Log => log::show(ui, editor),
             }
         });
+    assets::rename_dialog(ui.ctx(), editor, &mut state.assets);
     egui::CentralPanel::default().show(ui, |ui| {
         viewport::show(ui, editor, state, settings, actions)
     });
