@@ -497,3 +497,13 @@ fn a_closed_pipe_ends_quietly() {
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// `kiln mv FILE .` moves it to the project root, as `mv` does.
+#[test]
+fn a_dot_is_the_project_root() {
+    let tmp = project(&[("deep/a.json", "{}"), ("b.json", r#"["deep/a.json"]"#)]);
+    let (code, out, err) = kiln(&["mv", "deep/a.json", "."], tmp.path());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(tmp.path().join("a.json").is_file());
+    assert_eq!(read(tmp.path(), "b.json"), r#"["a.json"]"#);
+}

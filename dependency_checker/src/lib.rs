@@ -4,16 +4,19 @@
 //! canonical path, and this crate keeps every such reference known, so that renames and
 //! moves can patch them all and nothing breaks silently.
 //!
-//! * [`scan`] extracts references from a file, typed by the registry's schemas or
-//!   generic (any string naming an existing file), each with its byte span, line and
-//!   JSON pointer.
+//! * [`scan`] extracts references from a file, typed by the registry's schemas or by
+//!   the project's declared [`rules`] (`kiln.project`'s `references`), or generic (any
+//!   string that could name a file, whatever its spelling), each with its byte span,
+//!   line and JSON pointer.
 //! * [`index`] walks a project in parallel (see `walk.rs` for why not `ignore`) and
 //!   keeps an entry per file keyed by size,
 //!   time and content hash; [`cache`] persists it under `.kiln/`.
 //! * [`graph`] resolves references into a `petgraph` graph and answers queries;
 //!   [`findings`] is what `kiln check` reports.
-//! * [`rename`] plans and applies moves of files and folders, patching references in
-//!   place, crash-safely through a journal, returning the inverse move for undo.
+//! * [`rename`] plans and applies moves of files and folders with `mv`'s semantics
+//!   (never onto an existing path), patching references in place, crash-safely
+//!   through a write-ahead journal (`journal.rs`), and returns the [`rename::Operation`]
+//!   that undoes it byte for byte.
 //! * [`redirects`] is the committed log of moves that repairs references arriving
 //!   from other branches; [`watch`] keeps the index current as files change.
 //!

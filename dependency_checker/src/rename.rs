@@ -93,6 +93,11 @@ impl MoveRequest {
     /// source inside `DEST`, keeping its name; otherwise the one source is renamed to
     /// `DEST`. A folder renamed only in case (`Textures` -> `textures`) is a rename.
     pub fn from_arguments(root: &Path, sources: &[String], dest: &str) -> Self {
+        // `.` and `./` are the project root.
+        let dest = match dest {
+            "." | "./" => "/",
+            other => other.strip_prefix("./").unwrap_or(other),
+        };
         let into_folder = dest.ends_with('/')
             || sources.len() > 1
             || (fs::symlink_metadata(root.join(dest)).is_ok_and(|m| m.is_dir())
@@ -638,17 +643,31 @@ fn adopted(checker: &Checker, moved: &HashMap<&str, &str>) -> Vec<(String, Strin
             texts.insert(base);
         }
     }
-    let base_paths = index.by_base_path();
+    // Every reference of the project is looked at: a length check first keeps that
+    // to a comparison of integers for nearly all of them.
+    let lengths: HashSet<usize> = whole.iter().chain(&texts).map(|t| t.len()).collect();
     for f in index.files() {
         for raw in f.scan.iter() {
+            if raw.expected_type.is_some() || !lengths.contains(&raw.text.len()) {
+                continue;
+            }
             let named_after = whole.contains(raw.text)
-                || (texts.contains(raw.text) && !base_paths.contains_key(raw.text));
-            if raw.expected_type.is_none() && named_after && !index.contains(raw.text) {
+                || (texts.contains(raw.text) && !has_base(index, raw.text));
+            if named_after && !index.contains(raw.text) {
                 out.push((f.path.to_string(), raw.pointer.to_owned()));
             }
         }
     }
     out
+}
+
+/// Whether some file has `base` as its path without extension.
+fn has_base(index: &crate::index::Index, base: &str) -> bool {
+    index
+        .files_from(base)
+        .map(|f| &*f.path)
+        .take_while(|p| p.starts_with(base))
+        .any(|p| split_extension(p).is_some_and(|(b, _)| b == base))
 }
 
 /// Puts back the spelling each reference had before the move being undone, where

@@ -46,7 +46,7 @@ fn references_are_found_with_their_places() {
 }
 
 #[test]
-fn a_clean_project_has_no_findings() {
+fn a_project_whose_references_all_resolve_reports_only_what_no_boot_level_reaches() {
     let dir = project();
     let findings = open(dir.path()).findings();
     // The export tool's file is the project's only loose end: no level reaches it.

@@ -1,0 +1,48 @@
+//! Times the phases of renaming the generated project's hero material (referenced by
+//! 1,000 files): planning and applying, each split further, so that a regression in
+//! `kiln mv` can be placed. Run after the checker benchmark has generated the project:
+//! `cargo run --release -p kiln_benches --example rename_phases -- /tmp/kiln-bench-full`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use dependency_checker::Checker;
+use dependency_checker::index::BuildOptions;
+use dependency_checker::rename::{MoveRequest, apply, plan};
+use kiln_core::Registry;
+
+fn main() {
+    let dir = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .expect("the generated project's folder"),
+    );
+    let registry = Arc::new(Registry::with_builtins());
+    let mut checker = Checker::open(&dir, registry, &BuildOptions::default()).expect("open");
+    let (old, new) = (
+        "materials/shared/hero.material",
+        "materials/shared/hero_renamed.material",
+    );
+    for _ in 0..3 {
+        let t = Instant::now();
+        checker.graph();
+        let graph = t.elapsed();
+        let t = Instant::now();
+        let p = plan(&checker, &MoveRequest::new(old, new)).expect("plan");
+        let planned = t.elapsed();
+        let t = Instant::now();
+        let inverse = apply(&mut checker, &p).expect("apply");
+        let applied = t.elapsed();
+        println!(
+            "graph {:>6.1} ms   plan {:>6.1} ms   apply {:>6.1} ms   ({} files patched)",
+            graph.as_secs_f64() * 1e3,
+            planned.as_secs_f64() * 1e3,
+            applied.as_secs_f64() * 1e3,
+            p.edits.len()
+        );
+        checker.graph();
+        let back = inverse.plan(&checker).expect("plan back");
+        apply(&mut checker, &back).expect("apply back");
+    }
+}
