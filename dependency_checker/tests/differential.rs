@@ -315,8 +315,8 @@ impl Rng {
     }
 }
 
-const FOLDERS: &[&str] = &["props", "art", "Tex", "sub dir", "a.b", "x-1"];
-const NAMES: &[&str] = &["rock", "Rock", "barrel", "tex_1", "Big Crate", "r"];
+const FOLDERS: &[&str] = &["props", "art", "Tex", "sub dir", "a.b", "x-1", "données"];
+const NAMES: &[&str] = &["rock", "Rock", "barrel", "tex_1", "Big Crate", "r", "名前"];
 const EXTS: &[&str] = &[
     "json",
     "json",

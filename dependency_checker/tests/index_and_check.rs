@@ -200,3 +200,40 @@ fn refresh_sees_changes_without_a_full_rebuild() {
     assert_eq!(checker.references_to("textures/bark.png").len(), 2);
     assert!(checker.index().file("tools/export.json").is_none());
 }
+
+/// New reference rules in `kiln.project` (saved while the project is open, as the
+/// watcher reports it) change how every file is read: the index is rebuilt.
+#[test]
+fn changed_reference_rules_reindex_the_project() {
+    let dir = project();
+    write_project(
+        dir.path(),
+        &[
+            (
+                "props/barrel.sunit",
+                r#"{"mesh": "meshes/rock"}"#.to_owned(),
+            ),
+            ("meshes/rock.json", "{}".to_owned()),
+        ],
+    );
+    let mut checker = open(dir.path());
+    let deps = checker.dependencies_of("props/barrel.sunit");
+    assert!(matches!(deps[0].target, Target::Ambiguous(_)), "{deps:?}");
+    fs::write(
+        dir.path().join("kiln.project"),
+        r#"{"boot_levels": ["levels/forest"], "references": {"sunit": {"mesh": "mesh"}}}"#,
+    )
+    .unwrap();
+    let changed = checker.refresh(&["kiln.project".into()]).unwrap();
+    assert!(
+        changed.contains(&"props/barrel.sunit".to_owned()),
+        "{changed:?}"
+    );
+    let deps = checker.dependencies_of("props/barrel.sunit");
+    assert_eq!(
+        deps[0].target,
+        Target::Resolved("meshes/rock.mesh".into()),
+        "{deps:?}"
+    );
+    assert_eq!(deps[0].expected_type.as_deref(), Some("mesh"));
+}

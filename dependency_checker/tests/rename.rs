@@ -275,3 +275,54 @@ proptest! {
         prop_assert_eq!(read(dir.path(), "levels/forest.level"), expected);
     }
 }
+
+/// A journal is a file in the project that anyone can write: one naming paths
+/// outside the project (by `..`, an absolute path, or a symbolic link) is refused
+/// whole, and nothing outside is touched.
+#[test]
+fn a_crafted_journal_cannot_reach_outside_the_project() {
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("victim.txt"), "precious").unwrap();
+    let victim = outside.path().join("victim.txt");
+    let cases = [
+        format!(
+            r#"{{"renames": [], "patched": [["../{}/victim.txt", [0, 4]]]}}"#,
+            outside.path().file_name().unwrap().to_string_lossy()
+        ),
+        format!(
+            r#"{{"renames": [], "patched": [["{}", [0, 4]]]}}"#,
+            victim.display()
+        ),
+        r#"{"renames": [], "patched": [["link/victim.txt", [0, 4]]]}"#.to_owned(),
+        r#"{"renames": [["link/victim.txt", "moved.txt"]], "patched": []}"#.to_owned(),
+        r#"{"renames": [], "patched": [], "created_dirs": ["link"]}"#.to_owned(),
+    ];
+    for manifest in cases {
+        let dir = project();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        let journal = dir.path().join(".kiln/journal");
+        fs::create_dir_all(&journal).unwrap();
+        fs::write(journal.join("backups.bin"), "EVIL").unwrap();
+        fs::write(journal.join("journal.json"), &manifest).unwrap();
+        let result = dependency_checker::Checker::open(
+            dir.path(),
+            std::sync::Arc::new(kiln_core::Registry::with_builtins()),
+            &dependency_checker::index::BuildOptions::default(),
+        );
+        match result {
+            Err(CheckerError::Journal { message, .. }) => {
+                assert!(
+                    message.contains("not a path inside the project"),
+                    "{message}"
+                )
+            }
+            other => panic!("{manifest}: not refused: {other:?}"),
+        }
+        assert_eq!(
+            fs::read_to_string(&victim).unwrap(),
+            "precious",
+            "{manifest}"
+        );
+        assert!(outside.path().join("victim.txt").is_file());
+    }
+}
