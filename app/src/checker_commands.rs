@@ -36,6 +36,11 @@ pub fn open_checker(project: &Path) -> anyhow::Result<Checker> {
             .clone()
             .map(|b| Arc::new(move |n: u64| b.set_position(n)) as Arc<dyn Fn(u64) + Send + Sync>),
         threads: 0,
+        waiting: Some(Arc::new(|| {
+            eprintln!(
+                "waiting for another Kiln operation on this project to finish (it holds .kiln/lock)..."
+            )
+        })),
     };
     let checker = Checker::open(project, Arc::new(Registry::with_builtins()), &options);
     if let Some(b) = bar {
@@ -311,13 +316,28 @@ pub fn mv(
 ) -> anyhow::Result<u8> {
     let mut checker = open_checker(project)?;
     let request = move_request(checker.project().root(), paths)?;
-    let plan = rename::plan(&checker, &request)?;
+    let mut plan = rename::plan(&checker, &request)?;
+    let apply = !dry_run && !plan.is_empty();
+    // Another process (a second `kiln mv`, an editor saving) may change a file to
+    // patch between planning and applying; the apply then refuses, changing nothing,
+    // and the move is planned again from what is on disk now.
+    let mut attempts = 0;
+    if apply {
+        loop {
+            match rename::apply(&mut checker, &plan) {
+                Ok(_) => break,
+                Err(dependency_checker::CheckerError::Changed { file }) if attempts < 3 => {
+                    attempts += 1;
+                    eprintln!("{file} changed while the move was being planned; planning again");
+                    checker = open_checker(project)?;
+                    plan = rename::plan(&checker, &request)?;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
     if !as_json {
         print_plan(&plan, out)?;
-    }
-    let apply = !dry_run && !plan.is_empty();
-    if apply {
-        rename::apply(&mut checker, &plan)?;
     }
     if as_json {
         let pairs = |v: &[(String, String)]| -> Vec<Value> {

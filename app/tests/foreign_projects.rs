@@ -507,3 +507,91 @@ fn a_dot_is_the_project_root() {
     assert!(tmp.path().join("a.json").is_file());
     assert_eq!(read(tmp.path(), "b.json"), r#"["a.json"]"#);
 }
+
+/// Holds the project lock exclusively, as a `kiln mv` applying in another process.
+fn hold_lock(dir: &Path) -> fs::File {
+    fs::create_dir_all(dir.join(".kiln")).unwrap();
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".kiln/lock"))
+        .unwrap();
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    lock
+}
+
+/// A command started while a move is applying waits for it, and never rolls back
+/// the other process's live journal.
+#[test]
+fn commands_wait_for_a_move_in_progress_and_leave_its_journal_alone() {
+    let tmp = project(&[("a.png", "PNG"), ("uses.json", r#"["b.png"]"#)]);
+    let dir = tmp.path();
+    let lock = hold_lock(dir);
+    // The other process has renamed a.png to b.png and patched uses.json.
+    fs::rename(dir.join("a.png"), dir.join("b.png")).unwrap();
+    fs::create_dir_all(dir.join(".kiln/journal")).unwrap();
+    fs::write(dir.join(".kiln/journal/backups.bin"), r#"["a.png"]"#).unwrap();
+    fs::write(
+        dir.join(".kiln/journal/journal.json"),
+        r#"{"renames": [["a.png", "b.png"]], "patched": [["uses.json", [0, 9]]]}"#,
+    )
+    .unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["check"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(dir.join("b.png").is_file(), "the live move was rolled back");
+    // The other process finishes: its journal goes, then its lock.
+    fs::remove_dir_all(dir.join(".kiln/journal")).unwrap();
+    drop(lock);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("waiting for another Kiln operation"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(dir.join("b.png").is_file() && !dir.join("a.png").exists());
+    assert_eq!(read(dir, "uses.json"), r#"["b.png"]"#);
+}
+
+/// Two `kiln mv` at once, both patching one file: one waits for the other, plans
+/// again if the other changed what it planned from, and both moves land.
+#[test]
+fn two_moves_at_once_both_land() {
+    for _ in 0..3 {
+        let tmp = demo_copy();
+        let dir = tmp.path();
+        assert_eq!(kiln(&["check"], dir).0, 0);
+        let spawn = |old: &str, new: &str| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+                .args(["mv", old, new])
+                .current_dir(dir)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let a = spawn("materials/bark.material", "materials/oak.material");
+        let b = spawn("materials/leaves.material", "materials/foliage.material");
+        for child in [a, b] {
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let tree = read(dir, "units/tree.unit");
+        assert!(tree.contains("\"materials/oak\""), "{tree}");
+        assert!(tree.contains("\"materials/foliage\""), "{tree}");
+        let (code, out, _) = kiln(&["check"], dir);
+        assert_eq!(code, 0, "{out}");
+    }
+}

@@ -44,6 +44,8 @@ pub struct Checker {
     /// files) costs what it touches, and a burst of changes one rebuild.
     graph: std::cell::OnceCell<Graph>,
     redirects: Redirects,
+    /// How the checker was opened (kept for the lock's waiting notice).
+    options: BuildOptions,
 }
 
 impl Checker {
@@ -55,7 +57,25 @@ impl Checker {
         options: &BuildOptions,
     ) -> Result<Self, CheckerError> {
         let project = Project::open(dir)?;
-        crate::rename::recover(project.root())?;
+        let root = project.root();
+        let waiting = || {
+            if let Some(w) = &options.waiting {
+                w()
+            }
+        };
+        // Index only a committed state: wait for an operation in progress, and roll
+        // back one that a crash interrupted (under the lock, so never another
+        // process's live operation).
+        let _reading = loop {
+            if crate::journal::exists(root) {
+                let _writing = crate::lock::exclusive(root, &waiting)?;
+                crate::journal::recover(root)?;
+            }
+            let reading = crate::lock::shared(root, &waiting)?;
+            if !crate::journal::is_pending(root) {
+                break reading;
+            }
+        };
         let rules = Arc::new(DeclaredRules::new(&project.config().references));
         let cached = crate::cache::load(project.root(), &registry, &rules);
         let index = Index::build_from(&project, registry, cached.as_ref(), options)?;
@@ -67,7 +87,19 @@ impl Checker {
         if !unchanged {
             let _ = crate::cache::save(&index);
         }
-        Self::from_index(project, index)
+        let mut checker = Self::from_index(project, index)?;
+        checker.options = BuildOptions {
+            progress: None,
+            ..options.clone()
+        };
+        Ok(checker)
+    }
+
+    /// Tells whoever opened the checker that the project lock is busy.
+    pub(crate) fn notify_waiting(&self) {
+        if let Some(w) = &self.options.waiting {
+            w();
+        }
     }
 
     /// Wraps an already built index.
@@ -79,6 +111,7 @@ impl Checker {
             index,
             graph,
             redirects,
+            options: BuildOptions::default(),
         })
     }
 
@@ -194,6 +227,7 @@ impl Checker {
 
     /// Re-walks the whole project, re-reading only files that changed.
     pub fn rescan(&mut self) -> Result<(), CheckerError> {
+        let _reading = crate::lock::shared(self.project.root(), &|| self.notify_waiting())?;
         let index = Index::build_from(
             &self.project,
             self.index.registry().clone(),
@@ -243,24 +277,25 @@ impl Checker {
 
     /// Every place that references `path` (a file, or any file under a folder).
     pub fn references_to(&self, path: &str) -> Vec<ReferenceView> {
-        let mut out: Vec<ReferenceView> = self
-            .files_under(path)
-            .iter()
-            .flat_map(|f| self.graph().references_to(f))
-            .filter_map(|r| self.view(&r.file, r.index, &r.target))
-            .collect();
-        out.sort_by(|a, b| (&a.place.file, a.place.line).cmp(&(&b.place.file, b.place.line)));
-        out.dedup();
-        out
+        self.views_of_edges_into(path, Graph::references_to)
     }
 
     /// The ambiguous references that may mean `path` (a file, or any file under a
     /// folder): written without extension where it is one of several matches.
     pub fn ambiguous_references_to(&self, path: &str) -> Vec<ReferenceView> {
+        self.views_of_edges_into(path, Graph::ambiguous_references_to)
+    }
+
+    /// The references `edges` gives for each file under `path`, sorted by place.
+    fn views_of_edges_into<'g>(
+        &'g self,
+        path: &str,
+        edges: impl Fn(&'g Graph, &str) -> Vec<&'g crate::graph::ResolvedRef>,
+    ) -> Vec<ReferenceView> {
         let mut out: Vec<ReferenceView> = self
             .files_under(path)
             .iter()
-            .flat_map(|f| self.graph().ambiguous_references_to(f))
+            .flat_map(|f| edges(self.graph(), f))
             .filter_map(|r| self.view(&r.file, r.index, &r.target))
             .collect();
         out.sort_by(|a, b| (&a.place.file, a.place.line).cmp(&(&b.place.file, b.place.line)));

@@ -196,6 +196,9 @@ pub struct BuildOptions {
     pub progress: Option<Arc<dyn Fn(u64) + Send + Sync>>,
     /// Worker threads; 0 picks the number of cores.
     pub threads: usize,
+    /// Called once when the project lock is held by another operation (a move in
+    /// another process) for a moment, before waiting for it.
+    pub waiting: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl std::fmt::Debug for BuildOptions {

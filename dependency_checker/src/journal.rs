@@ -32,10 +32,34 @@ pub(crate) struct Journal {
     /// Folders the renames create, outermost first.
     #[serde(default)]
     pub(crate) created_dirs: Vec<String>,
+    /// For each entry of `patched`, the hash of the content Kiln writes there: only a
+    /// file that still has that content is restored, so that a save by another
+    /// program after Kiln stopped is never overwritten.
+    #[serde(default)]
+    pub(crate) written: Vec<Option<u64>>,
+    /// The process that wrote it: its temporary files are named after it
+    /// ([`temp_name`]), so recovery can remove those a kill left behind.
+    #[serde(default)]
+    pub(crate) pid: u32,
+}
+
+/// The temporary file a patch of `path` is written to before it is renamed over it.
+pub(crate) fn temp_name(path: &Path, pid: u32) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    dir.join(format!(".{name}.{pid}.kiln-tmp"))
 }
 
 fn journal_dir(root: &Path) -> PathBuf {
     root.join(JOURNAL_DIR)
+}
+
+/// Whether anything of an operation is in `.kiln/journal/`: a committed journal to
+/// recover, or the beginnings of one a kill interrupted, to discard.
+pub(crate) fn exists(root: &Path) -> bool {
+    fs::symlink_metadata(journal_dir(root)).is_ok()
 }
 
 /// Whether an operation's journal is waiting to be recovered.
@@ -63,7 +87,11 @@ pub(crate) fn begin(root: &Path, journal: &Journal, backups: &[u8]) -> Result<()
         path: dir.join(JOURNAL_FILE),
         message: e.to_string(),
     })?;
-    write_durable(&dir.join(JOURNAL_FILE), &manifest)?;
+    // The rename is the commit point: a kill while the manifest is being written
+    // leaves only the temporary name, an operation that never started.
+    let pending = dir.join(format!("{JOURNAL_FILE}.tmp"));
+    write_durable(&pending, &manifest)?;
+    fs::rename(&pending, dir.join(JOURNAL_FILE)).map_err(io_err(&pending))?;
     fs::File::open(&dir)
         .and_then(|d| d.sync_all())
         .map_err(io_err(&dir))
@@ -185,8 +213,18 @@ pub fn recover(root: &Path) -> Result<bool, CheckerError> {
         }
     }
     let backups = fs::read(dir.join(BACKUP_FILE)).map_err(io_err(dir.join(BACKUP_FILE)))?;
-    for (file, range) in &journal.patched {
+    for (k, (file, range)) in journal.patched.iter().enumerate() {
         let path = root.join(file);
+        if let Some(Some(written)) = journal.written.get(k) {
+            // Restore only what Kiln wrote; a file it never got to, or that another
+            // program saved since, is left as it is.
+            match fs::read(&path) {
+                Ok(now) if xxhash_rust::xxh3::xxh3_64(&now) == *written => {}
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && range.is_some() => {}
+                Err(_) => continue,
+            }
+        }
         match range {
             Some((start, len)) => {
                 let original = usize::try_from(*start)
@@ -200,6 +238,9 @@ pub fn recover(root: &Path) -> Result<bool, CheckerError> {
                 let _ = fs::remove_file(&path);
             }
         }
+    }
+    for (file, _) in &journal.patched {
+        let _ = fs::remove_file(temp_name(&root.join(file), journal.pid));
     }
     remove_empty_dirs(root, &journal.created_dirs);
     fs::remove_dir_all(&dir).map_err(io_err(&dir))?;

@@ -40,6 +40,7 @@ pub mod findings;
 pub mod graph;
 pub mod index;
 mod journal;
+pub mod lock;
 pub mod redirects;
 pub mod rename;
 pub mod rules;

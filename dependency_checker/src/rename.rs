@@ -927,6 +927,8 @@ fn inverse_patches(
 /// Applies `plan` (see the module docs). Returns the operation that undoes it.
 pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, CheckerError> {
     let root = checker.project().root().to_owned();
+    // One writer at a time, from the first read to the journal's deletion.
+    let lock = crate::lock::exclusive(&root, &|| checker.notify_waiting())?;
     if journal::is_pending(&root) {
         return Err(CheckerError::Refused(
             "another operation's journal is in .kiln/journal; reopen the project to recover it"
@@ -936,9 +938,11 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     // Read and patch every file in memory first: any refusal leaves the disk untouched.
     let mut patched: Vec<(String, Vec<u8>, Vec<u8>)> = Vec::new();
     let mut written: Vec<Vec<usize>> = Vec::new();
+    let mut identities: Vec<FileIdentity> = Vec::new();
     for edit in &plan.edits {
         let path = root.join(&edit.file);
-        let bytes = fs::read(&path).map_err(io_err(&path))?;
+        let (bytes, identity) = read_with_identity(&path)?;
+        identities.push(identity);
         if xxhash_rust::xxh3::xxh3_64(&bytes) != edit.expected_hash {
             return Err(CheckerError::Changed {
                 file: edit.file.clone(),
@@ -1009,6 +1013,11 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
         renames: plan.renames.clone(),
         patched: Vec::new(),
         created_dirs: created_dirs.clone(),
+        written: patched
+            .iter()
+            .map(|(_, _, new)| Some(xxhash_rust::xxh3::xxh3_64(new)))
+            .collect(),
+        pid: std::process::id(),
     };
     let mut backups: Vec<u8> = Vec::new();
     let mut backup = |original: &[u8]| {
@@ -1019,16 +1028,28 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     for (file, original, _) in &patched {
         journal.patched.push((file.clone(), backup(original)));
     }
-    if log_after.is_some() {
+    if let Some(after) = &log_after {
         let range = log_before.as_deref().and_then(|t| backup(t.as_bytes()));
         journal.patched.push((REDIRECT_FILE.to_owned(), range));
+        // An emptied log is removed: then there is nothing of Kiln's to restore over.
+        let hash = (!after.is_empty()).then(|| xxhash_rust::xxh3::xxh3_64(after.as_bytes()));
+        journal.written.push(hash);
     }
     journal::begin(&root, &journal, &backups)?;
 
     let result = (|| -> Result<(), CheckerError> {
-        for (file, _, new_bytes) in &patched {
+        for ((file, _, new_bytes), identity) in patched.iter().zip(&identities) {
             let path = root.join(file);
-            write_unsynced(&path, new_bytes).map_err(io_err(&path))?;
+            // Another program may have saved the file since it was read: check just
+            // before replacing it, and stop (rolling back) rather than overwrite.
+            before_replace_hook(&path);
+            if file_identity(&path).as_ref() != Some(identity) {
+                return Err(CheckerError::Changed { file: file.clone() });
+            }
+            let temp = journal::temp_name(&path, std::process::id());
+            fs::write(&temp, new_bytes).map_err(io_err(&temp))?;
+            crash_point()?;
+            fs::rename(&temp, &path).map_err(io_err(&path))?;
             crash_point()?;
         }
         for (old, new) in &plan.renames {
@@ -1057,6 +1078,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     }
     journal::finish(&root)?;
     journal::remove_empty_dirs(&root, &plan.remove_dirs);
+    drop(lock);
 
     let mut touched: Vec<String> = patched.iter().map(|(f, _, _)| f.clone()).collect();
     for (old, new) in &plan.renames {
@@ -1132,14 +1154,71 @@ fn crashed() -> bool {
     }
 }
 
+/// What identifies one version of a file cheaply: a save by another program (in place
+/// or by renaming a new file over it) changes at least one of these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+}
+
+fn file_identity(path: &Path) -> Option<FileIdentity> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::symlink_metadata(path).ok()?;
+    Some(FileIdentity {
+        dev: m.dev(),
+        ino: m.ino(),
+        size: m.size(),
+        mtime: (m.mtime(), m.mtime_nsec()),
+    })
+}
+
+/// Reads a file and its identity, from one open file (so they describe the same
+/// version).
+fn read_with_identity(path: &Path) -> Result<(Vec<u8>, FileIdentity), CheckerError> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let mut file = fs::File::open(path).map_err(io_err(path))?;
+    let m = file.metadata().map_err(io_err(path))?;
+    let mut bytes = Vec::with_capacity(m.size() as usize);
+    file.read_to_end(&mut bytes).map_err(io_err(path))?;
+    let identity = FileIdentity {
+        dev: m.dev(),
+        ino: m.ino(),
+        size: m.size(),
+        mtime: (m.mtime(), m.mtime_nsec()),
+    };
+    Ok((bytes, identity))
+}
+
+/// A test's stand-in for another program, run just before a file is replaced.
+#[cfg(test)]
+type ReplaceHook = Box<dyn Fn(&Path)>;
+
+#[cfg(test)]
+thread_local! {
+    /// In tests, runs just before each file is replaced (another program saving).
+    static BEFORE_REPLACE: std::cell::RefCell<Option<ReplaceHook>> =
+        std::cell::RefCell::new(None);
+}
+
+fn before_replace_hook(path: &Path) {
+    #[cfg(test)]
+    BEFORE_REPLACE.with(|hook| {
+        if let Some(hook) = &*hook.borrow() {
+            hook(path);
+        }
+    });
+    #[cfg(not(test))]
+    let _ = path;
+}
+
 /// A temporary file and a rename, without an fsync of its own (the journal was
 /// flushed before; see `journal::begin`).
 fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-    let temp = dir.join(format!(".{name}.{}.kiln-tmp", std::process::id()));
+    let temp = journal::temp_name(path, std::process::id());
     fs::write(&temp, bytes)?;
     fs::rename(&temp, path).inspect_err(|_| {
         let _ = fs::remove_file(&temp);
@@ -1207,8 +1286,9 @@ mod tests {
             ("materials/old/t.png", "png"),
             ("meshes/m.mesh", "{}"),
         ];
-        // 3 patched files + 1 folder rename + the redirect log = 5 steps.
-        for crash_after in 0..5 {
+        // 3 patched files (each a temporary file, then a rename) + 1 folder rename
+        // + the redirect log = 8 steps.
+        for crash_after in 0..8 {
             let dir = tempfile::tempdir().unwrap();
             write(dir.path(), &files);
             let before = snapshot(dir.path());
@@ -1240,5 +1320,101 @@ mod tests {
             assert!(!dir.path().join(".kiln/journal").exists());
             assert_eq!(reopened.references_to("materials/old/m.material").len(), 2);
         }
+    }
+
+    const RACE_FILES: [(&str, &str); 5] = [
+        ("kiln.project", "{}"),
+        ("a.json", r#"["tex/t.png"]"#),
+        ("b.json", r#"["tex/t.png"]"#),
+        ("c.json", r#"["tex/t.png"]"#),
+        ("tex/t.png", "png"),
+    ];
+
+    /// Another program saves a file while a move is being applied: the move stops
+    /// before overwriting it, names it, and rolls back; the save is kept.
+    #[test]
+    fn a_save_during_an_apply_is_never_overwritten() {
+        for victim in ["a.json", "b.json", "c.json"] {
+            let dir = tempfile::tempdir().unwrap();
+            write(dir.path(), &RACE_FILES);
+            let registry = Arc::new(kiln_core::Registry::with_builtins());
+            let mut checker =
+                Checker::open(dir.path(), registry, &crate::index::BuildOptions::default())
+                    .unwrap();
+            let p = plan(&checker, &MoveRequest::new("tex/t.png", "tex/u.png")).unwrap();
+            assert_eq!(p.edits.len(), 3);
+            let target = dir.path().join(victim);
+            BEFORE_REPLACE.with(|h| {
+                *h.borrow_mut() = Some(Box::new(move |path: &Path| {
+                    if path == target {
+                        // An editor's atomic save: a new file renamed over the old.
+                        let temp = path.with_extension("swp");
+                        fs::write(&temp, r#"["saved by someone else"]"#).unwrap();
+                        fs::rename(&temp, path).unwrap();
+                    }
+                }))
+            });
+            let result = apply(&mut checker, &p);
+            BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+            match result {
+                Err(CheckerError::Changed { file }) => assert_eq!(file, victim),
+                other => panic!("{victim}: not refused: {other:?}"),
+            }
+            for (file, content) in RACE_FILES {
+                let now = fs::read_to_string(dir.path().join(file)).unwrap();
+                if file == victim {
+                    assert_eq!(now, r#"["saved by someone else"]"#);
+                } else {
+                    assert_eq!(now, content, "{file} not rolled back");
+                }
+            }
+            assert!(!dir.path().join(".kiln/journal").exists());
+        }
+    }
+
+    /// A kill while the journal itself is being written leaves an operation that
+    /// never started: it is discarded, and nothing in the project changes.
+    #[test]
+    fn a_torn_journal_is_an_operation_that_never_started() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &RACE_FILES);
+        let before = snapshot(dir.path());
+        let journal = dir.path().join(".kiln/journal");
+        fs::create_dir_all(&journal).unwrap();
+        fs::write(journal.join("backups.bin"), "x").unwrap();
+        fs::write(journal.join("journal.json.tmp"), r#"{"renames": [["a.js"#).unwrap();
+        let registry = Arc::new(kiln_core::Registry::with_builtins());
+        Checker::open(dir.path(), registry, &crate::index::BuildOptions::default()).unwrap();
+        assert_eq!(snapshot(dir.path()), before);
+        assert!(!journal.exists());
+    }
+
+    /// A file saved by another program after Kiln died mid-move is left as saved by
+    /// the recovery; the files Kiln had patched are rolled back.
+    #[test]
+    fn recovery_keeps_a_save_made_after_the_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &RACE_FILES);
+        let registry = Arc::new(kiln_core::Registry::with_builtins());
+        let options = crate::index::BuildOptions::default();
+        let mut checker = Checker::open(dir.path(), registry.clone(), &options).unwrap();
+        let p = plan(&checker, &MoveRequest::new("tex/t.png", "tex/u.png")).unwrap();
+        CRASH_AFTER.set(Some(2));
+        CRASHED.set(false);
+        assert!(apply(&mut checker, &p).is_err());
+        CRASH_AFTER.set(None);
+        // a.json and b.json were patched; c.json not yet. Someone saves a and c.
+        fs::write(dir.path().join("a.json"), "[\"mine\"]").unwrap();
+        fs::write(dir.path().join("c.json"), "[\"mine too\"]").unwrap();
+        Checker::open(dir.path(), registry, &options).unwrap();
+        let read = |f: &str| fs::read_to_string(dir.path().join(f)).unwrap();
+        assert_eq!(read("a.json"), "[\"mine\"]");
+        assert_eq!(
+            read("b.json"),
+            r#"["tex/t.png"]"#,
+            "Kiln's patch rolled back"
+        );
+        assert_eq!(read("c.json"), "[\"mine too\"]");
+        assert!(dir.path().join("tex/t.png").is_file());
     }
 }
