@@ -208,7 +208,9 @@ pub fn decode(
 
 /// Loads the cache of the project at `root`, if there is a valid one.
 pub fn load(root: &Path, registry: &Arc<Registry>, rules: &Arc<DeclaredRules>) -> Option<Index> {
-    let bytes = fs::read(root.join(CACHE_FILE)).ok()?;
+    // Only a regular file, bounded: a FIFO or a link to /dev/zero put there must not
+    // hang the open or eat memory.
+    let bytes = crate::journal::read_regular(&root.join(CACHE_FILE), 4 << 30).ok()?;
     decode(&bytes, root, registry, rules)
 }
 

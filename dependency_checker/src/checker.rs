@@ -243,12 +243,16 @@ impl Checker {
 
     /// Everything `kiln check` reports.
     pub fn findings(&self) -> Vec<Finding> {
-        check(
+        let mut findings = check(
             &self.index,
             self.graph(),
             &self.redirects,
             &self.project.config().boot_levels,
-        )
+        );
+        for (file, reason) in crate::journal::set_aside_journals(self.project.root()) {
+            findings.push(Finding::JournalSetAside { file, reason });
+        }
+        findings
     }
 
     /// The files a user's argument names: the file itself, or every file under a folder.

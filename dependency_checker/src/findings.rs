@@ -154,6 +154,15 @@ pub enum Finding {
         /// The link.
         file: String,
     },
+    /// The journal of an interrupted operation could not be used (damaged, or naming
+    /// paths outside the project) and was set aside: the files it names may be half
+    /// changed.
+    JournalSetAside {
+        /// Where it was moved, from the project root.
+        file: String,
+        /// Why it could not be used.
+        reason: String,
+    },
     /// A file that could not be read.
     Unreadable {
         /// The file.
@@ -175,6 +184,7 @@ impl Finding {
             Finding::Unused { file }
             | Finding::NonCanonicalName { file, .. }
             | Finding::InvalidJson { file, .. }
+            | Finding::JournalSetAside { file, .. }
             | Finding::ParseError { file, .. }
             | Finding::LinkOutside { file }
             | Finding::Unreadable { file, .. } => file,
@@ -285,6 +295,10 @@ impl fmt::Display for Finding {
                 )
             }
             Finding::Unreadable { file, message } => write!(f, "{file}: cannot be read: {message}"),
+            Finding::JournalSetAside { file, reason } => write!(
+                f,
+                "{file}: an interrupted operation's journal could not be used ({reason}) and was set aside; the files it names may be half changed: look at them, then delete the folder"
+            ),
         }
     }
 }

@@ -67,6 +67,41 @@ pub(crate) fn is_pending(root: &Path) -> bool {
     journal_dir(root).join(JOURNAL_FILE).exists()
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Steps left before a simulated kill, in tests.
+    pub(crate) static CRASH_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    pub(crate) static CRASHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// In tests, stops an operation (an apply, a journal's writing, a recovery) dead
+/// after the configured number of steps, as a `kill -9` would.
+pub(crate) fn crash_point() -> Result<(), CheckerError> {
+    #[cfg(test)]
+    {
+        let left = CRASH_AFTER.get();
+        if let Some(n) = left {
+            if n == 0 {
+                CRASHED.set(true);
+                return Err(CheckerError::Refused("simulated crash".into()));
+            }
+            CRASH_AFTER.set(Some(n - 1));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn crashed() -> bool {
+    #[cfg(test)]
+    {
+        CRASHED.get()
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
+}
+
 /// Writes `bytes` to `path` and flushes it to disk.
 fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
     let mut f = fs::File::create(path).map_err(io_err(path))?;
@@ -83,6 +118,7 @@ pub(crate) fn begin(root: &Path, journal: &Journal, backups: &[u8]) -> Result<()
     let dir = journal_dir(root);
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     write_durable(&dir.join(BACKUP_FILE), backups)?;
+    crash_point()?;
     let manifest = serde_json::to_vec(journal).map_err(|e| CheckerError::Journal {
         path: dir.join(JOURNAL_FILE),
         message: e.to_string(),
@@ -91,6 +127,7 @@ pub(crate) fn begin(root: &Path, journal: &Journal, backups: &[u8]) -> Result<()
     // leaves only the temporary name, an operation that never started.
     let pending = dir.join(format!("{JOURNAL_FILE}.tmp"));
     write_durable(&pending, &manifest)?;
+    crash_point()?;
     fs::rename(&pending, dir.join(JOURNAL_FILE)).map_err(io_err(&pending))?;
     fs::File::open(&dir)
         .and_then(|d| d.sync_all())
@@ -163,30 +200,121 @@ pub(crate) fn remove_empty_dirs(root: &Path, dirs: &[String]) {
     }
 }
 
-/// Rolls back an operation that a crash interrupted, if its journal exists: renamed
-/// files and folders go back, patched files get their backed-up content, created
-/// folders are removed. Returns whether there was anything to recover.
-pub fn recover(root: &Path) -> Result<bool, CheckerError> {
+/// What [`recover`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovery {
+    /// There was no operation to recover.
+    Nothing,
+    /// An interrupted operation was rolled back.
+    RolledBack,
+    /// The journal could not be used (damaged, or naming paths outside the project)
+    /// and was moved aside, untouched, so that the project stays usable; the files
+    /// it names may be half changed. [`set_aside_journals`] lists such folders.
+    SetAside {
+        /// Where it is now, from the project root.
+        folder: String,
+        /// Why it could not be used.
+        reason: String,
+    },
+}
+
+/// The most a manifest or a backup file of Kiln's may hold: a bound on what a
+/// crafted `.kiln/` can make Kiln read.
+const MAX_MANIFEST: u64 = 256 << 20;
+const MAX_BACKUPS: u64 = 8 << 30;
+
+/// Reads one of Kiln's own files, or one the project names (the redirect log),
+/// only if it is a regular file (not a link, a FIFO or a device, which could hang
+/// or never end) of at most `max` bytes.
+pub(crate) fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind, Read};
+    use std::os::unix::fs::OpenOptionsExt;
+    let meta = fs::symlink_metadata(path)?;
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidData, "not a regular file"));
+    }
+    if meta.len() > max {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("larger than {max} bytes"),
+        ));
+    }
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(Error::new(ErrorKind::InvalidData, "grew while being read"));
+    }
+    Ok(bytes)
+}
+
+/// Prefix of the folders unusable journals are moved to, under `.kiln/`.
+const SET_ASIDE_PREFIX: &str = "journal.rejected-";
+
+/// Moves the journal folder (or whatever is in its place) aside, untouched, with a
+/// note of why.
+fn set_aside(root: &Path, reason: String) -> Result<Recovery, CheckerError> {
     let dir = journal_dir(root);
-    let manifest = dir.join(JOURNAL_FILE);
-    let bytes = match fs::read(&manifest) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // Backups without a manifest: the crash came before the commit point and
-            // no project file was touched.
-            if dir.exists() {
-                fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
-            }
-            return Ok(false);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut n = 0;
+    let aside = loop {
+        let name = format!("{SET_ASIDE_PREFIX}{stamp}-{n}");
+        let candidate = root.join(".kiln").join(&name);
+        if fs::symlink_metadata(&candidate).is_err() {
+            break candidate;
         }
-        Err(e) => return Err(io_err(&manifest)(e)),
+        n += 1;
     };
-    let bad = |message: String| CheckerError::Journal {
-        path: manifest.clone(),
-        message,
+    // The journal (a folder, or whatever is in its place) goes inside, as it was,
+    // beside a note of why.
+    fs::create_dir(&aside).map_err(io_err(&aside))?;
+    fs::rename(&dir, aside.join("journal")).map_err(io_err(&dir))?;
+    let _ = fs::write(aside.join("reason.txt"), format!("{reason}\n"));
+    let folder = aside
+        .strip_prefix(root)
+        .map_or_else(|_| aside.display().to_string(), |p| p.display().to_string());
+    Ok(Recovery::SetAside { folder, reason })
+}
+
+/// The journals set aside so far, with why, oldest first: each is an operation that
+/// may have left files half changed, until the user looks and deletes the folder.
+pub fn set_aside_journals(root: &Path) -> Vec<(String, String)> {
+    let Ok(entries) = fs::read_dir(root.join(".kiln")) else {
+        return Vec::new();
     };
+    let mut out: Vec<(String, String)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_owned();
+            name.starts_with(SET_ASIDE_PREFIX).then(|| {
+                let reason = read_regular(&e.path().join("reason.txt"), 64 << 10)
+                    .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+                    .unwrap_or_else(|_| "it could not be used".to_owned());
+                (format!(".kiln/{name}"), reason)
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A journal checked against everything a crafted one could do, and its backups.
+struct Checked {
+    journal: Journal,
+    backups: Vec<u8>,
+}
+
+/// Checks the manifest and the backups before anything is changed: readable, every
+/// path a plain path inside the project, every backup range inside the backups.
+fn check_journal(root: &Path, dir: &Path, manifest: &[u8]) -> Result<Checked, String> {
     let journal: Journal =
-        serde_json::from_slice(&bytes).map_err(|e| bad(format!("unreadable: {e}")))?;
+        serde_json::from_slice(manifest).map_err(|e| format!("its manifest is damaged: {e}"))?;
     let named = journal
         .renames
         .iter()
@@ -195,11 +323,53 @@ pub fn recover(root: &Path) -> Result<bool, CheckerError> {
         .chain(&journal.created_dirs);
     for path in named {
         if !is_plain_relative(path) || !stays_inside(root, path) {
-            return Err(bad(format!(
-                "names {path:?}, which is not a path inside the project; nothing was recovered"
-            )));
+            return Err(format!(
+                "it names {path:?}, which is not a path inside the project"
+            ));
         }
     }
+    let backups = read_regular(&dir.join(BACKUP_FILE), MAX_BACKUPS)
+        .map_err(|e| format!("its backups cannot be read: {e}"))?;
+    for (file, range) in &journal.patched {
+        if let Some((start, len)) = range {
+            let fits = start
+                .checked_add(*len)
+                .is_some_and(|end| end <= backups.len() as u64);
+            if !fits {
+                return Err(format!("its backup of {file} is truncated"));
+            }
+        }
+    }
+    Ok(Checked { journal, backups })
+}
+
+/// Rolls back an operation that a crash interrupted, if its journal exists: renamed
+/// files and folders go back, patched files get their backed-up content (unless
+/// another program saved them since), created folders and temporary files are
+/// removed. A journal that cannot be used is set aside, and the project stays
+/// usable. The caller holds the project lock exclusively.
+pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
+    let dir = journal_dir(root);
+    match fs::symlink_metadata(&dir) {
+        Err(_) => return Ok(Recovery::Nothing),
+        Ok(m) if !m.is_dir() => return set_aside(root, "it is not a folder".into()),
+        Ok(_) => {}
+    }
+    let manifest = dir.join(JOURNAL_FILE);
+    let bytes = match read_regular(&manifest, MAX_MANIFEST) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Backups without a manifest: the kill came before the commit point and
+            // no project file was touched.
+            fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
+            return Ok(Recovery::Nothing);
+        }
+        Err(e) => return set_aside(root, format!("its manifest cannot be read: {e}")),
+    };
+    let Checked { journal, backups } = match check_journal(root, &dir, &bytes) {
+        Ok(checked) => checked,
+        Err(reason) => return set_aside(root, reason),
+    };
     for (old, new) in journal.renames.iter().rev() {
         let (from, to) = (root.join(new), root.join(old));
         let case_only = old.to_lowercase() == new.to_lowercase();
@@ -211,14 +381,14 @@ pub fn recover(root: &Path) -> Result<bool, CheckerError> {
         if fs::symlink_metadata(&temp).is_ok() {
             fs::rename(&temp, &to).map_err(io_err(&temp))?;
         }
+        crash_point()?;
     }
-    let backups = fs::read(dir.join(BACKUP_FILE)).map_err(io_err(dir.join(BACKUP_FILE)))?;
     for (k, (file, range)) in journal.patched.iter().enumerate() {
         let path = root.join(file);
         if let Some(Some(written)) = journal.written.get(k) {
             // Restore only what Kiln wrote; a file it never got to, or that another
             // program saved since, is left as it is.
-            match fs::read(&path) {
+            match read_regular(&path, MAX_BACKUPS) {
                 Ok(now) if xxhash_rust::xxh3::xxh3_64(&now) == *written => {}
                 Ok(_) => continue,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && range.is_some() => {}
@@ -227,22 +397,20 @@ pub fn recover(root: &Path) -> Result<bool, CheckerError> {
         }
         match range {
             Some((start, len)) => {
-                let original = usize::try_from(*start)
-                    .ok()
-                    .zip(usize::try_from(*len).ok())
-                    .and_then(|(s, l)| backups.get(s..s.checked_add(l)?))
-                    .ok_or_else(|| bad(format!("the backup of {file} is truncated")))?;
+                // Checked to fit by `check_journal`.
+                let original = &backups[*start as usize..(*start + *len) as usize];
                 write_atomic(&path, original).map_err(io_err(&path))?;
             }
             None => {
                 let _ = fs::remove_file(&path);
             }
         }
+        crash_point()?;
     }
     for (file, _) in &journal.patched {
         let _ = fs::remove_file(temp_name(&root.join(file), journal.pid));
     }
     remove_empty_dirs(root, &journal.created_dirs);
     fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
-    Ok(true)
+    Ok(Recovery::RolledBack)
 }

@@ -11,7 +11,6 @@
 //! ```
 
 use std::collections::HashMap;
-use std::fs;
 use std::path::Path;
 
 use crate::error::{CheckerError, io_err};
@@ -35,12 +34,12 @@ impl Redirects {
     /// not `old -> new` (after removing `#` comments) are ignored.
     pub fn load(root: &Path) -> Result<Self, CheckerError> {
         let file = root.join(REDIRECT_FILE);
-        let text = match fs::read_to_string(&file) {
-            Ok(t) => t,
+        let bytes = match crate::journal::read_regular(&file, 256 << 20) {
+            Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(e) => return Err(io_err(&file)(e)),
         };
-        Ok(Self::parse(&text))
+        Ok(Self::parse(&String::from_utf8_lossy(&bytes)))
     }
 
     /// Parses the log's text.

@@ -38,7 +38,7 @@ use crate::error::{CheckerError, io_err};
 use crate::findings::{Finding, Place, replacement_text};
 use crate::graph::Target;
 use crate::index::{is_excluded, split_extension};
-use crate::journal::{self, Journal};
+use crate::journal::{self, Journal, crash_point, crashed};
 use crate::redirects::{REDIRECT_FILE, Redirects};
 
 pub use crate::journal::recover;
@@ -1120,40 +1120,6 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     }))
 }
 
-#[cfg(test)]
-thread_local! {
-    /// Steps left before a simulated kill, in tests.
-    static CRASH_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
-    static CRASHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// In tests, stops `apply` dead after the configured number of steps.
-fn crash_point() -> Result<(), CheckerError> {
-    #[cfg(test)]
-    {
-        let left = CRASH_AFTER.get();
-        if let Some(n) = left {
-            if n == 0 {
-                CRASHED.set(true);
-                return Err(CheckerError::Refused("simulated crash".into()));
-            }
-            CRASH_AFTER.set(Some(n - 1));
-        }
-    }
-    Ok(())
-}
-
-fn crashed() -> bool {
-    #[cfg(test)]
-    {
-        CRASHED.get()
-    }
-    #[cfg(not(test))]
-    {
-        false
-    }
-}
-
 /// What identifies one version of a file cheaply: a save by another program (in place
 /// or by renaming a new file over it) changes at least one of these.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1228,6 +1194,7 @@ fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal::{CRASH_AFTER, CRASHED};
     use std::sync::Arc;
 
     fn write(dir: &Path, files: &[(&str, &str)]) {
@@ -1286,9 +1253,10 @@ mod tests {
             ("materials/old/t.png", "png"),
             ("meshes/m.mesh", "{}"),
         ];
-        // 3 patched files (each a temporary file, then a rename) + 1 folder rename
-        // + the redirect log = 8 steps.
-        for crash_after in 0..8 {
+        // The journal (its backups, its manifest under a temporary name), then 3
+        // patched files (each a temporary file, then a rename) + 1 folder rename +
+        // the redirect log = 10 steps.
+        for crash_after in 0..10 {
             let dir = tempfile::tempdir().unwrap();
             write(dir.path(), &files);
             let before = snapshot(dir.path());
@@ -1304,12 +1272,14 @@ mod tests {
             CRASHED.set(false);
             assert!(apply(&mut checker, &p).is_err());
             CRASH_AFTER.set(None);
-            assert!(dir.path().join(".kiln/journal/journal.json").is_file());
-            assert_ne!(
-                snapshot(dir.path()),
-                before,
-                "step {crash_after} changed nothing"
-            );
+            if crash_after >= 2 {
+                assert!(dir.path().join(".kiln/journal/journal.json").is_file());
+                assert_ne!(
+                    snapshot(dir.path()),
+                    before,
+                    "step {crash_after} changed nothing"
+                );
+            }
 
             let reopened = Checker::open(dir.path(), registry, &options).unwrap();
             assert_eq!(
@@ -1319,6 +1289,53 @@ mod tests {
             );
             assert!(!dir.path().join(".kiln/journal").exists());
             assert_eq!(reopened.references_to("materials/old/m.material").len(), 2);
+        }
+    }
+
+    /// A kill during recovery itself: the next open recovers what is left.
+    #[test]
+    fn a_kill_during_recovery_is_recovered_on_the_next_open() {
+        let files = [
+            ("kiln.project", "{}"),
+            ("a.json", r#"["tex/t.png"]"#),
+            ("b.json", r#"["tex/t.png"]"#),
+            ("tex/t.png", "png"),
+        ];
+        // Recovery steps: 1 rename back, then 2 patched files and the new log.
+        for kill_recovery_after in 0..4 {
+            let dir = tempfile::tempdir().unwrap();
+            write(dir.path(), &files);
+            let before = snapshot(dir.path());
+            let registry = Arc::new(kiln_core::Registry::with_builtins());
+            let options = crate::index::BuildOptions::default();
+            let mut checker = Checker::open(dir.path(), registry.clone(), &options).unwrap();
+            let p = plan(&checker, &MoveRequest::new("tex/t.png", "tex/u.png")).unwrap();
+            // Kill the apply at its last step, once the log is written and before the
+            // journal's deletion: after the journal (2), two patched files (2 each)
+            // and the rename, 7 steps have passed.
+            CRASH_AFTER.set(Some(2 + 2 * 2 + 1));
+            CRASHED.set(false);
+            assert!(apply(&mut checker, &p).is_err());
+            assert!(
+                dir.path().join("tex/u.png").is_file(),
+                "the apply ran to its end"
+            );
+            // Kill the recovery part way.
+            CRASH_AFTER.set(Some(kill_recovery_after));
+            CRASHED.set(false);
+            let first = Checker::open(dir.path(), registry.clone(), &options);
+            CRASH_AFTER.set(None);
+            assert!(
+                first.is_err(),
+                "recovery step {kill_recovery_after} was not killed"
+            );
+            Checker::open(dir.path(), registry, &options).unwrap();
+            assert_eq!(
+                snapshot(dir.path()),
+                before,
+                "recovery killed after step {kill_recovery_after}"
+            );
+            assert!(!dir.path().join(".kiln/journal").exists());
         }
     }
 

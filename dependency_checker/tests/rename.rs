@@ -309,15 +309,23 @@ fn a_crafted_journal_cannot_reach_outside_the_project() {
             std::sync::Arc::new(kiln_core::Registry::with_builtins()),
             &dependency_checker::index::BuildOptions::default(),
         );
-        match result {
-            Err(CheckerError::Journal { message, .. }) => {
-                assert!(
-                    message.contains("not a path inside the project"),
-                    "{message}"
-                )
-            }
-            other => panic!("{manifest}: not refused: {other:?}"),
-        }
+        // The journal is set aside, untouched, and reported; the project opens.
+        let checker = result.unwrap_or_else(|e| panic!("{manifest}: {e}"));
+        let set_aside: Vec<_> = checker
+            .findings()
+            .into_iter()
+            .filter_map(|f| match f {
+                Finding::JournalSetAside { file, reason } => Some((file, reason)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(set_aside.len(), 1, "{manifest}");
+        assert!(set_aside[0].0.starts_with(".kiln/journal.rejected-"));
+        assert!(
+            set_aside[0].1.contains("not a path inside the project"),
+            "{set_aside:?}"
+        );
+        assert!(!journal.exists());
         assert_eq!(
             fs::read_to_string(&victim).unwrap(),
             "precious",
@@ -325,4 +333,83 @@ fn a_crafted_journal_cannot_reach_outside_the_project() {
         );
         assert!(outside.path().join("victim.txt").is_file());
     }
+}
+
+/// A damaged committed journal (its manifest torn after the commit, a backup cut
+/// short) or a file where the journal folder should be is set aside with a
+/// finding; every command keeps working.
+#[test]
+fn an_unusable_journal_is_set_aside_and_the_project_stays_usable() {
+    let cases: [(&str, Option<&str>, &str); 3] = [
+        ("{\"renames\": [[\"a", Some("x"), "manifest is damaged"),
+        (
+            r#"{"renames": [], "patched": [["units/tree.unit", [0, 999]]]}"#,
+            Some("short"),
+            "truncated",
+        ),
+        ("", None, "not a folder"),
+    ];
+    for (manifest, backups, needle) in cases {
+        let dir = project();
+        let before = snapshot(dir.path());
+        let journal = dir.path().join(".kiln/journal");
+        fs::create_dir_all(dir.path().join(".kiln")).unwrap();
+        match backups {
+            Some(b) => {
+                fs::create_dir_all(&journal).unwrap();
+                fs::write(journal.join("journal.json"), manifest).unwrap();
+                fs::write(journal.join("backups.bin"), b).unwrap();
+            }
+            None => fs::write(&journal, "a file, not a folder").unwrap(),
+        }
+        let mut checker = open(dir.path());
+        let findings = checker.findings();
+        assert!(
+            findings.iter().any(
+                |f| matches!(f, Finding::JournalSetAside { reason, .. } if reason.contains(needle))
+            ),
+            "{needle}: {findings:?}"
+        );
+        assert_eq!(snapshot(dir.path()), before, "{needle}");
+        // Still usable: a move works.
+        let p = plan(
+            &checker,
+            &MoveRequest::new("textures/bark.png", "textures/oak.png"),
+        )
+        .unwrap();
+        apply(&mut checker, &p).unwrap();
+    }
+}
+
+/// Kiln's own files are read only if they are regular files: a FIFO or a link to a
+/// device in `.kiln/` or as the redirect log neither hangs nor exhausts memory.
+#[test]
+fn special_files_in_place_of_kilns_own_do_not_hang() {
+    let dir = project();
+    open(dir.path());
+    let cache = dir.path().join(".kiln/index.bin");
+    fs::remove_file(&cache).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &cache,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let checker = open(dir.path());
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(checker.references_to("materials/bark.material").len(), 3);
+    fs::remove_file(&cache).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &cache).unwrap();
+    open(dir.path());
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("kiln.redirects")).unwrap();
+    let err = dependency_checker::Checker::open(
+        dir.path(),
+        std::sync::Arc::new(kiln_core::Registry::with_builtins()),
+        &dependency_checker::index::BuildOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
 }
