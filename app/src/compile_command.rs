@@ -6,13 +6,23 @@ use std::time::Instant;
 
 use anyhow::Context;
 use kiln_core::project::BUILD_DIR;
-use kiln_core::{Project, Registry, write_atomic};
+use kiln_core::{Project, Registry, write_below};
 
 use crate::cli::{EXIT_FINDINGS, EXIT_OK};
 
 /// The blob file of level `level` (e.g. `levels/forest.level`) under `out_root`.
 pub fn blob_path(out_root: &Path, level: &str) -> PathBuf {
-    out_root.join(BUILD_DIR).join(format!("{level}.bin"))
+    out_root.join(blob_rel(level))
+}
+
+/// The blob file of level `level`, relative to the output root.
+fn blob_rel(level: &str) -> PathBuf {
+    Path::new(BUILD_DIR).join(format!("{level}.bin"))
+}
+
+/// Writes level `level`'s blob under `out_root/build/`, never through a link there.
+pub fn write_blob(out_root: &Path, level: &str, blob: &[u8]) -> std::io::Result<()> {
+    write_below(out_root, &blob_rel(level), blob)
 }
 
 /// Normalises a level argument: `levels/forest` and `levels/forest.level` both name
@@ -48,7 +58,7 @@ pub fn run(
         match project.compile(&registry, level) {
             Ok(compiled) => {
                 let target = blob_path(&out_root, level);
-                write_atomic(&target, &compiled.blob)
+                write_blob(&out_root, level, &compiled.blob)
                     .with_context(|| format!("writing {}", target.display()))?;
                 writeln!(
                     out,

@@ -7,10 +7,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use dependency_checker::watch::{Debounce, ProjectWatcher};
-use kiln_core::write_atomic;
 
 use crate::checker_commands::open_checker;
-use crate::compile_command::blob_path;
+use anyhow::Context;
+
+use crate::compile_command::{blob_path, write_blob};
 use crate::live::{affected_levels, summarize};
 
 /// Compiles `level` and writes its blob; a level that fails keeps its last good blob.
@@ -23,8 +24,8 @@ fn rebuild(
     let registry = checker.index().registry().clone();
     Ok(match checker.project().compile(&registry, level) {
         Ok(compiled) => {
-            let target = blob_path(out_root, level);
-            write_atomic(&target, &compiled.blob)?;
+            write_blob(out_root, level, &compiled.blob)
+                .with_context(|| format!("writing {}", blob_path(out_root, level).display()))?;
             format!("built {level} ({} entities)", compiled.entity_count)
         }
         Err(e) => format!("error: {e} (the last good blob of {level} stays)"),

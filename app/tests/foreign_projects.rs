@@ -595,3 +595,50 @@ fn two_moves_at_once_both_land() {
         assert_eq!(code, 0, "{out}");
     }
 }
+
+/// Links planted at Kiln's own folders cannot carry its writes outside the project:
+/// `build/` for compiled blobs, `.kiln/` for the cache; moving onto a dangling link
+/// is refused like any existing target.
+#[test]
+fn links_at_kilns_own_folders_are_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    let tmp = demo_copy();
+    let dir = tmp.path();
+    std::os::unix::fs::symlink(outside.path(), dir.join("build")).unwrap();
+    let (code, out, err) = kiln(&["compile"], dir);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("is a symbolic link"), "{err}");
+    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+    fs::remove_file(dir.join("build")).unwrap();
+
+    fs::remove_dir_all(dir.join(".kiln")).ok();
+    std::os::unix::fs::symlink(outside.path(), dir.join(".kiln")).unwrap();
+    // A cache planted outside is never read, nor is anything written there.
+    fs::write(outside.path().join("index.bin"), "planted").unwrap();
+    let (code, out, _) = kiln(&["check"], dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(".kiln: is a symbolic link; Kiln never reads or writes through links"),
+        "{out}"
+    );
+    let (code, _, err) = kiln(&["mv", "textures/bark.png", "textures/oak.png"], dir);
+    assert_eq!(code, 2);
+    assert!(err.contains(".kiln is a symbolic link"), "{err}");
+    assert!(dir.join("textures/bark.png").is_file());
+    let names: Vec<_> = fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["index.bin"]);
+    assert_eq!(
+        fs::read_to_string(outside.path().join("index.bin")).unwrap(),
+        "planted"
+    );
+    fs::remove_file(dir.join(".kiln")).unwrap();
+
+    std::os::unix::fs::symlink(dir.join("nowhere.png"), dir.join("textures/new.png")).unwrap();
+    let (code, _, err) = kiln(&["mv", "textures/bark.png", "textures/new.png"], dir);
+    assert_eq!(code, 2);
+    assert!(err.contains("already exists"), "{err}");
+    assert!(dir.join("textures/bark.png").is_file());
+}

@@ -56,7 +56,10 @@ pub use entity::{Entity, EntityManager, MINIMUM_FREE_INDICES};
 pub use entity_map::EntityMap;
 pub use level::{EntityDocument, LevelDocument};
 pub use path::{PathError, ResourceId, ResourcePath};
-pub use project::{Project, ProjectConfig, ProjectError, ReferenceRules, write_atomic};
+pub use project::{
+    Project, ProjectConfig, ProjectError, ReferenceRules, read_below, read_regular, write_atomic,
+    write_below,
+};
 pub use registry::{ComponentBatch, ComponentType, Registry, SpawnContext};
 pub use schema::{FieldKind, FieldSchema, FieldValues};
 pub use spawn::{SpawnError, SpawnedLevel, spawn_level};

@@ -337,9 +337,126 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Reads a file only if it is a regular file (not a link, a FIFO or a device, which
+/// could hang or never end) of at most `max` bytes: for Kiln's own files, and files
+/// a project names that a hostile project could replace.
+pub fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let meta = fs::symlink_metadata(path)?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    if meta.len() > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {max} bytes"),
+        ));
+    }
+    // Swapped for a link or a FIFO since the check: do not follow, do not wait.
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "grew while being read",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Reads `base/rel` with [`read_regular`], refusing a symbolic link at any folder
+/// between: what lies below Kiln's own folders is read only from inside the project.
+pub fn read_below(base: &Path, rel: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let mut path = base.to_owned();
+    for part in rel.components() {
+        let std::path::Component::Normal(name) = part else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a plain relative path", rel.display()),
+            ));
+        };
+        path.push(name);
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is a symbolic link", path.display()),
+            ));
+        }
+    }
+    read_regular(&path, max)
+}
+
+/// Writes `bytes` to `base/rel` atomically (see [`write_atomic`]), creating the
+/// folders in between without following a symbolic link: Kiln's own folders in a
+/// project (`build/`, `.kiln/`) could be links planted to carry its writes outside,
+/// so a link anywhere below `base` is refused, naming it.
+pub fn write_below(base: &Path, rel: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut dir = base.to_owned();
+    let parts: Vec<_> = rel.components().collect();
+    for (k, part) in parts.iter().enumerate() {
+        let std::path::Component::Normal(name) = part else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a plain relative path", rel.display()),
+            ));
+        };
+        dir.push(name);
+        let last = k + 1 == parts.len();
+        match fs::symlink_metadata(&dir) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} is a symbolic link; Kiln does not write through links in its own folders (remove it)",
+                        dir.display()
+                    ),
+                ));
+            }
+            Ok(_) => {}
+            Err(_) if !last => fs::create_dir(&dir)?,
+            Err(_) => {}
+        }
+    }
+    write_atomic(&dir, bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_below_a_folder_never_follow_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        write_below(dir.path(), Path::new("build/levels/a.bin"), b"blob").unwrap();
+        assert_eq!(
+            fs::read(dir.path().join("build/levels/a.bin")).unwrap(),
+            b"blob"
+        );
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+            let err = write_below(dir.path(), Path::new("linked/x.bin"), b"no").unwrap_err();
+            assert!(err.to_string().contains("is a symbolic link"), "{err}");
+            assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+        }
+        assert!(write_below(dir.path(), Path::new("../x.bin"), b"no").is_err());
+    }
 
     #[test]
     fn write_atomic_replaces_whole_files_and_leaves_no_temporary() {

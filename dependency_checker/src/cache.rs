@@ -210,6 +210,7 @@ pub fn decode(
 pub fn load(root: &Path, registry: &Arc<Registry>, rules: &Arc<DeclaredRules>) -> Option<Index> {
     // Only a regular file, bounded: a FIFO or a link to /dev/zero put there must not
     // hang the open or eat memory.
+    crate::lock::existing_kiln_dir(root)?;
     let bytes = crate::journal::read_regular(&root.join(CACHE_FILE), 4 << 30).ok()?;
     decode(&bytes, root, registry, rules)
 }
@@ -217,8 +218,8 @@ pub fn load(root: &Path, registry: &Arc<Registry>, rules: &Arc<DeclaredRules>) -
 /// Saves `index` as its project's cache (atomically), with a `.gitignore` that keeps
 /// `.kiln/` out of version control.
 pub fn save(index: &Index) -> Result<(), CheckerError> {
-    let dir = index.root().join(".kiln");
-    fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    // A real folder inside the project, never a link to somewhere else.
+    let dir = crate::lock::kiln_dir(index.root())?;
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
         fs::write(

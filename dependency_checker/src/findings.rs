@@ -163,6 +163,12 @@ pub enum Finding {
         /// Why it could not be used.
         reason: String,
     },
+    /// One of Kiln's own folders (`.kiln`, `build`) is a symbolic link: Kiln never
+    /// reads or writes through it (no cache, no moves, no compiled output there).
+    LinkedOwnFolder {
+        /// The folder.
+        file: String,
+    },
     /// A file that could not be read.
     Unreadable {
         /// The file.
@@ -187,6 +193,7 @@ impl Finding {
             | Finding::JournalSetAside { file, .. }
             | Finding::ParseError { file, .. }
             | Finding::LinkOutside { file }
+            | Finding::LinkedOwnFolder { file }
             | Finding::Unreadable { file, .. } => file,
             Finding::PrefabCycle { cycle } => cycle.first().map_or("", String::as_str),
         }
@@ -295,6 +302,10 @@ impl fmt::Display for Finding {
                 )
             }
             Finding::Unreadable { file, message } => write!(f, "{file}: cannot be read: {message}"),
+            Finding::LinkedOwnFolder { file } => write!(
+                f,
+                "{file}: is a symbolic link; Kiln never reads or writes through links at its own folders (remove it: Kiln makes the folder itself)"
+            ),
             Finding::JournalSetAside { file, reason } => write!(
                 f,
                 "{file}: an interrupted operation's journal could not be used ({reason}) and was set aside; the files it names may be half changed: look at them, then delete the folder"

@@ -59,12 +59,14 @@ fn journal_dir(root: &Path) -> PathBuf {
 /// Whether anything of an operation is in `.kiln/journal/`: a committed journal to
 /// recover, or the beginnings of one a kill interrupted, to discard.
 pub(crate) fn exists(root: &Path) -> bool {
-    fs::symlink_metadata(journal_dir(root)).is_ok()
+    crate::lock::existing_kiln_dir(root).is_some()
+        && fs::symlink_metadata(journal_dir(root)).is_ok()
 }
 
 /// Whether an operation's journal is waiting to be recovered.
 pub(crate) fn is_pending(root: &Path) -> bool {
-    journal_dir(root).join(JOURNAL_FILE).exists()
+    crate::lock::existing_kiln_dir(root).is_some()
+        && fs::symlink_metadata(journal_dir(root).join(JOURNAL_FILE)).is_ok()
 }
 
 #[cfg(test)]
@@ -223,34 +225,7 @@ pub enum Recovery {
 const MAX_MANIFEST: u64 = 256 << 20;
 const MAX_BACKUPS: u64 = 8 << 30;
 
-/// Reads one of Kiln's own files, or one the project names (the redirect log),
-/// only if it is a regular file (not a link, a FIFO or a device, which could hang
-/// or never end) of at most `max` bytes.
-pub(crate) fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::{Error, ErrorKind, Read};
-    use std::os::unix::fs::OpenOptionsExt;
-    let meta = fs::symlink_metadata(path)?;
-    if !meta.is_file() {
-        return Err(Error::new(ErrorKind::InvalidData, "not a regular file"));
-    }
-    if meta.len() > max {
-        return Err(Error::new(
-            ErrorKind::InvalidData,
-            format!("larger than {max} bytes"),
-        ));
-    }
-    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits() as i32)
-        .open(path)?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(max + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(Error::new(ErrorKind::InvalidData, "grew while being read"));
-    }
-    Ok(bytes)
-}
+pub(crate) use kiln_core::project::read_regular;
 
 /// Prefix of the folders unusable journals are moved to, under `.kiln/`.
 const SET_ASIDE_PREFIX: &str = "journal.rejected-";
@@ -285,7 +260,7 @@ fn set_aside(root: &Path, reason: String) -> Result<Recovery, CheckerError> {
 /// The journals set aside so far, with why, oldest first: each is an operation that
 /// may have left files half changed, until the user looks and deletes the folder.
 pub fn set_aside_journals(root: &Path) -> Vec<(String, String)> {
-    let Ok(entries) = fs::read_dir(root.join(".kiln")) else {
+    let Some(Ok(entries)) = crate::lock::existing_kiln_dir(root).map(fs::read_dir) else {
         return Vec::new();
     };
     let mut out: Vec<(String, String)> = entries
@@ -349,6 +324,10 @@ fn check_journal(root: &Path, dir: &Path, manifest: &[u8]) -> Result<Checked, St
 /// removed. A journal that cannot be used is set aside, and the project stays
 /// usable. The caller holds the project lock exclusively.
 pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
+    if crate::lock::existing_kiln_dir(root).is_none() {
+        // No journal, or `.kiln` is a link: nothing is ever read through it.
+        return Ok(Recovery::Nothing);
+    }
     let dir = journal_dir(root);
     match fs::symlink_metadata(&dir) {
         Err(_) => return Ok(Recovery::Nothing),

@@ -32,6 +32,15 @@ pub(crate) struct ProjectLock {
     _file: Option<fs::File>,
 }
 
+/// Kiln's own folder in the project if it exists as a real folder (not a link):
+/// only then is anything read from it.
+pub(crate) fn existing_kiln_dir(root: &Path) -> Option<std::path::PathBuf> {
+    let dir = root.join(".kiln");
+    fs::symlink_metadata(&dir)
+        .is_ok_and(|m| m.is_dir())
+        .then_some(dir)
+}
+
 /// Kiln's own folder in the project, created if missing. It must be a real folder:
 /// a symbolic link there would carry Kiln's writes outside the project.
 pub(crate) fn kiln_dir(root: &Path) -> Result<std::path::PathBuf, CheckerError> {

@@ -688,8 +688,10 @@ impl Editor {
     }
 
     fn read_recovery(&self, file: &str) -> Option<LevelDocument> {
-        let text = std::fs::read_to_string(self.recovery_path(file)).ok()?;
-        LevelDocument::parse(&text, file).ok()
+        // Never through a link in `.kiln/`, never a FIFO or a device.
+        let rel = std::path::Path::new(".kiln/recovery").join(file);
+        let bytes = kiln_core::read_below(self.project.root(), &rel, 1 << 30).ok()?;
+        LevelDocument::parse(std::str::from_utf8(&bytes).ok()?, file).ok()
     }
 
     /// Forgets the recovery file of `file` (its edits were discarded on purpose).
@@ -716,7 +718,8 @@ impl Editor {
         let path = self.recovery_path(&level.file);
         let text = level.doc.to_canonical_json(&self.registry);
         self.recovery_written = Some(std::time::Instant::now());
-        if let Err(e) = write_atomic(&path, text.as_bytes()) {
+        let rel = std::path::Path::new(".kiln/recovery").join(&level.file);
+        if let Err(e) = kiln_core::write_below(self.project.root(), &rel, text.as_bytes()) {
             self.note(
                 Severity::Warning,
                 format!("cannot write the recovery file {}: {e}", path.display()),
