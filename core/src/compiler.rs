@@ -16,11 +16,26 @@ use crate::level::{LevelDocument, SyntaxError, valid_authoring_id};
 use crate::schema::FieldValues;
 use crate::{Registry, ResourcePath};
 
+/// How deeply prefabs may nest (a unit instancing a unit instancing a unit...). Real
+/// nesting is a handful of levels; a chain thousands deep is a mistake or an attack,
+/// and must end in an error, not a stack overflow.
+pub const MAX_PREFAB_DEPTH: usize = 64;
+
+/// How many entities a level may flatten to unless the project says otherwise
+/// (`max_level_entities` in `kiln.project`): prefabs that instance each other twice
+/// over, 40 deep, would otherwise allocate until the machine runs out of memory.
+pub const DEFAULT_MAX_LEVEL_ENTITIES: usize = 1_000_000;
+
 /// Where the compiler reads prefabs (`.unit` files) from.
 pub trait ResourceSource {
     /// The text of the resource `path` of type `ext`. An error is a sentence
     /// (e.g. "no such file").
     fn read_text(&mut self, path: &ResourcePath, ext: &str) -> Result<String, String>;
+
+    /// The most entities a level may flatten to.
+    fn max_level_entities(&self) -> usize {
+        DEFAULT_MAX_LEVEL_ENTITIES
+    }
 }
 
 /// In-memory resources, keyed by file path (`units/lamp.unit`). Handy in tests and
@@ -94,6 +109,14 @@ pub enum CompileError {
         /// The files of the cycle, the first repeated at the end.
         cycle: Vec<String>,
     },
+    /// The level would exceed a limit (prefab nesting depth, flattened entity count).
+    #[error("{file}: {message}")]
+    Limit {
+        /// The level.
+        file: String,
+        /// Which limit, where it was crossed, and how to raise it if it can be.
+        message: String,
+    },
 }
 
 impl CompileError {
@@ -104,7 +127,8 @@ impl CompileError {
             CompileError::Field { file, .. }
             | CompileError::Component { file, .. }
             | CompileError::Entity { file, .. }
-            | CompileError::MissingPrefab { file, .. } => file,
+            | CompileError::MissingPrefab { file, .. }
+            | CompileError::Limit { file, .. } => file,
             CompileError::PrefabCycle { cycle } => cycle.first().map_or("", String::as_str),
         }
     }
@@ -139,11 +163,13 @@ pub fn compile_document(
     file: &str,
     doc: &LevelDocument,
 ) -> Result<CompiledLevel, CompileError> {
+    let max_entities = source.max_level_entities();
     let mut flat = Flattener {
         source,
         units: HashMap::new(),
         stack: vec![file.to_owned()],
         out: Vec::new(),
+        max_entities,
     };
     flat.expand(doc, file, "", None, &Map::new(), file)?;
     let units: BTreeSet<String> = flat.units.keys().cloned().collect();
@@ -349,6 +375,8 @@ struct Flattener<'s> {
     /// Files being expanded, outermost first, for cycle detection.
     stack: Vec<String>,
     out: Vec<FlatEntity>,
+    /// The most entities the level may flatten to.
+    max_entities: usize,
 }
 
 impl Flattener<'_> {
@@ -362,6 +390,17 @@ impl Flattener<'_> {
         overrides_file: &str,
     ) -> Result<(), CompileError> {
         let base = self.out.len();
+        // Checked before anything of this file is allocated.
+        if base + doc.entities.len() > self.max_entities {
+            let level = self.stack.first().cloned().unwrap_or_default();
+            return Err(CompileError::Limit {
+                file: level,
+                message: format!(
+                    "flattening prefabs makes more than {} entities (crossed while placing {file}); a prefab that instances another several times over can do this. Raise \"max_level_entities\" in kiln.project if the level is meant to be this big",
+                    self.max_entities
+                ),
+            });
+        }
         let mut local: HashMap<&str, usize> = HashMap::new();
         for (k, e) in doc.entities.iter().enumerate() {
             let id = format!("{prefix}{}", e.id);
@@ -473,6 +512,16 @@ impl Flattener<'_> {
                 )));
             }
             let prefix = format!("{}/", self.out[instance].id);
+            if self.stack.len() > MAX_PREFAB_DEPTH {
+                return Err(CompileError::Limit {
+                    file: self.stack[0].clone(),
+                    message: format!(
+                        "prefabs nest more than {MAX_PREFAB_DEPTH} deep: {} -> {} -> ... -> {unit_file}",
+                        self.stack[0],
+                        self.stack.get(1).map_or("", String::as_str)
+                    ),
+                });
+            }
             self.stack.push(unit_file.clone());
             self.expand(&unit, &unit_file, &prefix, Some(instance), &nested, file)?;
             self.stack.pop();

@@ -32,6 +32,9 @@ pub struct ProjectConfig {
     /// from a field pattern to the resource type its strings name. See
     /// [`ReferenceRules`].
     pub references: ReferenceRules,
+    /// The most entities a level may flatten to (prefabs expanded); 0 means
+    /// [`crate::compiler::DEFAULT_MAX_LEVEL_ENTITIES`].
+    pub max_level_entities: usize,
 }
 
 /// Declared reference rules: `{"unit": {"/components/*/data/mesh_resource": "mesh",
@@ -304,6 +307,13 @@ impl Project {
 struct ProjectSource<'a>(&'a Project);
 
 impl ResourceSource for ProjectSource<'_> {
+    fn max_level_entities(&self) -> usize {
+        match self.0.config.max_level_entities {
+            0 => crate::compiler::DEFAULT_MAX_LEVEL_ENTITIES,
+            n => n,
+        }
+    }
+
     fn read_text(&mut self, path: &ResourcePath, ext: &str) -> Result<String, String> {
         self.0.read_resource(path, ext).map_err(|e| match e {
             ProjectError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => {

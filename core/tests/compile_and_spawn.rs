@@ -425,3 +425,97 @@ proptest! {
         }
     }
 }
+
+/// Units `units/u0` .. `units/u{n-1}`, each instancing the next `fan` times.
+fn prefab_chain(n: usize, fan: usize) -> HashMap<String, String> {
+    (0..n)
+        .map(|i| {
+            let entities: Vec<serde_json::Value> = if i + 1 < n {
+                (0..fan)
+                    .map(|k| json!({"id": format!("e{k}"), "prefab": format!("units/u{}", i + 1)}))
+                    .collect()
+            } else {
+                vec![json!({"id": "leaf"})]
+            };
+            (
+                format!("units/u{i}.unit"),
+                json!({ "entities": entities }).to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A prefab chain thousands deep ends in an error naming the limit and where the
+/// chain starts, not in a stack overflow.
+#[test]
+fn prefab_nesting_is_bounded() {
+    let mut source = prefab_chain(8000, 1);
+    let level = json!({"entities": [{"id": "root", "prefab": "units/u0"}]}).to_string();
+    let err = compile_level(
+        &Registry::with_builtins(),
+        &mut source,
+        "levels/deep.level",
+        &level,
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with(
+            "levels/deep.level: prefabs nest more than 64 deep: levels/deep.level -> units/u0.unit"
+        ),
+        "{text}"
+    );
+    // Within the bound, nesting works.
+    let mut source = prefab_chain(30, 1);
+    let compiled = compile_level(
+        &Registry::with_builtins(),
+        &mut source,
+        "levels/ok.level",
+        &level,
+    )
+    .unwrap();
+    assert_eq!(compiled.entity_count, 31);
+}
+
+/// A source whose project allows few entities per level.
+struct Limited(HashMap<String, String>, usize);
+
+impl kiln_core::ResourceSource for Limited {
+    fn read_text(&mut self, path: &kiln_core::ResourcePath, ext: &str) -> Result<String, String> {
+        self.0.read_text(path, ext)
+    }
+    fn max_level_entities(&self) -> usize {
+        self.1
+    }
+}
+
+/// Prefabs instancing each other twice over, 40 deep, would flatten to 2^40
+/// entities: the compile stops at the level's entity limit, before allocating it.
+#[test]
+fn prefab_fan_out_is_bounded() {
+    let level = json!({"entities": [{"id": "root", "prefab": "units/u0"}]}).to_string();
+    let mut source = Limited(prefab_chain(40, 2), 20_000);
+    let err = compile_level(
+        &Registry::with_builtins(),
+        &mut source,
+        "levels/wide.level",
+        &level,
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("levels/wide.level: flattening prefabs makes more than 20000 entities (crossed while placing units/u"), "{text}");
+    assert!(text.contains("max_level_entities"), "{text}");
+    let mut source = Limited(prefab_chain(10, 2), 20_000);
+    let compiled = compile_level(
+        &Registry::with_builtins(),
+        &mut source,
+        "levels/ok.level",
+        &level,
+    )
+    .unwrap();
+    // The root, 2^d instance entities at each depth d of u0..u8, and 2^9 leaves.
+    assert_eq!(
+        compiled.entity_count,
+        1 + (1..=9).map(|d| 1usize << d).sum::<usize>() + (1 << 9)
+    );
+}
