@@ -162,6 +162,15 @@ impl<'a> LevelBlob<'a> {
         let mut components = Vec::with_capacity(num_component_types.min(1024) as usize);
         for t in 0..num_component_types {
             let component_identifier = c.u32("component_identifier")?;
+            // Each type has one section: a second would spawn its instances twice.
+            if components
+                .iter()
+                .any(|s: &ComponentSection| s.component_identifier == component_identifier)
+            {
+                return Err(BlobError::Corrupt(format!(
+                    "component type {t} ({component_identifier:#010x}) has a second section"
+                )));
+            }
             let num_instances = c.u32("num_instances")?;
             let size = c.u32("size")?;
             let entity_index = c.u32s(num_instances, "entity_index")?;
