@@ -175,6 +175,25 @@ impl FieldSchema {
                 short(value)
             ))
         };
+        // Numbers are stored as 32-bit floats: a value beyond their range would
+        // become infinity at spawn, so it is refused here, with the range.
+        let too_big = |v: &Value| {
+            v.as_f64()
+                .is_some_and(|f| f.is_finite() && f.abs() > f32::MAX as f64)
+        };
+        let oversized = match value {
+            Value::Array(items) => items.iter().find(|v| too_big(v)),
+            v if too_big(v) => Some(v),
+            _ => None,
+        };
+        if let Some(v) = oversized
+            && !matches!(self.kind, FieldKind::Int { .. })
+        {
+            return Err(format!(
+                "{} is outside the range of a 32-bit float (-3.4e38 to 3.4e38)",
+                short(v)
+            ));
+        }
         match &self.kind {
             FieldKind::Bool => {
                 if value.is_boolean() {

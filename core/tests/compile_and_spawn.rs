@@ -591,3 +591,45 @@ proptest! {
         }
     }
 }
+
+/// Numbers beyond a 32-bit float's range are refused at compile, naming the entity,
+/// component and field and the range, instead of becoming infinity at spawn.
+#[test]
+fn numbers_beyond_f32_are_refused_at_compile() {
+    for bad in [
+        "1e39",
+        "-1e300",
+        "123456789012345678901234567890123456789012345678901234567890",
+    ] {
+        let level = format!(
+            r#"{{"entities": [{{"id": "x", "components": {{"transform": {{"position": [0, {bad}, 0]}}}}}}]}}"#
+        );
+        let mut source: HashMap<String, String> = HashMap::new();
+        let err = compile_level(
+            &Registry::with_builtins(),
+            &mut source,
+            "levels/big.level",
+            &level,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("entity \"x\""), "{err}");
+        assert!(err.contains("transform"), "{err}");
+        assert!(err.contains("position"), "{err}");
+        assert!(err.contains("outside the range of a 32-bit float"), "{err}");
+    }
+    let level = r#"{"entities": [{"id": "x", "components": {"point_mass": {"mass": 1e39}}}]}"#;
+    let mut source: HashMap<String, String> = HashMap::new();
+    let err = compile_level(
+        &Registry::with_builtins(),
+        &mut source,
+        "levels/big.level",
+        level,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("mass") && err.contains("32-bit float"),
+        "{err}"
+    );
+}
