@@ -18,6 +18,12 @@ fn main() {
     let registry = Registry::with_builtins();
     for _ in 0..5 {
         let t = Instant::now();
+        kiln_core::json_format::reject_duplicate_keys(&text).unwrap();
+        println!(
+            "duplicate-key pass {:>6.2} ms",
+            t.elapsed().as_secs_f64() * 1e3
+        );
+        let t = Instant::now();
         let doc = LevelDocument::parse(&text, &level).unwrap();
         let parse = t.elapsed();
         let t = Instant::now();

@@ -84,3 +84,97 @@ mod tests {
         assert_eq!(to_canonical_string(&back), text);
     }
 }
+
+/// Fails on the first object that has the same key twice (`serde_json`, like most
+/// readers, keeps the last silently; in a level that is usually a merge gone wrong).
+/// The error carries serde_json's line and column of the second key's value.
+///
+/// One pass, allocating almost nothing: the keys of the objects being read live on
+/// one stack, and each new key is compared with its own object's keys only (objects
+/// in Kiln's files have a handful).
+pub fn reject_duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut keys = Vec::new();
+    NoDuplicates { keys: &mut keys }.deserialize(&mut de)?;
+    de.end()
+}
+
+/// Walks any JSON value, failing on a repeated key.
+struct NoDuplicates<'k, 'de> {
+    keys: &'k mut Vec<std::borrow::Cow<'de, str>>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for NoDuplicates<'_, 'de> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for NoDuplicates<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq
+            .next_element_seed(NoDuplicates {
+                keys: &mut *self.keys,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let start = self.keys.len();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if self.keys[start..].contains(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "duplicate key \"{key}\" in one object (the first is ignored; often a merge gone wrong)"
+                )));
+            }
+            self.keys.push(key);
+            map.next_value_seed(NoDuplicates {
+                keys: &mut *self.keys,
+            })?;
+        }
+        self.keys.truncate(start);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod duplicate_tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_keys_are_found_with_their_place() {
+        assert!(
+            reject_duplicate_keys(r#"{"a": 1, "b": {"a": 2}, "c": [{"a": 1}, {"a": 2}]}"#).is_ok()
+        );
+        let e = reject_duplicate_keys("{\n  \"a\": {\"x\": 1,\n   \"x\": 2}\n}").unwrap_err();
+        assert_eq!(e.line(), 3);
+        assert!(e.to_string().contains("duplicate key \"x\""), "{e}");
+        assert!(reject_duplicate_keys(r#"{"a\u0062": 1, "ab": 2}"#).is_err());
+    }
+}

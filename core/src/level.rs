@@ -89,6 +89,24 @@ pub struct SyntaxError {
     pub message: String,
 }
 
+impl SyntaxError {
+    /// The text of `bytes`, read from `file`; invalid UTF-8 is an error at its line
+    /// and column, as a JSON reader would report it.
+    pub fn text(bytes: Vec<u8>, file: &str) -> Result<String, SyntaxError> {
+        String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+            let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            SyntaxError {
+                file: file.to_owned(),
+                line,
+                column: valid.len() - line_start + 1,
+                message: "invalid UTF-8".into(),
+            }
+        })
+    }
+}
+
 /// Whether `id` is a valid authoring id.
 pub fn valid_authoring_id(id: &str) -> bool {
     !id.is_empty()
@@ -101,20 +119,22 @@ pub fn valid_authoring_id(id: &str) -> bool {
 impl LevelDocument {
     /// Parses the text of `file` (used in error messages).
     pub fn parse(text: &str, file: &str) -> Result<Self, SyntaxError> {
-        serde_json::from_str(text).map_err(|e| {
-            let message = e.to_string();
-            // serde_json appends " at line L column C"; the location is ours to print.
-            let message = match message.rfind(" at line ") {
-                Some(at) => message[..at].to_string(),
-                None => message,
-            };
-            SyntaxError {
-                file: file.to_owned(),
-                line: e.line().max(1),
-                column: e.column().max(1),
-                message,
-            }
-        })
+        crate::json_format::reject_duplicate_keys(text)
+            .and_then(|()| serde_json::from_str(text))
+            .map_err(|e| {
+                let message = e.to_string();
+                // serde_json appends " at line L column C"; the location is ours to print.
+                let message = match message.rfind(" at line ") {
+                    Some(at) => message[..at].to_string(),
+                    None => message,
+                };
+                SyntaxError {
+                    file: file.to_owned(),
+                    line: e.line().max(1),
+                    column: e.column().max(1),
+                    message,
+                }
+            })
     }
 
     /// The entity with authoring id `id`.

@@ -297,7 +297,8 @@ impl Project {
     /// Compiles the level file `level` (a project path such as `levels/forest.level`).
     pub fn compile(&self, registry: &Registry, level: &str) -> Result<CompiledLevel, ProjectError> {
         let file = self.resolve(level)?;
-        let text = fs::read_to_string(&file).map_err(io_error(&file))?;
+        let bytes = fs::read(&file).map_err(io_error(&file))?;
+        let text = crate::level::SyntaxError::text(bytes, level).map_err(CompileError::Syntax)?;
         let mut source = ProjectSource(self);
         Ok(compile_level(registry, &mut source, level, &text)?)
     }

@@ -273,6 +273,7 @@ pub fn scan_file(registry: &Registry, rules: &DeclaredRules, ext: &str, bytes: &
         entity_ids: Vec::new(),
         line_pos: 0,
         line: 1,
+        keys: Vec::new(),
     };
     let result = s
         .check_utf8()
@@ -385,6 +386,9 @@ struct Scanner<'a, 'r> {
     entity_ids: Vec<Option<String>>,
     line_pos: usize,
     line: u32,
+    /// Raw key ranges of the objects being read, innermost last, to find a key given
+    /// twice in one object (in Kiln's own files only: foreign data is read as is).
+    keys: Vec<(usize, usize)>,
 }
 
 const MAX_DEPTH: usize = 256;
@@ -539,12 +543,29 @@ impl<'a, 'r> Scanner<'a, 'r> {
             self.pos += 1;
             return Ok(());
         }
+        let first_key = self.keys.len();
+        let check_keys = !matches!(self.schema, Schema::Generic);
         loop {
             self.skip_ws()?;
             if self.bytes.get(self.pos) != Some(&b'"') {
                 return Err(self.error("expected a key in double quotes"));
             }
+            let key_at = self.pos;
             let (ks, ke, kesc) = self.string()?;
+            if check_keys {
+                let key = &self.bytes[ks..ke];
+                if self.keys[first_key..]
+                    .iter()
+                    .any(|&(s, e)| &self.bytes[s..e] == key)
+                {
+                    self.pos = key_at;
+                    return Err(self.error(&format!(
+                        "duplicate key \"{}\" in one object (the first is ignored; often a merge gone wrong)",
+                        String::from_utf8_lossy(key)
+                    )));
+                }
+                self.keys.push((ks, ke));
+            }
             self.skip_ws()?;
             if self.bytes.get(self.pos) != Some(&b':') {
                 return Err(self.error("expected ':' after the key"));
@@ -563,6 +584,7 @@ impl<'a, 'r> Scanner<'a, 'r> {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
+                    self.keys.truncate(first_key);
                     return Ok(());
                 }
                 _ => return Err(self.error("expected ',' or '}'")),
@@ -1002,6 +1024,21 @@ mod tests {
             .error
             .is_some()
         );
+    }
+
+    #[test]
+    fn duplicate_keys_in_kilns_own_files_are_errors_with_their_place() {
+        let s = scan(
+            "level",
+            "{\"entities\": [{\"id\": \"a\", \"components\": {\"transform\": {\n  \"position\": [0, 0, 0],\n  \"position\": [1, 1, 1]}}}]}",
+        );
+        let e = s.error.unwrap();
+        assert_eq!((e.line, e.column), (3, 3));
+        assert!(e.message.contains("duplicate key \"position\""), "{e:?}");
+        // Same keys in different objects are fine; foreign data is read as it is.
+        let ok = scan("level", r#"{"entities": [{"id": "a"}, {"id": "b"}]}"#);
+        assert_eq!(ok.error, None);
+        assert_eq!(scan("json", r#"{"a": "x", "a": "y"}"#).error, None);
     }
 
     #[test]
