@@ -56,7 +56,19 @@ pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> a
     )?;
     out.flush()?;
     loop {
-        let Some(batch) = watcher.next_batch(Duration::from_secs(3600)) else {
+        // Wake now and then even without events: a project folder renamed or
+        // deleted must be noticed before the next edit is silently ignored.
+        let batch = watcher.next_batch(Duration::from_secs(1));
+        if watcher.root_is_gone() {
+            writeln!(
+                out,
+                "the project folder {} was moved, renamed or deleted; stopping (run kiln watch where it is now)",
+                root.display()
+            )?;
+            out.flush()?;
+            return Ok(crate::cli::EXIT_ERROR);
+        }
+        let Some(batch) = batch else {
             continue;
         };
         let report = checker.apply_changes(&batch)?;

@@ -210,3 +210,28 @@ fn saving_in_the_editor_does_not_respawn_the_world() {
     );
     assert!(editor.last_reload.is_none());
 }
+
+/// The project folder renamed away while the editor has it open: the next change
+/// inside it says so, instead of being silently ignored.
+#[test]
+fn a_project_folder_renamed_away_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("project");
+    support::copy_dir(&support::demo(), &dir);
+    let mut editor = Editor::open(&dir).unwrap();
+    let moved = tmp.path().join("renamed");
+    fs::rename(&dir, &moved).unwrap();
+    atomic_write(
+        &moved.join("materials/bark.material"),
+        "{\"color\": [1, 0, 0, 1]}",
+    );
+    until(
+        &mut editor,
+        "the editor to notice the folder is gone",
+        |e| {
+            e.toasts
+                .iter()
+                .any(|t| t.text.contains("was moved, renamed or deleted"))
+        },
+    );
+}

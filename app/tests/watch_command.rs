@@ -191,3 +191,25 @@ fn a_broken_level_keeps_its_last_good_blob_until_fixed() {
     w.until(|l| l.starts_with("built levels/forest.level"));
     assert_ne!(fs::read(&blob).unwrap(), good, "fixed: rebuilt");
 }
+
+/// When the watched project folder is renamed away, `kiln watch` says so and stops
+/// (edits inside the moved folder can no longer be mapped to the project).
+#[test]
+fn a_renamed_project_folder_stops_the_watch_with_a_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("project");
+    support::copy_dir(&support::demo(), &dir);
+    let mut watch = Watch::start(&dir);
+    fs::rename(&dir, tmp.path().join("renamed")).unwrap();
+    let lines = watch.until(|l| l.contains("was moved, renamed or deleted"));
+    assert!(lines.last().unwrap().contains("stopping"), "{lines:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = watch.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "kiln watch did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(2));
+}

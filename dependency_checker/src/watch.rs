@@ -53,6 +53,15 @@ impl Default for Debounce {
 pub struct ProjectWatcher {
     _watcher: notify::RecommendedWatcher,
     batches: Receiver<ChangeBatch>,
+    root: PathBuf,
+    /// The root folder's device and inode when watching began: a folder renamed away
+    /// (or deleted and made again) is another folder.
+    root_identity: Option<(u64, u64)>,
+}
+
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 impl std::fmt::Debug for ProjectWatcher {
@@ -80,6 +89,8 @@ impl ProjectWatcher {
         waker: Option<Waker>,
     ) -> Result<Self, CheckerError> {
         let root = root.to_owned();
+        let root_identity = identity(&root);
+        let watched_root = root.clone();
         let (raw_tx, raw_rx) = mpsc::channel::<Raw>();
         let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
             let now = Instant::now();
@@ -112,7 +123,17 @@ impl ProjectWatcher {
         Ok(ProjectWatcher {
             _watcher: watcher,
             batches,
+            root: watched_root,
+            root_identity,
         })
+    }
+
+    /// Whether the watched project folder is gone: renamed, moved or deleted (its
+    /// path now leads nowhere or to another folder, or its project file went).
+    /// Changes inside it can no longer be mapped to the project's paths.
+    pub fn root_is_gone(&self) -> bool {
+        identity(&self.root) != self.root_identity
+            || !self.root.join(kiln_core::project::PROJECT_FILE).is_file()
     }
 
     /// The next batch, waiting at most `timeout`.

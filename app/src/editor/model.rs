@@ -237,6 +237,15 @@ impl Editor {
         while let Some(b) = watcher.try_next_batch() {
             batches.push(b);
         }
+        if !batches.is_empty() && watcher.root_is_gone() {
+            // Changes inside a folder renamed away no longer map to the project.
+            self.watcher = None;
+            self.error(format!(
+                "the project folder {} was moved, renamed or deleted: changes to its files are no longer seen; open it again where it is now (File > Open project)",
+                self.project.root().display()
+            ));
+            return;
+        }
         if !batches.is_empty() {
             let first_event = batches.iter().filter_map(|b| b.first_event).min();
             self.fold_batches(&batches, first_event);
