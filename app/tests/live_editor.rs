@@ -235,3 +235,25 @@ fn a_project_folder_renamed_away_is_reported() {
         },
     );
 }
+
+/// A `kiln mv` run in a terminal while the editor has the project open: the editor
+/// picks the result up through its watcher, with no stale finding left.
+#[test]
+fn a_move_from_the_command_line_reaches_the_open_editor() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    assert!(editor.findings.is_empty(), "{:?}", editor.findings);
+    let (code, out, err) = support::kiln(
+        &["mv", "materials/bark.material", "materials/oak.material"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    until(&mut editor, "the editor to see the move", |e| {
+        e.checker.as_ref().is_some_and(|c| {
+            c.index().contains("materials/oak.material")
+                && !c.index().contains("materials/bark.material")
+                && c.references_to("materials/oak.material").len() == 1
+        })
+    });
+    assert!(editor.findings.is_empty(), "{:?}", editor.findings);
+}
