@@ -58,3 +58,20 @@ fn control_characters_and_invalid_utf8_are_errors_in_check_and_compile() {
         "UTF-8",
     );
 }
+
+/// JSON nested a hundred thousand deep is an error for both commands, not a stack
+/// overflow.
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let mut text = String::from("{\"entities\": [{\"id\": \"a\", \"components\": {\"x\": ");
+    text.push_str(&"[".repeat(100_000));
+    text.push_str(&"]".repeat(100_000));
+    text.push_str("}}]}");
+    let tmp = demo_with_level(text.as_bytes());
+    let (code, out, err) = kiln(&["check"], tmp.path());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("error: levels/bad.level:1:"), "{out}");
+    let (code, out, err) = kiln(&["compile", "levels/bad"], tmp.path());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("levels/bad.level:1:"), "{out}");
+}
