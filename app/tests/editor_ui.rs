@@ -25,6 +25,23 @@ fn editor<'a>(h: &'a Harness<'_, KilnApp>) -> &'a kiln::editor::Editor {
     h.state().editor.as_ref().expect("the demo project opens")
 }
 
+/// Opens the rename dialog on `materials/bark.material` from the asset browser's
+/// context menu, as a user does, and types `new` as its new path.
+fn rename_bark_to(h: &mut Harness<'_, KilnApp>, new: &str) {
+    h.get_by_label_contains("materials").click();
+    h.run_steps(3);
+    h.get_by_label_contains("bark.material").click_secondary();
+    h.run_steps(2);
+    h.get_by_label("Rename / move…").click();
+    h.run_steps(3);
+    h.get_by_label("New path").focus();
+    h.run_steps(1);
+    // Select all and type the new path.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.get_by_label("New path").type_text(new);
+    h.run_steps(2);
+}
+
 #[test]
 fn opens_the_demo_and_selects_an_entity_in_the_tree() {
     let dir = demo_copy();
@@ -146,20 +163,7 @@ fn reparent_by_drag_and_drop_keeps_the_world_pose() {
 fn renaming_an_asset_patches_the_files_on_disk_and_undo_reverts_it() {
     let dir = demo_copy();
     let mut h = open(dir.path());
-    h.get_by_label_contains("materials").click();
-    h.run_steps(3);
-    h.get_by_label_contains("bark.material").click_secondary();
-    h.run_steps(2);
-    h.get_by_label("Rename / move…").click();
-    h.run_steps(3);
-    let field = h.get_by_label("New path");
-    field.focus();
-    h.run_steps(1);
-    // Select all and type the new path.
-    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
-    h.get_by_label("New path")
-        .type_text("materials/oak_bark.material");
-    h.run_steps(2);
+    rename_bark_to(&mut h, "materials/oak_bark.material");
     h.get_by_label("Preview").click();
     h.run_steps(3);
     h.get_by_label_contains("1 references change in 1 files");
@@ -346,18 +350,7 @@ fn the_rename_preview_lists_ambiguous_references_it_leaves_alone() {
     std::fs::write(dir.path().join("tools/list.json"), r#"["materials/bark"]"#).unwrap();
     std::fs::write(dir.path().join("materials/bark.json"), "{}").unwrap();
     let mut h = open(dir.path());
-    h.get_by_label_contains("materials").click();
-    h.run_steps(3);
-    h.get_by_label_contains("bark.material").click_secondary();
-    h.run_steps(2);
-    h.get_by_label("Rename / move…").click();
-    h.run_steps(3);
-    h.get_by_label("New path").focus();
-    h.run_steps(1);
-    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
-    h.get_by_label("New path")
-        .type_text("materials/wood/bark.material");
-    h.run_steps(2);
+    rename_bark_to(&mut h, "materials/wood/bark.material");
     h.get_by_label("Preview").click();
     h.run_steps(3);
     h.get_by_label_contains(

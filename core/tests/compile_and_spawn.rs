@@ -426,6 +426,13 @@ proptest! {
     }
 }
 
+/// The error of compiling `level` (JSON text) as `file` with `source`, as text.
+fn compile_error(source: &mut dyn kiln_core::ResourceSource, file: &str, level: &str) -> String {
+    compile_level(&Registry::with_builtins(), source, file, level)
+        .unwrap_err()
+        .to_string()
+}
+
 /// Units `units/u0` .. `units/u{n-1}`, each instancing the next `fan` times.
 fn prefab_chain(n: usize, fan: usize) -> HashMap<String, String> {
     (0..n)
@@ -451,14 +458,7 @@ fn prefab_chain(n: usize, fan: usize) -> HashMap<String, String> {
 fn prefab_nesting_is_bounded() {
     let mut source = prefab_chain(8000, 1);
     let level = json!({"entities": [{"id": "root", "prefab": "units/u0"}]}).to_string();
-    let err = compile_level(
-        &Registry::with_builtins(),
-        &mut source,
-        "levels/deep.level",
-        &level,
-    )
-    .unwrap_err();
-    let text = err.to_string();
+    let text = compile_error(&mut source, "levels/deep.level", &level);
     assert!(
         text.starts_with(
             "levels/deep.level: prefabs nest more than 64 deep: levels/deep.level -> units/u0.unit"
@@ -495,14 +495,7 @@ impl kiln_core::ResourceSource for Limited {
 fn prefab_fan_out_is_bounded() {
     let level = json!({"entities": [{"id": "root", "prefab": "units/u0"}]}).to_string();
     let mut source = Limited(prefab_chain(40, 2), 20_000);
-    let err = compile_level(
-        &Registry::with_builtins(),
-        &mut source,
-        "levels/wide.level",
-        &level,
-    )
-    .unwrap_err();
-    let text = err.to_string();
+    let text = compile_error(&mut source, "levels/wide.level", &level);
     assert!(text.starts_with("levels/wide.level: flattening prefabs makes more than 20000 entities (crossed while placing units/u"), "{text}");
     assert!(text.contains("max_level_entities"), "{text}");
     let mut source = Limited(prefab_chain(10, 2), 20_000);
@@ -605,14 +598,7 @@ fn numbers_beyond_f32_are_refused_at_compile() {
             r#"{{"entities": [{{"id": "x", "components": {{"transform": {{"position": [0, {bad}, 0]}}}}}}]}}"#
         );
         let mut source: HashMap<String, String> = HashMap::new();
-        let err = compile_level(
-            &Registry::with_builtins(),
-            &mut source,
-            "levels/big.level",
-            &level,
-        )
-        .unwrap_err()
-        .to_string();
+        let err = compile_error(&mut source, "levels/big.level", &level);
         assert!(err.contains("entity \"x\""), "{err}");
         assert!(err.contains("transform"), "{err}");
         assert!(err.contains("position"), "{err}");
@@ -620,14 +606,7 @@ fn numbers_beyond_f32_are_refused_at_compile() {
     }
     let level = r#"{"entities": [{"id": "x", "components": {"point_mass": {"mass": 1e39}}}]}"#;
     let mut source: HashMap<String, String> = HashMap::new();
-    let err = compile_level(
-        &Registry::with_builtins(),
-        &mut source,
-        "levels/big.level",
-        level,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = compile_error(&mut source, "levels/big.level", level);
     assert!(
         err.contains("mass") && err.contains("32-bit float"),
         "{err}"
