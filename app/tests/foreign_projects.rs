@@ -642,3 +642,23 @@ fn links_at_kilns_own_folders_are_refused() {
     assert!(err.contains("already exists"), "{err}");
     assert!(dir.join("textures/bark.png").is_file());
 }
+
+/// A file where Kiln's own folder should be is set aside, not an error for every
+/// command.
+#[test]
+fn a_file_in_place_of_dot_kiln_is_set_aside() {
+    let tmp = demo_copy();
+    let dir = tmp.path();
+    fs::write(dir.join(".kiln"), "someone's notes").unwrap();
+    let (code, out, err) = kiln(
+        &["mv", "materials/bark.material", "materials/oak.material"],
+        dir,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(dir.join(".kiln").is_dir());
+    assert_eq!(
+        fs::read_to_string(dir.join(".kiln.not-a-folder")).unwrap(),
+        "someone's notes"
+    );
+    assert_eq!(kiln(&["check"], dir).0, 0);
+}

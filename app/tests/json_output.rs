@@ -64,7 +64,11 @@ fn messy() -> tempfile::TempDir {
         ("broken.json", "{\"a\": }"),
         ("levels/broken.level", "{"),
         ("props/p.sunit", r#"{"mesh": "meshes/rock"}"#),
-        ("kiln.redirects", "meshes/old.json -> meshes/rock.json\n"),
+        (
+            "kiln.redirects",
+            "meshes/old.json -> meshes/rock.json\n../outside.json -> meshes/rock.json\n",
+        ),
+        (".kiln/journal", "not a folder"),
     ];
     for (path, content) in files {
         let full = tmp.path().join(path);
@@ -72,6 +76,7 @@ fn messy() -> tempfile::TempDir {
         fs::write(full, content).unwrap();
     }
     std::os::unix::fs::symlink("/tmp", tmp.path().join("outside")).unwrap();
+    std::os::unix::fs::symlink("/tmp", tmp.path().join("build")).unwrap();
     tmp
 }
 
@@ -99,6 +104,9 @@ fn every_commands_json_output_matches_the_schema() {
         "parse_error",
         "prefab_cycle",
         "link_outside",
+        "journal_set_aside",
+        "linked_own_folder",
+        "invalid_redirect",
     ] {
         assert!(kinds.contains(kind), "no {kind} in {kinds:?}");
     }

@@ -252,6 +252,13 @@ impl Checker {
         for (file, reason) in crate::journal::set_aside_journals(self.project.root()) {
             findings.push(Finding::JournalSetAside { file, reason });
         }
+        for (line, text) in self.redirects.rejected() {
+            findings.push(Finding::InvalidRedirect {
+                file: crate::redirects::REDIRECT_FILE.into(),
+                line: *line,
+                text: text.clone(),
+            });
+        }
         for own in [".kiln", kiln_core::project::BUILD_DIR] {
             let link = std::fs::symlink_metadata(self.project.root().join(own))
                 .is_ok_and(|m| m.file_type().is_symlink());

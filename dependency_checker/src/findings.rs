@@ -163,6 +163,16 @@ pub enum Finding {
         /// Why it could not be used.
         reason: String,
     },
+    /// A line of the redirect log names a path that cannot be in the project; it is
+    /// ignored.
+    InvalidRedirect {
+        /// The log.
+        file: String,
+        /// 1-based line.
+        line: u32,
+        /// The line.
+        text: String,
+    },
     /// One of Kiln's own folders (`.kiln`, `build`) is a symbolic link: Kiln never
     /// reads or writes through it (no cache, no moves, no compiled output there).
     LinkedOwnFolder {
@@ -194,6 +204,7 @@ impl Finding {
             | Finding::ParseError { file, .. }
             | Finding::LinkOutside { file }
             | Finding::LinkedOwnFolder { file }
+            | Finding::InvalidRedirect { file, .. }
             | Finding::Unreadable { file, .. } => file,
             Finding::PrefabCycle { cycle } => cycle.first().map_or("", String::as_str),
         }
@@ -220,6 +231,7 @@ impl Finding {
                 | Finding::NonCanonicalName { .. }
                 | Finding::NonCanonicalReference { .. }
                 | Finding::InvalidJson { .. }
+                | Finding::InvalidRedirect { .. }
                 | Finding::Ambiguous { .. }
         )
     }
@@ -302,6 +314,10 @@ impl fmt::Display for Finding {
                 )
             }
             Finding::Unreadable { file, message } => write!(f, "{file}: cannot be read: {message}"),
+            Finding::InvalidRedirect { file, line, text } => write!(
+                f,
+                "{file}:{line}: \"{text}\" is not a move between paths of the project; ignored"
+            ),
             Finding::LinkedOwnFolder { file } => write!(
                 f,
                 "{file}: is a symbolic link; Kiln never reads or writes through links at its own folders (remove it: Kiln makes the folder itself)"

@@ -11,7 +11,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use kiln_core::write_atomic;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CheckerError, io_err};
@@ -376,9 +375,14 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
         }
         match range {
             Some((start, len)) => {
-                // Checked to fit by `check_journal`.
+                // Checked to fit by `check_journal`. Written through the temporary
+                // name the journal knows, so a kill here leaves nothing it cannot
+                // clean up on the next try.
                 let original = &backups[*start as usize..(*start + *len) as usize];
-                write_atomic(&path, original).map_err(io_err(&path))?;
+                let temp = temp_name(&path, journal.pid);
+                write_durable(&temp, original)?;
+                crash_point()?;
+                fs::rename(&temp, &path).map_err(io_err(&path))?;
             }
             None => {
                 let _ = fs::remove_file(&path);

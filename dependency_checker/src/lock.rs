@@ -52,8 +52,15 @@ pub(crate) fn kiln_dir(root: &Path) -> Result<std::path::PathBuf, CheckerError> 
         ))),
         Ok(m) if m.is_dir() => Ok(dir),
         Ok(_) => {
-            // A file where the folder should be: move it aside, keep going.
-            let aside = root.join(".kiln.not-a-folder");
+            // A file where the folder should be: move it aside (never over an
+            // earlier one), keep going.
+            let aside = (0..)
+                .map(|n| match n {
+                    0 => root.join(".kiln.not-a-folder"),
+                    n => root.join(format!(".kiln.not-a-folder.{n}")),
+                })
+                .find(|p| fs::symlink_metadata(p).is_err())
+                .unwrap_or_else(|| root.join(".kiln.not-a-folder"));
             fs::rename(&dir, &aside).map_err(io_err(&dir))?;
             fs::create_dir(&dir).map_err(io_err(&dir))?;
             Ok(dir)

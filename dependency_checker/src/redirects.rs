@@ -27,6 +27,9 @@ pub struct Redirects {
     destination: HashMap<String, String>,
     /// Old paths of `destination` by their path without extension.
     by_base: HashMap<String, Vec<String>>,
+    /// Lines that look like moves but name paths that cannot be in the project
+    /// (`../x`, `/etc/x`): ignored, and reported, 1-based line and text.
+    rejected: Vec<(u32, String)>,
 }
 
 impl Redirects {
@@ -44,16 +47,33 @@ impl Redirects {
 
     /// Parses the log's text.
     pub fn parse(text: &str) -> Self {
-        let moves = text
-            .lines()
-            .filter_map(|line| {
-                let line = line.split('#').next().unwrap_or("").trim();
-                let (old, new) = line.split_once("->")?;
-                let (old, new) = (old.trim(), new.trim());
-                (!old.is_empty() && !new.is_empty()).then(|| (old.to_owned(), new.to_owned()))
-            })
-            .collect();
-        Self::from_moves(moves)
+        let mut moves = Vec::new();
+        let mut rejected = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            let Some((old, new)) = line.split_once("->") else {
+                continue;
+            };
+            let (old, new) = (old.trim(), new.trim());
+            if old.is_empty() || new.is_empty() {
+                continue;
+            }
+            // The log is a file anyone can edit or merge: only moves between paths
+            // inside the project are followed.
+            if crate::journal::is_plain_relative(old) && crate::journal::is_plain_relative(new) {
+                moves.push((old.to_owned(), new.to_owned()));
+            } else {
+                rejected.push((n as u32 + 1, line.to_owned()));
+            }
+        }
+        let mut redirects = Self::from_moves(moves);
+        redirects.rejected = rejected;
+        redirects
+    }
+
+    /// Lines naming paths that cannot be in the project, ignored (line, text).
+    pub fn rejected(&self) -> &[(u32, String)] {
+        &self.rejected
     }
 
     fn from_moves(moves: Vec<(String, String)>) -> Self {
@@ -90,6 +110,7 @@ impl Redirects {
             moves,
             destination: current,
             by_base,
+            rejected: Vec::new(),
         }
     }
 
@@ -185,6 +206,20 @@ mod tests {
                 assert_eq!(r.follow(name), expected, "{name} in {moves:?}");
             }
         }
+    }
+
+    #[test]
+    fn moves_naming_paths_outside_the_project_are_ignored_and_listed() {
+        let r = Redirects::parse("a.png -> ../../etc/passwd\n/abs.png -> b.png\nc.png -> d.png\n");
+        assert_eq!(r.moves(), [("c.png".to_owned(), "d.png".to_owned())]);
+        assert_eq!(
+            r.rejected(),
+            [
+                (1, "a.png -> ../../etc/passwd".to_owned()),
+                (2, "/abs.png -> b.png".to_owned())
+            ]
+        );
+        assert_eq!(r.follow("a.png"), None);
     }
 
     #[test]

@@ -1301,8 +1301,9 @@ mod tests {
             ("b.json", r#"["tex/t.png"]"#),
             ("tex/t.png", "png"),
         ];
-        // Recovery steps: 1 rename back, then 2 patched files and the new log.
-        for kill_recovery_after in 0..4 {
+        // Recovery steps: 1 rename back, then for the 2 patched files a temporary
+        // file and a rename each, then the new log (removed).
+        for kill_recovery_after in 0..6 {
             let dir = tempfile::tempdir().unwrap();
             write(dir.path(), &files);
             let before = snapshot(dir.path());
