@@ -660,5 +660,12 @@ fn a_file_in_place_of_dot_kiln_is_set_aside() {
         fs::read_to_string(dir.join(".kiln.not-a-folder")).unwrap(),
         "someone's notes"
     );
-    assert_eq!(kiln(&["check"], dir).0, 0);
+    let (code, out, _) = kiln(&["check"], dir);
+    assert_eq!(code, 0, "a warning: {out}");
+    assert!(
+        out.contains(
+            "warning: .kiln.not-a-folder: a file named .kiln stood where Kiln keeps its folder"
+        ),
+        "{out}"
+    );
 }

@@ -77,6 +77,7 @@ fn messy() -> tempfile::TempDir {
     }
     std::os::unix::fs::symlink("/tmp", tmp.path().join("outside")).unwrap();
     std::os::unix::fs::symlink("/tmp", tmp.path().join("build")).unwrap();
+    fs::write(tmp.path().join(".kiln.not-a-folder"), "set aside").unwrap();
     tmp
 }
 
@@ -107,6 +108,7 @@ fn every_commands_json_output_matches_the_schema() {
         "journal_set_aside",
         "linked_own_folder",
         "invalid_redirect",
+        "own_folder_set_aside",
     ] {
         assert!(kinds.contains(kind), "no {kind} in {kinds:?}");
     }

@@ -152,6 +152,11 @@ pub fn decode(
     let mut files = Vec::with_capacity(count.min(1 << 20));
     for _ in 0..count {
         let path = r.str()?;
+        // The cache is a file anyone can write: a path that cannot be a project
+        // file makes the whole cache untrusted (it is rebuilt).
+        if !crate::journal::is_plain_relative(&path) {
+            return None;
+        }
         let (size, mtime_ns, hash) = (r.u64()?, r.u64()?, r.u64()?);
         let error = match r.u32()? {
             0 => None,

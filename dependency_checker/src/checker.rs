@@ -252,6 +252,19 @@ impl Checker {
         for (file, reason) in crate::journal::set_aside_journals(self.project.root()) {
             findings.push(Finding::JournalSetAside { file, reason });
         }
+        if let Ok(entries) = std::fs::read_dir(self.project.root()) {
+            let mut aside: Vec<String> = entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+                .filter(|name| name.starts_with(".kiln.not-a-folder"))
+                .collect();
+            aside.sort();
+            findings.extend(
+                aside
+                    .into_iter()
+                    .map(|file| Finding::OwnFolderSetAside { file }),
+            );
+        }
         for (line, text) in self.redirects.rejected() {
             findings.push(Finding::InvalidRedirect {
                 file: crate::redirects::REDIRECT_FILE.into(),

@@ -163,6 +163,12 @@ pub enum Finding {
         /// Why it could not be used.
         reason: String,
     },
+    /// Something that was not a folder stood where Kiln keeps its own (`.kiln`); it
+    /// was moved aside, untouched, and Kiln made its folder.
+    OwnFolderSetAside {
+        /// Where it is now.
+        file: String,
+    },
     /// A line of the redirect log names a path that cannot be in the project; it is
     /// ignored.
     InvalidRedirect {
@@ -205,6 +211,7 @@ impl Finding {
             | Finding::LinkOutside { file }
             | Finding::LinkedOwnFolder { file }
             | Finding::InvalidRedirect { file, .. }
+            | Finding::OwnFolderSetAside { file }
             | Finding::Unreadable { file, .. } => file,
             Finding::PrefabCycle { cycle } => cycle.first().map_or("", String::as_str),
         }
@@ -232,6 +239,7 @@ impl Finding {
                 | Finding::NonCanonicalReference { .. }
                 | Finding::InvalidJson { .. }
                 | Finding::InvalidRedirect { .. }
+                | Finding::OwnFolderSetAside { .. }
                 | Finding::Ambiguous { .. }
         )
     }
@@ -314,6 +322,10 @@ impl fmt::Display for Finding {
                 )
             }
             Finding::Unreadable { file, message } => write!(f, "{file}: cannot be read: {message}"),
+            Finding::OwnFolderSetAside { file } => write!(
+                f,
+                "{file}: a file named .kiln stood where Kiln keeps its folder; it was moved here, untouched (delete it once you have looked)"
+            ),
             Finding::InvalidRedirect { file, line, text } => write!(
                 f,
                 "{file}:{line}: \"{text}\" is not a move between paths of the project; ignored"
