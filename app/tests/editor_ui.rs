@@ -157,6 +157,13 @@ fn reparent_by_drag_and_drop_keeps_the_world_pose() {
     assert_eq!(boulder.parent.as_deref(), Some("grove"));
     let after = editor(&h).world_pose("boulder").unwrap();
     assert!(after.abs_diff_eq(before, 1e-3), "{before:?} -> {after:?}");
+    // Saved as canonical JSON with no negative zeros (a reparent recomputes the local
+    // pose, and rotations decomposed from it come out as -0.0).
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::S);
+    h.run_steps(3);
+    let saved = std::fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
+    assert!(saved.contains("\"parent\": \"grove\""), "not saved");
+    assert!(!saved.contains("-0.0") && !saved.contains("-0,"), "{saved}");
 }
 
 #[test]

@@ -48,7 +48,7 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                out.push_str(&v.to_string());
+                write_scalar(out, v);
             }
             out.push(']');
         }
@@ -65,7 +65,31 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
             indent(out, depth);
             out.push(']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => write_scalar(out, scalar),
+    }
+}
+
+/// A number, string, boolean or null; a negative zero is written as a zero, so
+/// that a value dragged back through zero saves as it was.
+fn write_scalar(out: &mut String, value: &Value) {
+    match value.as_f64() {
+        Some(f) if f == 0.0 && f.is_sign_negative() => out.push_str("0.0"),
+        _ => out.push_str(&value.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod canonical_tests {
+    use super::*;
+
+    #[test]
+    fn negative_zero_is_written_as_zero() {
+        let v = serde_json::json!({"rotation": [-0.0, 0.0, -0.0], "speed": -0.0, "n": 0});
+        assert_eq!(
+            to_canonical_string(&v),
+            "{\n  \"rotation\": [0.0, 0.0, 0.0],\n  \"speed\": 0.0,\n  \"n\": 0\n}\n"
+        );
+        assert_eq!(crate::schema::json_f32(-0.0), crate::schema::json_f32(0.0));
     }
 }
 

@@ -274,6 +274,9 @@ pub(crate) fn short(value: &Value) -> String {
 
 /// An `f32` as a JSON number that prints as the shortest decimal (0.1, not 0.10000000149).
 pub fn json_f32(v: f32) -> Value {
+    // -0.0 (a rotation dragged back through zero) is saved as 0: saves stay stable
+    // and diffs minimal.
+    let v = if v == 0.0 { 0.0 } else { v };
     let shortest: f64 = v.to_string().parse().unwrap_or(v as f64);
     serde_json::Number::from_f64(shortest).map_or(Value::Null, Value::Number)
 }
