@@ -429,3 +429,51 @@ fn a_missing_prefab_is_reported_and_the_level_stays_editable() {
     h.run_steps(2);
     h.get_by_label("Rename:");
 }
+
+/// F2 renames the selected entity: type, Enter, and the name is committed, saved,
+/// and the shortcuts work again (they stayed off until restart).
+#[test]
+fn f2_renames_an_entity_and_shortcuts_work_afterwards() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("Boulder").click();
+    h.run_steps(3);
+    h.key_press(Key::F2);
+    h.run_steps(3);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.get_by_label("Rename:").type_text("Big Rock");
+    h.run_steps(1);
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    assert_eq!(editor(&h).entity("boulder").unwrap().name, "Big Rock");
+    assert!(editor(&h).renaming.is_none());
+    assert!(
+        h.get_all_by_label("Big Rock").count() >= 1,
+        "the tree shows it"
+    );
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::S);
+    h.run_steps(3);
+    let saved = std::fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
+    assert!(saved.contains("\"name\": \"Big Rock\""), "{saved}");
+    // Shortcuts work again: Delete removes the selected entity.
+    h.key_press(Key::Delete);
+    h.run_steps(3);
+    assert!(editor(&h).entity("boulder").is_none(), "Delete did nothing");
+
+    // Esc cancels, clicking away commits.
+    h.get_by_label("Firefly").click();
+    h.run_steps(3);
+    h.key_press(Key::F2);
+    h.run_steps(3);
+    h.get_by_label("Rename:").type_text(" Two");
+    h.key_press(Key::Escape);
+    h.run_steps(3);
+    assert_eq!(editor(&h).entity("firefly").unwrap().name, "Firefly");
+    h.key_press(Key::F2);
+    h.run_steps(3);
+    h.get_by_label("Rename:").type_text(" Two");
+    h.run_steps(1);
+    h.get_by_label("Ground").click();
+    h.run_steps(3);
+    assert_eq!(editor(&h).entity("firefly").unwrap().name, "Firefly Two");
+}

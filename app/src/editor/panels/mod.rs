@@ -33,6 +33,8 @@ pub struct PanelState {
     pub tree_filter: String,
     /// Text of the rename field.
     pub rename_text: String,
+    /// The entity the rename field was opened for (its focus is requested once).
+    pub renaming: Option<String>,
     /// Scene tree widget state (openness, selection).
     pub tree: egui_ltreeview::TreeViewState<String>,
     /// Viewport camera.

@@ -31,7 +31,12 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
     )
     .on_hover_text("Show entities whose name or id contains this text");
     if let Some(id) = &editor.renaming {
-        if state.rename_text.is_empty() {
+        // Focus the field once, when the rename starts: asking for focus every frame
+        // kept it from ever losing focus, so Enter, Tab, Esc and clicking away did
+        // nothing and the shortcuts stayed off.
+        let starting = state.renaming.as_ref() != Some(id);
+        if starting {
+            state.renaming = Some(id.clone());
             state.rename_text = editor
                 .entity(id)
                 .map(|e| e.name.clone())
@@ -41,8 +46,11 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
         let r = ui
             .add(egui::TextEdit::singleline(&mut state.rename_text).desired_width(f32::INFINITY))
             .labelled_by(label.id);
-        r.request_focus();
+        if starting {
+            r.request_focus();
+        }
         if r.lost_focus() {
+            state.renaming = None;
             if !ui.input(|i| i.key_pressed(egui::Key::Escape)) {
                 actions.push(Action::Rename {
                     entity: id.clone(),
@@ -61,6 +69,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
         }
     } else {
         state.rename_text.clear();
+        state.renaming = None;
     }
     ui.separator();
 
