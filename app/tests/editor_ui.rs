@@ -477,3 +477,42 @@ fn f2_renames_an_entity_and_shortcuts_work_afterwards() {
     h.run_steps(3);
     assert_eq!(editor(&h).entity("firefly").unwrap().name, "Firefly Two");
 }
+
+/// Asks the window to close, as the window manager's close button does.
+fn request_close(h: &mut Harness<'_, KilnApp>) {
+    h.input_mut()
+        .viewports
+        .entry(egui::ViewportId::ROOT)
+        .or_default()
+        .events
+        .push(egui::ViewportEvent::Close);
+}
+
+/// Discard on close means discarded: the recovery file goes and stays gone, and the
+/// next start offers nothing back.
+#[test]
+fn discarded_edits_do_not_come_back_as_a_recovery_offer() {
+    let dir = demo_copy();
+    let recovery = dir.path().join(".kiln/recovery/levels/forest.level");
+    {
+        let mut h = open(dir.path());
+        h.get_by_label("Boulder").click();
+        h.run_steps(3);
+        h.key_press(Key::F2);
+        h.run_steps(3);
+        h.get_by_label("Rename:").type_text(" gone");
+        h.key_press(Key::Enter);
+        h.run_steps(3);
+        assert!(editor(&h).is_dirty());
+        assert!(recovery.is_file(), "unsaved edits are kept for a crash");
+        request_close(&mut h);
+        h.run_steps(3);
+        h.get_by_label("Discard").click();
+        h.run_steps(6);
+        assert!(!recovery.exists(), "the recovery file came back");
+    }
+    let h = open(dir.path());
+    assert!(editor(&h).recovery.is_none(), "discarded edits offered back");
+    let on_disk = std::fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
+    assert!(!on_disk.contains("gone"));
+}

@@ -289,18 +289,13 @@ impl KilnApp {
             editor.error(format!("{e:#}"));
             return;
         }
-        if !save && let Some(l) = &editor.level {
-            // Discarding on purpose: the recovery file must not bring them back.
-            let file = l.file.clone();
-            editor.discard_recovery(&file);
+        if !save {
+            // Discarding on purpose: the edits are gone, and neither the recovery
+            // file nor the frames before the window closes may bring them back.
+            editor.discard_unsaved_edits();
         }
         match pending {
-            Pending::OpenLevel(file) => {
-                if let Some(l) = &mut editor.level {
-                    l.unsaved_edits = 0;
-                }
-                editor.open_level(&file);
-            }
+            Pending::OpenLevel(file) => editor.open_level(&file),
             Pending::OpenProject(dir) => self.open_project(&dir),
             Pending::Quit => {
                 self.allowed_to_close = true;

@@ -703,9 +703,13 @@ impl Editor {
         LevelDocument::parse(std::str::from_utf8(&bytes).ok()?, file).ok()
     }
 
-    /// Forgets the recovery file of `file` (its edits were discarded on purpose).
-    pub fn discard_recovery(&mut self, file: &str) {
-        self.remove_recovery(file);
+    /// Forgets the open level's unsaved edits on purpose (Discard): its recovery file
+    /// goes, and none is written again for them.
+    pub fn discard_unsaved_edits(&mut self) {
+        let Some(level) = &mut self.level else { return };
+        level.unsaved_edits = 0;
+        let file = level.file.clone();
+        self.remove_recovery(&file);
     }
 
     fn remove_recovery(&mut self, file: &str) {
