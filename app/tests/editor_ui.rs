@@ -512,7 +512,40 @@ fn discarded_edits_do_not_come_back_as_a_recovery_offer() {
         assert!(!recovery.exists(), "the recovery file came back");
     }
     let h = open(dir.path());
-    assert!(editor(&h).recovery.is_none(), "discarded edits offered back");
+    assert!(
+        editor(&h).recovery.is_none(),
+        "discarded edits offered back"
+    );
     let on_disk = std::fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
     assert!(!on_disk.contains("gone"));
+}
+
+/// Double-clicking a reference inside the level already open, with unsaved edits,
+/// selects its entity: no "save changes?" question, nothing reloaded, nothing lost.
+#[test]
+fn jumping_within_the_open_level_only_selects() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    if let Some(e) = h.state_mut().editor.as_mut() {
+        e.apply(kiln::editor::Action::Rename {
+            entity: "boulder".into(),
+            name: "Boulder edited".into(),
+        });
+    }
+    h.run_steps(3);
+    assert!(editor(&h).is_dirty());
+    // What double-clicking a reference of the open level in the results list (or
+    // a finding in Problems) asks for: open its level and select the entity.
+    h.state_mut().apply_actions(vec![
+        kiln::editor::Action::OpenLevel("levels/forest.level".into()),
+        kiln::editor::Action::Select(vec!["windmill".into()]),
+    ]);
+    h.run_steps(4);
+    assert!(
+        h.query_by_label("Discard").is_none(),
+        "asked to save before jumping within the open level"
+    );
+    assert_eq!(editor(&h).selection, vec!["windmill".to_owned()]);
+    assert_eq!(editor(&h).entity("boulder").unwrap().name, "Boulder edited");
+    assert!(editor(&h).is_dirty());
 }

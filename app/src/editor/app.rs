@@ -116,14 +116,16 @@ impl KilnApp {
     }
 
     /// Applies actions, routing the ones that would lose edits through the
-    /// "save changes?" question.
-    fn apply(&mut self, actions: Vec<Action>) {
+    /// "save changes?" question: what every panel, menu and shortcut produces, and
+    /// what tests drive.
+    pub fn apply_actions(&mut self, actions: Vec<Action>) {
         for action in actions {
             let Some(editor) = &mut self.editor else {
                 return;
             };
             match action {
-                Action::OpenLevel(file) if editor.is_dirty() => {
+                // Jumping within the open level only selects: nothing to save.
+                Action::OpenLevel(file) if editor.is_dirty() && !editor.is_open(&file) => {
                     self.pending = Some(Pending::OpenLevel(file))
                 }
                 other => editor.apply(other),
@@ -539,7 +541,7 @@ impl KilnApp {
             }
         }
 
-        self.apply(actions);
+        self.apply_actions(actions);
         if let Some(editor) = &mut self.editor {
             editor.write_recovery(Duration::from_secs(3));
         }

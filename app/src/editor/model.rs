@@ -496,6 +496,11 @@ impl Editor {
         self.after_edit();
     }
 
+    /// Whether `file` is the level open now.
+    pub fn is_open(&self, file: &str) -> bool {
+        self.level.as_ref().is_some_and(|l| l.file == file)
+    }
+
     /// The entity with authoring id `id` in the open level.
     pub fn entity(&self, id: &str) -> Option<&EntityDocument> {
         self.level.as_ref()?.doc.entity(id)
@@ -505,6 +510,9 @@ impl Editor {
     pub fn apply(&mut self, action: Action) {
         match action {
             Action::Command(c) => self.command(c),
+            // Opening the open level again would reload it from disk: a jump to a
+            // place in it only selects (the Select that follows).
+            Action::OpenLevel(file) if self.is_open(&file) => {}
             Action::OpenLevel(file) => self.open_level(&file),
             Action::Select(ids) => self.selection = ids,
             Action::Rename { entity, name } => {

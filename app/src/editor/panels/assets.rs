@@ -87,7 +87,9 @@ pub fn show(
     }
     ui.columns(2, |cols| {
         let ui = &mut cols[0];
-        ui.add(egui::TextEdit::singleline(&mut state.filter).hint_text("Filter files").desired_width(f32::INFINITY));
+        let filter_field = ui.add(egui::TextEdit::singleline(&mut state.filter).hint_text("Filter files").desired_width(f32::INFINITY));
+        // The hint is not a name: screen readers and tests find the field by this.
+        filter_field.widget_info(|| egui::WidgetInfo::labeled(egui::Role::TextInput, true, "Filter files"));
         let filter = state.filter.to_lowercase();
         let mut folders: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for f in files.iter().filter(|f| filter.is_empty() || f.to_lowercase().contains(&filter)) {

@@ -24,12 +24,16 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
             actions.push(Action::Command(Command::NewEntity));
         }
     });
-    ui.add(
-        egui::TextEdit::singleline(&mut state.tree_filter)
-            .hint_text("Filter entities")
-            .desired_width(f32::INFINITY),
-    )
-    .on_hover_text("Show entities whose name or id contains this text");
+    let filter_field = ui
+        .add(
+            egui::TextEdit::singleline(&mut state.tree_filter)
+                .hint_text("Filter entities")
+                .desired_width(f32::INFINITY),
+        )
+        .on_hover_text("Show entities whose name or id contains this text");
+    // The hint is not a name: screen readers and tests find the field by this.
+    filter_field
+        .widget_info(|| egui::WidgetInfo::labeled(egui::Role::TextInput, true, "Filter entities"));
     if let Some(id) = &editor.renaming {
         // Focus the field once, when the rename starts: asking for focus every frame
         // kept it from ever losing focus, so Enter, Tab, Esc and clicking away did
