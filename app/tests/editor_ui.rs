@@ -549,3 +549,34 @@ fn jumping_within_the_open_level_only_selects() {
     assert_eq!(editor(&h).entity("boulder").unwrap().name, "Boulder edited");
     assert!(editor(&h).is_dirty());
 }
+
+/// Adding a mesh component gives it defaults that compile: the level keeps working,
+/// the empty mesh draws nothing and the inspector says so; the saved level compiles.
+#[test]
+fn adding_a_mesh_component_keeps_the_level_compiling() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("Grove").click();
+    h.run_steps(3);
+    h.get_by_label("Add component").click();
+    h.run_steps(2);
+    h.get_by_label("mesh").click();
+    h.run_steps(4);
+    assert!(
+        editor(&h)
+            .entity("grove")
+            .unwrap()
+            .components
+            .contains_key("mesh")
+    );
+    assert!(
+        editor(&h).compile_error.is_none(),
+        "{:?}",
+        editor(&h).compile_error
+    );
+    h.get_by_label("⚠ nothing drawn");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::S);
+    h.run_steps(3);
+    let (code, out, err) = support::kiln(&["compile", "levels/forest"], dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+}

@@ -544,9 +544,8 @@ fn spawn_debug_name(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<()
 }
 
 fn compile_mesh(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
-    if f.resource("mesh").is_none() {
-        return Err("a mesh component needs a mesh resource".into());
-    }
+    // An empty mesh reference is "none": a component just added, not yet given a
+    // mesh, draws nothing rather than breaking the level.
     out.put_u64(f.resource_id("mesh").0);
     out.put_u64(f.resource_id("material").0);
     out.put_u32(f.bool("visible") as u32);

@@ -340,6 +340,10 @@ fn resource_picker(
             ui.colored_label(Color32::from_rgb(220, 80, 70), "⚠")
                 .on_hover_text(format!("{current}.{resource_type} does not exist"));
         }
+        if current.is_empty() && resource_type == "mesh" {
+            ui.colored_label(Color32::from_rgb(220, 170, 60), "⚠ nothing drawn")
+                .on_hover_text("Choose a mesh: without one, this component draws nothing");
+        }
         if !current.is_empty()
             && ResourcePath::parse(current).is_ok()
             && ui
