@@ -28,7 +28,7 @@ fn editor<'a>(h: &'a Harness<'_, KilnApp>) -> &'a kiln::editor::Editor {
 /// Opens the rename dialog on `materials/bark.material` from the asset browser's
 /// context menu, as a user does, and types `new` as its new path.
 fn rename_bark_to(h: &mut Harness<'_, KilnApp>, new: &str) {
-    h.get_by_label_contains("materials").click();
+    h.get_by_label("📁 materials").click();
     h.run_steps(3);
     h.get_by_label_contains("bark.material").click_secondary();
     h.run_steps(2);
@@ -579,4 +579,39 @@ fn adding_a_mesh_component_keeps_the_level_compiling() {
     h.run_steps(3);
     let (code, out, err) = support::kiln(&["compile", "levels/forest"], dir.path());
     assert_eq!(code, 0, "{out}{err}");
+}
+
+/// The find-references list follows a rename: its file's new name, its references
+/// as they are now (it went stale before).
+#[test]
+fn find_references_follows_a_rename() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("📁 materials").click();
+    h.run_steps(3);
+    h.get_by_label_contains("bark.material").click_secondary();
+    h.run_steps(2);
+    h.get_by_label("Find references").click();
+    h.run_steps(3);
+    h.get_by_label("References to materials/bark.material");
+    h.get_by_label("🎨 bark.material").click_secondary();
+    h.run_steps(2);
+    h.get_by_label("Rename / move…").click();
+    h.run_steps(3);
+    h.get_by_label("New path").focus();
+    h.run_steps(1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.get_by_label("New path")
+        .type_text("materials/oak.material");
+    h.run_steps(2);
+    h.get_by_label("Preview").click();
+    h.run_steps(3);
+    h.get_by_label("Apply").click();
+    h.run_steps(4);
+    h.get_by_label("References to materials/oak.material");
+    assert!(
+        h.query_by_label("Nothing.").is_none(),
+        "the list lost its references"
+    );
+    h.get_by_label_contains("units/tree.unit:9 (entity \"trunk\"");
 }

@@ -415,10 +415,9 @@ impl KilnApp {
             }
             Ok("references") => {
                 let file = "materials/wood.material";
-                if let Some(c) = &editor.checker {
-                    self.panels.assets.results =
-                        Some((format!("References to {file}"), c.references_to(file)));
-                }
+                self.panels.assets.results = Some(
+                    super::panels::assets::ResultsQuery::ReferencesTo(file.into()),
+                );
                 self.panels.assets.reveal = Some(file.into());
             }
             Ok("problems") => self.panels.bottom = super::panels::BottomTab::Problems,

@@ -20,13 +20,53 @@ pub struct AssetState {
     pub reveal: Option<String>,
     /// The selected file.
     pub selected: Option<String>,
-    /// The last "find references" or "show dependencies" result.
-    pub results: Option<(String, Vec<ReferenceView>)>,
+    /// The last "find references" or "show dependencies" question; its answer is
+    /// looked up each frame, so it never goes stale after a rename or an edit.
+    pub results: Option<ResultsQuery>,
     /// The rename dialog, while open.
     pub rename: Option<RenameDialog>,
     /// The asset browser was used last, so F2 renames the selected file rather than
     /// the selected entity.
     pub focused: bool,
+}
+
+/// What the results list answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResultsQuery {
+    /// Every place that references the file.
+    ReferencesTo(String),
+    /// Everything the file references.
+    DependenciesOf(String),
+}
+
+impl ResultsQuery {
+    fn title(&self) -> String {
+        match self {
+            ResultsQuery::ReferencesTo(f) => format!("References to {f}"),
+            ResultsQuery::DependenciesOf(f) => format!("{f} references"),
+        }
+    }
+
+    fn answer(&self, checker: &dependency_checker::Checker) -> Vec<ReferenceView> {
+        match self {
+            ResultsQuery::ReferencesTo(f) => checker.references_to(f),
+            ResultsQuery::DependenciesOf(f) => checker.dependencies_of(f),
+        }
+    }
+
+    /// The same question after `moves` (old -> new) were applied: it follows its file.
+    fn after_moves(&self, moves: &[(String, String)]) -> Self {
+        let follow = |f: &String| {
+            moves
+                .iter()
+                .find(|(old, _)| old == f)
+                .map_or_else(|| f.clone(), |(_, new)| new.clone())
+        };
+        match self {
+            ResultsQuery::ReferencesTo(f) => ResultsQuery::ReferencesTo(follow(f)),
+            ResultsQuery::DependenciesOf(f) => ResultsQuery::DependenciesOf(follow(f)),
+        }
+    }
 }
 
 /// The payload of a file dragged in the asset browser.
@@ -57,7 +97,8 @@ fn icon(file: &str) -> &'static str {
         "level" => "🗺",
         "unit" => "📦",
         "material" => "🎨",
-        "mesh" => "⬢",
+        // A glyph the editor's fonts have (⬢ showed as an empty box).
+        "mesh" => "🔷",
         "png" => "🖼",
         "project" => "⚙",
         _ => "📄",
@@ -122,11 +163,11 @@ pub fn show(
                         }
                         r.context_menu(|ui| {
                             if ui.button("Find references").clicked() {
-                                state.results = Some((format!("References to {file}"), checker.references_to(file)));
+                                state.results = Some(ResultsQuery::ReferencesTo(file.to_owned()));
                                 ui.close();
                             }
                             if ui.button("Show dependencies").clicked() {
-                                state.results = Some((format!("{file} references"), checker.dependencies_of(file)));
+                                state.results = Some(ResultsQuery::DependenciesOf(file.to_owned()));
                                 ui.close();
                             }
                             if ui.button("Rename / move…").clicked() {
@@ -147,13 +188,14 @@ pub fn show(
 
         let ui = &mut cols[1];
         match &state.results {
-            Some((title, refs)) => {
-                ui.strong(title);
+            Some(query) => {
+                let refs = query.answer(checker);
+                ui.strong(query.title());
                 egui::ScrollArea::vertical().id_salt("asset results").auto_shrink([false, false]).show(ui, |ui| {
                     if refs.is_empty() {
                         ui.label("Nothing.");
                     }
-                    for r in refs {
+                    for r in &refs {
                         let text = format!("{}", r.place);
                         let resp = ui.selectable_label(false, text).on_hover_text("Double-click to open the level and select the entity");
                         if resp.double_clicked() && r.place.file.ends_with(".level") {
@@ -267,6 +309,9 @@ pub(crate) fn rename_dialog(ctx: &egui::Context, editor: &mut Editor, state: &mu
             });
         });
     if apply && let Some(Ok(p)) = plan.take() {
+        if let Some(query) = &state.results {
+            state.results = Some(query.after_moves(&p.moves));
+        }
         editor.apply_move(p);
         close = true;
     }
