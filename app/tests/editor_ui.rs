@@ -42,6 +42,33 @@ fn rename_bark_to(h: &mut Harness<'_, KilnApp>, new: &str) {
     h.run_steps(2);
 }
 
+/// Selects the entity labelled `entity` in the scene tree and adds a component of
+/// type `component` from the inspector, as a user does.
+fn add_component(h: &mut Harness<'_, KilnApp>, entity: &str, component: &str) {
+    h.get_by_label(entity).click();
+    h.run_steps(3);
+    h.get_by_label("Add component").click();
+    h.run_steps(2);
+    h.get_by_label(component).click();
+    h.run_steps(4);
+}
+
+/// Selects the entity labelled `entity`, presses F2, types `text` at the end of its
+/// name (or over it, with `replace`) and presses Enter.
+fn f2_rename(h: &mut Harness<'_, KilnApp>, entity: &str, text: &str, replace: bool) {
+    h.get_by_label(entity).click();
+    h.run_steps(3);
+    h.key_press(Key::F2);
+    h.run_steps(3);
+    if replace {
+        h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    }
+    h.get_by_label("Rename:").type_text(text);
+    h.run_steps(1);
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+}
+
 #[test]
 fn opens_the_demo_and_selects_an_entity_in_the_tree() {
     let dir = demo_copy();
@@ -66,12 +93,7 @@ fn opens_the_demo_and_selects_an_entity_in_the_tree() {
 fn add_a_component_edit_a_field_undo_and_redo() {
     let dir = demo_copy();
     let mut h = open(dir.path());
-    h.get_by_label("Boulder").click();
-    h.run_steps(3);
-    h.get_by_label("Add component").click();
-    h.run_steps(2);
-    h.get_by_label("rotator").click();
-    h.run_steps(3);
+    add_component(&mut h, "Boulder", "rotator");
     let rotator = |h: &Harness<'_, KilnApp>| {
         editor(h)
             .entity("boulder")
@@ -436,15 +458,7 @@ fn a_missing_prefab_is_reported_and_the_level_stays_editable() {
 fn f2_renames_an_entity_and_shortcuts_work_afterwards() {
     let dir = demo_copy();
     let mut h = open(dir.path());
-    h.get_by_label("Boulder").click();
-    h.run_steps(3);
-    h.key_press(Key::F2);
-    h.run_steps(3);
-    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
-    h.get_by_label("Rename:").type_text("Big Rock");
-    h.run_steps(1);
-    h.key_press(Key::Enter);
-    h.run_steps(3);
+    f2_rename(&mut h, "Boulder", "Big Rock", true);
     assert_eq!(editor(&h).entity("boulder").unwrap().name, "Big Rock");
     assert!(editor(&h).renaming.is_none());
     assert!(
@@ -496,13 +510,7 @@ fn discarded_edits_do_not_come_back_as_a_recovery_offer() {
     let recovery = dir.path().join(".kiln/recovery/levels/forest.level");
     {
         let mut h = open(dir.path());
-        h.get_by_label("Boulder").click();
-        h.run_steps(3);
-        h.key_press(Key::F2);
-        h.run_steps(3);
-        h.get_by_label("Rename:").type_text(" gone");
-        h.key_press(Key::Enter);
-        h.run_steps(3);
+        f2_rename(&mut h, "Boulder", " gone", false);
         assert!(editor(&h).is_dirty());
         assert!(recovery.is_file(), "unsaved edits are kept for a crash");
         request_close(&mut h);
@@ -556,12 +564,7 @@ fn jumping_within_the_open_level_only_selects() {
 fn adding_a_mesh_component_keeps_the_level_compiling() {
     let dir = demo_copy();
     let mut h = open(dir.path());
-    h.get_by_label("Grove").click();
-    h.run_steps(3);
-    h.get_by_label("Add component").click();
-    h.run_steps(2);
-    h.get_by_label("mesh").click();
-    h.run_steps(4);
+    add_component(&mut h, "Grove", "mesh");
     assert!(
         editor(&h)
             .entity("grove")

@@ -1231,6 +1231,29 @@ mod tests {
         out
     }
 
+    /// A project of `files` in a temporary folder, its files as they are, a checker
+    /// on it, and the plan of moving `old` to `new`.
+    fn planned_move(
+        files: &[(&str, &str)],
+        old: &str,
+        new: &str,
+    ) -> (tempfile::TempDir, Vec<(String, Vec<u8>)>, Checker, MovePlan) {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), files);
+        let before = snapshot(dir.path());
+        let checker = reopen(dir.path()).unwrap();
+        let p = plan(&checker, &MoveRequest::new(old, new)).unwrap();
+        (dir, before, checker, p)
+    }
+
+    fn reopen(dir: &Path) -> Result<Checker, CheckerError> {
+        Checker::open(
+            dir,
+            Arc::new(kiln_core::Registry::with_builtins()),
+            &crate::index::BuildOptions::default(),
+        )
+    }
+
     /// A kill after any step of an apply is rolled back when the project is next
     /// opened: every file, its name and its bytes, as before.
     #[test]
@@ -1257,17 +1280,8 @@ mod tests {
         // patched files (each a temporary file, then a rename) + 1 folder rename +
         // the redirect log = 10 steps.
         for crash_after in 0..10 {
-            let dir = tempfile::tempdir().unwrap();
-            write(dir.path(), &files);
-            let before = snapshot(dir.path());
-            let registry = Arc::new(kiln_core::Registry::with_builtins());
-            let options = crate::index::BuildOptions::default();
-            let mut checker = Checker::open(dir.path(), registry.clone(), &options).unwrap();
-            let p = plan(
-                &checker,
-                &MoveRequest::new("materials/old", "materials/new"),
-            )
-            .unwrap();
+            let (dir, before, mut checker, p) =
+                planned_move(&files, "materials/old", "materials/new");
             CRASH_AFTER.set(Some(crash_after));
             CRASHED.set(false);
             assert!(apply(&mut checker, &p).is_err());
@@ -1281,7 +1295,7 @@ mod tests {
                 );
             }
 
-            let reopened = Checker::open(dir.path(), registry, &options).unwrap();
+            let reopened = reopen(dir.path()).unwrap();
             assert_eq!(
                 snapshot(dir.path()),
                 before,
@@ -1304,13 +1318,7 @@ mod tests {
         // Recovery steps: 1 rename back, then for the 2 patched files a temporary
         // file and a rename each, then the new log (removed).
         for kill_recovery_after in 0..6 {
-            let dir = tempfile::tempdir().unwrap();
-            write(dir.path(), &files);
-            let before = snapshot(dir.path());
-            let registry = Arc::new(kiln_core::Registry::with_builtins());
-            let options = crate::index::BuildOptions::default();
-            let mut checker = Checker::open(dir.path(), registry.clone(), &options).unwrap();
-            let p = plan(&checker, &MoveRequest::new("tex/t.png", "tex/u.png")).unwrap();
+            let (dir, before, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
             // Kill the apply at its last step, once the log is written and before the
             // journal's deletion: after the journal (2), two patched files (2 each)
             // and the rename, 7 steps have passed.
@@ -1324,13 +1332,13 @@ mod tests {
             // Kill the recovery part way.
             CRASH_AFTER.set(Some(kill_recovery_after));
             CRASHED.set(false);
-            let first = Checker::open(dir.path(), registry.clone(), &options);
+            let first = reopen(dir.path());
             CRASH_AFTER.set(None);
             assert!(
                 first.is_err(),
                 "recovery step {kill_recovery_after} was not killed"
             );
-            Checker::open(dir.path(), registry, &options).unwrap();
+            reopen(dir.path()).unwrap();
             assert_eq!(
                 snapshot(dir.path()),
                 before,
@@ -1415,7 +1423,7 @@ mod tests {
         write(dir.path(), &RACE_FILES);
         let registry = Arc::new(kiln_core::Registry::with_builtins());
         let options = crate::index::BuildOptions::default();
-        let mut checker = Checker::open(dir.path(), registry.clone(), &options).unwrap();
+        let mut checker = reopen(dir.path()).unwrap();
         let p = plan(&checker, &MoveRequest::new("tex/t.png", "tex/u.png")).unwrap();
         CRASH_AFTER.set(Some(2));
         CRASHED.set(false);
@@ -1424,7 +1432,7 @@ mod tests {
         // a.json and b.json were patched; c.json not yet. Someone saves a and c.
         fs::write(dir.path().join("a.json"), "[\"mine\"]").unwrap();
         fs::write(dir.path().join("c.json"), "[\"mine too\"]").unwrap();
-        Checker::open(dir.path(), registry, &options).unwrap();
+        reopen(dir.path()).unwrap();
         let read = |f: &str| fs::read_to_string(dir.path().join(f)).unwrap();
         assert_eq!(read("a.json"), "[\"mine\"]");
         assert_eq!(
