@@ -1419,21 +1419,21 @@ mod tests {
     /// the recovery; the files Kiln had patched are rolled back.
     #[test]
     fn recovery_keeps_a_save_made_after_the_crash() {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), &RACE_FILES);
-        let registry = Arc::new(kiln_core::Registry::with_builtins());
-        let options = crate::index::BuildOptions::default();
-        let mut checker = reopen(dir.path()).unwrap();
-        let p = plan(&checker, &MoveRequest::new("tex/t.png", "tex/u.png")).unwrap();
-        CRASH_AFTER.set(Some(2));
+        let (dir, _, mut checker, p) = planned_move(&RACE_FILES, "tex/t.png", "tex/u.png");
+        // Killed once a.json and b.json are patched and c.json is not: after the
+        // journal (2 steps) and two files (a temporary file and a rename each).
+        CRASH_AFTER.set(Some(2 + 2 * 2));
         CRASHED.set(false);
         assert!(apply(&mut checker, &p).is_err());
         CRASH_AFTER.set(None);
-        // a.json and b.json were patched; c.json not yet. Someone saves a and c.
+        let read = |f: &str| fs::read_to_string(dir.path().join(f)).unwrap();
+        assert_eq!(read("a.json"), r#"["tex/u.png"]"#, "a.json was patched");
+        assert_eq!(read("b.json"), r#"["tex/u.png"]"#, "b.json was patched");
+        assert_eq!(read("c.json"), r#"["tex/t.png"]"#, "c.json was not");
+        // Someone saves a and c.
         fs::write(dir.path().join("a.json"), "[\"mine\"]").unwrap();
         fs::write(dir.path().join("c.json"), "[\"mine too\"]").unwrap();
         reopen(dir.path()).unwrap();
-        let read = |f: &str| fs::read_to_string(dir.path().join(f)).unwrap();
         assert_eq!(read("a.json"), "[\"mine\"]");
         assert_eq!(
             read("b.json"),
