@@ -259,10 +259,11 @@ proptest! {
         for i in 0..count {
             if i > 0 { text.push(','); }
             text.push_str(&format!("{gap}{indent}{{\"id\": \"e{i}\",{gap}\"name\": \"uses materials/bark\", \"components\": {{\"mesh\": {{{indent}\"material\":{gap}\"materials/bark\", \"mesh\": \"meshes/trunk\"}}"));
-            for (k, v) in &extra {
+            for (n, (k, v)) in extra.iter().enumerate() {
                 // Mentions the path without being one (a note that is exactly the path
-                // would be a generic reference, and rightly patched).
-                text.push_str(&format!(", \"x{k}\": {{\"note\": \"see: {v}materials/bark\"}}"));
+                // would be a generic reference, and rightly patched). Keys are made
+                // distinct: a duplicate key is invalid JSON, which is never patched.
+                text.push_str(&format!(", \"x{n}{k}\": {{\"note\": \"see: {v}materials/bark\"}}"));
             }
             text.push_str("}}");
         }
