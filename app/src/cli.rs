@@ -11,12 +11,13 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     /// What to do; without one, the editor opens on the last project (or the demo).
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub tool: Option<Tool>,
 }
 
-/// The subcommands.
+/// The subcommands (tools), named `Tool` so that "command" means only the editor's
+/// [`crate::editor::UiCommand`].
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub enum Tool {
     /// Open the editor on a project.
     Edit {
         /// The project folder (holding kiln.project).
@@ -126,21 +127,21 @@ pub fn main() -> ExitCode {
 
 /// Runs a parsed command, printing to `out`; returns the exit status.
 pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
-    let result = match cli.command.unwrap_or(Command::Edit { project: None }) {
-        Command::Edit { project } => {
+    let result = match cli.tool.unwrap_or(Tool::Edit { project: None }) {
+        Tool::Edit { project } => {
             let project = project.or_else(default_project);
             crate::editor::run_editor(project).map(|()| EXIT_OK)
         }
-        Command::Compile {
+        Tool::Compile {
             project,
             out: out_dir,
             levels,
         } => crate::compile_command::run(&project, out_dir.as_deref(), &levels, out),
-        Command::Watch {
+        Tool::Watch {
             project,
             out: out_dir,
         } => crate::watch_command::run(&project, out_dir.as_deref(), out),
-        Command::Check {
+        Tool::Check {
             project,
             fix,
             dry_run,
@@ -156,17 +157,17 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
             },
             out,
         ),
-        Command::Refs {
+        Tool::Refs {
             project,
             json,
             resource,
         } => crate::checker_commands::refs(&project, &resource, json, out),
-        Command::Deps {
+        Tool::Deps {
             project,
             json,
             resource,
         } => crate::checker_commands::deps(&project, &resource, json, out),
-        Command::Mv {
+        Tool::Mv {
             project,
             dry_run,
             json,

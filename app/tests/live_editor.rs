@@ -143,7 +143,7 @@ fn unsaved_edits_and_a_change_on_disk_ask_which_to_keep() {
     assert_eq!(editor.entity("boulder").unwrap().name, "Rock");
     assert_eq!(editor.entity("firefly").unwrap().name, "Firefly");
     // The edits are not lost: undo brings them back.
-    editor.apply(Action::Command(kiln::editor::Command::Undo));
+    editor.apply(Action::Run(kiln::editor::UiCommand::Undo));
     assert_eq!(editor.entity("firefly").unwrap().name, "Glow worm");
 }
 
@@ -201,7 +201,7 @@ fn saving_in_the_editor_does_not_respawn_the_world() {
     });
     editor.preview.playing = true;
     editor.preview.step(0.5);
-    editor.apply(Action::Command(kiln::editor::Command::Save));
+    editor.apply(Action::Run(kiln::editor::UiCommand::Save));
     std::thread::sleep(Duration::from_millis(400));
     editor.poll_changes();
     assert!(

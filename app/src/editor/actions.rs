@@ -8,7 +8,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// A command without arguments (menus and shortcuts).
-    Command(Command),
+    Run(UiCommand),
     /// Open a level file (`levels/forest.level`).
     OpenLevel(String),
     /// Replace the selection.
@@ -64,7 +64,7 @@ pub enum Action {
 
 /// The actions that menus and shortcuts trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Command {
+pub enum UiCommand {
     /// Write the level (canonical JSON, atomically).
     Save,
     /// Undo the last edit.
@@ -97,44 +97,44 @@ pub enum Command {
     RefreshProblems,
 }
 
-impl Command {
+impl UiCommand {
     /// Every command, in menu order.
-    pub const ALL: [Command; 15] = [
-        Command::Save,
-        Command::Undo,
-        Command::Redo,
-        Command::NewEntity,
-        Command::Delete,
-        Command::Duplicate,
-        Command::Copy,
-        Command::Paste,
-        Command::BeginRename,
-        Command::PlayPause,
-        Command::Step,
-        Command::Restart,
-        Command::FrameSelection,
-        Command::ToggleTopView,
-        Command::RefreshProblems,
+    pub const ALL: [UiCommand; 15] = [
+        UiCommand::Save,
+        UiCommand::Undo,
+        UiCommand::Redo,
+        UiCommand::NewEntity,
+        UiCommand::Delete,
+        UiCommand::Duplicate,
+        UiCommand::Copy,
+        UiCommand::Paste,
+        UiCommand::BeginRename,
+        UiCommand::PlayPause,
+        UiCommand::Step,
+        UiCommand::Restart,
+        UiCommand::FrameSelection,
+        UiCommand::ToggleTopView,
+        UiCommand::RefreshProblems,
     ];
 
     /// The menu label.
     pub fn label(self) -> &'static str {
         match self {
-            Command::Save => "Save",
-            Command::Undo => "Undo",
-            Command::Redo => "Redo",
-            Command::NewEntity => "New entity",
-            Command::Delete => "Delete",
-            Command::Duplicate => "Duplicate",
-            Command::Copy => "Copy",
-            Command::Paste => "Paste",
-            Command::BeginRename => "Rename",
-            Command::PlayPause => "Play / Pause",
-            Command::Step => "Step",
-            Command::Restart => "Restart",
-            Command::FrameSelection => "Frame selection",
-            Command::ToggleTopView => "Top view",
-            Command::RefreshProblems => "Refresh problems",
+            UiCommand::Save => "Save",
+            UiCommand::Undo => "Undo",
+            UiCommand::Redo => "Redo",
+            UiCommand::NewEntity => "New entity",
+            UiCommand::Delete => "Delete",
+            UiCommand::Duplicate => "Duplicate",
+            UiCommand::Copy => "Copy",
+            UiCommand::Paste => "Paste",
+            UiCommand::BeginRename => "Rename",
+            UiCommand::PlayPause => "Play / Pause",
+            UiCommand::Step => "Step",
+            UiCommand::Restart => "Restart",
+            UiCommand::FrameSelection => "Frame selection",
+            UiCommand::ToggleTopView => "Top view",
+            UiCommand::RefreshProblems => "Refresh problems",
         }
     }
 
@@ -142,27 +142,27 @@ impl Command {
     pub fn shortcut(self) -> Option<KeyboardShortcut> {
         let k = |m, key| Some(KeyboardShortcut::new(m, key));
         match self {
-            Command::Save => k(Modifiers::COMMAND, Key::S),
-            Command::Undo => k(Modifiers::COMMAND, Key::Z),
-            Command::Redo => k(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z),
-            Command::NewEntity => k(Modifiers::COMMAND, Key::N),
-            Command::Delete => k(Modifiers::NONE, Key::Delete),
-            Command::Duplicate => k(Modifiers::COMMAND, Key::D),
-            Command::Copy => k(Modifiers::COMMAND, Key::C),
-            Command::Paste => k(Modifiers::COMMAND, Key::V),
-            Command::BeginRename => k(Modifiers::NONE, Key::F2),
-            Command::PlayPause => k(Modifiers::NONE, Key::F5),
-            Command::Step => k(Modifiers::NONE, Key::F6),
-            Command::Restart => k(Modifiers::SHIFT, Key::F5),
-            Command::FrameSelection => k(Modifiers::NONE, Key::F),
-            Command::ToggleTopView => k(Modifiers::NONE, Key::T),
-            Command::RefreshProblems => None,
+            UiCommand::Save => k(Modifiers::COMMAND, Key::S),
+            UiCommand::Undo => k(Modifiers::COMMAND, Key::Z),
+            UiCommand::Redo => k(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z),
+            UiCommand::NewEntity => k(Modifiers::COMMAND, Key::N),
+            UiCommand::Delete => k(Modifiers::NONE, Key::Delete),
+            UiCommand::Duplicate => k(Modifiers::COMMAND, Key::D),
+            UiCommand::Copy => k(Modifiers::COMMAND, Key::C),
+            UiCommand::Paste => k(Modifiers::COMMAND, Key::V),
+            UiCommand::BeginRename => k(Modifiers::NONE, Key::F2),
+            UiCommand::PlayPause => k(Modifiers::NONE, Key::F5),
+            UiCommand::Step => k(Modifiers::NONE, Key::F6),
+            UiCommand::Restart => k(Modifiers::SHIFT, Key::F5),
+            UiCommand::FrameSelection => k(Modifiers::NONE, Key::F),
+            UiCommand::ToggleTopView => k(Modifiers::NONE, Key::T),
+            UiCommand::RefreshProblems => None,
         }
     }
 
     /// Whether the shortcut should fire while a text field has focus (only the ones
     /// with Ctrl; plain keys like F or Delete belong to the text field then).
     pub fn works_while_typing(self) -> bool {
-        matches!(self, Command::Save | Command::Undo | Command::Redo)
+        matches!(self, UiCommand::Save | UiCommand::Undo | UiCommand::Redo)
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use egui::{Color32, RichText, ViewportCommand};
 
-use super::actions::{Action, Command};
+use super::actions::{Action, UiCommand};
 use super::model::{Editor, Severity};
 use super::panels::{self, PanelState};
 use super::settings::Settings;
@@ -139,7 +139,7 @@ impl KilnApp {
         let typing = ctx.text_edit_focused();
         // egui matches modifiers logically (Ctrl+Z also matches Ctrl+Shift+Z), so the
         // shortcuts with more modifiers must get their turn first.
-        let mut commands = Command::ALL;
+        let mut commands = UiCommand::ALL;
         commands.sort_by_key(|c| {
             std::cmp::Reverse(c.shortcut().map_or(0, |s| {
                 let m = s.modifiers;
@@ -154,7 +154,7 @@ impl KilnApp {
                 && ctx.input_mut(|i| i.consume_shortcut(&sc))
             {
                 // F2 renames the selected file when the asset browser was used last.
-                if c == Command::BeginRename
+                if c == UiCommand::BeginRename
                     && self.panels.assets.focused
                     && let (Some(file), Some(editor)) =
                         (self.panels.assets.selected.clone(), &self.editor)
@@ -162,7 +162,7 @@ impl KilnApp {
                     self.panels.assets.open_rename(editor, &file, &file);
                     continue;
                 }
-                actions.push(Action::Command(c));
+                actions.push(Action::Run(c));
             }
         }
         if !typing
@@ -173,7 +173,7 @@ impl KilnApp {
                 ))
             })
         {
-            actions.push(Action::Command(Command::Redo));
+            actions.push(Action::Run(UiCommand::Redo));
         }
     }
 
@@ -207,40 +207,40 @@ impl KilnApp {
                         }
                     });
                 }
-                command_button(ui, Command::Save, actions);
+                command_button(ui, UiCommand::Save, actions);
                 ui.separator();
                 if ui.button("Quit").clicked() {
                     ui.ctx().send_viewport_cmd(ViewportCommand::Close);
                 }
             });
             ui.menu_button("Edit", |ui| {
-                for c in [Command::Undo, Command::Redo] {
+                for c in [UiCommand::Undo, UiCommand::Redo] {
                     command_button(ui, c, actions);
                 }
                 ui.separator();
                 for c in [
-                    Command::NewEntity,
-                    Command::Duplicate,
-                    Command::Copy,
-                    Command::Paste,
-                    Command::BeginRename,
-                    Command::Delete,
+                    UiCommand::NewEntity,
+                    UiCommand::Duplicate,
+                    UiCommand::Copy,
+                    UiCommand::Paste,
+                    UiCommand::BeginRename,
+                    UiCommand::Delete,
                 ] {
                     command_button(ui, c, actions);
                 }
             });
             ui.menu_button("View", |ui| {
                 for c in [
-                    Command::FrameSelection,
-                    Command::ToggleTopView,
-                    Command::RefreshProblems,
+                    UiCommand::FrameSelection,
+                    UiCommand::ToggleTopView,
+                    UiCommand::RefreshProblems,
                 ] {
                     command_button(ui, c, actions);
                 }
                 ui.checkbox(&mut self.settings.show_grid, "Grid");
             });
             ui.menu_button("Simulation", |ui| {
-                for c in [Command::PlayPause, Command::Step, Command::Restart] {
+                for c in [UiCommand::PlayPause, UiCommand::Step, UiCommand::Restart] {
                     command_button(ui, c, actions);
                 }
             });
@@ -459,13 +459,13 @@ impl KilnApp {
 }
 
 /// A menu entry for a command, with its shortcut shown.
-fn command_button(ui: &mut egui::Ui, c: Command, actions: &mut Vec<Action>) {
+fn command_button(ui: &mut egui::Ui, c: UiCommand, actions: &mut Vec<Action>) {
     let mut button = egui::Button::new(c.label());
     if let Some(sc) = c.shortcut() {
         button = button.shortcut_text(ui.ctx().format_shortcut(&sc));
     }
     if ui.add(button).clicked() {
-        actions.push(Action::Command(c));
+        actions.push(Action::Run(c));
         ui.close();
     }
 }

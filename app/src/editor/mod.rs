@@ -6,14 +6,14 @@
 
 pub mod actions;
 mod app;
-pub mod commands;
+pub mod history;
 mod model;
 mod panels;
 pub mod preview;
 mod settings;
 pub mod tree;
 
-pub use actions::{Action, Command};
+pub use actions::{Action, UiCommand};
 pub use app::{KilnApp, run_editor};
 pub use model::{Editor, LogLine, OpenLevel, ReloadTiming, Severity};
 pub use settings::Settings;

@@ -15,8 +15,8 @@ use kiln_core::schema::json_f32s;
 use kiln_core::{EntityDocument, LevelDocument, Project, Registry, write_atomic};
 use serde_json::{Map, Value};
 
-use super::actions::{Action, Command};
-use super::commands::{EditCommand, Entry, UndoStack};
+use super::actions::{Action, UiCommand};
+use super::history::{DocEdit, Entry, History};
 use super::preview::{Preview, Resources};
 use super::tree::SceneTree;
 
@@ -70,7 +70,7 @@ pub struct Editor {
     /// Selected authoring ids; the first is the primary one.
     pub selection: Vec<String>,
     /// Edits, for undo and redo.
-    pub undo: UndoStack,
+    pub undo: History,
     /// The runtime world spawned from the level.
     pub preview: Preview,
     /// Meshes and materials for drawing.
@@ -159,7 +159,7 @@ impl Editor {
             level: None,
             tree: SceneTree::default(),
             selection: Vec::new(),
-            undo: UndoStack::default(),
+            undo: History::default(),
             preview: Preview::default(),
             resources: Resources::default(),
             compile_error: None,
@@ -386,7 +386,7 @@ impl Editor {
     /// Replaces the whole open document as one undoable step.
     fn replace_document(&mut self, new: LevelDocument) {
         let Some(level) = &mut self.level else { return };
-        let command = EditCommand::ReplaceAll {
+        let command = DocEdit::ReplaceAll {
             other: Box::new(new),
         };
         self.undo.push(&mut level.doc, command, false);
@@ -489,7 +489,7 @@ impl Editor {
         self.preview.playing = playing;
     }
 
-    fn edit(&mut self, command: EditCommand, continuing: bool) {
+    fn edit(&mut self, command: DocEdit, continuing: bool) {
         let Some(level) = &mut self.level else { return };
         self.undo.push(&mut level.doc, command, continuing);
         level.unsaved_edits += 1;
@@ -509,7 +509,7 @@ impl Editor {
     /// Performs an action.
     pub fn apply(&mut self, action: Action) {
         match action {
-            Action::Command(c) => self.command(c),
+            Action::Run(c) => self.command(c),
             // Opening the open level again would reload it from disk: a jump to a
             // place in it only selects (the Select that follows).
             Action::OpenLevel(file) if self.is_open(&file) => {}
@@ -522,7 +522,7 @@ impl Editor {
                 };
                 if old != name {
                     self.edit(
-                        EditCommand::Rename {
+                        DocEdit::Rename {
                             entity,
                             old,
                             new: name,
@@ -558,7 +558,7 @@ impl Editor {
                     return;
                 }
                 self.edit(
-                    EditCommand::SetField {
+                    DocEdit::SetField {
                         entity,
                         component,
                         instance,
@@ -577,7 +577,7 @@ impl Editor {
                     return;
                 }
                 self.edit(
-                    EditCommand::SetComponent {
+                    DocEdit::SetComponent {
                         entity,
                         component,
                         old: None,
@@ -595,7 +595,7 @@ impl Editor {
                     return;
                 };
                 self.edit(
-                    EditCommand::SetComponent {
+                    DocEdit::SetComponent {
                         entity,
                         component,
                         old: Some(old),
@@ -608,37 +608,37 @@ impl Editor {
         }
     }
 
-    fn command(&mut self, c: Command) {
+    fn command(&mut self, c: UiCommand) {
         match c {
-            Command::Save => {
+            UiCommand::Save => {
                 if let Err(e) = self.save() {
                     self.error(format!("{e:#}"));
                 }
             }
-            Command::Undo => self.undo(),
-            Command::Redo => self.redo(),
-            Command::NewEntity => self.new_entity(),
-            Command::Delete => self.delete_selected(),
-            Command::Duplicate => {
+            UiCommand::Undo => self.undo(),
+            UiCommand::Redo => self.redo(),
+            UiCommand::NewEntity => self.new_entity(),
+            UiCommand::Delete => self.delete_selected(),
+            UiCommand::Duplicate => {
                 let copies = self.selected_subtrees();
                 self.paste(copies);
             }
-            Command::Copy => self.clipboard = self.selected_subtrees(),
-            Command::Paste => {
+            UiCommand::Copy => self.clipboard = self.selected_subtrees(),
+            UiCommand::Paste => {
                 let copies = self.clipboard.clone();
                 self.paste(copies);
             }
-            Command::BeginRename => self.renaming = self.selection.first().cloned(),
-            Command::PlayPause => self.preview.playing = !self.preview.playing,
-            Command::Step => self.preview.step(1.0 / 60.0),
-            Command::Restart => {
+            UiCommand::BeginRename => self.renaming = self.selection.first().cloned(),
+            UiCommand::PlayPause => self.preview.playing = !self.preview.playing,
+            UiCommand::Step => self.preview.step(1.0 / 60.0),
+            UiCommand::Restart => {
                 if let Err(e) = self.preview.restart(&self.registry) {
                     self.error(e);
                 }
             }
-            Command::FrameSelection => self.frame_request = true,
-            Command::ToggleTopView => self.top_view = !self.top_view,
-            Command::RefreshProblems => self.refresh_problems(),
+            UiCommand::FrameSelection => self.frame_request = true,
+            UiCommand::ToggleTopView => self.top_view = !self.top_view,
+            UiCommand::RefreshProblems => self.refresh_problems(),
         }
     }
 
@@ -759,7 +759,7 @@ impl Editor {
         let file = level.file.clone();
         if restore {
             self.edit(
-                EditCommand::ReplaceAll {
+                DocEdit::ReplaceAll {
                     other: Box::new(recovered),
                 },
                 false,
@@ -950,7 +950,7 @@ impl Editor {
         };
         let position = level.doc.entities.len();
         self.edit(
-            EditCommand::Insert {
+            DocEdit::Insert {
                 entities: vec![(position, entity)],
             },
             false,
@@ -994,7 +994,7 @@ impl Editor {
             .filter(|(_, e)| doomed.contains(&e.id))
             .map(|(i, e)| (i, e.clone()))
             .collect();
-        self.edit(EditCommand::Remove { entities }, false);
+        self.edit(DocEdit::Remove { entities }, false);
         self.selection.clear();
     }
 
@@ -1031,7 +1031,7 @@ impl Editor {
             })
             .map(|(_, e)| e.id.clone())
             .collect();
-        self.edit(EditCommand::Insert { entities: inserts }, false);
+        self.edit(DocEdit::Insert { entities: inserts }, false);
         self.selection = roots;
     }
 
@@ -1110,9 +1110,9 @@ impl Editor {
             .enumerate()
             .map(|(k, (_, new))| (at + k, new.clone()))
             .collect();
-        let group = EditCommand::Group(vec![
-            EditCommand::Remove { entities: removed },
-            EditCommand::Insert { entities: inserted },
+        let group = DocEdit::Group(vec![
+            DocEdit::Remove { entities: removed },
+            DocEdit::Insert { entities: inserted },
         ]);
         self.edit(group, false);
     }

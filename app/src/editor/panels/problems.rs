@@ -6,7 +6,7 @@ use dependency_checker::findings::Finding;
 use kiln_core::ResourcePath;
 
 use super::assets::AssetState;
-use crate::editor::actions::{Action, Command};
+use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
 
 /// What a finding's fix button does.
@@ -52,7 +52,7 @@ pub fn show(
             .on_hover_text("Re-index the project")
             .clicked()
         {
-            actions.push(Action::Command(Command::RefreshProblems));
+            actions.push(Action::Run(UiCommand::RefreshProblems));
         }
         let stale = editor
             .findings

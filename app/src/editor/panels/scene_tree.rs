@@ -5,7 +5,7 @@
 use egui_ltreeview::{Action as TreeAction, DirPosition, NodeBuilder, TreeView};
 
 use super::PanelState;
-use crate::editor::actions::{Action, Command};
+use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
 
 /// Shows the scene tree.
@@ -21,7 +21,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
             .on_hover_text("New entity (Ctrl+N)")
             .clicked()
         {
-            actions.push(Action::Command(Command::NewEntity));
+            actions.push(Action::Run(UiCommand::NewEntity));
         }
     });
     let filter_field = ui
@@ -176,9 +176,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
                             before,
                         });
                     }
-                    TreeAction::Activate(_) => {
-                        actions.push(Action::Command(Command::FrameSelection))
-                    }
+                    TreeAction::Activate(_) => actions.push(Action::Run(UiCommand::FrameSelection)),
                     _ => {}
                 }
             }

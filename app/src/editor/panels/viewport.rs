@@ -11,7 +11,7 @@ use kiln_core::schema::json_f32s;
 use serde_json::Value;
 
 use super::PanelState;
-use crate::editor::actions::{Action, Command};
+use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
 use crate::editor::settings::Settings;
 
@@ -626,21 +626,21 @@ pub fn show(
                 .on_hover_text("Run or pause the simulation (F5)")
                 .clicked()
             {
-                actions.push(Action::Command(Command::PlayPause));
+                actions.push(Action::Run(UiCommand::PlayPause));
             }
             if ui
                 .button("⏭ Step")
                 .on_hover_text("Advance one frame (F6)")
                 .clicked()
             {
-                actions.push(Action::Command(Command::Step));
+                actions.push(Action::Run(UiCommand::Step));
             }
             if ui
                 .button("⟲ Restart")
                 .on_hover_text("Respawn the level from its compiled blob (Shift+F5)")
                 .clicked()
             {
-                actions.push(Action::Command(Command::Restart));
+                actions.push(Action::Run(UiCommand::Restart));
             }
         });
     });

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 /// One reversible edit of a level document.
 #[derive(Debug, Clone, PartialEq)]
-pub enum EditCommand {
+pub enum DocEdit {
     /// Sets (or, with `None`, removes) one field of one component instance.
     SetField {
         /// Authoring id.
@@ -67,7 +67,7 @@ pub enum EditCommand {
         other: Box<LevelDocument>,
     },
     /// Several commands as one undo step; reverted in reverse order.
-    Group(Vec<EditCommand>),
+    Group(Vec<DocEdit>),
 }
 
 fn component_fields<'a>(
@@ -128,11 +128,11 @@ fn replace(doc: &mut LevelDocument, with: &EntityDocument) {
     }
 }
 
-impl EditCommand {
+impl DocEdit {
     /// Performs the edit.
     pub fn apply(&mut self, doc: &mut LevelDocument) {
         match self {
-            EditCommand::SetField {
+            DocEdit::SetField {
                 entity,
                 component,
                 instance,
@@ -140,26 +140,26 @@ impl EditCommand {
                 new,
                 ..
             } => set_field(doc, entity, component, *instance, field, new),
-            EditCommand::Rename { entity, new, .. } => {
+            DocEdit::Rename { entity, new, .. } => {
                 if let Some(e) = doc.entity_mut(entity) {
                     e.name = new.clone();
                 }
             }
-            EditCommand::Insert { entities } => insert(doc, entities),
-            EditCommand::Remove { entities } => remove(doc, entities),
-            EditCommand::Replace { entities } => {
+            DocEdit::Insert { entities } => insert(doc, entities),
+            DocEdit::Remove { entities } => remove(doc, entities),
+            DocEdit::Replace { entities } => {
                 for (_, new) in entities {
                     replace(doc, new);
                 }
             }
-            EditCommand::SetComponent {
+            DocEdit::SetComponent {
                 entity,
                 component,
                 new,
                 ..
             } => set_component(doc, entity, component, new),
-            EditCommand::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
-            EditCommand::Group(commands) => {
+            DocEdit::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
+            DocEdit::Group(commands) => {
                 for c in commands.iter_mut() {
                     c.apply(doc);
                 }
@@ -170,7 +170,7 @@ impl EditCommand {
     /// Undoes the edit.
     pub fn revert(&mut self, doc: &mut LevelDocument) {
         match self {
-            EditCommand::SetField {
+            DocEdit::SetField {
                 entity,
                 component,
                 instance,
@@ -178,26 +178,26 @@ impl EditCommand {
                 old,
                 ..
             } => set_field(doc, entity, component, *instance, field, old),
-            EditCommand::Rename { entity, old, .. } => {
+            DocEdit::Rename { entity, old, .. } => {
                 if let Some(e) = doc.entity_mut(entity) {
                     e.name = old.clone();
                 }
             }
-            EditCommand::Insert { entities } => remove(doc, entities),
-            EditCommand::Remove { entities } => insert(doc, entities),
-            EditCommand::Replace { entities } => {
+            DocEdit::Insert { entities } => remove(doc, entities),
+            DocEdit::Remove { entities } => insert(doc, entities),
+            DocEdit::Replace { entities } => {
                 for (old, _) in entities {
                     replace(doc, old);
                 }
             }
-            EditCommand::SetComponent {
+            DocEdit::SetComponent {
                 entity,
                 component,
                 old,
                 ..
             } => set_component(doc, entity, component, old),
-            EditCommand::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
-            EditCommand::Group(commands) => {
+            DocEdit::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
+            DocEdit::Group(commands) => {
                 for c in commands.iter_mut().rev() {
                     c.revert(doc);
                 }
@@ -207,10 +207,10 @@ impl EditCommand {
 
     /// Whether `next` continues this edit (the same field dragged further), so that
     /// a whole drag is one undo step.
-    pub fn merge(&mut self, next: &EditCommand) -> bool {
+    pub fn merge(&mut self, next: &DocEdit) -> bool {
         match (self, next) {
             (
-                EditCommand::SetField {
+                DocEdit::SetField {
                     entity,
                     component,
                     instance,
@@ -218,7 +218,7 @@ impl EditCommand {
                     new,
                     ..
                 },
-                EditCommand::SetField {
+                DocEdit::SetField {
                     entity: e2,
                     component: c2,
                     instance: i2,
@@ -237,23 +237,21 @@ impl EditCommand {
     /// A short description for the Edit menu ("Undo set transform.position").
     pub fn describe(&self) -> String {
         match self {
-            EditCommand::SetField {
+            DocEdit::SetField {
                 component, field, ..
             } => format!("set {component}.{field}"),
-            EditCommand::Rename { new, .. } => format!("rename to \"{new}\""),
-            EditCommand::Insert { entities } => format!("create {} entities", entities.len()),
-            EditCommand::Remove { entities } => format!("delete {} entities", entities.len()),
-            EditCommand::Replace { .. } => "reparent".into(),
-            EditCommand::SetComponent {
+            DocEdit::Rename { new, .. } => format!("rename to \"{new}\""),
+            DocEdit::Insert { entities } => format!("create {} entities", entities.len()),
+            DocEdit::Remove { entities } => format!("delete {} entities", entities.len()),
+            DocEdit::Replace { .. } => "reparent".into(),
+            DocEdit::SetComponent {
                 component,
                 new: Some(_),
                 ..
             } => format!("add {component}"),
-            EditCommand::SetComponent { component, .. } => format!("remove {component}"),
-            EditCommand::ReplaceAll { .. } => "reload".into(),
-            EditCommand::Group(c) => c
-                .first()
-                .map_or_else(|| "edit".into(), EditCommand::describe),
+            DocEdit::SetComponent { component, .. } => format!("remove {component}"),
+            DocEdit::ReplaceAll { .. } => "reload".into(),
+            DocEdit::Group(c) => c.first().map_or_else(|| "edit".into(), DocEdit::describe),
         }
     }
 }
@@ -287,7 +285,7 @@ fn remove(doc: &mut LevelDocument, entities: &[(usize, EntityDocument)]) {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
     /// An edit of the open level.
-    Doc(EditCommand),
+    Doc(DocEdit),
     /// A change of project files through the dependency checker (an asset rename or
     /// move with every reference to it, or a fix of references), with the operation
     /// that undoes it.
@@ -321,17 +319,17 @@ impl Entry {
 
 /// The undo and redo stacks: one history for level edits and asset moves.
 #[derive(Debug, Default, Clone)]
-pub struct UndoStack {
+pub struct History {
     done: Vec<Entry>,
     undone: Vec<Entry>,
     /// While set, a continuing edit merges into the last one (a drag).
     merging: bool,
 }
 
-impl UndoStack {
+impl History {
     /// Applies `command` and records it. With `continuing` (the same drag), it merges
     /// into the previous step instead of adding one.
-    pub fn push(&mut self, doc: &mut LevelDocument, mut command: EditCommand, continuing: bool) {
+    pub fn push(&mut self, doc: &mut LevelDocument, mut command: DocEdit, continuing: bool) {
         command.apply(doc);
         self.undone.clear();
         if continuing
@@ -352,7 +350,7 @@ impl UndoStack {
     pub const MAX_SNAPSHOTS: usize = 4;
 
     fn trim_snapshots(&mut self) {
-        let is_snapshot = |e: &Entry| matches!(e, Entry::Doc(EditCommand::ReplaceAll { .. }));
+        let is_snapshot = |e: &Entry| matches!(e, Entry::Doc(DocEdit::ReplaceAll { .. }));
         while self.done.iter().filter(|e| is_snapshot(e)).count() > Self::MAX_SNAPSHOTS {
             match self.done.iter().position(is_snapshot) {
                 Some(oldest) => {
@@ -473,9 +471,9 @@ mod tests {
     #[test]
     fn a_drag_is_one_step_and_undo_restores_the_value() {
         let mut d = doc();
-        let mut u = UndoStack::default();
+        let mut u = History::default();
         for x in 1..=5 {
-            let set = EditCommand::SetField {
+            let set = DocEdit::SetField {
                 entity: "a".into(),
                 component: "transform".into(),
                 instance: None,
@@ -507,9 +505,9 @@ mod tests {
     fn removing_then_undoing_restores_the_same_entities_in_place() {
         let mut d = doc();
         let before = d.clone();
-        let mut u = UndoStack::default();
+        let mut u = History::default();
         let removed = vec![(0, d.entities[0].clone()), (1, d.entities[1].clone())];
-        u.push(&mut d, EditCommand::Remove { entities: removed }, false);
+        u.push(&mut d, DocEdit::Remove { entities: removed }, false);
         assert_eq!(d.entities.len(), 1);
         assert!(u.undo(&mut d));
         assert_eq!(d, before);
@@ -518,20 +516,20 @@ mod tests {
     #[test]
     fn whole_document_snapshots_are_bounded() {
         let mut d = doc();
-        let mut u = UndoStack::default();
+        let mut u = History::default();
         for k in 0..10 {
             let mut next = d.clone();
             next.entities[0].name = format!("v{k}");
             u.push(
                 &mut d,
-                EditCommand::ReplaceAll {
+                DocEdit::ReplaceAll {
                     other: Box::new(next),
                 },
                 false,
             );
         }
         assert_eq!(d.entities[0].name, "v9");
-        assert_eq!(u.depth(), UndoStack::MAX_SNAPSHOTS);
+        assert_eq!(u.depth(), History::MAX_SNAPSHOTS);
         while u.undo(&mut d) {}
         assert_eq!(
             d.entities[0].name, "v5",
@@ -543,13 +541,13 @@ mod tests {
     fn groups_revert_in_reverse_order() {
         let mut d = doc();
         let before = d.clone();
-        let mut u = UndoStack::default();
+        let mut u = History::default();
         let moved = d.entities[2].clone();
-        let group = EditCommand::Group(vec![
-            EditCommand::Remove {
+        let group = DocEdit::Group(vec![
+            DocEdit::Remove {
                 entities: vec![(2, moved.clone())],
             },
-            EditCommand::Insert {
+            DocEdit::Insert {
                 entities: vec![(0, moved)],
             },
         ]);
