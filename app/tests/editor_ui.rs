@@ -74,12 +74,12 @@ fn opens_the_demo_and_selects_an_entity_in_the_tree() {
     let dir = demo_copy();
     let mut h = open(dir.path());
     assert_eq!(
-        editor(&h).level.as_ref().unwrap().file,
+        editor(&h).level().as_ref().unwrap().file,
         "levels/forest.level"
     );
     h.get_by_label("Boulder").click();
     h.run_steps(3);
-    assert_eq!(editor(&h).selection, vec!["boulder".to_owned()]);
+    assert_eq!(editor(&h).selection(), vec!["boulder".to_owned()]);
     // The inspector shows its components and their fields.
     h.get_by_label("transform");
     assert_eq!(
@@ -118,14 +118,14 @@ fn add_a_component_edit_a_field_undo_and_redo() {
     );
     // The preview world was respawned with it.
     let e = editor(&h)
-        .preview
+        .preview()
         .level
         .as_ref()
         .unwrap()
         .entity("boulder")
         .unwrap();
-    let r = editor(&h).preview.world.rotators.lookup(e).unwrap();
-    assert_eq!(editor(&h).preview.world.rotators.get(r).speed, 90.0);
+    let r = editor(&h).preview().world.rotators.lookup(e).unwrap();
+    assert_eq!(editor(&h).preview().world.rotators.get(r).speed, 90.0);
 
     h.get_by_label("Edit").click();
     h.run_steps(2);
@@ -227,7 +227,7 @@ fn unsaved_edits_survive_a_crash_and_can_be_restored() {
 
     let mut h = open(dir.path());
     assert!(
-        editor(&h).recovery.is_some(),
+        editor(&h).recovery().is_some(),
         "the recovered edits are offered"
     );
     h.get_by_label("Restore").click();
@@ -254,16 +254,16 @@ fn a_broken_level_keeps_the_editor_usable_and_overwrites_nothing() {
     h.run_steps(3);
     // Still on the forest, with the error said plainly.
     assert_eq!(
-        editor(&h).level.as_ref().unwrap().file,
+        editor(&h).level().as_ref().unwrap().file,
         "levels/forest.level"
     );
     assert!(
         editor(&h)
-            .log
+            .log()
             .iter()
             .any(|l| l.text.contains("levels/workshop.level:4:3")),
         "{:?}",
-        editor(&h).log
+        editor(&h).log()
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("levels/workshop.level")).unwrap(),
@@ -335,7 +335,11 @@ fn the_problems_list_fixes_a_non_canonical_reference() {
         fixed,
         text.replace("\"Materials/Wood\"", "\"materials/wood\"")
     );
-    assert!(editor(&h).findings.is_empty(), "{:?}", editor(&h).findings);
+    assert!(
+        editor(&h).findings().is_empty(),
+        "{:?}",
+        editor(&h).findings()
+    );
     // A fix is one step of the history, like a move.
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
     h.run_steps(4);
@@ -398,15 +402,15 @@ fn the_rename_preview_lists_ambiguous_references_it_leaves_alone() {
 fn problems_follow_changes_made_outside_the_editor() {
     let dir = demo_copy();
     let mut h = open(dir.path());
-    assert!(editor(&h).findings.is_empty());
+    assert!(editor(&h).findings().is_empty());
     std::fs::remove_file(dir.path().join("materials/metal.material")).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while editor(&h).findings.is_empty() && std::time::Instant::now() < deadline {
+    while editor(&h).findings().is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
         h.run_steps(1);
     }
     let text: Vec<String> = editor(&h)
-        .findings
+        .findings()
         .iter()
         .map(ToString::to_string)
         .collect();
@@ -425,7 +429,7 @@ fn a_folder_that_is_not_a_project_is_explained_and_the_current_project_stays() {
     h.state_mut().open_project(not_a_project.path());
     h.run_steps(2);
     assert_eq!(
-        editor(&h).project.root(),
+        editor(&h).project().root(),
         std::fs::canonicalize(dir.path()).unwrap()
     );
     h.get_by_label_contains("is not a Kiln project: it has no kiln.project file");
@@ -437,7 +441,7 @@ fn a_missing_prefab_is_reported_and_the_level_stays_editable() {
     std::fs::remove_file(dir.path().join("units/lamp.unit")).unwrap();
     let mut h = open(dir.path());
     let error = editor(&h)
-        .compile_error
+        .compile_error()
         .clone()
         .expect("the level does not compile");
     assert!(
@@ -460,7 +464,7 @@ fn f2_renames_an_entity_and_shortcuts_work_afterwards() {
     let mut h = open(dir.path());
     f2_rename(&mut h, "Boulder", "Big Rock", true);
     assert_eq!(editor(&h).entity("boulder").unwrap().name, "Big Rock");
-    assert!(editor(&h).renaming.is_none());
+    assert!(h.state().panels.renaming.is_none(), "the name field closed");
     assert!(
         h.get_all_by_label("Big Rock").count() >= 1,
         "the tree shows it"
@@ -521,7 +525,7 @@ fn discarded_edits_do_not_come_back_as_a_recovery_offer() {
     }
     let h = open(dir.path());
     assert!(
-        editor(&h).recovery.is_none(),
+        editor(&h).recovery().is_none(),
         "discarded edits offered back"
     );
     let on_disk = std::fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
@@ -553,7 +557,7 @@ fn jumping_within_the_open_level_only_selects() {
         h.query_by_label("Discard").is_none(),
         "asked to save before jumping within the open level"
     );
-    assert_eq!(editor(&h).selection, vec!["windmill".to_owned()]);
+    assert_eq!(editor(&h).selection(), vec!["windmill".to_owned()]);
     assert_eq!(editor(&h).entity("boulder").unwrap().name, "Boulder edited");
     assert!(editor(&h).is_dirty());
 }
@@ -573,9 +577,9 @@ fn adding_a_mesh_component_keeps_the_level_compiling() {
             .contains_key("mesh")
     );
     assert!(
-        editor(&h).compile_error.is_none(),
+        editor(&h).compile_error().is_none(),
         "{:?}",
-        editor(&h).compile_error
+        editor(&h).compile_error()
     );
     h.get_by_label("⚠ nothing drawn");
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::S);
@@ -617,4 +621,34 @@ fn find_references_follows_a_rename() {
         "the list lost its references"
     );
     h.get_by_label_contains("units/tree.unit:9 (entity \"trunk\"");
+}
+
+/// Undoing back to the saved state makes the level clean again (the status bar says
+/// "saved" and closing does not ask); undoing past it makes it unsaved again.
+#[test]
+fn undoing_back_to_the_saved_state_clears_the_unsaved_mark() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    f2_rename(&mut h, "Boulder", "Rock", true);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::S);
+    h.run_steps(3);
+    h.get_by_label("saved");
+    // Boulder is still selected: F2 again.
+    h.key_press(Key::F2);
+    h.run_steps(3);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.get_by_label("Rename:").type_text("Stone");
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    assert_eq!(editor(&h).entity("boulder").unwrap().name, "Stone");
+    h.get_by_label("unsaved");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run_steps(3);
+    assert_eq!(editor(&h).entity("boulder").unwrap().name, "Rock");
+    h.get_by_label("saved");
+    assert!(!editor(&h).is_dirty());
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run_steps(3);
+    assert_eq!(editor(&h).entity("boulder").unwrap().name, "Boulder");
+    h.get_by_label("unsaved");
 }

@@ -10,7 +10,7 @@ use std::fs;
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use kiln::editor::{Action, Editor};
+use kiln::editor::{Action, Editor, UiCommand};
 
 /// Polls the editor as its frame loop does until `done` holds (panics after 10 s).
 fn until(editor: &mut Editor, what: &str, done: impl Fn(&Editor) -> bool) {
@@ -19,7 +19,7 @@ fn until(editor: &mut Editor, what: &str, done: impl Fn(&Editor) -> bool) {
         assert!(
             Instant::now() < deadline,
             "timed out waiting for: {what}; log: {:#?}",
-            editor.log
+            editor.log()
         );
         std::thread::sleep(Duration::from_millis(20));
         editor.poll_changes();
@@ -39,7 +39,7 @@ fn a_prefab_changed_on_disk_respawns_the_level_keeping_selection_and_play_state(
     let mut editor = Editor::open(dir.path()).unwrap();
     editor.apply(Action::OpenLevel("levels/workshop.level".into()));
     editor.apply(Action::Select(vec!["crate_1".into()]));
-    editor.preview.playing = true;
+    editor.apply(Action::Run(UiCommand::PlayPause));
     let before = position(&editor, "crate_1/box");
     let unit = dir.path().join("units/crate.unit");
     atomic_write(
@@ -51,9 +51,9 @@ fn a_prefab_changed_on_disk_respawns_the_level_keeping_selection_and_play_state(
     until(&mut editor, "the crate box to rise", |e| {
         (position(e, "crate_1/box") - before).y > 1.9
     });
-    assert_eq!(editor.selection, vec!["crate_1".to_owned()]);
-    assert!(editor.preview.playing);
-    let reload = editor.last_reload.expect("the reload is timed");
+    assert_eq!(editor.selection(), vec!["crate_1".to_owned()]);
+    assert!(editor.preview().playing);
+    let reload = editor.last_reload().expect("the reload is timed");
     assert!(
         reload.detect_ms > 0.0 && reload.compile_ms > 0.0,
         "{reload:?}"
@@ -70,7 +70,7 @@ fn the_open_level_changed_on_disk_is_reloaded_and_a_broken_one_keeps_the_last_go
     let mut editor = Editor::open(dir.path()).unwrap();
     let level = dir.path().join("levels/forest.level");
     let text = fs::read_to_string(&level).unwrap();
-    let entities = editor.preview.entities.len();
+    let entities = editor.preview().entities.len();
 
     // In-place write, as some editors save.
     fs::write(
@@ -88,24 +88,24 @@ fn the_open_level_changed_on_disk_is_reloaded_and_a_broken_one_keeps_the_last_go
         &level,
         "{\n  \"entities\": [\n    {\"id\": \"a\",}\n  ]\n}\n",
     );
-    until(&mut editor, "the error", |e| e.compile_error.is_some());
+    until(&mut editor, "the error", |e| e.compile_error().is_some());
     assert!(
         editor
-            .compile_error
+            .compile_error()
             .as_ref()
             .unwrap()
             .contains("levels/forest.level:3:16"),
         "{:?}",
-        editor.compile_error
+        editor.compile_error()
     );
     assert_eq!(
-        editor.preview.entities.len(),
+        editor.preview().entities.len(),
         entities,
         "the last good world stays"
     );
     assert!(
         editor
-            .toasts
+            .log()
             .iter()
             .any(|t| t.text.contains("levels/forest.level:3:16"))
     );
@@ -116,7 +116,7 @@ fn the_open_level_changed_on_disk_is_reloaded_and_a_broken_one_keeps_the_last_go
         &text.replace("\"position\": [-2, 0.6, 6]", "\"position\": [-2, 0.6, 9]"),
     );
     until(&mut editor, "the fix", |e| {
-        e.compile_error.is_none() && (position(e, "boulder").z - 9.0).abs() < 1e-4
+        e.compile_error().is_none() && (position(e, "boulder").z - 9.0).abs() < 1e-4
     });
 }
 
@@ -134,16 +134,16 @@ fn unsaved_edits_and_a_change_on_disk_ask_which_to_keep() {
         &level,
         &text.replace("\"name\": \"Boulder\"", "\"name\": \"Rock\""),
     );
-    until(&mut editor, "the conflict", |e| e.disk_conflict.is_some());
+    until(&mut editor, "the conflict", |e| e.disk_conflict().is_some());
     // Nothing changed yet: the user decides.
     assert_eq!(editor.entity("firefly").unwrap().name, "Glow worm");
     assert_eq!(editor.entity("boulder").unwrap().name, "Boulder");
 
-    editor.resolve_disk_conflict(true);
+    editor.apply(Action::ResolveDiskConflict { take_disk: true });
     assert_eq!(editor.entity("boulder").unwrap().name, "Rock");
     assert_eq!(editor.entity("firefly").unwrap().name, "Firefly");
     // The edits are not lost: undo brings them back.
-    editor.apply(Action::Run(kiln::editor::UiCommand::Undo));
+    editor.apply(Action::Run(UiCommand::Undo));
     assert_eq!(editor.entity("firefly").unwrap().name, "Glow worm");
 }
 
@@ -153,10 +153,10 @@ fn a_change_no_level_uses_reloads_nothing() {
     let mut editor = Editor::open(dir.path()).unwrap();
     fs::write(dir.path().join("materials/spare.material"), "{}").unwrap();
     until(&mut editor, "the problems list to see the new file", |e| {
-        !e.findings.is_empty()
+        !e.findings().is_empty()
     });
     assert!(
-        editor.last_reload.is_none(),
+        editor.last_reload().is_none(),
         "nothing the open level uses changed"
     );
 }
@@ -180,14 +180,14 @@ fn a_burst_of_changes_reloads_once() {
     std::thread::sleep(Duration::from_millis(300));
     editor.poll_changes();
     let reloads = editor
-        .log
+        .log()
         .iter()
         .filter(|l| l.text.contains("reloaded after"))
         .count();
     assert!(
         (1..=2).contains(&reloads),
         "{reloads} reloads: {:#?}",
-        editor.log
+        editor.log()
     );
 }
 
@@ -199,16 +199,16 @@ fn saving_in_the_editor_does_not_respawn_the_world() {
         entity: "boulder".into(),
         name: "Rock".into(),
     });
-    editor.preview.playing = true;
-    editor.preview.step(0.5);
-    editor.apply(Action::Run(kiln::editor::UiCommand::Save));
+    editor.apply(Action::Run(UiCommand::PlayPause));
+    editor.tick(0.5, Duration::from_secs(3600));
+    editor.apply(Action::Run(UiCommand::Save));
     std::thread::sleep(Duration::from_millis(400));
     editor.poll_changes();
     assert!(
-        editor.preview.time > 0.4,
+        editor.preview().time > 0.4,
         "the simulation was reset by our own save"
     );
-    assert!(editor.last_reload.is_none());
+    assert!(editor.last_reload().is_none());
 }
 
 /// The project folder renamed away while the editor has it open: the next change
@@ -229,7 +229,7 @@ fn a_project_folder_renamed_away_is_reported() {
         &mut editor,
         "the editor to notice the folder is gone",
         |e| {
-            e.toasts
+            e.log()
                 .iter()
                 .any(|t| t.text.contains("was moved, renamed or deleted"))
         },
@@ -242,18 +242,18 @@ fn a_project_folder_renamed_away_is_reported() {
 fn a_move_from_the_command_line_reaches_the_open_editor() {
     let dir = support::demo_copy();
     let mut editor = Editor::open(dir.path()).unwrap();
-    assert!(editor.findings.is_empty(), "{:?}", editor.findings);
+    assert!(editor.findings().is_empty(), "{:?}", editor.findings());
     let (code, out, err) = support::kiln(
         &["mv", "materials/bark.material", "materials/oak.material"],
         dir.path(),
     );
     assert_eq!(code, 0, "{out}{err}");
     until(&mut editor, "the editor to see the move", |e| {
-        e.checker.as_ref().is_some_and(|c| {
+        e.checker().as_ref().is_some_and(|c| {
             c.index().contains("materials/oak.material")
                 && !c.index().contains("materials/bark.material")
                 && c.references_to("materials/oak.material").len() == 1
         })
     });
-    assert!(editor.findings.is_empty(), "{:?}", editor.findings);
+    assert!(editor.findings().is_empty(), "{:?}", editor.findings());
 }

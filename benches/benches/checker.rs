@@ -32,7 +32,7 @@ fn project(name: &str, shape: Shape) -> PathBuf {
 }
 
 fn sh(script: &str) {
-    let status = UiCommand::new("sh")
+    let status = Command::new("sh")
         .arg("-c")
         .arg(script)
         .status()
@@ -104,7 +104,7 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("rg -l -F one path", |b| {
         b.iter(|| {
-            let out = UiCommand::new("rg")
+            let out = Command::new("rg")
                 .args(["-l", "-F", "materials/shared/hero"])
                 .arg(&full)
                 .output()

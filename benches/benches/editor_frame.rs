@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use kiln::editor::{KilnApp, Settings};
+use kiln::editor::{Action, KilnApp, Settings};
 
 fn frame(ctx: &egui::Context, app: &mut KilnApp) {
     let input = egui::RawInput {
@@ -30,12 +30,12 @@ fn bench(c: &mut Criterion) {
         app.open_project(&dir);
         let editor = app.editor.as_mut().expect("project opens");
         assert_eq!(
-            editor.preview.entities.len(),
+            editor.preview().entities.len(),
             n,
             "{:?}",
-            editor.compile_error
+            editor.compile_error()
         );
-        editor.selection = vec!["e10".into()];
+        editor.apply(Action::Select(vec!["e10".into()]));
         let ctx = egui::Context::default();
         for _ in 0..3 {
             frame(&ctx, &mut app);

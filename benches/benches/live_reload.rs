@@ -8,7 +8,7 @@
 use std::fs;
 use std::time::{Duration, Instant};
 
-use kiln::editor::Editor;
+use kiln::editor::{Action, Editor, UiCommand};
 
 // The same allocator as the `kiln` binary, so the benchmark measures what ships.
 #[global_allocator]
@@ -28,10 +28,10 @@ fn main() {
     let path = dir.join(&level);
     let mut editor = Editor::open(&dir).expect("opens");
     assert_eq!(
-        editor.preview.entities.len(),
+        editor.preview().entities.len(),
         10_000,
         "{:?}",
-        editor.compile_error
+        editor.compile_error()
     );
     let text = fs::read_to_string(&path).unwrap();
 
@@ -57,12 +57,12 @@ fn main() {
             assert!(
                 start.elapsed() < Duration::from_secs(10),
                 "edit {k} never arrived: {:?}",
-                editor.log.last()
+                editor.log().last()
             );
             std::thread::sleep(Duration::from_micros(200));
         }
         total.push(start.elapsed().as_secs_f64() * 1000.0);
-        let r = editor.last_reload.expect("timed");
+        let r = editor.last_reload().expect("timed");
         detect.push(r.detect_ms);
         compile.push(r.compile_ms);
         spawn.push(r.spawn_ms);
@@ -90,7 +90,7 @@ fn main() {
     let mut restarts = Vec::new();
     for _ in 0..200 {
         let start = Instant::now();
-        editor.preview.restart(&editor.registry).expect("restarts");
+        editor.apply(Action::Run(UiCommand::Restart));
         restarts.push(start.elapsed().as_secs_f64() * 1000.0);
     }
     restarts.sort_by(f64::total_cmp);

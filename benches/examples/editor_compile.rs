@@ -20,7 +20,7 @@ fn main() {
             name: format!("Renamed {k}"),
         });
         let total = t.elapsed().as_secs_f64() * 1e3;
-        let timing = editor.preview.timing;
+        let timing = editor.preview().timing;
         println!(
             "edit: total {total:.1} ms, compile {:.1} ms, spawn {:.1} ms",
             timing.compile_ms, timing.spawn_ms

@@ -13,6 +13,12 @@ pub enum Action {
     OpenLevel(String),
     /// Replace the selection.
     Select(Vec<String>),
+    /// Create an entity at a point in the world (in front of the camera), under the
+    /// selected entity.
+    CreateEntity {
+        /// World position.
+        position: [f32; 3],
+    },
     /// Change an entity's name.
     Rename {
         /// Authoring id.
@@ -60,6 +66,47 @@ pub enum Action {
     },
     /// A gesture (drag) ended.
     EndGesture,
+    /// Rename or move project files as planned (the preview the user accepted),
+    /// patching every reference; one undo step.
+    MoveAssets(Box<dependency_checker::rename::MovePlan>),
+    /// Rewrite one reference from `old` to `new` (a fix from the problems list).
+    FixReference {
+        /// Where the reference is.
+        place: dependency_checker::findings::Place,
+        /// Its text now.
+        old: String,
+        /// Its text after the fix.
+        new: String,
+    },
+    /// Patch every reference that still uses a path the redirect log moved.
+    FixStalePaths,
+    /// Restore (or discard) the unsaved edits recovered from a crash.
+    ResolveRecovery {
+        /// Restore them (one undo step) rather than discard them.
+        restore: bool,
+    },
+    /// Choose between the edits in the editor and the level as changed on disk.
+    ResolveDiskConflict {
+        /// Take the version on disk (the edits stay undoable).
+        take_disk: bool,
+    },
+    /// Forget the open level's unsaved edits on purpose (and their recovery file).
+    DiscardUnsavedEdits,
+    /// Open another project (asks about unsaved edits first).
+    OpenProject(std::path::PathBuf),
+    /// Answer the "save changes?" question: save, discard, or (`None`) cancel.
+    AnswerUnsaved(Option<UnsavedAnswer>),
+    /// Close the window (asks about unsaved edits first).
+    Quit,
+}
+
+/// How the user answered "save changes?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnsavedAnswer {
+    /// Save, then go on.
+    Save,
+    /// Throw the edits away, then go on.
+    Discard,
 }
 
 /// The actions that menus and shortcuts trigger.

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use egui::{Color32, RichText, ViewportCommand};
 
-use super::actions::{Action, UiCommand};
-use super::model::{Editor, Severity};
+use super::actions::{Action, UiCommand, UnsavedAnswer};
+use super::model::{Editor, Effect, Severity};
 use super::panels::{self, PanelState};
 use super::settings::Settings;
 
@@ -32,7 +32,10 @@ pub struct KilnApp {
     /// Wakes the window when the watcher has changes (a repaint request).
     waker: Option<dependency_checker::watch::Waker>,
     pending: Option<Pending>,
+    /// The user chose to close (and answered about unsaved edits).
     allowed_to_close: bool,
+    /// The close was sent to the window.
+    closing: bool,
     toasts: Vec<(Severity, String, Instant)>,
     last_title: String,
     last_frame: Option<Instant>,
@@ -78,6 +81,7 @@ impl KilnApp {
             waker: None,
             pending: None,
             allowed_to_close: false,
+            closing: false,
             toasts: Vec::new(),
             last_title: String::new(),
             last_frame: None,
@@ -89,8 +93,9 @@ impl KilnApp {
     /// error is shown.
     pub fn open_project(&mut self, dir: &Path) {
         match Editor::open_with_waker(dir, self.waker.clone()) {
-            Ok(editor) => {
-                self.settings.remember(editor.project.root().to_owned());
+            Ok(mut editor) => {
+                editor.set_undo_capacity(self.settings.undo_steps);
+                self.settings.remember(editor.project().root().to_owned());
                 self.panels = PanelState::default();
                 self.editor = Some(editor);
                 self.open_error = None;
@@ -107,29 +112,102 @@ impl KilnApp {
     fn title(&self) -> String {
         match &self.editor {
             Some(e) => {
-                let level = e.level.as_ref().map_or("no level", |l| l.file.as_str());
+                let level = e.level().as_ref().map_or("no level", |l| l.file.as_str());
                 let dirty = if e.is_dirty() { " *" } else { "" };
-                format!("Kiln - {} - {level}{dirty}", e.project.name())
+                format!("Kiln - {} - {level}{dirty}", e.project().name())
             }
             None => "Kiln".into(),
         }
     }
 
-    /// Applies actions, routing the ones that would lose edits through the
-    /// "save changes?" question: what every panel, menu and shortcut produces, and
-    /// what tests drive.
+    /// Applies actions: what every panel, menu, dialog and shortcut produces, and
+    /// what tests drive. The window's own actions (open a project, quit, answer the
+    /// "save changes?" question) are handled here, and the ones that would lose
+    /// edits wait for that answer; everything else goes to [`Editor::apply`]. The
+    /// editor's one-shot requests (frame, rename, toasts) are routed to the panels.
     pub fn apply_actions(&mut self, actions: Vec<Action>) {
         for action in actions {
-            let Some(editor) = &mut self.editor else {
-                return;
-            };
             match action {
+                Action::OpenProject(dir) => {
+                    if self.editor.as_ref().is_some_and(Editor::is_dirty) {
+                        self.pending = Some(Pending::OpenProject(dir));
+                    } else {
+                        self.open_project(&dir);
+                    }
+                }
+                Action::Quit => {
+                    if self.editor.as_ref().is_some_and(Editor::is_dirty) {
+                        self.pending = Some(Pending::Quit);
+                    } else {
+                        self.allowed_to_close = true;
+                    }
+                }
+                Action::AnswerUnsaved(answer) => self.answer_unsaved(answer),
+                // A new entity appears where the camera looks, not at the origin.
+                Action::Run(UiCommand::NewEntity) => {
+                    let position = self.panels.camera.target.to_array();
+                    if let Some(editor) = &mut self.editor {
+                        editor.apply(Action::CreateEntity { position });
+                    }
+                }
                 // Jumping within the open level only selects: nothing to save.
-                Action::OpenLevel(file) if editor.is_dirty() && !editor.is_open(&file) => {
+                Action::OpenLevel(file)
+                    if self
+                        .editor
+                        .as_ref()
+                        .is_some_and(|e| e.is_dirty() && !e.is_open(&file)) =>
+                {
                     self.pending = Some(Pending::OpenLevel(file))
                 }
-                other => editor.apply(other),
+                other => {
+                    if let Some(editor) = &mut self.editor {
+                        editor.apply(other);
+                    }
+                }
             }
+            self.route_effects();
+        }
+    }
+
+    /// Hands the editor's one-shot requests to the panels and the toasts.
+    fn route_effects(&mut self) {
+        let Some(editor) = &mut self.editor else {
+            return;
+        };
+        for effect in editor.take_effects() {
+            match effect {
+                Effect::FrameSelection => self.panels.viewport.frame_request = true,
+                Effect::BeginRename(id) => self.panels.begin_rename = Some(id),
+                Effect::Toast(t) => self.toasts.push((t.severity, t.text, Instant::now())),
+            }
+        }
+    }
+
+    /// Goes on with what waited for "save changes?" (or, on Cancel, forgets it).
+    fn answer_unsaved(&mut self, answer: Option<UnsavedAnswer>) {
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
+        let Some(answer) = answer else { return };
+        let Some(editor) = &mut self.editor else {
+            return;
+        };
+        match answer {
+            UnsavedAnswer::Save => {
+                editor.apply(Action::Run(UiCommand::Save));
+                // The save failed (and said why): nothing is lost, stay here.
+                if editor.is_dirty() {
+                    return;
+                }
+            }
+            // Discarding on purpose: the edits are gone, and neither the recovery
+            // file nor the frames before the window closes may bring them back.
+            UnsavedAnswer::Discard => editor.apply(Action::DiscardUnsavedEdits),
+        }
+        match pending {
+            Pending::OpenLevel(file) => editor.apply(Action::OpenLevel(file)),
+            Pending::OpenProject(dir) => self.open_project(&dir),
+            Pending::Quit => self.allowed_to_close = true,
         }
     }
 
@@ -185,21 +263,21 @@ impl KilnApp {
                         .set_title("Open a Kiln project")
                         .pick_folder()
                     {
-                        self.request_open_project(dir);
+                        actions.push(Action::OpenProject(dir));
                     }
                     ui.close();
                 }
                 ui.menu_button("Recent projects", |ui| {
                     for p in self.settings.recent_projects.clone() {
                         if ui.button(p.display().to_string()).clicked() {
-                            self.request_open_project(p);
+                            actions.push(Action::OpenProject(p));
                             ui.close();
                         }
                     }
                 });
                 if let Some(editor) = &self.editor {
                     ui.menu_button("Open level", |ui| {
-                        for l in &editor.levels {
+                        for l in editor.levels() {
                             if ui.button(l).clicked() {
                                 actions.push(Action::OpenLevel(l.clone()));
                                 ui.close();
@@ -210,7 +288,7 @@ impl KilnApp {
                 command_button(ui, UiCommand::Save, actions);
                 ui.separator();
                 if ui.button("Quit").clicked() {
-                    ui.ctx().send_viewport_cmd(ViewportCommand::Close);
+                    actions.push(Action::Quit);
                 }
             });
             ui.menu_button("Edit", |ui| {
@@ -247,78 +325,39 @@ impl KilnApp {
         });
     }
 
-    fn request_open_project(&mut self, dir: PathBuf) {
-        if self.editor.as_ref().is_some_and(Editor::is_dirty) {
-            self.pending = Some(Pending::OpenProject(dir));
-        } else {
-            self.open_project(&dir);
-        }
-    }
-
-    /// The "save changes?" dialog; returns the pending step once answered.
-    fn unsaved_dialog(&mut self, ctx: &egui::Context) {
-        let Some(pending) = self.pending.clone() else {
+    /// The "save changes?" dialog.
+    fn unsaved_dialog(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+        let (Some(_), Some(editor)) = (&self.pending, &self.editor) else {
             return;
         };
-        let Some(editor) = &mut self.editor else {
-            self.pending = None;
-            return;
-        };
-        let file = editor
-            .level
-            .as_ref()
-            .map_or_else(String::new, |l| l.file.clone());
-        let mut answer = None;
+        let file = editor.level().map_or("", |l| l.file.as_str());
         egui::Modal::new(egui::Id::unique("kiln unsaved changes")).show(ctx, |ui| {
             ui.heading("Unsaved changes");
             ui.label(format!("{file} has changes that are not saved."));
             ui.horizontal(|ui| {
                 if ui.button("Save").clicked() {
-                    answer = Some(true);
+                    actions.push(Action::AnswerUnsaved(Some(UnsavedAnswer::Save)));
                 }
                 if ui.button("Discard").clicked() {
-                    answer = Some(false);
+                    actions.push(Action::AnswerUnsaved(Some(UnsavedAnswer::Discard)));
                 }
                 if ui.button("Cancel").clicked() {
-                    self.pending = None;
+                    actions.push(Action::AnswerUnsaved(None));
                 }
             });
         });
-        let Some(save) = answer else { return };
-        self.pending = None;
-        if save && let Err(e) = editor.save() {
-            // Nothing is lost: stay on the level and say why.
-            editor.error(format!("{e:#}"));
-            return;
-        }
-        if !save {
-            // Discarding on purpose: the edits are gone, and neither the recovery
-            // file nor the frames before the window closes may bring them back.
-            editor.discard_unsaved_edits();
-        }
-        match pending {
-            Pending::OpenLevel(file) => editor.open_level(&file),
-            Pending::OpenProject(dir) => self.open_project(&dir),
-            Pending::Quit => {
-                self.allowed_to_close = true;
-                ctx.send_viewport_cmd(ViewportCommand::Close);
-            }
-        }
     }
 
     /// Asks which version to keep when the open level changed on disk while it had
     /// unsaved edits.
-    fn disk_conflict_dialog(&mut self, ctx: &egui::Context) {
-        let Some(editor) = &mut self.editor else {
+    fn disk_conflict_dialog(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+        let Some(editor) = &self.editor else {
             return;
         };
-        if editor.disk_conflict.is_none() {
+        if editor.disk_conflict().is_none() {
             return;
         }
-        let file = editor
-            .level
-            .as_ref()
-            .map_or_else(String::new, |l| l.file.clone());
+        let file = editor.level().map_or("", |l| l.file.as_str());
         egui::Modal::new(egui::Id::unique("kiln disk conflict")).show(ctx, |ui| {
             ui.heading("The level changed on disk");
             ui.label(format!(
@@ -326,31 +365,28 @@ impl KilnApp {
             ));
             ui.horizontal(|ui| {
                 if ui.button("Keep my edits").clicked() {
-                    editor.resolve_disk_conflict(false);
+                    actions.push(Action::ResolveDiskConflict { take_disk: false });
                 }
                 if ui
                     .button("Load the version on disk")
                     .on_hover_text("Your edits stay undoable")
                     .clicked()
                 {
-                    editor.resolve_disk_conflict(true);
+                    actions.push(Action::ResolveDiskConflict { take_disk: true });
                 }
             });
         });
     }
 
     /// Offers to restore unsaved edits recovered from a crash.
-    fn recovery_dialog(&mut self, ctx: &egui::Context) {
-        let Some(editor) = &mut self.editor else {
+    fn recovery_dialog(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+        let Some(editor) = &self.editor else {
             return;
         };
-        if editor.recovery.is_none() {
+        if editor.recovery().is_none() {
             return;
         }
-        let file = editor
-            .level
-            .as_ref()
-            .map_or_else(String::new, |l| l.file.clone());
+        let file = editor.level().map_or("", |l| l.file.as_str());
         egui::Modal::new(egui::Id::unique("kiln recovery")).show(ctx, |ui| {
             ui.heading("Recover unsaved edits?");
             ui.label(format!(
@@ -358,21 +394,16 @@ impl KilnApp {
             ));
             ui.horizontal(|ui| {
                 if ui.button("Restore").clicked() {
-                    editor.resolve_recovery(true);
+                    actions.push(Action::ResolveRecovery { restore: true });
                 }
                 if ui.button("Discard").clicked() {
-                    editor.resolve_recovery(false);
+                    actions.push(Action::ResolveRecovery { restore: false });
                 }
             });
         });
     }
 
     fn toasts(&mut self, ctx: &egui::Context) {
-        if let Some(editor) = &mut self.editor {
-            for t in editor.toasts.drain(..) {
-                self.toasts.push((t.severity, t.text, Instant::now()));
-            }
-        }
         self.toasts
             .retain(|(_, _, at)| at.elapsed() < Duration::from_secs(6));
         if self.toasts.is_empty() {
@@ -421,7 +452,7 @@ impl KilnApp {
                 self.panels.assets.reveal = Some(file.into());
             }
             Ok("problems") => self.panels.bottom = super::panels::BottomTab::Problems,
-            _ => editor.selection = vec!["windmill".into()],
+            _ => self.apply_actions(vec![Action::Select(vec!["windmill".into()])]),
         }
     }
 
@@ -493,7 +524,7 @@ impl KilnApp {
             && self.editor.as_ref().is_some_and(Editor::is_dirty)
         {
             ctx.send_viewport_cmd(ViewportCommand::CancelClose);
-            self.pending = Some(Pending::Quit);
+            actions.push(Action::Quit);
         }
 
         let title = self.title();
@@ -515,9 +546,8 @@ impl KilnApp {
 
         match &mut self.editor {
             Some(editor) => {
-                editor.poll_changes();
-                if editor.preview.playing {
-                    editor.preview.step(dt);
+                editor.tick(dt, Duration::from_secs(3));
+                if editor.preview().playing {
                     ctx.request_repaint();
                 }
                 panels::show(ui, editor, &mut self.panels, &self.settings, &mut actions);
@@ -533,20 +563,21 @@ impl KilnApp {
                         if ui.button("Open project…").clicked()
                             && let Some(dir) = rfd::FileDialog::new().pick_folder()
                         {
-                            self.open_project(&dir);
+                            actions.push(Action::OpenProject(dir));
                         }
                     });
                 });
             }
         }
 
+        self.recovery_dialog(&ctx, &mut actions);
+        self.disk_conflict_dialog(&ctx, &mut actions);
+        self.unsaved_dialog(&ctx, &mut actions);
         self.apply_actions(actions);
-        if let Some(editor) = &mut self.editor {
-            editor.write_recovery(Duration::from_secs(3));
+        if self.allowed_to_close && !self.closing {
+            self.closing = true;
+            ctx.send_viewport_cmd(ViewportCommand::Close);
         }
-        self.recovery_dialog(&ctx);
-        self.disk_conflict_dialog(&ctx);
-        self.unsaved_dialog(&ctx);
         self.toasts(&ctx);
         self.take_screenshot(&ctx);
     }

@@ -317,55 +317,153 @@ impl Entry {
     }
 }
 
-/// The undo and redo stacks: one history for level edits and asset moves.
-#[derive(Debug, Default, Clone)]
+/// Where the document was when it was last saved (or opened), relative to the
+/// history: how Kiln knows that undoing back to the saved state makes the level clean
+/// again, which a count of edits cannot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SavedAt {
+    /// Before every step still held (the bottom of the history).
+    Base,
+    /// Just after the step with this id.
+    After(u64),
+    /// Not reachable by undo or redo any more (the steps leading to it were dropped).
+    Unreachable,
+}
+
+/// One entry with the id the saved marker refers to.
+#[derive(Debug, Clone)]
+struct Step {
+    id: u64,
+    entry: Entry,
+}
+
+/// A step taken off the history while the editor undoes or redoes it.
+#[derive(Debug)]
+pub struct Taken(Step);
+
+impl Taken {
+    /// The entry to undo or redo (changed in place: a move's operation, an edit's
+    /// swapped snapshot).
+    pub fn entry_mut(&mut self) -> &mut Entry {
+        &mut self.0.entry
+    }
+}
+
+/// The undo and redo stacks: one history for level edits and for changes of project
+/// files (asset moves, reference fixes). It is the only way the document and the
+/// project's files change, so it also knows whether the level differs from its file.
+#[derive(Debug, Clone)]
 pub struct History {
-    done: Vec<Entry>,
-    undone: Vec<Entry>,
+    done: Vec<Step>,
+    undone: Vec<Step>,
     /// While set, a continuing edit merges into the last one (a drag).
     merging: bool,
+    next_id: u64,
+    saved: SavedAt,
+    capacity: usize,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        History {
+            done: Vec::new(),
+            undone: Vec::new(),
+            merging: false,
+            next_id: 0,
+            saved: SavedAt::Base,
+            capacity: Self::DEFAULT_CAPACITY,
+        }
+    }
 }
 
 impl History {
-    /// Applies `command` and records it. With `continuing` (the same drag), it merges
-    /// into the previous step instead of adding one.
-    pub fn push(&mut self, doc: &mut LevelDocument, mut command: DocEdit, continuing: bool) {
-        command.apply(doc);
-        self.undone.clear();
-        if continuing
-            && self.merging
-            && let Some(Entry::Doc(last)) = self.done.last_mut()
-            && last.merge(&command)
-        {
-            return;
-        }
-        self.done.push(Entry::Doc(command));
-        self.merging = continuing;
-        self.trim_snapshots();
-    }
+    /// How many steps are kept unless the settings say otherwise.
+    pub const DEFAULT_CAPACITY: usize = 1000;
 
     /// At most this many whole-document snapshots stay in the history (each reload
     /// from disk adds one); older steps are dropped from the bottom of the history so
     /// that a long session of reloads does not grow memory without bound.
     pub const MAX_SNAPSHOTS: usize = 4;
 
-    fn trim_snapshots(&mut self) {
-        let is_snapshot = |e: &Entry| matches!(e, Entry::Doc(DocEdit::ReplaceAll { .. }));
-        while self.done.iter().filter(|e| is_snapshot(e)).count() > Self::MAX_SNAPSHOTS {
-            match self.done.iter().position(is_snapshot) {
-                Some(oldest) => {
-                    self.done.drain(..=oldest);
-                }
-                None => break,
-            }
+    /// Keeps at most `capacity` undo steps (at least one), dropping the oldest.
+    pub fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity.max(1);
+        self.trim();
+    }
+
+    fn step(&mut self, entry: Entry) -> Step {
+        self.next_id += 1;
+        Step {
+            id: self.next_id,
+            entry,
         }
     }
 
-    /// Records an asset move that was already applied.
-    pub fn push_done(&mut self, entry: Entry) {
+    /// A new step makes the redo stack unreachable, and the saved state with it if it
+    /// was there.
+    fn clear_redo(&mut self) {
+        if let SavedAt::After(id) = self.saved
+            && self.undone.iter().any(|s| s.id == id)
+        {
+            self.saved = SavedAt::Unreachable;
+        }
         self.undone.clear();
+    }
+
+    /// Applies `edit` and records it. With `continuing` (the same drag), it merges
+    /// into the previous step instead of adding one.
+    pub fn push(&mut self, doc: &mut LevelDocument, mut edit: DocEdit, continuing: bool) {
+        edit.apply(doc);
+        self.clear_redo();
+        if continuing
+            && self.merging
+            && let Some(last) = self.done.last_mut()
+            && let Entry::Doc(previous) = &mut last.entry
+            && previous.merge(&edit)
+        {
+            // The merged step is a different state: a save in the middle of the drag
+            // must not count as saving its end.
+            self.next_id += 1;
+            last.id = self.next_id;
+            return;
+        }
+        let step = self.step(Entry::Doc(edit));
+        self.done.push(step);
+        self.merging = continuing;
+        self.trim();
+    }
+
+    /// Drops the oldest steps beyond the capacity or the snapshot limit, moving the
+    /// saved marker to the bottom if its step went.
+    fn trim(&mut self) {
+        let is_snapshot = |s: &Step| matches!(s.entry, Entry::Doc(DocEdit::ReplaceAll { .. }));
+        let mut drop = self.done.len().saturating_sub(self.capacity);
+        let mut snapshots = self.done.iter().filter(|s| is_snapshot(s)).count();
+        for (i, s) in self.done.iter().enumerate() {
+            if snapshots <= Self::MAX_SNAPSHOTS {
+                break;
+            }
+            if is_snapshot(s) {
+                snapshots -= 1;
+                drop = drop.max(i + 1);
+            }
+        }
+        for s in self.done.drain(..drop) {
+            self.saved = match self.saved {
+                SavedAt::After(id) if id == s.id => SavedAt::Base,
+                SavedAt::Base => SavedAt::Unreachable,
+                other => other,
+            };
+        }
+    }
+
+    /// Records a change of project files that was already applied.
+    pub fn push_done(&mut self, entry: Entry) {
+        self.clear_redo();
         self.merging = false;
-        self.done.push(entry);
+        let step = self.step(entry);
+        self.done.push(step);
+        self.trim();
     }
 
     /// Ends a drag: the next edit starts a new step.
@@ -373,82 +471,118 @@ impl History {
         self.merging = false;
     }
 
-    /// Takes the step to undo; the caller reverts it and hands it to [`Self::undone`].
-    pub fn take_undo(&mut self) -> Option<Entry> {
+    /// Takes the step to undo; the caller reverts it and hands it back to
+    /// [`Self::undone`] (or [`Self::undo_failed`]).
+    pub fn take_undo(&mut self) -> Option<Taken> {
         self.merging = false;
-        self.done.pop()
+        self.done.pop().map(Taken)
     }
 
-    /// Takes the step to redo; the caller applies it and hands it to [`Self::redone`].
-    pub fn take_redo(&mut self) -> Option<Entry> {
+    /// Takes the step to redo; the caller applies it and hands it back to
+    /// [`Self::redone`] (or [`Self::redo_failed`]).
+    pub fn take_redo(&mut self) -> Option<Taken> {
         self.merging = false;
-        self.undone.pop()
+        self.undone.pop().map(Taken)
     }
 
-    /// Records that `entry` was undone.
-    pub fn undone(&mut self, entry: Entry) {
-        self.undone.push(entry);
+    /// Records that a step was undone.
+    pub fn undone(&mut self, taken: Taken) {
+        self.undone.push(taken.0);
     }
 
-    /// Records that `entry` was redone (or put back after a failed undo).
-    pub fn redone(&mut self, entry: Entry) {
-        self.done.push(entry);
+    /// Records that a step was redone.
+    pub fn redone(&mut self, taken: Taken) {
+        self.done.push(taken.0);
     }
 
-    /// Puts back a step whose redo failed.
-    pub fn restore_undone(&mut self, entry: Entry) {
-        self.undone.push(entry);
+    /// Puts back a step whose undo failed: it stays done.
+    pub fn undo_failed(&mut self, taken: Taken) {
+        self.done.push(taken.0);
     }
 
-    /// Undoes the last step if it is a level edit (tests of commands alone).
+    /// Puts back a step whose redo failed: it stays undone.
+    pub fn redo_failed(&mut self, taken: Taken) {
+        self.undone.push(taken.0);
+    }
+
+    /// Undoes the last step if it is a level edit (tests of edits alone).
     pub fn undo(&mut self, doc: &mut LevelDocument) -> bool {
-        match self.take_undo() {
-            Some(Entry::Doc(mut c)) => {
-                c.revert(doc);
-                self.undone(Entry::Doc(c));
-                true
-            }
-            Some(other) => {
-                self.redone(other);
-                false
-            }
-            None => false,
+        let Some(mut taken) = self.take_undo() else {
+            return false;
+        };
+        if let Entry::Doc(c) = &mut taken.0.entry {
+            c.revert(doc);
+            self.undone(taken);
+            true
+        } else {
+            self.undo_failed(taken);
+            false
         }
     }
 
     /// Redoes the last undone step if it is a level edit.
     pub fn redo(&mut self, doc: &mut LevelDocument) -> bool {
-        match self.take_redo() {
-            Some(Entry::Doc(mut c)) => {
-                c.apply(doc);
-                self.redone(Entry::Doc(c));
-                true
+        let Some(mut taken) = self.take_redo() else {
+            return false;
+        };
+        if let Entry::Doc(c) = &mut taken.0.entry {
+            c.apply(doc);
+            self.redone(taken);
+            true
+        } else {
+            self.redo_failed(taken);
+            false
+        }
+    }
+
+    /// Records that the document now equals its file (saved, opened or reloaded).
+    pub fn mark_saved(&mut self) {
+        self.saved = self
+            .done
+            .last()
+            .map_or(SavedAt::Base, |s| SavedAt::After(s.id));
+    }
+
+    /// Whether the document differs from its file: a level edit lies between the
+    /// saved state and now. Changes of project files patch the file and the document
+    /// alike, so they do not count.
+    pub fn is_dirty(&self) -> bool {
+        let any_edit = |steps: &[Step]| steps.iter().any(|s| matches!(s.entry, Entry::Doc(_)));
+        match self.saved {
+            SavedAt::Unreachable => true,
+            SavedAt::Base => any_edit(&self.done),
+            SavedAt::After(id) => {
+                if let Some(i) = self.done.iter().position(|s| s.id == id) {
+                    any_edit(&self.done[i + 1..])
+                } else if let Some(j) = self.undone.iter().position(|s| s.id == id) {
+                    any_edit(&self.undone[j..])
+                } else {
+                    true
+                }
             }
-            Some(other) => {
-                self.restore_undone(other);
-                false
-            }
-            None => false,
         }
     }
 
     /// What undo would undo.
     pub fn undo_label(&self) -> Option<String> {
-        self.done.last().map(Entry::describe)
+        self.done.last().map(|s| s.entry.describe())
     }
     /// What redo would redo.
     pub fn redo_label(&self) -> Option<String> {
-        self.undone.last().map(Entry::describe)
+        self.undone.last().map(|s| s.entry.describe())
     }
     /// Number of steps that can be undone.
     pub fn depth(&self) -> usize {
         self.done.len()
     }
-    /// Forgets the level edits (another level was opened). Asset moves stay undoable.
+    /// Forgets the level edits (another level was opened) and marks the new document
+    /// as saved. Changes of project files stay undoable.
     pub fn clear(&mut self) {
-        self.done.retain(|e| matches!(e, Entry::Asset { .. }));
-        self.undone.retain(|e| matches!(e, Entry::Asset { .. }));
+        let keep = |s: &Step| matches!(s.entry, Entry::Asset { .. });
+        self.done.retain(keep);
+        self.undone.retain(keep);
         self.merging = false;
+        self.mark_saved();
     }
 }
 
@@ -555,5 +689,101 @@ mod tests {
         assert_eq!(d.entities[0].id, "c");
         assert!(u.undo(&mut d));
         assert_eq!(d, before);
+    }
+
+    fn rename(to: &str) -> DocEdit {
+        DocEdit::Rename {
+            entity: "a".into(),
+            old: "A".into(),
+            new: to.into(),
+        }
+    }
+
+    fn a_move() -> Entry {
+        use dependency_checker::rename::{MoveRequest, Operation};
+        Entry::Asset {
+            forward: Operation::Move(MoveRequest::new("x.png", "y.png")),
+            inverse: Operation::Move(MoveRequest::new("y.png", "x.png")),
+        }
+    }
+
+    #[test]
+    fn undoing_back_to_the_saved_state_is_clean_and_past_it_is_dirty() {
+        let mut d = doc();
+        let mut h = History::default();
+        assert!(!h.is_dirty());
+        h.push(&mut d, rename("B"), false);
+        assert!(h.is_dirty());
+        h.mark_saved();
+        assert!(!h.is_dirty());
+        h.push(&mut d, rename("C"), false);
+        assert!(h.is_dirty());
+        assert!(h.undo(&mut d));
+        assert!(!h.is_dirty(), "back at the saved state");
+        assert!(h.undo(&mut d));
+        assert!(h.is_dirty(), "before the saved state");
+        assert!(h.redo(&mut d));
+        assert!(!h.is_dirty());
+        // A new edit after undoing past the save makes the saved state unreachable.
+        assert!(h.undo(&mut d));
+        h.push(&mut d, rename("D"), false);
+        assert!(h.is_dirty());
+        assert!(h.undo(&mut d));
+        assert!(h.is_dirty(), "the saved state is gone with the redo stack");
+    }
+
+    #[test]
+    fn changes_of_files_do_not_make_the_level_dirty() {
+        let mut d = doc();
+        let mut h = History::default();
+        h.push_done(a_move());
+        assert!(!h.is_dirty());
+        h.push(&mut d, rename("B"), false);
+        h.mark_saved();
+        h.push_done(a_move());
+        assert!(!h.is_dirty());
+        let taken = h.take_undo().unwrap();
+        h.undone(taken);
+        assert!(!h.is_dirty(), "undoing a move does not touch the document");
+    }
+
+    #[test]
+    fn a_drag_continued_after_saving_is_dirty() {
+        let mut d = doc();
+        let mut h = History::default();
+        let set = |x: i32| DocEdit::SetField {
+            entity: "a".into(),
+            component: "transform".into(),
+            instance: None,
+            field: "position".into(),
+            old: Some(serde_json::json!([0, 0, 0])),
+            new: Some(serde_json::json!([x, 0, 0])),
+        };
+        h.push(&mut d, set(1), true);
+        h.mark_saved();
+        h.push(&mut d, set(2), true);
+        assert_eq!(h.depth(), 1, "still one step");
+        assert!(h.is_dirty());
+    }
+
+    #[test]
+    fn the_capacity_drops_the_oldest_steps_and_keeps_the_saved_marker_right() {
+        let mut d = doc();
+        let mut h = History::default();
+        h.set_capacity(3);
+        h.push(&mut d, rename("B"), false);
+        h.mark_saved();
+        for k in 0..5 {
+            let edit = DocEdit::Rename {
+                entity: "a".into(),
+                old: d.entities[0].name.clone(),
+                new: format!("n{k}"),
+            };
+            h.push(&mut d, edit, false);
+        }
+        assert_eq!(h.depth(), 3);
+        while h.undo(&mut d) {}
+        assert_eq!(d.entities[0].name, "n1", "the three newest steps undo");
+        assert!(h.is_dirty(), "the saved state was dropped with its steps");
     }
 }

@@ -13,7 +13,7 @@ pub mod preview;
 mod settings;
 pub mod tree;
 
-pub use actions::{Action, UiCommand};
+pub use actions::{Action, UiCommand, UnsavedAnswer};
 pub use app::{KilnApp, run_editor};
-pub use model::{Editor, LogLine, OpenLevel, ReloadTiming, Severity};
+pub use model::{Editor, Effect, LogLine, OpenLevel, ReloadTiming, Severity};
 pub use settings::Settings;

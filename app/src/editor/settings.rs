@@ -15,6 +15,8 @@ pub struct Settings {
     pub show_grid: bool,
     /// Simulation steps per second while playing.
     pub simulation_rate: f32,
+    /// How many steps Undo can go back.
+    pub undo_steps: usize,
 }
 
 impl Default for Settings {
@@ -23,6 +25,7 @@ impl Default for Settings {
             recent_projects: Vec::new(),
             show_grid: true,
             simulation_rate: 60.0,
+            undo_steps: 1000,
         }
     }
 }

@@ -106,13 +106,8 @@ fn icon(file: &str) -> &'static str {
 }
 
 /// Shows the asset browser.
-pub fn show(
-    ui: &mut egui::Ui,
-    editor: &mut Editor,
-    state: &mut AssetState,
-    actions: &mut Vec<Action>,
-) {
-    let Some(checker) = &editor.checker else {
+pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut AssetState, actions: &mut Vec<Action>) {
+    let Some(checker) = &editor.checker() else {
         ui.label("The project could not be indexed; see the log.");
         return;
     };
@@ -222,7 +217,12 @@ pub fn show(
 
 /// The rename/move dialog, whichever tab is showing: it is opened from the asset
 /// browser, the inspector and the Problems list alike.
-pub(crate) fn rename_dialog(ctx: &egui::Context, editor: &mut Editor, state: &mut AssetState) {
+pub(crate) fn rename_dialog(
+    ctx: &egui::Context,
+    editor: &Editor,
+    state: &mut AssetState,
+    actions: &mut Vec<Action>,
+) {
     let Some((old, new, plan)) = &mut state.rename else {
         return;
     };
@@ -312,7 +312,7 @@ pub(crate) fn rename_dialog(ctx: &egui::Context, editor: &mut Editor, state: &mu
         if let Some(query) = &state.results {
             state.results = Some(query.after_moves(&p.moves));
         }
-        editor.apply_move(p);
+        actions.push(Action::MoveAssets(Box::new(p)));
         close = true;
     }
     if close {

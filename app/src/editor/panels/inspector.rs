@@ -44,17 +44,17 @@ pub fn show(
 ) {
     ui.strong("Inspector");
     ui.separator();
-    let Some(id) = editor.selection.first() else {
+    let Some(id) = editor.selection().first() else {
         ui.label("Select an entity in the scene or the viewport.");
         return;
     };
     let Some(entity) = editor.entity(id) else {
         return;
     };
-    if editor.selection.len() > 1 {
+    if editor.selection().len() > 1 {
         ui.label(format!(
             "{} entities selected; showing the first.",
-            editor.selection.len()
+            editor.selection().len()
         ));
     }
     egui::Grid::new("entity header")
@@ -87,7 +87,7 @@ pub fn show(
         .auto_shrink([false, false])
         .show(ui, |ui| {
             for (component, value) in &entity.components {
-                let ty = editor.registry.component(component);
+                let ty = editor.registry().component(component);
                 egui::CollapsingHeader::new(RichText::new(component).strong())
                     .id_salt(("component", component))
                     .default_open(true)
@@ -159,7 +159,12 @@ pub fn show(
             }
             ui.separator();
             ui.menu_button("Add component", |ui| {
-                for ty in editor.registry.components().iter().filter(|t| !t.implicit) {
+                for ty in editor
+                    .registry()
+                    .components()
+                    .iter()
+                    .filter(|t| !t.implicit)
+                {
                     let present = entity.components.contains_key(&ty.name);
                     if ui
                         .add_enabled(!present, egui::Button::new(&ty.name))
@@ -305,7 +310,7 @@ fn resource_picker(
     bottom: &mut BottomTab,
 ) {
     let candidates: Vec<String> = editor
-        .checker
+        .checker()
         .as_ref()
         .map(|c| {
             c.index()

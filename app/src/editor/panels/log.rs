@@ -8,7 +8,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
         .auto_shrink([false, false])
         .stick_to_bottom(true)
         .show(ui, |ui| {
-            for line in &editor.log {
+            for line in editor.log() {
                 let color = match line.severity {
                     Severity::Error => egui::Color32::from_rgb(220, 80, 70),
                     Severity::Warning => egui::Color32::from_rgb(220, 170, 60),

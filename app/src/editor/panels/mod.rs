@@ -33,8 +33,10 @@ pub struct PanelState {
     pub tree_filter: String,
     /// Text of the rename field.
     pub rename_text: String,
-    /// The entity the rename field was opened for (its focus is requested once).
+    /// The entity whose name field is open in the tree.
     pub renaming: Option<String>,
+    /// A rename asked for (F2, the menu), started on the next frame (focus once).
+    pub begin_rename: Option<String>,
     /// Scene tree widget state (openness, selection).
     pub tree: egui_ltreeview::TreeViewState<String>,
     /// Viewport camera.
@@ -50,7 +52,7 @@ pub struct PanelState {
 /// Lays out and shows every panel.
 pub fn show(
     ui: &mut egui::Ui,
-    editor: &mut Editor,
+    editor: &Editor,
     state: &mut PanelState,
     settings: &Settings,
     actions: &mut Vec<Action>,
@@ -73,7 +75,8 @@ pub fn show(
         .default_size(210.0)
         .show(ui, |ui| {
             ui.horizontal(|ui| {
-                let problems = editor.findings.len() + usize::from(editor.compile_error.is_some());
+                let problems =
+                    editor.findings().len() + usize::from(editor.compile_error().is_some());
                 ui.selectable_value(&mut state.bottom, BottomTab::Assets, "Assets");
                 ui.selectable_value(
                     &mut state.bottom,
@@ -89,7 +92,7 @@ pub fn show(
                 BottomTab::Log => log::show(ui, editor),
             }
         });
-    assets::rename_dialog(ui.ctx(), editor, &mut state.assets);
+    assets::rename_dialog(ui.ctx(), editor, &mut state.assets, actions);
     egui::CentralPanel::default().show(ui, |ui| {
         viewport::show(ui, editor, state, settings, actions)
     });

@@ -40,7 +40,7 @@ fn fix_for(f: &Finding) -> Option<Fix> {
 /// Shows the problems list.
 pub fn show(
     ui: &mut egui::Ui,
-    editor: &mut Editor,
+    editor: &Editor,
     assets: &mut AssetState,
     actions: &mut Vec<Action>,
 ) {
@@ -55,25 +55,25 @@ pub fn show(
             actions.push(Action::Run(UiCommand::RefreshProblems));
         }
         let stale = editor
-            .findings
+            .findings()
             .iter()
             .filter(|f| matches!(f, Finding::StaleRedirect { .. }))
             .count();
         if stale > 0 && ui.button(format!("Fix {stale} stale paths")).clicked() {
-            editor.fix_stale_paths();
+            actions.push(Action::FixStalePaths);
         }
     });
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            if let Some(e) = &editor.compile_error {
+            if let Some(e) = &editor.compile_error() {
                 ui.colored_label(red, format!("⛔ {e}"));
             }
-            if editor.findings.is_empty() && editor.compile_error.is_none() {
+            if editor.findings().is_empty() && editor.compile_error().is_none() {
                 ui.label("No problems.");
             }
             let mut fix = None;
-            for f in &editor.findings {
+            for f in editor.findings() {
                 let (color, mark) = if f.is_error() {
                     (red, "⛔")
                 } else {
@@ -113,7 +113,9 @@ pub fn show(
                 }
             }
             match fix {
-                Some(Fix::Reference(place, old, new)) => editor.fix_reference(&place, &old, &new),
+                Some(Fix::Reference(place, old, new)) => {
+                    actions.push(Action::FixReference { place, old, new })
+                }
                 Some(Fix::RenameFile(old, new)) => assets.open_rename(editor, &old, &new),
                 None => {}
             }

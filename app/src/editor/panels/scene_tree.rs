@@ -10,7 +10,7 @@ use crate::editor::model::Editor;
 
 /// Shows the scene tree.
 pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions: &mut Vec<Action>) {
-    let Some(level) = &editor.level else {
+    let Some(level) = &editor.level() else {
         ui.label("No level open.");
         return;
     };
@@ -34,18 +34,20 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
     // The hint is not a name: screen readers and tests find the field by this.
     filter_field
         .widget_info(|| egui::WidgetInfo::labeled(egui::Role::TextInput, true, "Filter entities"));
-    if let Some(id) = &editor.renaming {
-        // Focus the field once, when the rename starts: asking for focus every frame
-        // kept it from ever losing focus, so Enter, Tab, Esc and clicking away did
-        // nothing and the shortcuts stayed off.
-        let starting = state.renaming.as_ref() != Some(id);
-        if starting {
-            state.renaming = Some(id.clone());
-            state.rename_text = editor
-                .entity(id)
-                .map(|e| e.name.clone())
-                .unwrap_or_default();
-        }
+    // Focus the field once, when the rename starts: asking for focus every frame
+    // kept it from ever losing focus, so Enter, Tab, Esc and clicking away did
+    // nothing and the shortcuts stayed off.
+    let starting = state.begin_rename.take();
+    if let Some(id) = &starting {
+        state.rename_text = editor
+            .entity(id)
+            .map(|e| e.name.clone())
+            .unwrap_or_default();
+        state.renaming = Some(id.clone());
+    }
+    if let Some(id) = state.renaming.clone() {
+        let id = &id;
+        let starting = starting.is_some();
         let label = ui.label("Rename:");
         let r = ui
             .add(egui::TextEdit::singleline(&mut state.rename_text).desired_width(f32::INFINITY))
@@ -55,33 +57,23 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
         }
         if r.lost_focus() {
             state.renaming = None;
+            let name = std::mem::take(&mut state.rename_text);
+            // Esc cancels; Enter, Tab and clicking away commit.
             if !ui.input(|i| i.key_pressed(egui::Key::Escape)) {
                 actions.push(Action::Rename {
                     entity: id.clone(),
-                    name: std::mem::take(&mut state.rename_text),
+                    name,
                 });
-            } else {
-                actions.push(Action::Rename {
-                    entity: id.clone(),
-                    name: editor
-                        .entity(id)
-                        .map(|e| e.name.clone())
-                        .unwrap_or_default(),
-                });
-                state.rename_text.clear();
             }
         }
-    } else {
-        state.rename_text.clear();
-        state.renaming = None;
     }
     ui.separator();
 
     let doc = &level.doc;
-    let tree = &editor.tree;
+    let tree = &editor.tree();
     let visible = tree.visible(doc, &state.tree_filter);
-    if state.tree.selected() != &editor.selection {
-        state.tree.set_selected(editor.selection.clone());
+    if state.tree.selected() != &editor.selection() {
+        state.tree.set_selected(editor.selection().to_vec());
     }
     let id = ui.make_persistent_id("scene tree");
     egui::ScrollArea::both()
@@ -192,19 +184,19 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
 }
 
 fn tree_first_child(editor: &Editor, parent: &str) -> Option<String> {
-    let doc = &editor.level.as_ref()?.doc;
+    let doc = &editor.level().as_ref()?.doc;
     let p = doc.entities.iter().position(|e| e.id == parent)?;
-    editor.tree.children[p]
+    editor.tree().children[p]
         .first()
         .map(|&c| doc.entities[c].id.clone())
 }
 
 fn next_sibling(editor: &Editor, sibling: &str) -> Option<String> {
-    let doc = &editor.level.as_ref()?.doc;
+    let doc = &editor.level().as_ref()?.doc;
     let s = doc.entities.iter().position(|e| e.id == sibling)?;
-    let siblings = match editor.tree.parent[s] {
-        Some(p) => &editor.tree.children[p],
-        None => &editor.tree.roots,
+    let siblings = match editor.tree().parent[s] {
+        Some(p) => &editor.tree().children[p],
+        None => &editor.tree().roots,
     };
     let k = siblings.iter().position(|&c| c == s)?;
     siblings.get(k + 1).map(|&c| doc.entities[c].id.clone())

@@ -6,12 +6,12 @@ use crate::editor::model::Editor;
 /// Shows the status bar.
 pub fn show(ui: &mut egui::Ui, editor: &Editor) {
     ui.horizontal(|ui| {
-        ui.label(format!("Project: {}", editor.project.name()));
+        ui.label(format!("Project: {}", editor.project().name()));
         ui.separator();
-        match &editor.level {
+        match editor.level() {
             Some(l) => {
                 ui.label(format!("Level: {}", l.file));
-                if l.unsaved_edits > 0 {
+                if editor.is_dirty() {
                     ui.colored_label(egui::Color32::from_rgb(220, 170, 60), "unsaved");
                 } else {
                     ui.label("saved");
@@ -22,20 +22,20 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
             }
         }
         ui.separator();
-        ui.label(format!("{} entities", editor.preview.entities.len()));
+        ui.label(format!("{} entities", editor.preview().entities.len()));
         ui.separator();
-        ui.label(if editor.preview.playing {
+        ui.label(if editor.preview().playing {
             "playing"
         } else {
             "paused"
         });
         ui.separator();
-        let t = editor.preview.timing;
+        let t = editor.preview().timing;
         ui.label(format!(
             "compile {:.1} ms, spawn {:.1} ms",
             t.compile_ms, t.spawn_ms
         ));
-        if let Some(r) = editor.last_reload {
+        if let Some(r) = editor.last_reload() {
             ui.separator();
             ui.label(format!(
                 "last reload from disk: detect {:.1} + compile {:.1} + spawn {:.1} = {:.1} ms",
@@ -45,9 +45,9 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
                 r.detect_ms + r.compile_ms + r.spawn_ms
             ));
         }
-        if editor.compile_error.is_some() {
+        if editor.compile_error().is_some() {
             ui.separator();
-            let text = if editor.preview.level.is_some() {
+            let text = if editor.preview().level.is_some() {
                 "compile error: showing the last good world"
             } else {
                 "compile error: nothing to show yet (see Problems)"

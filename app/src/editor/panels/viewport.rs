@@ -80,6 +80,8 @@ pub struct ViewportState {
     dragging_axis: Option<(usize, Vec3)>,
     /// Accumulated drag along the axis, in metres.
     drag_amount: f32,
+    /// Frame the selection on the next frame (asked by F or by opening a level).
+    pub frame_request: bool,
 }
 
 /// A projected face: its points are `points[start..start + len]` of the frame's
@@ -259,7 +261,7 @@ fn to_color(c: Vec4, shade: f32) -> Color32 {
 /// Shows the viewport.
 pub fn show(
     ui: &mut egui::Ui,
-    editor: &mut Editor,
+    editor: &Editor,
     state: &mut PanelState,
     settings: &Settings,
     actions: &mut Vec<Action>,
@@ -268,10 +270,9 @@ pub fn show(
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 0.0, Color32::from_rgb(38, 40, 46));
     let camera = &mut state.camera;
-    let top = editor.top_view;
+    let top = editor.top_view();
 
-    if editor.frame_request {
-        editor.frame_request = false;
+    if std::mem::take(&mut state.viewport.frame_request) {
         frame(editor, camera);
     }
 
@@ -297,7 +298,9 @@ pub fn show(
     if response.hovered() {
         let scroll = ui.input(|i| i.smooth_scroll_delta.y);
         if scroll != 0.0 {
-            camera.distance = (camera.distance * (1.0 - scroll * 0.0015)).clamp(0.5, 500.0);
+            // Proportional to the distance, and the same for one big scroll event as
+            // for many small ones (a linear factor overshot on fast wheels).
+            camera.distance = (camera.distance * (-scroll * 0.0015).exp()).clamp(0.5, 500.0);
         }
     }
 
@@ -324,10 +327,10 @@ pub fn show(
     }
 
     // Faces of every mesh of the runtime world.
-    let world = &editor.preview.world;
-    let level = editor.preview.level.as_ref();
+    let world = &editor.preview().world;
+    let level = editor.preview().level.as_ref();
     let selected: std::collections::HashSet<kiln_core::Entity> = editor
-        .selection
+        .selection()
         .iter()
         .filter_map(|id| level?.entity(id))
         .collect();
@@ -354,11 +357,11 @@ pub fn show(
             continue;
         };
         let pose = world.transforms.world(t);
-        let Some(shape) = editor.resources.meshes.get(&mesh.mesh) else {
+        let Some(shape) = editor.resources().meshes.get(&mesh.mesh) else {
             continue;
         };
         let color = editor
-            .resources
+            .resources()
             .colors
             .get(&mesh.material)
             .copied()
@@ -476,7 +479,7 @@ pub fn show(
 
     // The translate handle of the primary selection.
     let handle = editor
-        .selection
+        .selection()
         .first()
         .and_then(|id| Some((id.clone(), editor.world_pose(id)?)));
     let mut handle_hit = None;
@@ -587,7 +590,7 @@ pub fn show(
         let id = hit.and_then(|e| level?.authoring_id(e)).map(str::to_owned);
         let additive = ui.input(|i| i.modifiers.command || i.modifiers.shift);
         let mut selection = if additive {
-            editor.selection.clone()
+            editor.selection().to_vec()
         } else {
             Vec::new()
         };
@@ -620,7 +623,7 @@ pub fn show(
     );
     ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
         ui.horizontal(|ui| {
-            let playing = editor.preview.playing;
+            let playing = editor.preview().playing;
             if ui
                 .button(if playing { "⏸ Pause" } else { "▶ Play" })
                 .on_hover_text("Run or pause the simulation (F5)")
@@ -647,15 +650,15 @@ pub fn show(
 }
 
 fn frame(editor: &Editor, camera: &mut Camera) {
-    let points: Vec<Vec3> = if editor.selection.is_empty() {
-        let w = &editor.preview.world.transforms;
+    let points: Vec<Vec3> = if editor.selection().is_empty() {
+        let w = &editor.preview().world.transforms;
         w.world_poses()
             .iter()
             .map(|p| Vec3::from(p.translation))
             .collect()
     } else {
         editor
-            .selection
+            .selection()
             .iter()
             .filter_map(|id| editor.world_pose(id))
             .map(|p| Vec3::from(p.translation))

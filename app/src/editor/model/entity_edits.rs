@@ -1,0 +1,339 @@
+//! Entity edits as pure functions: the document, tree and selection as they are ->
+//! the history entry that makes the change and the selection after it. Nothing here
+//! touches the editor, so each can be tested on a document alone.
+
+use std::collections::{HashMap, HashSet};
+
+use glam::{Affine3A, EulerRot, Vec3};
+use kiln_core::schema::json_f32s;
+use kiln_core::{EntityDocument, LevelDocument};
+use serde_json::{Map, Value};
+
+use crate::editor::history::DocEdit;
+use crate::editor::tree::SceneTree;
+
+/// An edit and the selection once it is done.
+pub type EditAndSelection = (DocEdit, Vec<String>);
+
+/// The first free id `base_N` (digits and underscores at the end of `base` dropped).
+pub fn unique_id(base: &str, taken: &HashSet<String>) -> String {
+    let base = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
+    let base = if base.is_empty() { "entity" } else { base };
+    (1..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|id| !taken.contains(id))
+        .unwrap_or_else(|| base.to_owned())
+}
+
+fn ids(doc: &LevelDocument) -> HashSet<String> {
+    doc.entities.iter().map(|e| e.id.clone()).collect()
+}
+
+/// Rounds away float noise (0.30000001) so that saved files stay readable.
+fn round(v: Vec3) -> Vec3 {
+    (v * 10_000.0).round() / 10_000.0
+}
+
+/// A new entity with a transform, under `parent`, at `local_position` in the
+/// parent's space.
+pub fn new_entity(
+    doc: &LevelDocument,
+    parent: Option<String>,
+    local_position: Vec3,
+) -> EditAndSelection {
+    let id = unique_id("entity", &ids(doc));
+    let n = id.rsplit('_').next().unwrap_or("1").to_owned();
+    let mut transform = Map::new();
+    if local_position != Vec3::ZERO {
+        transform.insert(
+            "position".into(),
+            json_f32s(&round(local_position).to_array()),
+        );
+    }
+    let mut components = Map::new();
+    components.insert("transform".into(), Value::Object(transform));
+    let entity = EntityDocument {
+        id: id.clone(),
+        name: format!("Entity {n}"),
+        parent,
+        components,
+        ..Default::default()
+    };
+    let edit = DocEdit::Insert {
+        entities: vec![(doc.entities.len(), entity)],
+    };
+    (edit, vec![id])
+}
+
+/// The selected entities with all their descendants, in file order, without
+/// repeating an entity whose ancestor is also selected.
+pub fn selected_subtrees(
+    doc: &LevelDocument,
+    tree: &SceneTree,
+    selection: &[String],
+) -> Vec<EntityDocument> {
+    let mut picked = HashSet::new();
+    for id in selection {
+        if let Some(i) = doc.entities.iter().position(|e| &e.id == id) {
+            picked.extend(tree.subtree(i));
+        }
+    }
+    doc.entities
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| picked.contains(i))
+        .map(|(_, e)| e.clone())
+        .collect()
+}
+
+/// Deletes the selected entities and everything below them.
+pub fn delete(
+    doc: &LevelDocument,
+    tree: &SceneTree,
+    selection: &[String],
+) -> Option<EditAndSelection> {
+    let doomed: HashSet<String> = selected_subtrees(doc, tree, selection)
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    if doomed.is_empty() {
+        return None;
+    }
+    let entities: Vec<(usize, EntityDocument)> = doc
+        .entities
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| doomed.contains(&e.id))
+        .map(|(i, e)| (i, e.clone()))
+        .collect();
+    Some((DocEdit::Remove { entities }, Vec::new()))
+}
+
+/// Inserts copies of `entities` (subtrees) with fresh ids; roots of the copy go under
+/// the parent the originals had (if it still exists). The copies' roots are selected.
+pub fn paste(doc: &LevelDocument, entities: &[EntityDocument]) -> Option<EditAndSelection> {
+    if entities.is_empty() {
+        return None;
+    }
+    let mut taken = ids(doc);
+    let mut renamed = HashMap::new();
+    for e in entities {
+        let id = unique_id(&e.id, &taken);
+        taken.insert(id.clone());
+        renamed.insert(e.id.clone(), id);
+    }
+    let mut inserts = Vec::new();
+    for (position, e) in (doc.entities.len()..).zip(entities) {
+        let mut copy = e.clone();
+        copy.id = renamed[&e.id].clone();
+        copy.parent = match &e.parent {
+            Some(p) if renamed.contains_key(p) => Some(renamed[p].clone()),
+            other => other.clone().filter(|p| doc.entity(p).is_some()),
+        };
+        inserts.push((position, copy));
+    }
+    let copied: HashSet<&String> = renamed.values().collect();
+    let roots: Vec<String> = inserts
+        .iter()
+        .filter(|(_, e)| e.parent.as_ref().is_none_or(|p| !copied.contains(p)))
+        .map(|(_, e)| e.id.clone())
+        .collect();
+    Some((DocEdit::Insert { entities: inserts }, roots))
+}
+
+/// Why a reparent was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cycle;
+
+/// Moves `entities` under `parent` (or to the root) before the sibling `before` (or
+/// last), keeping each one's world pose (`world_pose` from the preview world).
+pub fn reparent(
+    doc: &LevelDocument,
+    tree: &SceneTree,
+    world_pose: &dyn Fn(&str) -> Option<Affine3A>,
+    entities: &[String],
+    parent: Option<String>,
+    before: Option<String>,
+) -> Result<DocEdit, Cycle> {
+    let index = |id: &str| doc.entities.iter().position(|e| e.id == id);
+    // The new parent must not be one of the moved entities or below them.
+    if let Some(p) = parent.as_deref().and_then(index)
+        && entities
+            .iter()
+            .filter_map(|e| index(e))
+            .any(|m| tree.is_within(p, m))
+    {
+        return Err(Cycle);
+    }
+    let parent_world = parent
+        .as_deref()
+        .and_then(world_pose)
+        .unwrap_or(Affine3A::IDENTITY);
+    let mut moved_versions = Vec::new();
+    for id in entities {
+        let Some(old) = doc.entity(id) else {
+            continue;
+        };
+        let mut new = old.clone();
+        new.parent = parent.clone();
+        // Keep the world pose: local = parent_world^-1 * world.
+        if let (Some(world), Some(Value::Object(t))) =
+            (world_pose(id), new.components.get_mut("transform"))
+        {
+            let local = parent_world.inverse() * world;
+            let (scale, rotation, translation) = local.to_scale_rotation_translation();
+            let (x, y, z) = rotation.to_euler(EulerRot::XYZ);
+            t.insert("position".into(), json_f32s(&round(translation).to_array()));
+            t.insert(
+                "rotation".into(),
+                json_f32s(&round(Vec3::new(x, y, z) * (180.0 / std::f32::consts::PI)).to_array()),
+            );
+            t.insert("scale".into(), json_f32s(&round(scale).to_array()));
+        }
+        moved_versions.push(new);
+    }
+    // Order among siblings is the order in the file: move the entities' entries
+    // before `before` (or to the end).
+    let moved: HashSet<&String> = entities.iter().collect();
+    let removed: Vec<(usize, EntityDocument)> = doc
+        .entities
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| moved.contains(&e.id))
+        .map(|(i, e)| (i, e.clone()))
+        .collect();
+    let remaining: Vec<&EntityDocument> = doc
+        .entities
+        .iter()
+        .filter(|e| !moved.contains(&e.id))
+        .collect();
+    let at = before
+        .as_deref()
+        .and_then(|b| remaining.iter().position(|e| e.id == b))
+        .unwrap_or(remaining.len());
+    let inserted: Vec<(usize, EntityDocument)> = (at..).zip(moved_versions).collect();
+    Ok(DocEdit::Group(vec![
+        DocEdit::Remove { entities: removed },
+        DocEdit::Insert { entities: inserted },
+    ]))
+}
+
+/// Sets one field of one component instance; `None` when it already has the value.
+pub fn set_field(
+    doc: &LevelDocument,
+    entity: &str,
+    component: &str,
+    instance: Option<usize>,
+    field: &str,
+    value: Value,
+) -> Option<DocEdit> {
+    let e = doc.entity(entity)?;
+    let old = match (e.components.get(component), instance) {
+        (Some(Value::Object(m)), None) => m.get(field).cloned(),
+        (Some(Value::Array(items)), Some(i)) => items.get(i).and_then(|m| m.get(field)).cloned(),
+        _ => None,
+    };
+    if old.as_ref() == Some(&value) {
+        return None;
+    }
+    Some(DocEdit::SetField {
+        entity: entity.to_owned(),
+        component: component.to_owned(),
+        instance,
+        field: field.to_owned(),
+        old,
+        new: Some(value),
+    })
+}
+
+/// Adds a component with its defaults (every field left out: the schema's defaults
+/// compile, and an empty reference means "none").
+pub fn add_component(doc: &LevelDocument, entity: &str, component: &str) -> Option<DocEdit> {
+    let e = doc.entity(entity)?;
+    if e.components.contains_key(component) {
+        return None;
+    }
+    Some(DocEdit::SetComponent {
+        entity: entity.to_owned(),
+        component: component.to_owned(),
+        old: None,
+        new: Some(Value::Object(Map::new())),
+    })
+}
+
+/// Removes a component.
+pub fn remove_component(doc: &LevelDocument, entity: &str, component: &str) -> Option<DocEdit> {
+    let old = doc.entity(entity)?.components.get(component)?.clone();
+    Some(DocEdit::SetComponent {
+        entity: entity.to_owned(),
+        component: component.to_owned(),
+        old: Some(old),
+        new: None,
+    })
+}
+
+/// Renames an entity; `None` when the name is the same.
+pub fn rename(doc: &LevelDocument, entity: &str, name: String) -> Option<DocEdit> {
+    let old = doc.entity(entity)?.name.clone();
+    (old != name).then(|| DocEdit::Rename {
+        entity: entity.to_owned(),
+        old,
+        new: name,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc() -> LevelDocument {
+        LevelDocument::parse(
+            r#"{"entities": [
+                {"id": "a", "name": "A", "components": {"transform": {"position": [1, 0, 0]}}},
+                {"id": "b", "parent": "a", "name": "B", "components": {"transform": {}}},
+                {"id": "c", "name": "C"}
+            ]}"#,
+            "t.level",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn paste_gives_fresh_ids_and_keeps_the_copied_hierarchy() {
+        let d = doc();
+        let tree = SceneTree::build(&d);
+        let copies = selected_subtrees(&d, &tree, &["a".into()]);
+        let (edit, selection) = paste(&d, &copies).unwrap();
+        let mut after = d.clone();
+        let mut edit = edit;
+        edit.apply(&mut after);
+        assert_eq!(selection, vec!["a_1".to_owned()]);
+        assert_eq!(after.entity("b_1").unwrap().parent.as_deref(), Some("a_1"));
+        assert_eq!(after.entities.len(), 5);
+    }
+
+    #[test]
+    fn reparenting_under_a_descendant_is_refused() {
+        let d = doc();
+        let tree = SceneTree::build(&d);
+        let none = |_: &str| None;
+        assert_eq!(
+            reparent(&d, &tree, &none, &["a".into()], Some("b".into()), None),
+            Err(Cycle)
+        );
+    }
+
+    #[test]
+    fn a_new_entity_goes_where_it_is_asked_under_the_given_parent() {
+        let d = doc();
+        let (mut edit, selection) = new_entity(&d, Some("c".into()), Vec3::new(1.0, 2.0, 3.0));
+        let mut after = d.clone();
+        edit.apply(&mut after);
+        let e = after.entity(&selection[0]).unwrap();
+        assert_eq!(e.parent.as_deref(), Some("c"));
+        assert_eq!(
+            e.components["transform"]["position"],
+            serde_json::json!([1.0, 2.0, 3.0])
+        );
+    }
+}

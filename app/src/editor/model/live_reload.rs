@@ -1,0 +1,237 @@
+//! Live reload: changes made outside the editor (another program, a text editor, a
+//! version-control checkout) reach the index, the problems list and, when the graph
+//! says the open level is affected, the preview, without losing unsaved edits.
+
+use dependency_checker::Checker;
+use dependency_checker::index::BuildOptions;
+use kiln_core::LevelDocument;
+
+use super::{Editor, LogLine, ReloadTiming, Severity};
+use crate::editor::history::DocEdit;
+use crate::editor::preview::Resources;
+
+/// What taking a changed level file from disk did.
+enum Reload {
+    /// The document changed (or a parse error was fixed): rebuild.
+    Taken,
+    /// The same document as in the editor.
+    Same,
+    /// Unreadable, broken, or waiting for the user's choice: keep the last good world.
+    Blocked,
+}
+
+impl Editor {
+    pub(super) fn start_watching(&mut self, waker: Option<dependency_checker::watch::Waker>) {
+        let debounce = dependency_checker::watch::Debounce::default();
+        match dependency_checker::watch::ProjectWatcher::start_with_waker(
+            self.project.root(),
+            debounce,
+            waker,
+        ) {
+            Ok(w) => self.watcher = Some(w),
+            Err(e) => self.note(
+                Severity::Warning,
+                format!("{e}; changes made outside Kiln show after Refresh"),
+                false,
+            ),
+        }
+    }
+
+    /// Folds changes made outside the editor into the index, and recompiles and
+    /// respawns the open level if the change reaches it (the graph decides). Camera,
+    /// selection, tree state and play state are kept. Called every frame; cheap when
+    /// nothing changed.
+    pub fn poll_changes(&mut self) {
+        let Some(watcher) = &self.watcher else { return };
+        let mut batches = Vec::new();
+        while let Some(b) = watcher.try_next_batch() {
+            batches.push(b);
+        }
+        if !batches.is_empty() && watcher.root_is_gone() {
+            // Changes inside a folder renamed away no longer map to the project.
+            self.watcher = None;
+            self.error(format!(
+                "the project folder {} was moved, renamed or deleted: changes to its files are no longer seen; open it again where it is now (File > Open project)",
+                self.project.root().display()
+            ));
+            return;
+        }
+        if !batches.is_empty() {
+            let first_event = batches.iter().filter_map(|b| b.first_event).min();
+            self.fold_batches(&batches, first_event);
+        }
+    }
+
+    fn fold_batches(
+        &mut self,
+        batches: &[dependency_checker::watch::ChangeBatch],
+        first_event: Option<std::time::Instant>,
+    ) {
+        let Some(checker) = &mut self.checker else {
+            return;
+        };
+        let mut changed = Vec::new();
+        let mut notes = Vec::new();
+        for b in batches {
+            match checker.apply_changes(b) {
+                Ok(report) => {
+                    changed.extend(report.changed);
+                    for (old, new) in report.renamed {
+                        notes.push(LogLine { severity: Severity::Warning, text: format!("{old} was renamed to {new} outside Kiln; its references are reported in Problems") });
+                    }
+                }
+                Err(e) => notes.push(LogLine {
+                    severity: Severity::Error,
+                    text: e.to_string(),
+                }),
+            }
+        }
+        self.log.extend(notes);
+        if changed.is_empty() {
+            return;
+        }
+        let Some(checker) = &self.checker else { return };
+        self.findings = checker.findings();
+        let affected = crate::live::affected_levels(checker, &changed);
+        if changed
+            .iter()
+            .any(|f| f.ends_with(".mesh") || f.ends_with(".material"))
+        {
+            self.reload_resources();
+        }
+        if changed.iter().any(|f| f.ends_with(".level")) {
+            self.levels = self.project.levels().unwrap_or_default();
+        }
+        let Some(level) = &self.level else { return };
+        let file = level.file.clone();
+        if !affected.contains(&file) && !changed.contains(&file) {
+            return;
+        }
+        let detect_ms = first_event.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
+        if changed.contains(&file) {
+            match self.reload_from_disk(&file) {
+                Reload::Blocked => return,
+                // The same document (our own save, whitespace): rebuild only if
+                // something else it includes changed too.
+                Reload::Same => {
+                    let others: Vec<String> =
+                        changed.iter().filter(|c| **c != file).cloned().collect();
+                    let Some(checker) = &self.checker else { return };
+                    if !crate::live::affected_levels(checker, &others).contains(&file) {
+                        return;
+                    }
+                }
+                Reload::Taken => {}
+            }
+        }
+        self.after_edit();
+        let t = self.preview.timing;
+        self.last_reload = Some(ReloadTiming {
+            detect_ms,
+            compile_ms: t.compile_ms,
+            spawn_ms: t.spawn_ms,
+        });
+        self.info(format!(
+            "{file} reloaded after {} changed",
+            crate::live::summarize(&changed)
+        ));
+    }
+
+    /// Takes the open level's file from disk after it changed there.
+    fn reload_from_disk(&mut self, file: &str) -> Reload {
+        let text = match self.project.resolve(file).and_then(|p| {
+            std::fs::read_to_string(&p)
+                .map_err(|e| kiln_core::ProjectError::Io { path: p, source: e })
+        }) {
+            Ok(t) => t,
+            Err(e) => {
+                self.error(format!("{file} changed on disk and cannot be read: {e}"));
+                return Reload::Blocked;
+            }
+        };
+        let on_disk = match LevelDocument::parse(&text, file) {
+            Ok(d) => d,
+            Err(e) => {
+                // Keep the last good document and world; say where the file broke.
+                let message = e.to_string();
+                if self.compile_error.as_ref() != Some(&message) {
+                    self.note(Severity::Error, message.clone(), true);
+                }
+                self.compile_error = Some(message);
+                return Reload::Blocked;
+            }
+        };
+        let Some(level) = &self.level else {
+            return Reload::Blocked;
+        };
+        if on_disk == level.doc {
+            // A previous parse error is fixed, even if the document is the same.
+            return if self.compile_error.take().is_some() {
+                Reload::Taken
+            } else {
+                Reload::Same
+            };
+        }
+        if self.history.is_dirty() {
+            self.note(
+                Severity::Warning,
+                format!("{file} changed on disk while it has unsaved edits: choose which to keep"),
+                true,
+            );
+            self.disk_conflict = Some(on_disk);
+            return Reload::Blocked;
+        }
+        self.replace_document(on_disk);
+        self.history.mark_saved();
+        Reload::Taken
+    }
+
+    /// Replaces the whole open document as one undoable step.
+    fn replace_document(&mut self, new: LevelDocument) {
+        let Some(level) = &mut self.level else { return };
+        let edit = DocEdit::ReplaceAll {
+            other: Box::new(new),
+        };
+        self.history.push(&mut level.doc, edit, false);
+    }
+
+    /// Resolves a disk conflict: keep the edits in the editor (they overwrite the file
+    /// on the next save) or take the version on disk (the edits stay undoable).
+    pub(super) fn resolve_disk_conflict(&mut self, take_disk: bool) {
+        let Some(on_disk) = self.disk_conflict.take() else {
+            return;
+        };
+        if take_disk {
+            self.replace_document(on_disk);
+            self.history.mark_saved();
+            self.after_edit();
+        }
+    }
+
+    /// Re-indexes the project and reloads meshes and materials.
+    pub(super) fn refresh_problems(&mut self) {
+        match Checker::open(
+            self.project.root(),
+            self.registry.clone(),
+            &BuildOptions::default(),
+        ) {
+            Ok(checker) => {
+                self.findings = checker.findings();
+                self.checker = Some(checker);
+                self.reload_resources();
+            }
+            Err(e) => self.error(format!("indexing the project failed: {e}")),
+        }
+    }
+
+    /// Reloads meshes and materials for drawing from the files the index knows.
+    pub(super) fn reload_resources(&mut self) {
+        let Some(checker) = &self.checker else { return };
+        let files: Vec<String> = checker
+            .index()
+            .files()
+            .map(|f| f.path.to_string())
+            .collect();
+        self.resources = Resources::load(&self.project, &self.registry, files.into_iter());
+    }
+}

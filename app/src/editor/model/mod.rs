@@ -1,0 +1,601 @@
+//! The editor's state and the one place where actions change it. No egui here: tests
+//! drive [`Editor::apply`] directly, and the GUI is a view that reads the state and
+//! emits actions.
+//!
+//! - `mod.rs`: the state, its read-only accessors, and [`Editor::apply`].
+//! - `entity_edits`: entity edits as pure functions (document -> history entry).
+//! - `disk_operations`: asset moves, reference fixes and saving.
+//! - `live_reload`: changes made outside the editor.
+//! - `recovery`: unsaved edits kept across a crash.
+
+mod disk_operations;
+pub mod entity_edits;
+mod live_reload;
+mod recovery;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use dependency_checker::Checker;
+use dependency_checker::findings::Finding;
+use dependency_checker::rename::{MovePlan, MoveRequest};
+use glam::{Affine3A, Vec3};
+use kiln_core::{EntityDocument, LevelDocument, Project, Registry};
+
+use super::actions::{Action, UiCommand};
+use super::history::{DocEdit, Entry, History, Taken};
+use super::preview::{Preview, Resources};
+use super::tree::SceneTree;
+
+/// How bad a log line or toast is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// Information.
+    Info,
+    /// Something to look at.
+    Warning,
+    /// Something failed.
+    Error,
+}
+
+/// One line of the log panel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    /// How bad.
+    pub severity: Severity,
+    /// What happened.
+    pub text: String,
+}
+
+/// The level being edited.
+#[derive(Debug, Clone)]
+pub struct OpenLevel {
+    /// Project path, e.g. `levels/forest.level`.
+    pub file: String,
+    /// The document as edited.
+    pub doc: LevelDocument,
+}
+
+/// Something applying an action asks of the view, once: the view takes these after
+/// applying the frame's actions ([`Editor::take_effects`]). One-shot requests live
+/// here rather than as flags in the state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Point the camera at the selection (or the whole level when nothing is
+    /// selected).
+    FrameSelection,
+    /// Open the name field of this entity in the scene tree.
+    BeginRename(String),
+    /// Show a message for a few seconds (it is in the log too).
+    Toast(LogLine),
+}
+
+/// The editor's whole state. Fields are private: panels read them through the
+/// accessors and change them only by returning [`Action`]s.
+pub struct Editor {
+    project: Project,
+    registry: Arc<Registry>,
+    /// The project's reference index (None if indexing failed; see the log).
+    checker: Option<Checker>,
+    findings: Vec<Finding>,
+    levels: Vec<String>,
+    level: Option<OpenLevel>,
+    /// The hierarchy of the open level (rebuilt after each edit).
+    tree: SceneTree,
+    /// Selected authoring ids; the first is the primary one.
+    selection: Vec<String>,
+    history: History,
+    preview: Preview,
+    resources: Resources,
+    /// Why the last compile failed (the preview shows the last good world).
+    compile_error: Option<String>,
+    log: Vec<LogLine>,
+    effects: Vec<Effect>,
+    /// Entities copied with Copy.
+    clipboard: Vec<EntityDocument>,
+    top_view: bool,
+    /// Unsaved edits of the open level recovered from a crash, waiting for the user
+    /// to restore or discard them.
+    recovery: Option<LevelDocument>,
+    /// When the recovery file was last written.
+    recovery_written: Option<std::time::Instant>,
+    /// Watches the project so that problems, resources and the preview follow
+    /// changes made outside the editor.
+    watcher: Option<dependency_checker::watch::ProjectWatcher>,
+    /// The open level changed on disk while it had unsaved edits: the version on
+    /// disk, waiting for the user to choose.
+    disk_conflict: Option<LevelDocument>,
+    last_reload: Option<ReloadTiming>,
+}
+
+/// How long the last reload from disk took, split by stage.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ReloadTiming {
+    /// From the first file-system event to the change being applied (debounce,
+    /// indexing the changed files).
+    pub detect_ms: f64,
+    /// Compiling the level.
+    pub compile_ms: f64,
+    /// Despawning the old world and spawning the new one.
+    pub spawn_ms: f64,
+}
+
+impl std::fmt::Debug for Editor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Editor")
+            .field("project", &self.project.root())
+            .field("level", &self.level.as_ref().map(|l| &l.file))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Read-only views of the state, for panels and tests.
+impl Editor {
+    /// The open project.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+    /// Component and resource types.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+    /// The project's reference index (None if indexing failed; see the log).
+    pub fn checker(&self) -> Option<&Checker> {
+        self.checker.as_ref()
+    }
+    /// What the checker reports.
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings
+    }
+    /// Every level of the project.
+    pub fn levels(&self) -> &[String] {
+        &self.levels
+    }
+    /// The level being edited.
+    pub fn level(&self) -> Option<&OpenLevel> {
+        self.level.as_ref()
+    }
+    /// The hierarchy of the open level.
+    pub fn tree(&self) -> &SceneTree {
+        &self.tree
+    }
+    /// Selected authoring ids; the first is the primary one.
+    pub fn selection(&self) -> &[String] {
+        &self.selection
+    }
+    /// The undo history.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+    /// The runtime world spawned from the level.
+    pub fn preview(&self) -> &Preview {
+        &self.preview
+    }
+    /// Meshes and materials for drawing.
+    pub fn resources(&self) -> &Resources {
+        &self.resources
+    }
+    /// Why the last compile failed (the preview shows the last good world).
+    pub fn compile_error(&self) -> Option<&str> {
+        self.compile_error.as_deref()
+    }
+    /// The log panel's lines.
+    pub fn log(&self) -> &[LogLine] {
+        &self.log
+    }
+    /// Top view instead of perspective.
+    pub fn top_view(&self) -> bool {
+        self.top_view
+    }
+    /// Unsaved edits recovered from a crash, waiting for the user's choice.
+    pub fn recovery(&self) -> Option<&LevelDocument> {
+        self.recovery.as_ref()
+    }
+    /// The open level as changed on disk while it had unsaved edits.
+    pub fn disk_conflict(&self) -> Option<&LevelDocument> {
+        self.disk_conflict.as_ref()
+    }
+    /// Timing of the last reload caused by a change on disk.
+    pub fn last_reload(&self) -> Option<ReloadTiming> {
+        self.last_reload
+    }
+    /// Whether the open level differs from its file.
+    pub fn is_dirty(&self) -> bool {
+        self.level.is_some() && self.history.is_dirty()
+    }
+    /// Whether `file` is the level open now.
+    pub fn is_open(&self, file: &str) -> bool {
+        self.level.as_ref().is_some_and(|l| l.file == file)
+    }
+    /// The entity with authoring id `id` in the open level.
+    pub fn entity(&self, id: &str) -> Option<&EntityDocument> {
+        self.level.as_ref()?.doc.entity(id)
+    }
+    /// The world pose of an entity in the preview world, if it has a transform there.
+    pub fn world_pose(&self, id: &str) -> Option<Affine3A> {
+        let e = self.preview.level.as_ref()?.entity(id)?;
+        let t = self.preview.world.transforms.lookup(e)?;
+        Some(self.preview.world.transforms.world(t))
+    }
+    /// Plans a rename or move of project files (nothing changes yet): what the
+    /// rename dialog previews before the user accepts it as [`Action::MoveAssets`].
+    pub fn plan_move(&self, request: &MoveRequest) -> anyhow::Result<MovePlan> {
+        use anyhow::Context as _;
+        let checker = self
+            .checker
+            .as_ref()
+            .context("the project is not indexed")?;
+        Ok(dependency_checker::rename::plan(checker, request)?)
+    }
+}
+
+impl Editor {
+    /// Opens the project at `dir` and its first level, watching its files.
+    pub fn open(dir: &Path) -> anyhow::Result<Self> {
+        Self::open_with_waker(dir, None)
+    }
+
+    /// Like [`Editor::open`], calling `waker` whenever the watcher has changes ready
+    /// (the GUI passes its repaint request, so an idle window applies them).
+    pub fn open_with_waker(
+        dir: &Path,
+        waker: Option<dependency_checker::watch::Waker>,
+    ) -> anyhow::Result<Self> {
+        let project = Project::open(dir)?;
+        let registry = Arc::new(Registry::with_builtins());
+        let levels = project.levels()?;
+        let mut editor = Editor {
+            project,
+            registry,
+            checker: None,
+            findings: Vec::new(),
+            levels,
+            level: None,
+            tree: SceneTree::default(),
+            selection: Vec::new(),
+            history: History::default(),
+            preview: Preview::default(),
+            resources: Resources::default(),
+            compile_error: None,
+            log: Vec::new(),
+            effects: Vec::new(),
+            clipboard: Vec::new(),
+            top_view: false,
+            recovery: None,
+            recovery_written: None,
+            watcher: None,
+            disk_conflict: None,
+            last_reload: None,
+        };
+        editor.start_watching(waker);
+        editor.refresh_problems();
+        let first = editor
+            .project
+            .config()
+            .boot_levels
+            .first()
+            .map(|l| format!("{l}.level"))
+            .filter(|l| editor.levels.contains(l))
+            .or_else(|| editor.levels.first().cloned());
+        if let Some(level) = first {
+            editor.open_level(&level);
+        }
+        Ok(editor)
+    }
+
+    /// Keeps at most `steps` undo steps.
+    pub fn set_undo_capacity(&mut self, steps: usize) {
+        self.history.set_capacity(steps);
+    }
+
+    /// The frame's own work, apart from the user's actions: folds in changes made
+    /// outside the editor, advances the simulation by `dt` seconds while it plays,
+    /// and keeps the recovery file at most `recovery_interval` behind.
+    pub fn tick(&mut self, dt: f32, recovery_interval: std::time::Duration) {
+        self.poll_changes();
+        if self.preview.playing {
+            self.preview.step(dt);
+        }
+        self.write_recovery(recovery_interval);
+    }
+
+    /// What applying actions asked of the view since the last call.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    fn note(&mut self, severity: Severity, text: String, toast: bool) {
+        if toast {
+            self.effects.push(Effect::Toast(LogLine {
+                severity,
+                text: text.clone(),
+            }));
+        }
+        self.log.push(LogLine { severity, text });
+    }
+
+    /// Logs an error and shows it as a toast.
+    fn error(&mut self, text: impl Into<String>) {
+        self.note(Severity::Error, text.into(), true);
+    }
+
+    /// Logs information.
+    fn info(&mut self, text: impl Into<String>) {
+        self.note(Severity::Info, text.into(), false);
+    }
+
+    /// Opens a level, replacing the current one (the GUI asks about unsaved edits first).
+    fn open_level(&mut self, file: &str) {
+        let text = match self.project.resolve(file).and_then(|p| {
+            std::fs::read_to_string(&p)
+                .map_err(|e| kiln_core::ProjectError::Io { path: p, source: e })
+        }) {
+            Ok(t) => t,
+            Err(e) => return self.error(format!("cannot open {file}: {e}")),
+        };
+        let doc = match LevelDocument::parse(&text, file) {
+            Ok(d) => d,
+            Err(e) => return self.error(format!("cannot open {e}")),
+        };
+        self.recovery = self.read_recovery(file).filter(|r| *r != doc);
+        if self.recovery.is_some() {
+            self.note(
+                Severity::Warning,
+                format!("{file} has unsaved edits from a session that ended without saving; restore them?"),
+                true,
+            );
+        }
+        self.level = Some(OpenLevel {
+            file: file.to_owned(),
+            doc,
+        });
+        self.selection.clear();
+        self.history.clear();
+        self.preview = Preview::default();
+        self.after_edit();
+        self.effects.push(Effect::FrameSelection);
+        self.info(format!("opened {file}"));
+    }
+
+    /// Rebuilds what follows from the document: the tree, the selection (entities
+    /// that are gone leave it), and the preview world.
+    fn after_edit(&mut self) {
+        let Some(level) = &self.level else { return };
+        self.tree = SceneTree::build(&level.doc);
+        let ids: HashSet<&str> = level.doc.entities.iter().map(|e| e.id.as_str()).collect();
+        self.selection.retain(|s| ids.contains(s.as_str()));
+        let playing = self.preview.playing;
+        // Fields borrowed apart, so the document is compiled in place, not cloned.
+        let result = self
+            .preview
+            .rebuild(&self.registry, &self.project, &level.file, &level.doc);
+        match result {
+            Ok(()) => self.compile_error = None,
+            Err(e) => {
+                if self.compile_error.as_ref() != Some(&e) {
+                    self.note(Severity::Error, e.clone(), true);
+                }
+                self.compile_error = Some(e);
+            }
+        }
+        self.preview.playing = playing;
+    }
+
+    /// Applies a document edit through the history.
+    fn edit(&mut self, edit: DocEdit, continuing: bool) {
+        let Some(level) = &mut self.level else { return };
+        self.history.push(&mut level.doc, edit, continuing);
+        self.after_edit();
+    }
+
+    /// Applies an edit and selects what it says.
+    fn edit_and_select(&mut self, (edit, selection): entity_edits::EditAndSelection) {
+        self.edit(edit, false);
+        self.selection = selection;
+    }
+
+    /// Performs an action: the one place where the state changes.
+    pub fn apply(&mut self, action: Action) {
+        let Some(doc) = self.level.as_ref().map(|l| &l.doc) else {
+            return self.apply_without_level(action);
+        };
+        match action {
+            Action::Rename { entity, name } => {
+                if let Some(edit) = entity_edits::rename(doc, &entity, name) {
+                    self.edit(edit, false);
+                }
+            }
+            Action::Reparent {
+                entities,
+                parent,
+                before,
+            } => {
+                let pose = |id: &str| self.world_pose(id);
+                match entity_edits::reparent(doc, &self.tree, &pose, &entities, parent, before) {
+                    Ok(edit) => self.edit(edit, false),
+                    Err(entity_edits::Cycle) => {
+                        self.error("cannot move an entity under itself or one of its children")
+                    }
+                }
+            }
+            Action::SetField {
+                entity,
+                component,
+                instance,
+                field,
+                value,
+                continuing,
+            } => {
+                if let Some(edit) =
+                    entity_edits::set_field(doc, &entity, &component, instance, &field, value)
+                {
+                    self.edit(edit, continuing);
+                }
+            }
+            Action::AddComponent { entity, component } => {
+                if let Some(edit) = entity_edits::add_component(doc, &entity, &component) {
+                    self.edit(edit, false);
+                }
+            }
+            Action::RemoveComponent { entity, component } => {
+                if let Some(edit) = entity_edits::remove_component(doc, &entity, &component) {
+                    self.edit(edit, false);
+                }
+            }
+            Action::CreateEntity { position } => {
+                let parent = self.selection.first().cloned();
+                // The position is in the world; the new entity lives in its parent's space.
+                let parent_world = parent
+                    .as_deref()
+                    .and_then(|p| self.world_pose(p))
+                    .unwrap_or(Affine3A::IDENTITY);
+                let local = parent_world
+                    .inverse()
+                    .transform_point3(Vec3::from_array(position));
+                let made = entity_edits::new_entity(doc, parent, local);
+                self.edit_and_select(made);
+            }
+            other => self.apply_without_level(other),
+        }
+    }
+
+    /// The actions that do not need an open level (or do nothing without one).
+    fn apply_without_level(&mut self, action: Action) {
+        match action {
+            Action::Run(c) => self.run(c),
+            // Opening the open level again would reload it from disk: a jump to a
+            // place in it only selects (the Select that follows).
+            Action::OpenLevel(file) if self.is_open(&file) => {}
+            Action::OpenLevel(file) => self.open_level(&file),
+            Action::Select(ids) => self.selection = ids,
+            Action::EndGesture => self.history.end_merge(),
+            Action::MoveAssets(plan) => self.apply_move(*plan),
+            Action::FixReference { place, old, new } => self.fix_reference(&place, &old, &new),
+            Action::FixStalePaths => self.fix_stale_paths(),
+            Action::ResolveRecovery { restore } => self.resolve_recovery(restore),
+            Action::ResolveDiskConflict { take_disk } => self.resolve_disk_conflict(take_disk),
+            Action::DiscardUnsavedEdits => self.discard_unsaved_edits(),
+            // Entity edits without a level, and the window's own actions (handled by
+            // the app before they reach the editor).
+            Action::Rename { .. }
+            | Action::Reparent { .. }
+            | Action::SetField { .. }
+            | Action::AddComponent { .. }
+            | Action::RemoveComponent { .. }
+            | Action::CreateEntity { .. }
+            | Action::OpenProject(_)
+            | Action::AnswerUnsaved(_)
+            | Action::Quit => {}
+        }
+    }
+
+    fn run(&mut self, c: UiCommand) {
+        let selected = |e: &Editor| {
+            e.level.as_ref().map_or_else(Vec::new, |l| {
+                entity_edits::selected_subtrees(&l.doc, &e.tree, &e.selection)
+            })
+        };
+        match c {
+            UiCommand::Save => {
+                if let Err(e) = self.save() {
+                    self.error(format!("{e:#}"));
+                }
+            }
+            UiCommand::Undo => self.undo(),
+            UiCommand::Redo => self.redo(),
+            // Without a camera to put it in front of (tests, scripts): at the origin.
+            UiCommand::NewEntity => self.apply(Action::CreateEntity { position: [0.0; 3] }),
+            UiCommand::Delete => {
+                if let Some(level) = &self.level
+                    && let Some(made) =
+                        entity_edits::delete(&level.doc, &self.tree, &self.selection)
+                {
+                    self.edit_and_select(made);
+                }
+            }
+            UiCommand::Duplicate => {
+                let copies = selected(self);
+                self.paste(&copies);
+            }
+            UiCommand::Copy => self.clipboard = selected(self),
+            UiCommand::Paste => {
+                let copies = std::mem::take(&mut self.clipboard);
+                self.paste(&copies);
+                self.clipboard = copies;
+            }
+            UiCommand::BeginRename => {
+                if let Some(id) = self.selection.first() {
+                    self.effects.push(Effect::BeginRename(id.clone()));
+                }
+            }
+            UiCommand::PlayPause => self.preview.playing = !self.preview.playing,
+            UiCommand::Step => self.preview.step(1.0 / 60.0),
+            UiCommand::Restart => {
+                if let Err(e) = self.preview.restart(&self.registry) {
+                    self.error(e);
+                }
+            }
+            UiCommand::FrameSelection => self.effects.push(Effect::FrameSelection),
+            UiCommand::ToggleTopView => self.top_view = !self.top_view,
+            UiCommand::RefreshProblems => self.refresh_problems(),
+        }
+    }
+
+    fn paste(&mut self, entities: &[EntityDocument]) {
+        if let Some(level) = &self.level
+            && let Some(made) = entity_edits::paste(&level.doc, entities)
+        {
+            self.edit_and_select(made);
+        }
+    }
+
+    fn undo(&mut self) {
+        if let Some(taken) = self.history.take_undo() {
+            self.step(taken, false);
+        }
+    }
+
+    fn redo(&mut self) {
+        if let Some(taken) = self.history.take_redo() {
+            self.step(taken, true);
+        }
+    }
+
+    /// Redoes (`forward`) or undoes one history step and files it on the other
+    /// stack; a change of files that fails stays where it was.
+    fn step(&mut self, mut taken: Taken, forward: bool) {
+        let result = match taken.entry_mut() {
+            Entry::Doc(edit) => {
+                if let Some(level) = &mut self.level {
+                    if forward {
+                        edit.apply(&mut level.doc)
+                    } else {
+                        edit.revert(&mut level.doc)
+                    }
+                }
+                self.after_edit();
+                Ok(())
+            }
+            Entry::Asset {
+                forward: ahead,
+                inverse,
+            } => {
+                let operation = if forward { &*ahead } else { &*inverse };
+                self.execute(operation).map(drop)
+            }
+        };
+        match (result, forward) {
+            (Ok(()), true) => self.history.redone(taken),
+            (Ok(()), false) => self.history.undone(taken),
+            (Err(e), true) => {
+                self.error(format!("cannot redo the move: {e}"));
+                self.history.redo_failed(taken);
+            }
+            (Err(e), false) => {
+                self.error(format!("cannot undo the move: {e}"));
+                self.history.undo_failed(taken);
+            }
+        }
+    }
+}
