@@ -442,8 +442,8 @@ fn a_missing_prefab_is_reported_and_the_level_stays_editable() {
     let mut h = open(dir.path());
     let error = editor(&h)
         .compile_error()
-        .clone()
-        .expect("the level does not compile");
+        .expect("the level does not compile")
+        .to_owned();
     assert!(
         error.contains("prefab \"units/lamp\" cannot be read"),
         "{error}"
@@ -651,4 +651,58 @@ fn undoing_back_to_the_saved_state_clears_the_unsaved_mark() {
     h.run_steps(3);
     assert_eq!(editor(&h).entity("boulder").unwrap().name, "Boulder");
     h.get_by_label("unsaved");
+}
+
+/// F on a group frames its children, not its origin: the camera looks at the middle
+/// of the trees of the grove and backs off far enough to see all of them.
+#[test]
+fn f_frames_a_groups_children() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("Grove").click();
+    h.run_steps(3);
+    h.key_press(Key::F);
+    h.run_steps(3);
+    let camera = &h.state().panels.camera;
+    // Trees at x -10..-3 and z -7..-2 in the world; the grove's origin is (-6, 0, -4).
+    assert!(
+        (camera.target.x + 6.5).abs() < 1.0 && (camera.target.z + 4.5).abs() < 1.0,
+        "{:?}",
+        camera.target
+    );
+    assert!(
+        camera.target.y > 0.5,
+        "the trees' height counts: {:?}",
+        camera.target
+    );
+    assert!(camera.distance > 8.0, "{}", camera.distance);
+}
+
+/// A new entity appears where the camera looks (in its parent's space), not at the
+/// world origin off screen.
+#[test]
+fn a_new_entity_appears_in_front_of_the_camera() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("Windmill").click();
+    h.run_steps(3);
+    h.key_press(Key::F);
+    h.run_steps(3);
+    let target = h.state().panels.camera.target;
+    assert!(
+        target.length() > 1.0,
+        "the windmill is away from the origin"
+    );
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::N);
+    h.run_steps(3);
+    let id = editor(&h).selection()[0].clone();
+    assert_eq!(
+        editor(&h).entity(&id).unwrap().parent.as_deref(),
+        Some("windmill")
+    );
+    let world = editor(&h).world_pose(&id).unwrap().translation;
+    assert!(
+        (glam::Vec3::from(world) - target).length() < 1e-3,
+        "{world:?} vs {target:?}"
+    );
 }

@@ -184,11 +184,9 @@ fn a_burst_of_changes_reloads_once() {
         .iter()
         .filter(|l| l.text.contains("reloaded after"))
         .count();
-    assert!(
-        (1..=2).contains(&reloads),
-        "{reloads} reloads: {:#?}",
-        editor.log()
-    );
+    // The editor folds every batch that is ready into one reload, so a burst seen
+    // by one poll is exactly one reload, however the watcher split it.
+    assert_eq!(reloads, 1, "{:#?}", editor.log());
 }
 
 #[test]

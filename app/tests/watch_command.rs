@@ -155,6 +155,8 @@ fn rebuilds_exactly_the_levels_each_change_affects() {
         .unwrap();
     }
     let lines = w.settle(Duration::from_millis(800));
+    // Positive control: the burst was seen (silence would pass the checks below).
+    assert!(!lines.is_empty(), "the burst was not reported at all");
     assert!(
         lines.len() <= 10,
         "{} lines for one burst: {lines:#?}",

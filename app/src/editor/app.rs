@@ -292,8 +292,24 @@ impl KilnApp {
                 }
             });
             ui.menu_button("Edit", |ui| {
-                for c in [UiCommand::Undo, UiCommand::Redo] {
-                    command_button(ui, c, actions);
+                let history = self.editor.as_ref().map(Editor::history);
+                let labels = [
+                    (UiCommand::Undo, history.and_then(|h| h.undo_label())),
+                    (UiCommand::Redo, history.and_then(|h| h.redo_label())),
+                ];
+                for (c, what) in labels {
+                    // "Undo rename to "Rock"": the menu says what the step is.
+                    let text = what
+                        .as_ref()
+                        .map_or_else(|| c.label().to_owned(), |w| format!("{} {w}", c.label()));
+                    let mut button = egui::Button::new(text);
+                    if let Some(sc) = c.shortcut() {
+                        button = button.shortcut_text(ui.ctx().format_shortcut(&sc));
+                    }
+                    if ui.add_enabled(what.is_some(), button).clicked() {
+                        actions.push(Action::Run(c));
+                        ui.close();
+                    }
                 }
                 ui.separator();
                 for c in [

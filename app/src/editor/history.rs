@@ -43,11 +43,6 @@ pub enum DocEdit {
         /// (position, entity) pairs, as they were before removal.
         entities: Vec<(usize, EntityDocument)>,
     },
-    /// Replaces whole entities (reparenting changes parent and transform together).
-    Replace {
-        /// (old, new) versions; matched by authoring id.
-        entities: Vec<(EntityDocument, EntityDocument)>,
-    },
     /// Adds or removes a whole component (`None` = absent).
     SetComponent {
         /// Authoring id.
@@ -122,12 +117,6 @@ fn set_component(doc: &mut LevelDocument, entity: &str, component: &str, value: 
     }
 }
 
-fn replace(doc: &mut LevelDocument, with: &EntityDocument) {
-    if let Some(e) = doc.entity_mut(&with.id) {
-        *e = with.clone();
-    }
-}
-
 impl DocEdit {
     /// Performs the edit.
     pub fn apply(&mut self, doc: &mut LevelDocument) {
@@ -147,11 +136,6 @@ impl DocEdit {
             }
             DocEdit::Insert { entities } => insert(doc, entities),
             DocEdit::Remove { entities } => remove(doc, entities),
-            DocEdit::Replace { entities } => {
-                for (_, new) in entities {
-                    replace(doc, new);
-                }
-            }
             DocEdit::SetComponent {
                 entity,
                 component,
@@ -185,11 +169,6 @@ impl DocEdit {
             }
             DocEdit::Insert { entities } => remove(doc, entities),
             DocEdit::Remove { entities } => insert(doc, entities),
-            DocEdit::Replace { entities } => {
-                for (old, _) in entities {
-                    replace(doc, old);
-                }
-            }
             DocEdit::SetComponent {
                 entity,
                 component,
@@ -243,7 +222,6 @@ impl DocEdit {
             DocEdit::Rename { new, .. } => format!("rename to \"{new}\""),
             DocEdit::Insert { entities } => format!("create {} entities", entities.len()),
             DocEdit::Remove { entities } => format!("delete {} entities", entities.len()),
-            DocEdit::Replace { .. } => "reparent".into(),
             DocEdit::SetComponent {
                 component,
                 new: Some(_),

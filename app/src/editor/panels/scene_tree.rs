@@ -72,7 +72,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
     let doc = &level.doc;
     let tree = &editor.tree();
     let visible = tree.visible(doc, &state.tree_filter);
-    if state.tree.selected() != &editor.selection() {
+    if state.tree.selected() != editor.selection() {
         state.tree.set_selected(editor.selection().to_vec());
     }
     let id = ui.make_persistent_id("scene tree");

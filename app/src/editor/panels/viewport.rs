@@ -649,30 +649,46 @@ pub fn show(
     });
 }
 
-fn frame(editor: &Editor, camera: &mut Camera) {
-    let points: Vec<Vec3> = if editor.selection().is_empty() {
-        let w = &editor.preview().world.transforms;
-        w.world_poses()
-            .iter()
-            .map(|p| Vec3::from(p.translation))
+/// The world-space box around what F frames: the selected entities with everything
+/// below them (a group's children, a prefab instance's parts), each point grown by
+/// its scale so that a mesh is inside, not just its origin; the whole world when
+/// nothing is selected.
+pub fn frame_bounds(editor: &Editor) -> Option<(Vec3, Vec3)> {
+    let transforms = &editor.preview().world.transforms;
+    let mut stack: Vec<kiln_core::Instance> = if editor.selection().is_empty() {
+        (0..transforms.len())
+            .map(|i| kiln_core::Instance(i as u32))
+            .filter(|i| transforms.parent(*i).is_none())
             .collect()
     } else {
+        let level = editor.preview().level.as_ref()?;
         editor
             .selection()
             .iter()
-            .filter_map(|id| editor.world_pose(id))
-            .map(|p| Vec3::from(p.translation))
+            .filter_map(|id| transforms.lookup(level.entity(id)?))
             .collect()
     };
-    if points.is_empty() {
-        return;
+    let mut bounds: Option<(Vec3, Vec3)> = None;
+    while let Some(i) = stack.pop() {
+        let world = transforms.world(i);
+        // Meshes are unit-sized shapes: half a unit, scaled, around the origin.
+        let (scale, _, origin) = world.to_scale_rotation_translation();
+        let reach = Vec3::splat(scale.abs().max_element() * 0.5);
+        let (lo, hi) = (origin - reach, origin + reach);
+        bounds = Some(bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        stack.extend(transforms.children(i));
     }
-    let (min, max) = points.iter().fold(
-        (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
-        |(a, b), p| (a.min(*p), b.max(*p)),
-    );
+    bounds
+}
+
+fn frame(editor: &Editor, camera: &mut Camera) {
+    let Some((min, max)) = frame_bounds(editor) else {
+        return;
+    };
     camera.target = (min + max) * 0.5;
-    camera.distance = ((max - min).length() * 1.3).clamp(4.0, 200.0);
+    // The distance at which a sphere around the box fills the 50 degree view.
+    let radius = (max - min).length() * 0.5;
+    camera.distance = (radius / 25f32.to_radians().sin()).clamp(2.0, 400.0);
 }
 
 fn distance_to_segment(p: Pos2, a: Pos2, b: Pos2) -> f32 {
