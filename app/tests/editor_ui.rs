@@ -706,3 +706,62 @@ fn a_new_entity_appears_in_front_of_the_camera() {
         "{world:?} vs {target:?}"
     );
 }
+
+/// A prefab instance opens up in the tree; a part's field edited in the inspector is
+/// recorded as an override on the instance, marked, and "revert to prefab" removes
+/// it without a trace.
+#[test]
+fn editing_a_prefab_part_records_an_override_and_revert_removes_it() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let before = editor(&h).entity("tree_01").unwrap().clone();
+    h.get_by_label("📦 Tree 1").click();
+    h.run_steps(3);
+    h.key_press(Key::ArrowRight);
+    h.run_steps(3);
+    h.get_all_by_label("Trunk").next().unwrap().click();
+    h.run_steps(3);
+    assert_eq!(editor(&h).selection(), ["tree_01/trunk".to_owned()]);
+    h.get_by_label_contains("units/tree.unit (tree_01)");
+    // Move this tree's trunk only: type a new x into its position.
+    let x = || h.get_all_by_label("position").next().unwrap();
+    x().click();
+    h.run_steps(2);
+    h.get_all_by_label("position")
+        .next()
+        .unwrap()
+        .type_text("5");
+    h.key_press(Key::Enter);
+    h.run_steps(4);
+    let instance = editor(&h).entity("tree_01").unwrap();
+    assert_eq!(
+        instance.overrides["trunk"]["transform"]["position"],
+        serde_json::json!([5.0, 1.5, 0.0]),
+        "{instance:?}"
+    );
+    let part = editor(&h).part("tree_01/trunk").unwrap();
+    assert!(
+        part.overridden
+            .contains(&("transform".into(), "position".into()))
+    );
+    assert!(
+        editor(&h).entity("tree_02").unwrap().overrides.is_empty(),
+        "the other trees keep the prefab's trunk"
+    );
+    // The preview uses the override.
+    assert_eq!(editor(&h).compile_error(), None);
+    h.get_by_label("Revert to prefab").click();
+    h.run_steps(4);
+    assert_eq!(editor(&h).entity("tree_01").unwrap(), &before);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::S);
+    h.run_steps(3);
+    let saved = std::fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
+    let saved: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    let tree_01 = saved["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "tree_01")
+        .unwrap();
+    assert!(tree_01.get("overrides").is_none(), "no trace: {tree_01}");
+}

@@ -35,10 +35,12 @@ pub enum Action {
         /// Place among the new parent's children: before this sibling (`None`: last).
         before: Option<String>,
     },
-    /// Set one field of one component (a drag sends many with `continuing`).
+    /// Set one field of one component on each of several entities or prefab parts
+    /// (a part records an override), as one undo step; a drag sends many with
+    /// `continuing`.
     SetField {
-        /// Authoring id.
-        entity: String,
+        /// Authoring ids, or part paths (`tree_01/trunk`).
+        entities: Vec<String>,
         /// Component type.
         component: String,
         /// Instance, for components written as an array.
@@ -49,6 +51,15 @@ pub enum Action {
         value: Value,
         /// Part of the same gesture as the previous edit (one undo step).
         continuing: bool,
+    },
+    /// Remove a prefab part's override of one field (revert to the prefab).
+    RevertOverride {
+        /// The part path (`tree_01/trunk`).
+        part: String,
+        /// Component type.
+        component: String,
+        /// Field.
+        field: String,
     },
     /// Add a component with its defaults.
     AddComponent {

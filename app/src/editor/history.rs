@@ -4,6 +4,8 @@
 //! the list and components.
 
 use kiln_core::{EntityDocument, LevelDocument};
+
+use super::model::prefab_parts::set_override;
 use serde_json::{Map, Value};
 
 /// One reversible edit of a level document.
@@ -22,6 +24,22 @@ pub enum DocEdit {
         /// Value before.
         old: Option<Value>,
         /// Value after.
+        new: Option<Value>,
+    },
+    /// Sets (or, with `None`, removes) one overridden field of a prefab part, on the
+    /// instance entity of the open file.
+    SetOverride {
+        /// The instance entity.
+        instance: String,
+        /// The part's path below the instance (the override key).
+        key: String,
+        /// Component type.
+        component: String,
+        /// Field name.
+        field: String,
+        /// Override before (`None`: not overridden).
+        old: Option<Value>,
+        /// Override after.
         new: Option<Value>,
     },
     /// Changes an entity's display name.
@@ -129,6 +147,14 @@ impl DocEdit {
                 new,
                 ..
             } => set_field(doc, entity, component, *instance, field, new),
+            DocEdit::SetOverride {
+                instance,
+                key,
+                component,
+                field,
+                new,
+                ..
+            } => set_override(doc, instance, key, component, field, new),
             DocEdit::Rename { entity, new, .. } => {
                 if let Some(e) = doc.entity_mut(entity) {
                     e.name = new.clone();
@@ -162,6 +188,14 @@ impl DocEdit {
                 old,
                 ..
             } => set_field(doc, entity, component, *instance, field, old),
+            DocEdit::SetOverride {
+                instance,
+                key,
+                component,
+                field,
+                old,
+                ..
+            } => set_override(doc, instance, key, component, field, old),
             DocEdit::Rename { entity, old, .. } => {
                 if let Some(e) = doc.entity_mut(entity) {
                     e.name = old.clone();
@@ -209,6 +243,37 @@ impl DocEdit {
                 *new = n2.clone();
                 true
             }
+            (
+                DocEdit::SetOverride {
+                    instance,
+                    key,
+                    component,
+                    field,
+                    new,
+                    ..
+                },
+                DocEdit::SetOverride {
+                    instance: i2,
+                    key: k2,
+                    component: c2,
+                    field: f2,
+                    new: n2,
+                    ..
+                },
+            ) if instance == i2 && key == k2 && component == c2 && field == f2 => {
+                *new = n2.clone();
+                true
+            }
+            // The same field of several entities dragged together.
+            (DocEdit::Group(mine), DocEdit::Group(next)) if mine.len() == next.len() => {
+                let mut trial = mine.clone();
+                if trial.iter_mut().zip(next).all(|(a, b)| a.merge(b)) {
+                    *mine = trial;
+                    true
+                } else {
+                    false
+                }
+            }
             _ => false,
         }
     }
@@ -219,6 +284,15 @@ impl DocEdit {
             DocEdit::SetField {
                 component, field, ..
             } => format!("set {component}.{field}"),
+            DocEdit::SetOverride {
+                component,
+                field,
+                new: Some(_),
+                ..
+            } => format!("override {component}.{field}"),
+            DocEdit::SetOverride {
+                component, field, ..
+            } => format!("revert {component}.{field} to the prefab"),
             DocEdit::Rename { new, .. } => format!("rename to \"{new}\""),
             DocEdit::Insert { entities } => format!("create {} entities", entities.len()),
             DocEdit::Remove { entities } => format!("delete {} entities", entities.len()),

@@ -61,6 +61,8 @@ impl Editor {
             .as_mut()
             .context("the project is not indexed")?;
         let inverse = dependency_checker::rename::apply(checker, plan)?;
+        // Units may have moved or been patched: read them again.
+        self.prefabs = super::prefab_parts::PrefabLibrary::default();
         if let Some(level) = &mut self.level {
             for edit in plan.edits.iter().filter(|e| e.file == level.file) {
                 for c in &edit.changes {

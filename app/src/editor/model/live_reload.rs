@@ -90,6 +90,7 @@ impl Editor {
         if changed.is_empty() {
             return;
         }
+        self.prefabs.forget(&changed);
         let Some(checker) = &self.checker else { return };
         self.findings = checker.findings();
         let affected = crate::live::affected_levels(checker, &changed);

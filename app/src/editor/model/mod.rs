@@ -5,12 +5,14 @@
 //! - `mod.rs`: the state, its read-only accessors, and [`Editor::apply`].
 //! - `entity_edits`: entity edits as pure functions (document -> history entry).
 //! - `disk_operations`: asset moves, reference fixes and saving.
+//! - `prefab_parts`: the parts of prefab instances and their overrides.
 //! - `live_reload`: changes made outside the editor.
 //! - `recovery`: unsaved edits kept across a crash.
 
 mod disk_operations;
 pub mod entity_edits;
 mod live_reload;
+pub mod prefab_parts;
 mod recovery;
 
 use std::collections::HashSet;
@@ -94,6 +96,8 @@ pub struct Editor {
     effects: Vec<Effect>,
     /// Entities copied with Copy.
     clipboard: Vec<EntityDocument>,
+    /// The units the open level instances, for showing and editing their parts.
+    prefabs: prefab_parts::PrefabLibrary,
     top_view: bool,
     /// Unsaved edits of the open level recovered from a crash, waiting for the user
     /// to restore or discard them.
@@ -212,6 +216,14 @@ impl Editor {
     pub fn entity(&self, id: &str) -> Option<&EntityDocument> {
         self.level.as_ref()?.doc.entity(id)
     }
+    /// The units the open level's instances use.
+    pub fn prefabs(&self) -> &prefab_parts::PrefabLibrary {
+        &self.prefabs
+    }
+    /// A prefab part (`tree_01/trunk`) as it ends up with the open file's overrides.
+    pub fn part(&self, path: &str) -> Option<prefab_parts::PartView> {
+        prefab_parts::part_view(&self.level.as_ref()?.doc, &self.prefabs, path)
+    }
     /// The world pose of an entity in the preview world, if it has a transform there.
     pub fn world_pose(&self, id: &str) -> Option<Affine3A> {
         let e = self.preview.level.as_ref()?.entity(id)?;
@@ -261,6 +273,7 @@ impl Editor {
             log: Vec::new(),
             effects: Vec::new(),
             clipboard: Vec::new(),
+            prefabs: prefab_parts::PrefabLibrary::default(),
             top_view: false,
             recovery: None,
             recovery_written: None,
@@ -363,8 +376,13 @@ impl Editor {
     fn after_edit(&mut self) {
         let Some(level) = &self.level else { return };
         self.tree = SceneTree::build(&level.doc);
+        self.prefabs.load_for(&self.project, &level.doc);
         let ids: HashSet<&str> = level.doc.entities.iter().map(|e| e.id.as_str()).collect();
-        self.selection.retain(|s| ids.contains(s.as_str()));
+        // A part stays selected while its instance exists.
+        self.selection.retain(|s| {
+            let entity = prefab_parts::split_part(s).map_or(s.as_str(), |(instance, _)| instance);
+            ids.contains(entity)
+        });
         let playing = self.preview.playing;
         // Fields borrowed apart, so the document is compiled in place, not cloned.
         let result = self
@@ -420,17 +438,70 @@ impl Editor {
                 }
             }
             Action::SetField {
-                entity,
+                entities,
                 component,
                 instance,
                 field,
                 value,
                 continuing,
             } => {
-                if let Some(edit) =
-                    entity_edits::set_field(doc, &entity, &component, instance, &field, value)
-                {
-                    self.edit(edit, continuing);
+                let mut edits: Vec<DocEdit> = entities
+                    .iter()
+                    .filter_map(|entity| match prefab_parts::split_part(entity) {
+                        Some((instance_id, key)) => {
+                            let old = prefab_parts::override_of(
+                                doc,
+                                instance_id,
+                                key,
+                                &component,
+                                &field,
+                            );
+                            (old.as_ref() != Some(&value)).then(|| DocEdit::SetOverride {
+                                instance: instance_id.to_owned(),
+                                key: key.to_owned(),
+                                component: component.clone(),
+                                field: field.clone(),
+                                old,
+                                new: Some(value.clone()),
+                            })
+                        }
+                        None => entity_edits::set_field(
+                            doc,
+                            entity,
+                            &component,
+                            instance,
+                            &field,
+                            value.clone(),
+                        ),
+                    })
+                    .collect();
+                let edit = match edits.len() {
+                    0 => return,
+                    // Several entities: one step, and a drag merges step by step.
+                    1 if entities.len() == 1 => edits.remove(0),
+                    _ => DocEdit::Group(edits),
+                };
+                self.edit(edit, continuing);
+            }
+            Action::RevertOverride {
+                part,
+                component,
+                field,
+            } => {
+                let Some((instance_id, key)) = prefab_parts::split_part(&part) else {
+                    return;
+                };
+                let old = prefab_parts::override_of(doc, instance_id, key, &component, &field);
+                if old.is_some() {
+                    let edit = DocEdit::SetOverride {
+                        instance: instance_id.to_owned(),
+                        key: key.to_owned(),
+                        component,
+                        field,
+                        old,
+                        new: None,
+                    };
+                    self.edit(edit, false);
                 }
             }
             Action::AddComponent { entity, component } => {
@@ -481,6 +552,7 @@ impl Editor {
             Action::Rename { .. }
             | Action::Reparent { .. }
             | Action::SetField { .. }
+            | Action::RevertOverride { .. }
             | Action::AddComponent { .. }
             | Action::RemoveComponent { .. }
             | Action::CreateEntity { .. }

@@ -2,14 +2,17 @@
 //! the component schemas. A drag is one undo step; resource references are pickers of
 //! the field's resource type, with a warning when the file is missing.
 
+use std::borrow::Cow;
+
 use egui::{Color32, DragValue, RichText};
-use kiln_core::{FieldKind, FieldSchema, ResourcePath};
+use kiln_core::{EntityDocument, FieldKind, FieldSchema, ResourcePath};
 use serde_json::Value;
 
 use super::BottomTab;
 use super::assets::AssetState;
 use crate::editor::actions::Action;
 use crate::editor::model::Editor;
+use crate::editor::model::prefab_parts::{self, PartView};
 
 fn number(v: &Value) -> f64 {
     v.as_f64().unwrap_or(0.0)
@@ -34,7 +37,47 @@ fn json_numbers(values: &[f64]) -> Value {
     )
 }
 
-/// Shows the inspector for the primary selection.
+/// What the inspector edits: an entity of the open file, or a prefab part (whose
+/// edits become overrides on its instance).
+struct Target<'a> {
+    entity: Cow<'a, EntityDocument>,
+    /// For a part: its unit, its instance, and the fields the open file overrides.
+    part: Option<PartView>,
+}
+
+impl Target<'_> {
+    fn overrides(&self, component: &str, field: &str) -> bool {
+        self.part.as_ref().is_some_and(|p| {
+            p.overridden
+                .contains(&(component.to_owned(), field.to_owned()))
+        })
+    }
+}
+
+fn targets<'a>(editor: &'a Editor) -> Vec<Target<'a>> {
+    editor
+        .selection()
+        .iter()
+        .filter_map(|id| {
+            if prefab_parts::is_part(id) {
+                let part = editor.part(id)?;
+                Some(Target {
+                    entity: Cow::Owned(part.entity.clone()),
+                    part: Some(part),
+                })
+            } else {
+                Some(Target {
+                    entity: Cow::Borrowed(editor.entity(id)?),
+                    part: None,
+                })
+            }
+        })
+        .collect()
+}
+
+/// Shows the inspector for the selection: one entity or part with all its
+/// components, or several with the components they share (a field whose values
+/// differ shows as mixed; an edit sets it on all of them as one undo step).
 pub fn show(
     ui: &mut egui::Ui,
     editor: &Editor,
@@ -44,19 +87,137 @@ pub fn show(
 ) {
     ui.strong("Inspector");
     ui.separator();
-    let Some(id) = editor.selection().first() else {
+    let targets = targets(editor);
+    let Some(first) = targets.first() else {
         ui.label("Select an entity in the scene or the viewport.");
         return;
     };
-    let Some(entity) = editor.entity(id) else {
-        return;
-    };
-    if editor.selection().len() > 1 {
+    let ids: Vec<String> = targets.iter().map(|t| t.entity.id.clone()).collect();
+    if targets.len() > 1 {
         ui.label(format!(
-            "{} entities selected; showing the first.",
-            editor.selection().len()
+            "{} entities selected: editing the components they share.",
+            targets.len()
         ));
+    } else {
+        header(ui, first);
     }
+    ui.separator();
+    let any_part = targets.iter().any(|t| t.part.is_some());
+    let shared: Vec<(&String, &Value)> = first
+        .entity
+        .components
+        .iter()
+        .filter(|(c, _)| targets.iter().all(|t| t.entity.components.contains_key(*c)))
+        .collect();
+    egui::ScrollArea::vertical()
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            for (component, value) in shared {
+                let ty = editor.registry().component(component);
+                egui::CollapsingHeader::new(RichText::new(component).strong())
+                    .id_salt(("component", component))
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        if !any_part
+                            && targets.len() == 1
+                            && ui.small_button("Remove component").clicked()
+                        {
+                            actions.push(Action::RemoveComponent {
+                                entity: ids[0].clone(),
+                                component: component.clone(),
+                            });
+                        }
+                        let Some(ty) = ty else {
+                            ui.colored_label(
+                                Color32::from_rgb(220, 170, 60),
+                                "Unknown component type: the level will not compile.",
+                            );
+                            ui.monospace(value.to_string());
+                            return;
+                        };
+                        // Components written as arrays are edited one entity at a time.
+                        let instances: Vec<Option<usize>> = match value {
+                            Value::Array(items) if targets.len() == 1 => {
+                                (0..items.len()).map(Some).collect()
+                            }
+                            Value::Object(_) => vec![None],
+                            _ => Vec::new(),
+                        };
+                        for instance in instances {
+                            if let Some(i) = instance {
+                                ui.label(RichText::new(format!("#{}", i + 1)).weak());
+                            }
+                            egui::Grid::new(("fields", component, instance))
+                                .num_columns(2)
+                                .striped(true)
+                                .show(ui, |ui| {
+                                    for f in &ty.fields {
+                                        let values: Vec<Option<&Value>> = targets
+                                            .iter()
+                                            .map(|t| {
+                                                let c = t.entity.components.get(component)?;
+                                                match instance {
+                                                    Some(i) => c.get(i)?.get(&f.name),
+                                                    None => c.get(&f.name),
+                                                }
+                                            })
+                                            .collect();
+                                        let authored = values[0];
+                                        let current = authored.unwrap_or(&f.default);
+                                        let mixed = values
+                                            .iter()
+                                            .any(|v| v.unwrap_or(&f.default) != current);
+                                        let overriding: Vec<&Target> = targets
+                                            .iter()
+                                            .filter(|t| t.overrides(component, &f.name))
+                                            .collect();
+                                        field_row(
+                                            ui,
+                                            &FieldRow {
+                                                field: f,
+                                                authored: authored.is_some(),
+                                                mixed,
+                                                overriding: &overriding,
+                                                component,
+                                            },
+                                            actions,
+                                            |ui, label, actions| {
+                                                let mut emit = |value: Value, continuing: bool| {
+                                                    actions.push(Action::SetField {
+                                                        entities: ids.clone(),
+                                                        component: component.clone(),
+                                                        instance,
+                                                        field: f.name.clone(),
+                                                        value,
+                                                        continuing,
+                                                    });
+                                                };
+                                                field_widget(
+                                                    ui, editor, f, current, label, &mut emit,
+                                                    assets, bottom,
+                                                );
+                                            },
+                                        );
+                                        ui.end_row();
+                                    }
+                                });
+                        }
+                    });
+            }
+            ui.separator();
+            if !any_part && targets.len() == 1 {
+                add_component_menu(ui, editor, &first.entity, actions);
+            }
+        });
+    if ui.input(|i| i.pointer.any_released()) {
+        actions.push(Action::EndGesture);
+    }
+}
+
+/// The header of a single entity or part: id, name, parent, prefab, and for a part
+/// where it comes from.
+fn header(ui: &mut egui::Ui, target: &Target) {
+    let entity = &target.entity;
     egui::Grid::new("entity header")
         .num_columns(2)
         .show(ui, |ui| {
@@ -81,108 +242,104 @@ pub fn show(
                 ui.monospace(prefab);
                 ui.end_row();
             }
-        });
-    ui.separator();
-    egui::ScrollArea::vertical()
-        .auto_shrink([false, false])
-        .show(ui, |ui| {
-            for (component, value) in &entity.components {
-                let ty = editor.registry().component(component);
-                egui::CollapsingHeader::new(RichText::new(component).strong())
-                    .id_salt(("component", component))
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        if ui.small_button("Remove component").clicked() {
-                            actions.push(Action::RemoveComponent {
-                                entity: id.clone(),
-                                component: component.clone(),
-                            });
-                        }
-                        let Some(ty) = ty else {
-                            ui.colored_label(
-                                Color32::from_rgb(220, 170, 60),
-                                "Unknown component type: the level will not compile.",
-                            );
-                            ui.monospace(value.to_string());
-                            return;
-                        };
-                        let instances: Vec<(Option<usize>, &serde_json::Map<String, Value>)> =
-                            match value {
-                                Value::Object(m) => vec![(None, m)],
-                                Value::Array(items) => items
-                                    .iter()
-                                    .enumerate()
-                                    .filter_map(|(i, v)| Some((Some(i), v.as_object()?)))
-                                    .collect(),
-                                _ => Vec::new(),
-                            };
-                        for (instance, fields) in instances {
-                            if let Some(i) = instance {
-                                ui.label(RichText::new(format!("#{}", i + 1)).weak());
-                            }
-                            egui::Grid::new(("fields", component, instance))
-                                .num_columns(2)
-                                .striped(true)
-                                .show(ui, |ui| {
-                                    for f in &ty.fields {
-                                        let authored = fields.get(&f.name);
-                                        let current = authored.unwrap_or(&f.default);
-                                        let label = ui.label(if authored.is_some() {
-                                            RichText::new(&f.name)
-                                        } else {
-                                            RichText::new(&f.name).weak()
-                                        });
-                                        let label = if f.doc.is_empty() {
-                                            label
-                                        } else {
-                                            label.on_hover_text(&f.doc)
-                                        };
-                                        let mut emit = |value: Value, continuing: bool| {
-                                            actions.push(Action::SetField {
-                                                entity: id.clone(),
-                                                component: component.clone(),
-                                                instance,
-                                                field: f.name.clone(),
-                                                value,
-                                                continuing,
-                                            });
-                                        };
-                                        field_widget(
-                                            ui, editor, f, current, label.id, &mut emit, assets,
-                                            bottom,
-                                        );
-                                        ui.end_row();
-                                    }
-                                });
-                        }
-                    });
+            if let Some(part) = &target.part {
+                ui.label("Part of");
+                ui.monospace(format!("{} ({})", part.unit_file, part.instance))
+                    .on_hover_text(
+                        "Edits here are overrides stored in this level, on the instance",
+                    );
+                ui.end_row();
             }
-            ui.separator();
-            ui.menu_button("Add component", |ui| {
-                for ty in editor
-                    .registry()
-                    .components()
-                    .iter()
-                    .filter(|t| !t.implicit)
-                {
-                    let present = entity.components.contains_key(&ty.name);
-                    if ui
-                        .add_enabled(!present, egui::Button::new(&ty.name))
-                        .on_hover_text(&ty.doc)
-                        .clicked()
-                    {
-                        actions.push(Action::AddComponent {
-                            entity: id.clone(),
-                            component: ty.name.clone(),
+        });
+}
+
+/// How one field row is labelled.
+struct FieldRow<'a> {
+    field: &'a FieldSchema,
+    /// Written in the file (not the schema's default).
+    authored: bool,
+    /// The selected entities disagree.
+    mixed: bool,
+    /// Parts that override this field.
+    overriding: &'a [&'a Target<'a>],
+    component: &'a str,
+}
+
+/// A field's label (marked when overridden or mixed, with "revert to prefab") and
+/// its widget.
+fn field_row(
+    ui: &mut egui::Ui,
+    row: &FieldRow,
+    actions: &mut Vec<Action>,
+    widget: impl FnOnce(&mut egui::Ui, egui::Id, &mut Vec<Action>),
+) {
+    let f = row.field;
+    let overridden = !row.overriding.is_empty();
+    let label_id = ui
+        .horizontal(|ui| {
+            let mut text = RichText::new(&f.name);
+            if overridden {
+                text = text.strong().color(Color32::from_rgb(90, 170, 255));
+            } else if !row.authored {
+                text = text.weak();
+            }
+            if row.mixed {
+                text = RichText::new(format!("{} (mixed)", f.name)).italics();
+            }
+            let mut label = ui.label(text);
+            if !f.doc.is_empty() {
+                label = label.on_hover_text(&f.doc);
+            }
+            if overridden {
+                label = label.on_hover_text("Overridden in this level");
+                let revert = ui.small_button("⟲").on_hover_text("Revert to prefab");
+                // The glyph is not a name: screen readers and tests find it by this.
+                revert.widget_info(|| {
+                    egui::WidgetInfo::labeled(egui::Role::Button, true, "Revert to prefab")
+                });
+                if revert.clicked() {
+                    for t in row.overriding {
+                        actions.push(Action::RevertOverride {
+                            part: t.entity.id.clone(),
+                            component: row.component.to_owned(),
+                            field: f.name.clone(),
                         });
-                        ui.close();
                     }
                 }
-            });
-        });
-    if ui.input(|i| i.pointer.any_released()) {
-        actions.push(Action::EndGesture);
-    }
+            }
+            label.id
+        })
+        .inner;
+    widget(ui, label_id, actions);
+}
+
+fn add_component_menu(
+    ui: &mut egui::Ui,
+    editor: &Editor,
+    entity: &EntityDocument,
+    actions: &mut Vec<Action>,
+) {
+    ui.menu_button("Add component", |ui| {
+        for ty in editor
+            .registry()
+            .components()
+            .iter()
+            .filter(|t| !t.implicit)
+        {
+            let present = entity.components.contains_key(&ty.name);
+            if ui
+                .add_enabled(!present, egui::Button::new(&ty.name))
+                .on_hover_text(&ty.doc)
+                .clicked()
+            {
+                actions.push(Action::AddComponent {
+                    entity: entity.id.clone(),
+                    component: ty.name.clone(),
+                });
+                ui.close();
+            }
+        }
+    });
 }
 
 #[allow(clippy::too_many_arguments)] // The field's context, passed through once.
@@ -276,7 +433,9 @@ fn field_widget(
                             emit(Value::String(s.clone()), false);
                         }
                     }
-                });
+                })
+                .response
+                .labelled_by(label);
         }
         FieldKind::ResourceRef { resource_type } => {
             resource_picker(
@@ -340,7 +499,9 @@ fn resource_picker(
                         emit(Value::String(c.clone()), false);
                     }
                 }
-            });
+            })
+            .response
+            .labelled_by(label);
         if missing {
             ui.colored_label(Color32::from_rgb(220, 80, 70), "⚠")
                 .on_hover_text(format!("{current}.{resource_type} does not exist"));

@@ -7,6 +7,56 @@ use egui_ltreeview::{Action as TreeAction, DirPosition, NodeBuilder, TreeView};
 use super::PanelState;
 use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
+use crate::editor::model::prefab_parts::{self, LoadedUnit};
+
+type Builder<'a, 'b> = egui_ltreeview::TreeViewBuilder<'a, String>;
+
+/// The parts of a prefab instance, under it: ids are the compiler's paths
+/// (`tree_01/trunk`), labels are in italics and blue (they come from the prefab),
+/// and nested instances open up in turn. Closed until the user opens them.
+fn emit_parts(
+    builder: &mut Builder,
+    editor: &Editor,
+    prefix: &str,
+    unit: &LoadedUnit,
+    depth: usize,
+) {
+    if depth > kiln_core::compiler::MAX_PREFAB_DEPTH {
+        return;
+    }
+    let mut stack: Vec<(usize, bool)> = unit.tree.roots.iter().rev().map(|&r| (r, false)).collect();
+    // (node, closing): a node is visited once to open it and once to close it.
+    while let Some((node, closing)) = stack.pop() {
+        let e = &unit.doc.entities[node];
+        // Parts are named by id alone below their instance, whatever their parent
+        // inside the unit: the compiler's naming.
+        let id = format!("{prefix}/{}", e.id);
+        if closing {
+            if let Some(nested) = e.prefab.as_deref().and_then(|p| editor.prefabs().unit(p)) {
+                emit_parts(builder, editor, &id, nested, depth + 1);
+            }
+            builder.close_dir();
+            continue;
+        }
+        let name = if e.name.is_empty() { &e.id } else { &e.name };
+        let label = egui::RichText::new(name)
+            .italics()
+            .color(egui::Color32::from_rgb(120, 170, 230));
+        let nested = e.prefab.as_deref().and_then(|p| editor.prefabs().unit(p));
+        if unit.tree.children[node].is_empty() && nested.is_none() {
+            builder.node(NodeBuilder::leaf(id).label(label).drop_allowed(false));
+        } else {
+            builder.node(
+                NodeBuilder::dir(id)
+                    .default_open(false)
+                    .label(label)
+                    .drop_allowed(false),
+            );
+            stack.push((node, true));
+            stack.extend(unit.tree.children[node].iter().rev().map(|&c| (c, false)));
+        }
+    }
+}
 
 /// Shows the scene tree.
 pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions: &mut Vec<Action>) {
@@ -101,13 +151,19 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
                     // position, is a folder); no per-node allocation, since a level
                     // may have a hundred thousand entities.
                     let mut stack: Vec<(usize, usize, bool)> = Vec::new();
+                    // Parts are shown under their instance unless a filter is on.
+                    let unit_of = |node: usize| {
+                        let prefab = doc.entities[node].prefab.as_deref()?;
+                        visible.is_none().then(|| editor.prefabs().unit(prefab))?
+                    };
                     for &root in tree.roots.iter().filter(|&&r| shown(r)) {
                         let emit = |node: usize,
                                         builder: &mut egui_ltreeview::TreeViewBuilder<
                                 '_,
                                 String,
                             >| {
-                                let is_dir = tree.children[node].iter().any(|&c| shown(c));
+                                let is_dir = tree.children[node].iter().any(|&c| shown(c))
+                                    || unit_of(node).is_some();
                                 let id = doc.entities[node].id.clone();
                                 if is_dir {
                                     builder.node(
@@ -132,6 +188,10 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
                                     stack.push((child, 0, child_is_dir));
                                 }
                                 None => {
+                                    if let Some(unit) = unit_of(node) {
+                                        let prefix = &doc.entities[node].id;
+                                        emit_parts(builder, editor, prefix, unit, 0);
+                                    }
                                     if is_dir {
                                         builder.close_dir();
                                     }
@@ -148,6 +208,10 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
                         state.assets.focused = false;
                         actions.push(Action::Select(ids));
                     }
+                    // A part belongs to its unit: it is not moved from the level.
+                    TreeAction::Move(dnd)
+                        if prefab_parts::is_part(&dnd.target)
+                            || dnd.source.iter().any(|s| prefab_parts::is_part(s)) => {}
                     TreeAction::Move(dnd) => {
                         let (parent, before) = match dnd.position {
                             DirPosition::First => (

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::PanelState;
 use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
+use crate::editor::model::prefab_parts;
 use crate::editor::settings::Settings;
 
 /// An orbiting camera.
@@ -561,7 +562,7 @@ pub fn show(
             let value: Value =
                 json_f32s(&(((start + local_delta) * 1000.0).round() / 1000.0).to_array());
             actions.push(Action::SetField {
-                entity: id.clone(),
+                entities: vec![id.clone()],
                 component: "transform".into(),
                 instance: None,
                 field: "position".into(),
@@ -587,7 +588,9 @@ pub fn show(
             .rev()
             .find(|f| point_in_polygon(p, &points[f.start as usize..(f.start + f.len) as usize]))
             .map(|f| owners[f.entity as usize]);
-        let id = hit.and_then(|e| level?.authoring_id(e)).map(str::to_owned);
+        let hit_id = hit.and_then(|e| level?.authoring_id(e));
+        let alt = ui.input(|i| i.modifiers.alt);
+        let id = hit_id.map(|hit| click_target(editor.selection(), hit, alt));
         let additive = ui.input(|i| i.modifiers.command || i.modifiers.shift);
         let mut selection = if additive {
             editor.selection().to_vec()
@@ -649,6 +652,21 @@ pub fn show(
     });
 }
 
+/// What a click on `hit` (the runtime entity's path, `tree_01/trunk` for a prefab
+/// part) selects: the instance in the open file first, as in Unity; the part when
+/// its instance (or a part of it) is already selected, or with Alt.
+pub fn click_target(selection: &[String], hit: &str, alt: bool) -> String {
+    let Some((instance, _)) = prefab_parts::split_part(hit) else {
+        return hit.to_owned();
+    };
+    let inside = |s: &String| s == instance || s.starts_with(&format!("{instance}/"));
+    if alt || selection.iter().any(inside) {
+        hit.to_owned()
+    } else {
+        instance.to_owned()
+    }
+}
+
 /// The world-space box around what F frames: the selected entities with everything
 /// below them (a group's children, a prefab instance's parts), each point grown by
 /// its scale so that a mesh is inside, not just its origin; the whole world when
@@ -708,4 +726,25 @@ fn point_in_polygon(p: Pos2, poly: &[Pos2]) -> bool {
         j = i;
     }
     inside
+}
+
+#[cfg(test)]
+mod click_tests {
+    use super::click_target;
+
+    #[test]
+    fn a_click_on_a_part_selects_the_instance_first_then_the_part() {
+        let none: Vec<String> = Vec::new();
+        assert_eq!(click_target(&none, "tree_01/trunk", false), "tree_01");
+        assert_eq!(
+            click_target(&["tree_01".into()], "tree_01/trunk", false),
+            "tree_01/trunk"
+        );
+        assert_eq!(
+            click_target(&["tree_02".into()], "tree_01/trunk", false),
+            "tree_01"
+        );
+        assert_eq!(click_target(&none, "tree_01/trunk", true), "tree_01/trunk");
+        assert_eq!(click_target(&none, "boulder", false), "boulder");
+    }
 }
