@@ -765,3 +765,52 @@ fn editing_a_prefab_part_records_an_override_and_revert_removes_it() {
         .unwrap();
     assert!(tree_01.get("overrides").is_none(), "no trace: {tree_01}");
 }
+
+/// A `.unit` opens from the asset browser and is edited like a level; saved, the
+/// levels that use it show the change.
+#[test]
+fn a_unit_opens_from_the_asset_browser_and_levels_using_it_follow() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let trunk_x =
+        |h: &Harness<'_, KilnApp>| editor(h).world_pose("tree_01/trunk").unwrap().translation.x;
+    let before = trunk_x(&h);
+    // The browser is short: filter it down to the file, as a user would.
+    h.get_by_label("Filter files").click();
+    h.run_steps(1);
+    h.get_by_label("Filter files").type_text("tree.unit");
+    h.run_steps(3);
+    h.get_by_label("📦 tree.unit").click_secondary();
+    h.run_steps(2);
+    h.get_by_label("Open").click();
+    h.run_steps(4);
+    assert!(editor(&h).is_open("units/tree.unit"));
+    h.get_by_label("Trunk").click();
+    h.run_steps(3);
+    h.get_all_by_label("position").next().unwrap().click();
+    h.run_steps(2);
+    h.get_all_by_label("position")
+        .next()
+        .unwrap()
+        .type_text("2");
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::S);
+    h.run_steps(3);
+    let unit = std::fs::read_to_string(dir.path().join("units/tree.unit")).unwrap();
+    let unit: serde_json::Value = serde_json::from_str(&unit).unwrap();
+    assert_eq!(
+        unit["entities"][0]["components"]["transform"]["position"],
+        serde_json::json!([2.0, 1.5, 0.0])
+    );
+    h.state_mut()
+        .apply_actions(vec![kiln::editor::Action::OpenLevel(
+            "levels/forest.level".into(),
+        )]);
+    h.run_steps(3);
+    assert!(
+        (trunk_x(&h) - before - 2.0).abs() < 1e-4,
+        "{} vs {before}",
+        trunk_x(&h)
+    );
+}

@@ -153,10 +153,16 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut AssetState, actions:
                         if drag.dragged() {
                             drag.dnd_set_drag_payload(DraggedFile(file.to_owned()));
                         }
-                        if r.double_clicked() && file.ends_with(".level") {
+                        // Levels and units (prefabs) open in the editor alike.
+                        let editable = file.ends_with(".level") || file.ends_with(".unit");
+                        if r.double_clicked() && editable {
                             actions.push(Action::OpenLevel(file.to_owned()));
                         }
                         r.context_menu(|ui| {
+                            if editable && ui.button("Open").clicked() {
+                                actions.push(Action::OpenLevel(file.to_owned()));
+                                ui.close();
+                            }
                             if ui.button("Find references").clicked() {
                                 state.results = Some(ResultsQuery::ReferencesTo(file.to_owned()));
                                 ui.close();
