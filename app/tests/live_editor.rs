@@ -255,3 +255,36 @@ fn a_move_from_the_command_line_reaches_the_open_editor() {
     });
     assert!(editor.findings().is_empty(), "{:?}", editor.findings());
 }
+
+/// Dragging the move handle with several entities selected: every frame of the drag
+/// moves each one from where it started, and the whole drag is one undo step.
+#[test]
+fn dragging_a_selection_is_one_undo_step() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    let before = (position(&editor, "boulder"), position(&editor, "firefly"));
+    for x in 1..=4 {
+        let dx = x as f32 * 0.5;
+        let values = [("boulder", before.0), ("firefly", before.1)]
+            .iter()
+            .map(|(id, p)| {
+                let moved = [p.x + dx, p.y, p.z];
+                ((*id).to_owned(), serde_json::json!(moved))
+            })
+            .collect();
+        editor.apply(Action::SetFieldEach {
+            component: "transform".into(),
+            field: "position".into(),
+            values,
+            continuing: true,
+        });
+    }
+    editor.apply(Action::EndGesture);
+    assert!((position(&editor, "boulder").x - before.0.x - 2.0).abs() < 1e-4);
+    assert!((position(&editor, "firefly").x - before.1.x - 2.0).abs() < 1e-4);
+    editor.apply(Action::Run(UiCommand::Undo));
+    assert_eq!(
+        (position(&editor, "boulder"), position(&editor, "firefly")),
+        before
+    );
+}

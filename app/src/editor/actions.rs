@@ -52,6 +52,18 @@ pub enum Action {
         /// Part of the same gesture as the previous edit (one undo step).
         continuing: bool,
     },
+    /// Set one field to a different value on each of several entities or parts (the
+    /// move handle dragging a selection), as one undo step.
+    SetFieldEach {
+        /// Component type.
+        component: String,
+        /// Field.
+        field: String,
+        /// (authoring id or part path, new value).
+        values: Vec<(String, Value)>,
+        /// Part of the same gesture as the previous edit (one undo step).
+        continuing: bool,
+    },
     /// Remove a prefab part's override of one field (revert to the prefab).
     RevertOverride {
         /// The part path (`tree_01/trunk`).

@@ -230,6 +230,14 @@ impl Editor {
         let t = self.preview.world.transforms.lookup(e)?;
         Some(self.preview.world.transforms.world(t))
     }
+    /// The world pose of an entity's parent in the preview world (for a part, the
+    /// part's parent inside its instance).
+    pub fn parent_world_pose(&self, id: &str) -> Option<Affine3A> {
+        let e = self.preview.level.as_ref()?.entity(id)?;
+        let transforms = &self.preview.world.transforms;
+        let parent = transforms.parent(transforms.lookup(e)?)?;
+        Some(transforms.world(parent))
+    }
     /// Plans a rename or move of project files (nothing changes yet): what the
     /// rename dialog previews before the user accepts it as [`Action::MoveAssets`].
     pub fn plan_move(&self, request: &MoveRequest) -> anyhow::Result<MovePlan> {
@@ -447,32 +455,8 @@ impl Editor {
             } => {
                 let mut edits: Vec<DocEdit> = entities
                     .iter()
-                    .filter_map(|entity| match prefab_parts::split_part(entity) {
-                        Some((instance_id, key)) => {
-                            let old = prefab_parts::override_of(
-                                doc,
-                                instance_id,
-                                key,
-                                &component,
-                                &field,
-                            );
-                            (old.as_ref() != Some(&value)).then(|| DocEdit::SetOverride {
-                                instance: instance_id.to_owned(),
-                                key: key.to_owned(),
-                                component: component.clone(),
-                                field: field.clone(),
-                                old,
-                                new: Some(value.clone()),
-                            })
-                        }
-                        None => entity_edits::set_field(
-                            doc,
-                            entity,
-                            &component,
-                            instance,
-                            &field,
-                            value.clone(),
-                        ),
+                    .filter_map(|entity| {
+                        field_edit(doc, entity, &component, instance, &field, value.clone())
                     })
                     .collect();
                 let edit = match edits.len() {
@@ -482,6 +466,44 @@ impl Editor {
                     _ => DocEdit::Group(edits),
                 };
                 self.edit(edit, continuing);
+            }
+            Action::SetFieldEach {
+                component,
+                field,
+                values,
+                continuing,
+            } => {
+                // Unchanged entities stay in the group, so that every frame of a drag
+                // has the same shape and merges into one step.
+                let edits: Vec<DocEdit> = values
+                    .into_iter()
+                    .map(|(entity, value)| {
+                        let current = prefab_parts::split_part(&entity).map_or_else(
+                            || {
+                                doc.entity(&entity)?
+                                    .components
+                                    .get(&component)?
+                                    .get(&field)
+                                    .cloned()
+                            },
+                            |(i, key)| prefab_parts::override_of(doc, i, key, &component, &field),
+                        );
+                        match field_edit(doc, &entity, &component, None, &field, value) {
+                            Some(edit) => edit,
+                            None => DocEdit::SetField {
+                                entity,
+                                component: component.clone(),
+                                instance: None,
+                                field: field.clone(),
+                                old: current.clone(),
+                                new: current,
+                            },
+                        }
+                    })
+                    .collect();
+                if !edits.is_empty() {
+                    self.edit(DocEdit::Group(edits), continuing);
+                }
             }
             Action::RevertOverride {
                 part,
@@ -552,6 +574,7 @@ impl Editor {
             Action::Rename { .. }
             | Action::Reparent { .. }
             | Action::SetField { .. }
+            | Action::SetFieldEach { .. }
             | Action::RevertOverride { .. }
             | Action::AddComponent { .. }
             | Action::RemoveComponent { .. }
@@ -669,5 +692,31 @@ impl Editor {
                 self.history.undo_failed(taken);
             }
         }
+    }
+}
+
+/// The edit that sets one field of an entity, or records an override for a prefab
+/// part (`tree_01/trunk`); `None` when it already has the value.
+fn field_edit(
+    doc: &LevelDocument,
+    entity: &str,
+    component: &str,
+    instance: Option<usize>,
+    field: &str,
+    value: serde_json::Value,
+) -> Option<DocEdit> {
+    match prefab_parts::split_part(entity) {
+        Some((instance_id, key)) => {
+            let old = prefab_parts::override_of(doc, instance_id, key, component, field);
+            (old.as_ref() != Some(&value)).then(|| DocEdit::SetOverride {
+                instance: instance_id.to_owned(),
+                key: key.to_owned(),
+                component: component.to_owned(),
+                field: field.to_owned(),
+                old,
+                new: Some(value),
+            })
+        }
+        None => entity_edits::set_field(doc, entity, component, instance, field, value),
     }
 }

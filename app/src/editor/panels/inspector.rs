@@ -183,14 +183,15 @@ pub fn show(
                                             actions,
                                             |ui, label, actions| {
                                                 let mut emit = |value: Value, continuing: bool| {
-                                                    actions.push(Action::SetField {
-                                                        entities: ids.clone(),
-                                                        component: component.clone(),
-                                                        instance,
-                                                        field: f.name.clone(),
+                                                    actions.push(edit_action(
+                                                        &ids,
+                                                        &values,
+                                                        current,
+                                                        &f.default,
+                                                        (component, instance, &f.name),
                                                         value,
                                                         continuing,
-                                                    });
+                                                    ));
                                                 };
                                                 field_widget(
                                                     ui, editor, f, current, label, &mut emit,
@@ -211,6 +212,58 @@ pub fn show(
         });
     if ui.input(|i| i.pointer.any_released()) {
         actions.push(Action::EndGesture);
+    }
+}
+
+/// The action for an edit of one field on the selection. On several entities, a
+/// vector whose x alone was dragged changes x alone on each (their y and z stay
+/// their own, as in Unity and Godot); anything else is set on all.
+fn edit_action(
+    ids: &[String],
+    values: &[Option<&Value>],
+    shown: &Value,
+    default: &Value,
+    (component, instance, field): (&str, Option<usize>, &str),
+    value: Value,
+    continuing: bool,
+) -> Action {
+    if let (true, Some(new), Some(old)) = (ids.len() > 1, value.as_array(), shown.as_array())
+        && new.len() == old.len()
+    {
+        // Compared as numbers: 6 and 6.0 are the same, and f32 round trips blur 0.6.
+        let same = |a: &Value, b: &Value| match (a.as_f64(), b.as_f64()) {
+            (Some(a), Some(b)) => (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0),
+            _ => a == b,
+        };
+        let changed: Vec<usize> = (0..new.len())
+            .filter(|&k| !same(&new[k], &old[k]))
+            .collect();
+        let per_entity = ids
+            .iter()
+            .zip(values)
+            .map(|(id, v)| {
+                let mut mine = v.unwrap_or(default).as_array().cloned().unwrap_or_default();
+                mine.resize(new.len(), Value::from(0));
+                for &k in &changed {
+                    mine[k] = new[k].clone();
+                }
+                (id.clone(), Value::Array(mine))
+            })
+            .collect();
+        return Action::SetFieldEach {
+            component: component.to_owned(),
+            field: field.to_owned(),
+            values: per_entity,
+            continuing,
+        };
+    }
+    Action::SetField {
+        entities: ids.to_vec(),
+        component: component.to_owned(),
+        instance,
+        field: field.to_owned(),
+        value,
+        continuing,
     }
 }
 

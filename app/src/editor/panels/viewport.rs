@@ -77,8 +77,11 @@ pub struct ViewportState {
     points: Vec<Pos2>,
     faces: Vec<Face>,
     owners: Vec<kiln_core::Entity>,
-    /// The handle axis being dragged, and the position field value when it started.
-    dragging_axis: Option<(usize, Vec3)>,
+    /// The handle axis being dragged.
+    dragging_axis: Option<usize>,
+    /// Each dragged entity's position field when the drag started, and its
+    /// parent's world pose.
+    drag_starts: Vec<(String, Vec3, Affine3A)>,
     /// Accumulated drag along the axis, in metres.
     drag_amount: f32,
     /// Frame the selection on the next frame (asked by F or by opening a level).
@@ -508,33 +511,25 @@ pub fn show(
         }
     }
 
-    // Dragging a handle axis moves the selection (one undo step per drag).
+    // Dragging a handle axis moves the whole selection (one undo step per drag).
     if response.drag_started_by(egui::PointerButton::Primary)
-        && let (Some((axis, _)), Some((id, _))) = (handle_hit, &handle)
+        && let (Some((axis, _)), Some(_)) = (handle_hit, &handle)
     {
-        let start = editor
-            .entity(id)
-            .and_then(|e| e.components.get("transform"))
-            .and_then(|t| t.get("position"))
-            .map(|p| {
-                let a = p
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|v| v.as_f64().unwrap_or(0.0) as f32)
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap_or_default();
-                Vec3::new(
-                    a.first().copied().unwrap_or(0.0),
-                    a.get(1).copied().unwrap_or(0.0),
-                    a.get(2).copied().unwrap_or(0.0),
-                )
-            });
-        state.viewport.dragging_axis = Some((axis, start.unwrap_or(Vec3::ZERO)));
+        state.viewport.dragging_axis = Some(axis);
         state.viewport.drag_amount = 0.0;
+        // Where each selected entity or part started, in its parent's space, and
+        // that space: the position field is local.
+        state.viewport.drag_starts = editor
+            .selection()
+            .iter()
+            .filter(|id| editor.world_pose(id).is_some() && !below_selection(editor, id))
+            .map(|id| {
+                let parent = editor.parent_world_pose(id).unwrap_or(Affine3A::IDENTITY);
+                (id.clone(), authored_position(editor, id), parent)
+            })
+            .collect();
     }
-    if let (Some((axis, start)), Some((id, pose))) = (state.viewport.dragging_axis, &handle) {
+    if let (Some(axis), Some((_, pose))) = (state.viewport.dragging_axis, &handle) {
         if response.dragged() {
             let len = camera.distance * 0.12;
             let origin = Vec3::from(pose.translation);
@@ -550,28 +545,29 @@ pub fn show(
                         response.drag_delta().dot(screen.normalized()) / per_metre;
                 }
             }
-            // The world axis, expressed in the parent's frame (the position field is local).
-            let parent_pose = editor
-                .entity(id)
-                .and_then(|e| e.parent.clone())
-                .and_then(|p| editor.world_pose(&p))
-                .unwrap_or(Affine3A::IDENTITY);
-            let local_delta = parent_pose
-                .inverse()
-                .transform_vector3(dir * state.viewport.drag_amount);
-            let value: Value =
-                json_f32s(&(((start + local_delta) * 1000.0).round() / 1000.0).to_array());
-            actions.push(Action::SetField {
-                entities: vec![id.clone()],
+            let values = state
+                .viewport
+                .drag_starts
+                .iter()
+                .map(|(id, start, parent)| {
+                    // The world axis, expressed in the parent's frame.
+                    let local_delta = parent
+                        .inverse()
+                        .transform_vector3(dir * state.viewport.drag_amount);
+                    let moved = ((*start + local_delta) * 1000.0).round() / 1000.0;
+                    (id.clone(), json_f32s(&moved.to_array()))
+                })
+                .collect();
+            actions.push(Action::SetFieldEach {
                 component: "transform".into(),
-                instance: None,
                 field: "position".into(),
-                value,
+                values,
                 continuing: true,
             });
         }
         if response.drag_stopped() {
             state.viewport.dragging_axis = None;
+            state.viewport.drag_starts.clear();
             actions.push(Action::EndGesture);
         }
     }
@@ -650,6 +646,51 @@ pub fn show(
             }
         });
     });
+}
+
+/// Whether an ancestor of `id` is selected too (it moves with that ancestor, and
+/// must not move twice).
+fn below_selection(editor: &Editor, id: &str) -> bool {
+    let Some(level) = editor.preview().level.as_ref() else {
+        return false;
+    };
+    let transforms = &editor.preview().world.transforms;
+    let mut node = level.entity(id).and_then(|e| transforms.lookup(e));
+    while let Some(parent) = node.and_then(|n| transforms.parent(n)) {
+        let parent_id = level.authoring_id(transforms.entity(parent));
+        if parent_id.is_some_and(|p| editor.selection().iter().any(|s| s == p)) {
+            return true;
+        }
+        node = Some(parent);
+    }
+    false
+}
+
+/// The position an entity or part has in its file (for a part, with the open
+/// file's overrides), in its parent's space.
+fn authored_position(editor: &Editor, id: &str) -> Vec3 {
+    let part;
+    let entity = match editor.entity(id) {
+        Some(e) => e,
+        None => match editor.part(id) {
+            Some(p) => {
+                part = p;
+                &part.entity
+            }
+            None => return Vec3::ZERO,
+        },
+    };
+    let p = entity
+        .components
+        .get("transform")
+        .and_then(|t| t.get("position"))
+        .and_then(Value::as_array);
+    let at = |k: usize| {
+        p.and_then(|a| a.get(k))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0) as f32
+    };
+    Vec3::new(at(0), at(1), at(2))
 }
 
 /// What a click on `hit` (the runtime entity's path, `tree_01/trunk` for a prefab
