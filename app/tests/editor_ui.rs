@@ -866,3 +866,87 @@ fn editing_several_entities_at_once_is_one_undo_step() {
     assert_eq!(position(&h, "boulder"), boulder);
     assert_eq!(position(&h, "firefly"), firefly);
 }
+
+/// "Apply overrides to prefab" writes an instance's overrides into its unit (here a
+/// nested one: the lamp's head is a bulb) so that every instance gets them, clears
+/// them on the instance, and one undo puts the unit back byte for byte.
+#[test]
+fn applying_overrides_writes_the_unit_and_undo_restores_it() {
+    let dir = demo_copy();
+    let unit_path = dir.path().join("units/lamp.unit");
+    let unit_before = std::fs::read(&unit_path).unwrap();
+    let mut h = open(dir.path());
+    let glass = |h: &Harness<'_, KilnApp>, lamp: &str| {
+        editor(h)
+            .part(&format!("{lamp}/head/glass"))
+            .unwrap()
+            .entity
+            .components["mesh"]["material"]
+            .clone()
+    };
+    assert_eq!(glass(&h, "lamp_2"), "materials/red_glow");
+    assert_ne!(glass(&h, "lamp_1"), "materials/red_glow");
+    h.get_by_label("📦 Lamp 2").click();
+    h.run_steps(3);
+    h.get_by_label("Apply overrides to prefab").click();
+    h.run_steps(4);
+    assert!(editor(&h).entity("lamp_2").unwrap().overrides.is_empty());
+    assert_eq!(
+        glass(&h, "lamp_1"),
+        "materials/red_glow",
+        "every lamp has it now"
+    );
+    assert_eq!(glass(&h, "lamp_2"), "materials/red_glow");
+    let unit: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&unit_path).unwrap()).unwrap();
+    let head = unit["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "head")
+        .unwrap();
+    assert_eq!(
+        head["overrides"]["glass"]["mesh"]["material"],
+        "materials/red_glow"
+    );
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run_steps(4);
+    assert_eq!(std::fs::read(&unit_path).unwrap(), unit_before);
+    assert!(!editor(&h).entity("lamp_2").unwrap().overrides.is_empty());
+    assert_ne!(glass(&h, "lamp_1"), "materials/red_glow");
+}
+
+/// "Create prefab from selection" writes the selected entities to a new unit and
+/// replaces them with one instance of it, where they were; one undo removes the
+/// unit and brings them back.
+#[test]
+fn creating_a_prefab_from_a_selection_and_undoing_it() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let rotor_before = editor(&h).world_pose("rotor").unwrap();
+    h.get_by_label("Windmill").click();
+    h.run_steps(3);
+    h.get_by_label("Edit").click();
+    h.run_steps(2);
+    h.get_by_label("Create prefab from selection").click();
+    h.run_steps(4);
+    let unit_path = dir.path().join("units/windmill.unit");
+    assert!(unit_path.is_file(), "{:?}", editor(&h).log());
+    let instance = editor(&h).entity("windmill").unwrap();
+    assert_eq!(instance.prefab.as_deref(), Some("units/windmill"));
+    assert!(
+        editor(&h).entity("rotor").is_none(),
+        "the parts live in the unit now"
+    );
+    let rotor_after = editor(&h).world_pose("windmill/rotor").unwrap();
+    assert!(
+        rotor_after.abs_diff_eq(rotor_before, 1e-4),
+        "nothing moved: {rotor_before:?} vs {rotor_after:?}"
+    );
+    assert_eq!(editor(&h).compile_error(), None);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run_steps(4);
+    assert!(!unit_path.exists());
+    assert!(editor(&h).entity("rotor").is_some());
+    assert_eq!(editor(&h).entity("windmill").unwrap().prefab, None);
+}

@@ -64,6 +64,12 @@ pub enum Action {
         /// Part of the same gesture as the previous edit (one undo step).
         continuing: bool,
     },
+    /// Write a prefab instance's overrides into its `.unit` and remove them from the
+    /// instance (one undo step; every other instance of the unit gets them too).
+    ApplyOverrides {
+        /// The instance entity.
+        instance: String,
+    },
     /// Remove a prefab part's override of one field (revert to the prefab).
     RevertOverride {
         /// The part path (`tree_01/trunk`).
@@ -165,11 +171,14 @@ pub enum UiCommand {
     ToggleTopView,
     /// Re-index the project and refresh the problems list.
     RefreshProblems,
+    /// Write the selected entities to a new `.unit` and replace them with an
+    /// instance of it.
+    CreatePrefab,
 }
 
 impl UiCommand {
     /// Every command, in menu order.
-    pub const ALL: [UiCommand; 15] = [
+    pub const ALL: [UiCommand; 16] = [
         UiCommand::Save,
         UiCommand::Undo,
         UiCommand::Redo,
@@ -185,6 +194,7 @@ impl UiCommand {
         UiCommand::FrameSelection,
         UiCommand::ToggleTopView,
         UiCommand::RefreshProblems,
+        UiCommand::CreatePrefab,
     ];
 
     /// The menu label.
@@ -205,6 +215,7 @@ impl UiCommand {
             UiCommand::FrameSelection => "Frame selection",
             UiCommand::ToggleTopView => "Top view",
             UiCommand::RefreshProblems => "Refresh problems",
+            UiCommand::CreatePrefab => "Create prefab from selection",
         }
     }
 
@@ -226,7 +237,7 @@ impl UiCommand {
             UiCommand::Restart => k(Modifiers::SHIFT, Key::F5),
             UiCommand::FrameSelection => k(Modifiers::NONE, Key::F),
             UiCommand::ToggleTopView => k(Modifiers::NONE, Key::T),
-            UiCommand::RefreshProblems => None,
+            UiCommand::RefreshProblems | UiCommand::CreatePrefab => None,
         }
     }
 

@@ -322,6 +322,8 @@ impl KilnApp {
                 ] {
                     command_button(ui, c, actions);
                 }
+                ui.separator();
+                command_button(ui, UiCommand::CreatePrefab, actions);
             });
             ui.menu_button("View", |ui| {
                 for c in [

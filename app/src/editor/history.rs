@@ -79,6 +79,13 @@ pub enum DocEdit {
         /// The version not currently in the document.
         other: Box<LevelDocument>,
     },
+    /// Replaces one entity (its overrides moved into its prefab).
+    ReplaceEntity {
+        /// Before.
+        old: Box<EntityDocument>,
+        /// After.
+        new: Box<EntityDocument>,
+    },
     /// Several commands as one undo step; reverted in reverse order.
     Group(Vec<DocEdit>),
 }
@@ -169,6 +176,7 @@ impl DocEdit {
                 ..
             } => set_component(doc, entity, component, new),
             DocEdit::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
+            DocEdit::ReplaceEntity { new, .. } => replace_entity(doc, new),
             DocEdit::Group(commands) => {
                 for c in commands.iter_mut() {
                     c.apply(doc);
@@ -210,6 +218,7 @@ impl DocEdit {
                 ..
             } => set_component(doc, entity, component, old),
             DocEdit::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
+            DocEdit::ReplaceEntity { old, .. } => replace_entity(doc, old),
             DocEdit::Group(commands) => {
                 for c in commands.iter_mut().rev() {
                     c.revert(doc);
@@ -303,8 +312,15 @@ impl DocEdit {
             } => format!("add {component}"),
             DocEdit::SetComponent { component, .. } => format!("remove {component}"),
             DocEdit::ReplaceAll { .. } => "reload".into(),
+            DocEdit::ReplaceEntity { new, .. } => format!("change {}", new.id),
             DocEdit::Group(c) => c.first().map_or_else(|| "edit".into(), DocEdit::describe),
         }
+    }
+}
+
+fn replace_entity(doc: &mut LevelDocument, with: &EntityDocument) {
+    if let Some(e) = doc.entity_mut(&with.id) {
+        *e = with.clone();
     }
 }
 
@@ -333,6 +349,18 @@ fn remove(doc: &mut LevelDocument, entities: &[(usize, EntityDocument)]) {
     doc.entities.retain(|e| !doomed.contains(e.id.as_str()));
 }
 
+/// One project file as the editor wrote it: its bytes before and after (`None`: the
+/// file did not exist / was removed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileWrite {
+    /// Project path.
+    pub file: String,
+    /// Bytes before.
+    pub before: Option<Vec<u8>>,
+    /// Bytes after.
+    pub after: Option<Vec<u8>>,
+}
+
 /// One step of the undo history.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
@@ -346,6 +374,17 @@ pub enum Entry {
         forward: dependency_checker::rename::Operation,
         /// The operation that undoes it.
         inverse: dependency_checker::rename::Operation,
+    },
+    /// Project files the editor wrote whole (a unit written by "apply overrides" or
+    /// "create prefab", an asset edited in the inspector), with the edit of the open
+    /// document that goes with them, if any.
+    Files {
+        /// What was written.
+        writes: Vec<FileWrite>,
+        /// The document's side of the change.
+        edit: Option<DocEdit>,
+        /// What it was, for the Edit menu.
+        label: String,
     },
 }
 
@@ -365,6 +404,7 @@ impl Entry {
                     format!("fix {} references", plan.change_count())
                 }
             },
+            Entry::Files { label, .. } => label.clone(),
         }
     }
 }
@@ -518,6 +558,42 @@ impl History {
         self.trim();
     }
 
+    /// Records a write of whole files that was already done. With `continuing` (a
+    /// drag of an asset's field), it merges into the previous step when that wrote
+    /// the same files: the first "before" and the last "after" are kept.
+    pub fn push_files(&mut self, entry: Entry, continuing: bool) {
+        self.clear_redo();
+        self.next_id += 1;
+        let id = self.next_id;
+        if continuing
+            && self.merging
+            && let Some(last) = self.done.last_mut()
+            && let (
+                Entry::Files {
+                    writes: previous,
+                    edit: None,
+                    ..
+                },
+                Entry::Files {
+                    writes: next,
+                    edit: None,
+                    ..
+                },
+            ) = (&mut last.entry, &entry)
+            && previous.len() == next.len()
+            && previous.iter().zip(next).all(|(a, b)| a.file == b.file)
+        {
+            for (a, b) in previous.iter_mut().zip(next) {
+                a.after = b.after.clone();
+            }
+            last.id = id;
+            return;
+        }
+        self.done.push(Step { id, entry });
+        self.trim();
+        self.merging = continuing;
+    }
+
     /// Ends a drag: the next edit starts a new step.
     pub fn end_merge(&mut self) {
         self.merging = false;
@@ -599,7 +675,11 @@ impl History {
     /// saved state and now. Changes of project files patch the file and the document
     /// alike, so they do not count.
     pub fn is_dirty(&self) -> bool {
-        let any_edit = |steps: &[Step]| steps.iter().any(|s| matches!(s.entry, Entry::Doc(_)));
+        let any_edit = |steps: &[Step]| {
+            steps
+                .iter()
+                .any(|s| matches!(s.entry, Entry::Doc(_) | Entry::Files { edit: Some(_), .. }))
+        };
         match self.saved {
             SavedAt::Unreachable => true,
             SavedAt::Base => any_edit(&self.done),
@@ -628,9 +708,15 @@ impl History {
         self.done.len()
     }
     /// Forgets the level edits (another level was opened) and marks the new document
-    /// as saved. Changes of project files stay undoable.
+    /// as saved. Changes of project files that do not touch the document stay
+    /// undoable.
     pub fn clear(&mut self) {
-        let keep = |s: &Step| matches!(s.entry, Entry::Asset { .. });
+        let keep = |s: &Step| {
+            matches!(
+                s.entry,
+                Entry::Asset { .. } | Entry::Files { edit: None, .. }
+            )
+        };
         self.done.retain(keep);
         self.undone.retain(keep);
         self.merging = false;

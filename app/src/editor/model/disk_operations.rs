@@ -7,9 +7,217 @@ use kiln_core::{LevelDocument, write_atomic};
 use serde_json::Value;
 
 use super::Editor;
-use crate::editor::history::Entry;
+use crate::editor::history::{DocEdit, Entry, FileWrite};
+
+/// The most a file the editor rewrites whole may hold (a unit, a material).
+const MAX_REWRITTEN_FILE: u64 = 64 << 20;
 
 impl Editor {
+    /// Reads a project file as the history compares it (`None`: it does not exist).
+    fn read_for_history(&self, file: &str) -> anyhow::Result<Option<Vec<u8>>> {
+        match kiln_core::read_below(
+            self.project.root(),
+            std::path::Path::new(file),
+            MAX_REWRITTEN_FILE,
+        ) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(anyhow::anyhow!("{file}: {e}")),
+        }
+    }
+
+    /// Writes (`forward`) or restores whole files, refusing if any of them changed
+    /// on disk since the editor wrote it (another program's work is never
+    /// overwritten by an undo), then the document's side of the change.
+    pub(super) fn step_files(
+        &mut self,
+        writes: &[FileWrite],
+        edit: Option<&mut DocEdit>,
+        forward: bool,
+    ) -> anyhow::Result<()> {
+        for w in writes {
+            let expected = if forward { &w.before } else { &w.after };
+            if self.read_for_history(&w.file)? != *expected {
+                anyhow::bail!("{} changed on disk since; it was left as it is", w.file);
+            }
+        }
+        for w in writes {
+            let target = if forward { &w.after } else { &w.before };
+            self.put_file(&w.file, target.as_deref())?;
+        }
+        if let (Some(edit), Some(level)) = (edit, &mut self.level) {
+            if forward {
+                edit.apply(&mut level.doc);
+            } else {
+                edit.revert(&mut level.doc);
+            }
+        }
+        self.after_files_written(writes);
+        Ok(())
+    }
+
+    /// Writes one file atomically below the project root (never through a link), or
+    /// removes it.
+    fn put_file(&self, file: &str, bytes: Option<&[u8]>) -> anyhow::Result<()> {
+        let rel = std::path::Path::new(file);
+        match bytes {
+            Some(b) => kiln_core::write_below(self.project.root(), rel, b)
+                .with_context(|| format!("writing {file}")),
+            None => {
+                let path = self.project.resolve(file)?;
+                std::fs::remove_file(&path).with_context(|| format!("removing {file}"))
+            }
+        }
+    }
+
+    /// What follows a write of whole files: the index, problems, units and
+    /// resources read them again, and the preview is rebuilt.
+    fn after_files_written(&mut self, writes: &[FileWrite]) {
+        let files: Vec<String> = writes.iter().map(|w| w.file.clone()).collect();
+        if let Some(checker) = &mut self.checker {
+            if let Err(e) = checker.refresh(&files) {
+                self.log.push(super::LogLine {
+                    severity: super::Severity::Warning,
+                    text: format!("re-indexing {}: {e}", files.join(", ")),
+                });
+            }
+            if let Some(checker) = &self.checker {
+                self.findings = checker.findings();
+            }
+        }
+        self.prefabs.forget(&files);
+        self.levels = self.project.levels().unwrap_or_default();
+        self.reload_resources();
+        self.after_edit();
+    }
+
+    /// Writes the selected entities to a new unit (`units/<first id>.unit`, the
+    /// first free name) and replaces them with an instance of it: one undo step.
+    pub(super) fn create_prefab(&mut self) {
+        let Some(level) = &self.level else { return };
+        let Some(first) = self.selection.first() else {
+            return self.error("select the entities to make a prefab of");
+        };
+        let stem: String = first
+            .to_lowercase()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let exists = |p: &str| {
+            self.project
+                .resolve(&format!("{p}.unit"))
+                .is_ok_and(|path| path.exists())
+        };
+        let Some(prefab) = std::iter::once(format!("units/{stem}"))
+            .chain((2..1000).map(|n| format!("units/{stem}_{n}")))
+            .find(|p| !exists(p))
+        else {
+            return self.error(format!("no free name for units/{stem}.unit"));
+        };
+        let made = match super::prefab_parts::create_prefab(
+            &level.doc,
+            &self.tree,
+            &self.selection,
+            &prefab,
+        ) {
+            Ok(m) => m,
+            Err(e) => return self.error(e),
+        };
+        let bytes = made.unit.to_canonical_json(&self.registry).into_bytes();
+        let file = format!("{prefab}.unit");
+        self.write_files(
+            vec![(file.clone(), Some(bytes))],
+            Some(made.edit),
+            format!("create prefab {file}"),
+            false,
+        );
+        if self.entity(&made.instance).is_some() {
+            self.selection = vec![made.instance];
+        }
+    }
+
+    /// Writes an instance's overrides into its unit and removes them from the
+    /// instance: one undo step.
+    pub(super) fn apply_overrides(&mut self, instance: &str) {
+        let Some(entity) = self.entity(instance).cloned() else {
+            return;
+        };
+        let Some(file) = entity
+            .prefab
+            .as_deref()
+            .and_then(super::prefab_parts::unit_file)
+        else {
+            return;
+        };
+        if entity.overrides.is_empty() {
+            return;
+        }
+        // The unit as it is on disk now, not as last loaded.
+        let unit = match self.read_for_history(&file) {
+            Ok(Some(bytes)) => String::from_utf8(bytes)
+                .map_err(|_| format!("{file} is not UTF-8"))
+                .and_then(|t| LevelDocument::parse(&t, &file).map_err(|e| e.to_string())),
+            Ok(None) => Err(format!("{file} does not exist")),
+            Err(e) => Err(format!("{e:#}")),
+        };
+        let unit = match unit {
+            Ok(u) => u,
+            Err(e) => return self.error(format!("cannot apply the overrides: {e}")),
+        };
+        let (unit, cleaned) = super::prefab_parts::apply_overrides(&entity, &unit);
+        let bytes = unit.to_canonical_json(&self.registry).into_bytes();
+        self.write_files(
+            vec![(file.clone(), Some(bytes))],
+            Some(DocEdit::ReplaceEntity {
+                old: Box::new(entity),
+                new: Box::new(cleaned),
+            }),
+            format!("apply overrides to {file}"),
+            false,
+        );
+    }
+
+    /// Writes whole files (and edits the document alongside) as one undoable step.
+    pub(super) fn write_files(
+        &mut self,
+        files: Vec<(String, Option<Vec<u8>>)>,
+        edit: Option<DocEdit>,
+        label: String,
+        continuing: bool,
+    ) {
+        let mut writes = Vec::new();
+        for (file, after) in files {
+            match self.read_for_history(&file) {
+                Ok(before) => writes.push(FileWrite {
+                    file,
+                    before,
+                    after,
+                }),
+                Err(e) => return self.error(format!("{e:#}")),
+            }
+        }
+        let mut edit = edit;
+        match self.step_files(&writes, edit.as_mut(), true) {
+            Ok(()) => {
+                self.info(label.clone());
+                self.history.push_files(
+                    Entry::Files {
+                        writes,
+                        edit,
+                        label,
+                    },
+                    continuing,
+                );
+            }
+            Err(e) => self.error(format!("{e:#}")),
+        }
+    }
     /// Applies a planned move as one undoable step.
     pub(super) fn apply_move(&mut self, plan: MovePlan) {
         let forward = Operation::Move(MoveRequest {

@@ -505,6 +505,7 @@ impl Editor {
                     self.edit(DocEdit::Group(edits), continuing);
                 }
             }
+            Action::ApplyOverrides { instance } => self.apply_overrides(&instance),
             Action::RevertOverride {
                 part,
                 component,
@@ -576,6 +577,7 @@ impl Editor {
             | Action::SetField { .. }
             | Action::SetFieldEach { .. }
             | Action::RevertOverride { .. }
+            | Action::ApplyOverrides { .. }
             | Action::AddComponent { .. }
             | Action::RemoveComponent { .. }
             | Action::CreateEntity { .. }
@@ -634,6 +636,7 @@ impl Editor {
             UiCommand::FrameSelection => self.effects.push(Effect::FrameSelection),
             UiCommand::ToggleTopView => self.top_view = !self.top_view,
             UiCommand::RefreshProblems => self.refresh_problems(),
+            UiCommand::CreatePrefab => self.create_prefab(),
         }
     }
 
@@ -679,16 +682,17 @@ impl Editor {
                 let operation = if forward { &*ahead } else { &*inverse };
                 self.execute(operation).map(drop)
             }
+            Entry::Files { writes, edit, .. } => self.step_files(writes, edit.as_mut(), forward),
         };
         match (result, forward) {
             (Ok(()), true) => self.history.redone(taken),
             (Ok(()), false) => self.history.undone(taken),
             (Err(e), true) => {
-                self.error(format!("cannot redo the move: {e}"));
+                self.error(format!("cannot redo: {e:#}"));
                 self.history.redo_failed(taken);
             }
             (Err(e), false) => {
-                self.error(format!("cannot undo the move: {e}"));
+                self.error(format!("cannot undo: {e:#}"));
                 self.history.undo_failed(taken);
             }
         }

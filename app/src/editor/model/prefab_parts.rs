@@ -280,6 +280,161 @@ pub fn set_override(
     }
 }
 
+/// The unit with an instance's overrides written into it (a part's own fields
+/// directly; a nested part's into the nested instance's overrides), and the instance
+/// without them: what "Apply overrides to prefab" writes.
+pub fn apply_overrides(
+    instance: &EntityDocument,
+    unit: &LevelDocument,
+) -> (LevelDocument, EntityDocument) {
+    let mut unit = unit.clone();
+    for (key, patch) in &instance.overrides {
+        match key.split_once('/') {
+            None => {
+                if let Some(part) = unit.entity_mut(key) {
+                    apply_patch(&mut part.components, patch);
+                    part.components.sort_keys();
+                }
+            }
+            Some((inner, rest)) => {
+                if let Some(nested) = unit.entity_mut(inner) {
+                    let into = nested
+                        .overrides
+                        .entry(rest.to_owned())
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    merge_patch(into, patch);
+                }
+            }
+        }
+    }
+    let mut cleaned = instance.clone();
+    cleaned.overrides.clear();
+    (unit, cleaned)
+}
+
+/// Merges override `patch` into override `into`: fields of the same component
+/// merge; anything else replaces.
+fn merge_patch(into: &mut Value, patch: &Value) {
+    let (Some(into), Some(patch)) = (into.as_object_mut(), patch.as_object()) else {
+        return;
+    };
+    for (component, fields) in patch {
+        match (into.get_mut(component), fields) {
+            (Some(Value::Object(a)), Value::Object(b)) => {
+                a.extend(b.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            _ => {
+                into.insert(component.clone(), fields.clone());
+            }
+        }
+    }
+}
+
+/// What "Create prefab from selection" makes: the unit holding the selected
+/// entities and everything below them (the selection's roots become the unit's
+/// roots, keeping their local transforms), and the edit that replaces them in the
+/// open file with one instance of it, under the same parent and at the same place,
+/// so that nothing moves in the world.
+pub struct NewPrefab {
+    /// The unit's document.
+    pub unit: LevelDocument,
+    /// Removes the entities and inserts the instance.
+    pub edit: crate::editor::history::DocEdit,
+    /// The instance's id.
+    pub instance: String,
+}
+
+/// Builds a [`NewPrefab`] for `selection`, with the instance naming `prefab`
+/// (`units/crates`).
+pub fn create_prefab(
+    doc: &LevelDocument,
+    tree: &SceneTree,
+    selection: &[String],
+    prefab: &str,
+) -> Result<NewPrefab, String> {
+    use crate::editor::history::DocEdit;
+    use std::collections::HashSet;
+    let index = |id: &str| doc.entities.iter().position(|e| e.id == id);
+    let selected: Vec<usize> = selection.iter().filter_map(|id| index(id)).collect();
+    if selected.is_empty() {
+        return Err("select entities of the open file to make a prefab of".into());
+    }
+    // The selection's roots: selected entities with no selected ancestor.
+    let roots: Vec<usize> = selected
+        .iter()
+        .copied()
+        .filter(|&i| !selected.iter().any(|&a| a != i && tree.is_within(i, a)))
+        .collect();
+    let parent = doc.entities[roots[0]].parent.clone();
+    if roots.iter().any(|&r| doc.entities[r].parent != parent) {
+        return Err(
+            "the selected entities have different parents: select entities under one parent".into(),
+        );
+    }
+    let mut members: Vec<usize> = roots.iter().flat_map(|&r| tree.subtree(r)).collect();
+    members.sort_unstable();
+    members.dedup();
+    let root_ids: HashSet<&str> = roots.iter().map(|&r| doc.entities[r].id.as_str()).collect();
+    let unit = LevelDocument {
+        entities: members
+            .iter()
+            .map(|&i| {
+                let mut e = doc.entities[i].clone();
+                if root_ids.contains(e.id.as_str()) {
+                    e.parent = None;
+                }
+                e
+            })
+            .collect(),
+    };
+    let member_ids: HashSet<&str> = members
+        .iter()
+        .map(|&i| doc.entities[i].id.as_str())
+        .collect();
+    let taken: HashSet<String> = doc
+        .entities
+        .iter()
+        .filter(|e| !member_ids.contains(e.id.as_str()))
+        .map(|e| e.id.clone())
+        .collect();
+    let stem = prefab.rsplit('/').next().unwrap_or(prefab);
+    let instance_id = if taken.contains(stem) {
+        super::entity_edits::unique_id(stem, &taken)
+    } else {
+        stem.to_owned()
+    };
+    let first = &doc.entities[roots[0]];
+    let name = if roots.len() == 1 && !first.name.is_empty() {
+        first.name.clone()
+    } else {
+        stem.to_owned()
+    };
+    let instance = EntityDocument {
+        id: instance_id.clone(),
+        name,
+        parent,
+        prefab: Some(prefab.to_owned()),
+        ..Default::default()
+    };
+    // The instance takes the place of the first root once the members are gone.
+    let position = roots[0] - members.iter().filter(|&&m| m < roots[0]).count();
+    let removed = members
+        .iter()
+        .map(|&i| (i, doc.entities[i].clone()))
+        .collect();
+    let edit = DocEdit::Group(vec![
+        DocEdit::Remove { entities: removed },
+        DocEdit::Insert {
+            entities: vec![(position, instance)],
+        },
+    ]);
+    Ok(NewPrefab {
+        unit,
+        edit,
+        instance: instance_id,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,5 +483,54 @@ mod tests {
         );
         set_override(&mut doc, "t", "trunk", "mesh", "material", &None);
         assert_eq!(doc, before);
+    }
+
+    #[test]
+    fn applying_overrides_moves_them_into_the_unit() {
+        let unit = LevelDocument::parse(TREE, "units/tree.unit").unwrap();
+        let doc = LevelDocument::parse(
+            r#"{"entities": [{"id": "t", "prefab": "units/tree", "overrides": {"trunk": {"mesh": {"material": "materials/oak"}}}}]}"#,
+            "a.level",
+        )
+        .unwrap();
+        let (unit, instance) = apply_overrides(&doc.entities[0], &unit);
+        assert!(instance.overrides.is_empty());
+        let trunk = unit.entity("trunk").unwrap();
+        assert_eq!(trunk.components["mesh"]["material"], "materials/oak");
+        assert_eq!(trunk.components["mesh"]["mesh"], "meshes/trunk");
+    }
+
+    #[test]
+    fn a_prefab_made_from_a_selection_takes_its_place() {
+        let doc = LevelDocument::parse(
+            r#"{"entities": [
+                {"id": "yard"},
+                {"id": "a", "parent": "yard", "name": "Crate A"},
+                {"id": "b", "parent": "a"},
+                {"id": "c", "parent": "yard"},
+                {"id": "d"}
+            ]}"#,
+            "a.level",
+        )
+        .unwrap();
+        let tree = SceneTree::build(&doc);
+        let made = create_prefab(&doc, &tree, &["a".into(), "c".into()], "units/crates").unwrap();
+        let ids: Vec<&str> = made.unit.entities.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        assert_eq!(made.unit.entity("a").unwrap().parent, None);
+        assert_eq!(made.unit.entity("b").unwrap().parent.as_deref(), Some("a"));
+        let mut after = doc.clone();
+        let mut edit = made.edit;
+        edit.apply(&mut after);
+        let ids: Vec<&str> = after.entities.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["yard", "crates", "d"]);
+        assert_eq!(
+            after.entity("crates").unwrap().parent.as_deref(),
+            Some("yard")
+        );
+        edit.revert(&mut after);
+        assert_eq!(after, doc);
+        // Different parents cannot share one instance.
+        assert!(create_prefab(&doc, &tree, &["b".into(), "d".into()], "units/x").is_err());
     }
 }

@@ -100,6 +100,23 @@ pub fn show(
         ));
     } else {
         header(ui, first);
+        let overrides = first.entity.overrides.len();
+        if first.part.is_none() && overrides > 0 {
+            ui.horizontal(|ui| {
+                ui.label(format!("{overrides} parts overridden"));
+                if ui
+                    .button("Apply overrides to prefab")
+                    .on_hover_text(
+                        "Write them into the .unit (every instance gets them) and remove them here",
+                    )
+                    .clicked()
+                {
+                    actions.push(Action::ApplyOverrides {
+                        instance: first.entity.id.clone(),
+                    });
+                }
+            });
+        }
     }
     ui.separator();
     let any_part = targets.iter().any(|t| t.part.is_some());
