@@ -70,6 +70,18 @@ pub enum Action {
         /// The instance entity.
         instance: String,
     },
+    /// Set one field of a resource file (a material's colour, a mesh's size), written
+    /// atomically; a drag sends many with `continuing` (one undo step).
+    SetAssetField {
+        /// Project path, e.g. `materials/bark.material`.
+        file: String,
+        /// Field.
+        field: String,
+        /// New value.
+        value: Value,
+        /// Part of the same gesture as the previous edit.
+        continuing: bool,
+    },
     /// Remove a prefab part's override of one field (revert to the prefab).
     RevertOverride {
         /// The part path (`tree_01/trunk`).

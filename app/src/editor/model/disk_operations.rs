@@ -183,6 +183,35 @@ impl Editor {
         );
     }
 
+    /// Sets one field of a resource file and writes it (canonical JSON, atomically):
+    /// one undo step per gesture; the preview picks the change up at once.
+    pub(super) fn set_asset_field(
+        &mut self,
+        file: &str,
+        field: &str,
+        value: Value,
+        continuing: bool,
+    ) {
+        let mut fields = match self.asset_fields(file) {
+            Ok(f) => f,
+            Err(e) => return self.error(format!("cannot edit {e}")),
+        };
+        if fields.get(field) == Some(&value) {
+            return;
+        }
+        fields.insert(field.to_owned(), value);
+        let mut text = kiln_core::json_format::to_canonical_string(&Value::Object(fields));
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        self.write_files(
+            vec![(file.to_owned(), Some(text.into_bytes()))],
+            None,
+            format!("set {file} {field}"),
+            continuing,
+        );
+    }
+
     /// Writes whole files (and edits the document alongside) as one undoable step.
     pub(super) fn write_files(
         &mut self,

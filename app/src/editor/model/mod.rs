@@ -238,6 +238,19 @@ impl Editor {
         let parent = transforms.parent(transforms.lookup(e)?)?;
         Some(transforms.world(parent))
     }
+    /// A resource file's fields as written (a material, a mesh), for the inspector.
+    pub fn asset_fields(
+        &self,
+        file: &str,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+        let bytes = kiln_core::read_below(self.project.root(), Path::new(file), 1 << 20)
+            .map_err(|e| format!("{file}: {e}"))?;
+        match serde_json::from_slice(&bytes) {
+            Ok(serde_json::Value::Object(m)) => Ok(m),
+            Ok(_) => Err(format!("{file}: not a JSON object")),
+            Err(e) => Err(format!("{file}:{}:{}: {e}", e.line(), e.column())),
+        }
+    }
     /// Plans a rename or move of project files (nothing changes yet): what the
     /// rename dialog previews before the user accepts it as [`Action::MoveAssets`].
     pub fn plan_move(&self, request: &MoveRequest) -> anyhow::Result<MovePlan> {
@@ -570,6 +583,12 @@ impl Editor {
             Action::ResolveRecovery { restore } => self.resolve_recovery(restore),
             Action::ResolveDiskConflict { take_disk } => self.resolve_disk_conflict(take_disk),
             Action::DiscardUnsavedEdits => self.discard_unsaved_edits(),
+            Action::SetAssetField {
+                file,
+                field,
+                value,
+                continuing,
+            } => self.set_asset_field(&file, &field, value, continuing),
             // Entity edits without a level, and the window's own actions (handled by
             // the app before they reach the editor).
             Action::Rename { .. }

@@ -87,6 +87,16 @@ pub fn show(
 ) {
     ui.strong("Inspector");
     ui.separator();
+    // A resource picked in the asset browser (used last) is shown instead.
+    if assets.focused
+        && let Some(file) = assets.selected.clone()
+        && let Ok((_, ext)) = ResourcePath::split_file(&file)
+        && let Some(kiln_core::registry::ResourceFormat::Json(fields)) =
+            editor.registry().resource_type(&ext).map(|t| &t.format)
+    {
+        asset(ui, editor, &file, fields, assets, bottom, actions);
+        return;
+    }
     let targets = targets(editor);
     let Some(first) = targets.first() else {
         ui.label("Select an entity in the scene or the viewport.");
@@ -225,6 +235,66 @@ pub fn show(
             ui.separator();
             if !any_part && targets.len() == 1 {
                 add_component_menu(ui, editor, &first.entity, actions);
+            }
+        });
+    if ui.input(|i| i.pointer.any_released()) {
+        actions.push(Action::EndGesture);
+    }
+}
+
+/// A resource file's fields (a material, a mesh), built from its type's schema like
+/// a component's, edited in place: each change is written to the file at once (one
+/// undo step per gesture) and the viewport shows it.
+#[allow(clippy::too_many_arguments)] // The panel's context, passed through once.
+fn asset(
+    ui: &mut egui::Ui,
+    editor: &Editor,
+    file: &str,
+    schema: &[FieldSchema],
+    assets: &mut AssetState,
+    bottom: &mut BottomTab,
+    actions: &mut Vec<Action>,
+) {
+    egui::Grid::new("asset header")
+        .num_columns(2)
+        .show(ui, |ui| {
+            ui.label("File");
+            ui.monospace(file);
+            ui.end_row();
+        });
+    ui.separator();
+    let fields = match editor.asset_fields(file) {
+        Ok(f) => f,
+        Err(e) => {
+            ui.colored_label(Color32::from_rgb(220, 80, 70), e);
+            return;
+        }
+    };
+    egui::Grid::new(("asset fields", file))
+        .num_columns(2)
+        .striped(true)
+        .show(ui, |ui| {
+            for f in schema {
+                let authored = fields.get(&f.name);
+                let current = authored.unwrap_or(&f.default);
+                let mut label = ui.label(if authored.is_some() {
+                    RichText::new(&f.name)
+                } else {
+                    RichText::new(&f.name).weak()
+                });
+                if !f.doc.is_empty() {
+                    label = label.on_hover_text(&f.doc);
+                }
+                let mut emit = |value: Value, continuing: bool| {
+                    actions.push(Action::SetAssetField {
+                        file: file.to_owned(),
+                        field: f.name.clone(),
+                        value,
+                        continuing,
+                    });
+                };
+                field_widget(ui, editor, f, current, label.id, &mut emit, assets, bottom);
+                ui.end_row();
             }
         });
     if ui.input(|i| i.pointer.any_released()) {
