@@ -4,14 +4,17 @@
 # Needs: xvfb-run (apt-get install xvfb xauth libgl1-mesa-dri libegl1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p kiln
+# KILN_PROFILE=debug uses the debug build (no release build needed; the demo is small).
+profile=${KILN_PROFILE:-release}
+if [ "$profile" = release ]; then cargo build --release -p kiln; else cargo build -p kiln; fi
+bin=$(pwd)/target/$profile/kiln
 out=$(pwd)/screenshots
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 shoot() { # scene, project folder, file name
     KILN_SCREENSHOT="$out/$3" KILN_SCREENSHOT_SCENE="$1" \
-        xvfb-run -a -s "-screen 0 1600x900x24" target/release/kiln edit "$2"
+        xvfb-run -a -s "-screen 0 1600x900x24" "$bin" edit "$2"
 }
 
 cp -r projects/demo "$work/demo"
@@ -19,6 +22,8 @@ rm -rf "$work/demo/build" "$work/demo/.kiln"
 shoot main "$work/demo" main-window.png
 shoot rename "$work/demo" rename-preview.png
 shoot references "$work/demo" find-references.png
+shoot prefab "$work/demo" prefab-override.png
+shoot asset "$work/demo" asset-inspector.png
 
 # The problems list, on a copy with things to report.
 cp -r "$work/demo" "$work/broken"

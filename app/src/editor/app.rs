@@ -470,6 +470,16 @@ impl KilnApp {
                 self.panels.assets.reveal = Some(file.into());
             }
             Ok("problems") => self.panels.bottom = super::panels::BottomTab::Problems,
+            // A prefab part with an override, as a designer finds it.
+            Ok("prefab") => {
+                self.apply_actions(vec![Action::Select(vec!["lamp_2/head/glass".into()])])
+            }
+            Ok("asset") => {
+                let file = "materials/bark.material";
+                self.panels.assets.selected = Some(file.into());
+                self.panels.assets.reveal = Some(file.into());
+                self.panels.assets.focused = true;
+            }
             _ => self.apply_actions(vec![Action::Select(vec!["windmill".into()])]),
         }
     }

@@ -545,13 +545,17 @@ fn field_widget(
             }
         }
         FieldKind::Color => {
+            // The viewport draws colour values as sRGB bytes: the swatch shows them
+            // the same way (a linear swatch looked lighter than the shape).
             let c = numbers(current, [0.0, 0.0, 0.0, 1.0]);
-            let mut rgba = [c[0] as f32, c[1] as f32, c[2] as f32, c[3] as f32];
+            let mut srgba = c.map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
             let r = ui
-                .color_edit_button_rgba_unmultiplied(&mut rgba)
+                .color_edit_button_srgba_unmultiplied(&mut srgba)
                 .labelled_by(label);
             if r.changed() {
-                emit(json_numbers(&rgba.map(f64::from)), true);
+                // Two decimals: 1/255 steps, without float noise in the file.
+                let values = srgba.map(|b| (f64::from(b) / 255.0 * 100.0).round() / 100.0);
+                emit(json_numbers(&values), true);
             }
         }
         FieldKind::Text => {

@@ -124,6 +124,19 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
     let visible = tree.visible(doc, &state.tree_filter);
     if state.tree.selected() != editor.selection() {
         state.tree.set_selected(editor.selection().to_vec());
+        // A part selected elsewhere (a click in the viewport) is shown: its
+        // instance and the nested instances above it open.
+        for id in editor.selection() {
+            let mut ancestor = String::new();
+            let segments: Vec<&str> = id.split('/').collect();
+            for segment in &segments[..segments.len().saturating_sub(1)] {
+                if !ancestor.is_empty() {
+                    ancestor.push('/');
+                }
+                ancestor.push_str(segment);
+                state.tree.set_openness(ancestor.clone(), true);
+            }
+        }
     }
     let id = ui.make_persistent_id("scene tree");
     egui::ScrollArea::both()
