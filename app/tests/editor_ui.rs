@@ -990,3 +990,46 @@ fn a_mesh_is_edited_in_the_inspector_and_undo_restores_the_file() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert_eq!(editor(&h).resources().meshes[&id].size.x, 2.4);
 }
+
+/// Opening a project frames the level at once; selecting an entity afterwards does
+/// not move the camera (the framing used to wait for the first action, so the first
+/// click in the viewport zoomed onto what it selected).
+#[test]
+fn selecting_after_opening_does_not_move_the_camera() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let (target, distance) = {
+        let c = &h.state().panels.camera;
+        (c.target, c.distance)
+    };
+    h.get_by_label("Boulder").click();
+    h.run_steps(3);
+    assert_eq!(editor(&h).selection(), ["boulder".to_owned()]);
+    let c = &h.state().panels.camera;
+    assert_eq!((c.target, c.distance), (target, distance));
+}
+
+/// W, E and R switch the handle between move, rotate and scale, as in Godot and
+/// Unity; the View menu names them.
+#[test]
+fn w_e_r_switch_the_handle_tool() {
+    use kiln::editor::Tool;
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("Boulder").click();
+    h.run_steps(2);
+    for (key, tool) in [
+        (Key::E, Tool::Rotate),
+        (Key::R, Tool::Scale),
+        (Key::W, Tool::Move),
+    ] {
+        h.key_press(key);
+        h.run_steps(2);
+        assert_eq!(h.state().panels.viewport.tool, tool);
+    }
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label_contains("Rotate tool").click();
+    h.run_steps(2);
+    assert_eq!(h.state().panels.viewport.tool, Tool::Rotate);
+}

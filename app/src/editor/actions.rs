@@ -186,11 +186,17 @@ pub enum UiCommand {
     /// Write the selected entities to a new `.unit` and replace them with an
     /// instance of it.
     CreatePrefab,
+    /// The handle moves (W).
+    MoveTool,
+    /// The handle rotates (E).
+    RotateTool,
+    /// The handle scales (R).
+    ScaleTool,
 }
 
 impl UiCommand {
     /// Every command, in menu order.
-    pub const ALL: [UiCommand; 16] = [
+    pub const ALL: [UiCommand; 19] = [
         UiCommand::Save,
         UiCommand::Undo,
         UiCommand::Redo,
@@ -207,6 +213,9 @@ impl UiCommand {
         UiCommand::ToggleTopView,
         UiCommand::RefreshProblems,
         UiCommand::CreatePrefab,
+        UiCommand::MoveTool,
+        UiCommand::RotateTool,
+        UiCommand::ScaleTool,
     ];
 
     /// The menu label.
@@ -228,6 +237,9 @@ impl UiCommand {
             UiCommand::ToggleTopView => "Top view",
             UiCommand::RefreshProblems => "Refresh problems",
             UiCommand::CreatePrefab => "Create prefab from selection",
+            UiCommand::MoveTool => "Move tool",
+            UiCommand::RotateTool => "Rotate tool",
+            UiCommand::ScaleTool => "Scale tool",
         }
     }
 
@@ -250,6 +262,9 @@ impl UiCommand {
             UiCommand::FrameSelection => k(Modifiers::NONE, Key::F),
             UiCommand::ToggleTopView => k(Modifiers::NONE, Key::T),
             UiCommand::RefreshProblems | UiCommand::CreatePrefab => None,
+            UiCommand::MoveTool => k(Modifiers::NONE, Key::W),
+            UiCommand::RotateTool => k(Modifiers::NONE, Key::E),
+            UiCommand::ScaleTool => k(Modifiers::NONE, Key::R),
         }
     }
 

@@ -8,7 +8,7 @@ use egui::{Color32, RichText, ViewportCommand};
 
 use super::actions::{Action, UiCommand, UnsavedAnswer};
 use super::model::{Editor, Effect, Severity};
-use super::panels::{self, PanelState};
+use super::panels::{self, PanelState, Tool};
 use super::settings::Settings;
 
 /// What to do once the user answered "save changes?".
@@ -143,6 +143,10 @@ impl KilnApp {
                     }
                 }
                 Action::AnswerUnsaved(answer) => self.answer_unsaved(answer),
+                // The handle's tool is the viewport's, not the editor's.
+                Action::Run(UiCommand::MoveTool) => self.panels.viewport.tool = Tool::Move,
+                Action::Run(UiCommand::RotateTool) => self.panels.viewport.tool = Tool::Rotate,
+                Action::Run(UiCommand::ScaleTool) => self.panels.viewport.tool = Tool::Scale,
                 // A new entity appears where the camera looks, not at the origin.
                 Action::Run(UiCommand::NewEntity) => {
                     let position = self.panels.camera.target.to_array();
@@ -167,6 +171,9 @@ impl KilnApp {
             }
             self.route_effects();
         }
+        // Effects also come from outside actions (opening a project frames it, the
+        // watcher's toasts): route them every frame, not only after an action.
+        self.route_effects();
     }
 
     /// Hands the editor's one-shot requests to the panels and the toasts.
@@ -326,6 +333,14 @@ impl KilnApp {
                 command_button(ui, UiCommand::CreatePrefab, actions);
             });
             ui.menu_button("View", |ui| {
+                for c in [
+                    UiCommand::MoveTool,
+                    UiCommand::RotateTool,
+                    UiCommand::ScaleTool,
+                ] {
+                    command_button(ui, c, actions);
+                }
+                ui.separator();
                 for c in [
                     UiCommand::FrameSelection,
                     UiCommand::ToggleTopView,

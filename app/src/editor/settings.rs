@@ -17,6 +17,12 @@ pub struct Settings {
     pub simulation_rate: f32,
     /// How many steps Undo can go back.
     pub undo_steps: usize,
+    /// Move handle step with Ctrl held, in metres.
+    pub snap_move: f32,
+    /// Rotate handle step with Ctrl held, in degrees.
+    pub snap_rotate: f32,
+    /// Scale handle step with Ctrl held.
+    pub snap_scale: f32,
 }
 
 impl Default for Settings {
@@ -26,6 +32,9 @@ impl Default for Settings {
             show_grid: true,
             simulation_rate: 60.0,
             undo_steps: 1000,
+            snap_move: 0.5,
+            snap_rotate: 15.0,
+            snap_scale: 0.1,
         }
     }
 }

@@ -656,6 +656,8 @@ impl Editor {
             UiCommand::ToggleTopView => self.top_view = !self.top_view,
             UiCommand::RefreshProblems => self.refresh_problems(),
             UiCommand::CreatePrefab => self.create_prefab(),
+            // The handle's tool is the viewport's state (the app sets it).
+            UiCommand::MoveTool | UiCommand::RotateTool | UiCommand::ScaleTool => {}
         }
     }
 

@@ -8,7 +8,7 @@ mod scene_tree;
 mod status_bar;
 mod viewport;
 
-pub use viewport::Camera;
+pub use viewport::{Camera, Tool};
 
 use super::actions::Action;
 use super::model::Editor;

@@ -3,7 +3,8 @@
 //! Each mesh component is drawn as its primitive shape (from its `.mesh` resource) in
 //! its material's colour, faces shaded by a fixed light and sorted back to front. Drag
 //! with the left or right button to orbit, the middle button (or Shift + drag) to pan,
-//! scroll to zoom; click to select; drag an arrow of the handle to move the selection.
+//! scroll to zoom; click to select; drag an axis of the handle to move, rotate or
+//! scale the selection (W, E, R; hold Ctrl to snap).
 
 use egui::{Color32, Pos2, Rect, Sense, Shape, Stroke, pos2};
 use glam::{Affine3A, Mat4, Vec3, Vec4};
@@ -79,9 +80,11 @@ pub struct ViewportState {
     owners: Vec<kiln_core::Entity>,
     /// The handle axis being dragged.
     dragging_axis: Option<usize>,
-    /// Each dragged entity's position field when the drag started, and its
-    /// parent's world pose.
-    drag_starts: Vec<(String, Vec3, Affine3A)>,
+    /// Each dragged entity's position, rotation and scale fields when the drag
+    /// started, and its parent's world pose.
+    drag_starts: Vec<(String, [Vec3; 3], Affine3A)>,
+    /// What dragging the handle does (W, E, R).
+    pub tool: Tool,
     /// Accumulated drag along the axis, in metres.
     drag_amount: f32,
     /// Frame the selection on the next frame (asked by F or by opening a level).
@@ -481,7 +484,9 @@ pub fn show(
     }
     painter.add(Shape::mesh(batch));
 
-    // The translate handle of the primary selection.
+    // The handle of the primary selection: arrows to move, rings to rotate, boxes to
+    // scale (W, E, R).
+    let tool = state.viewport.tool;
     let handle = editor
         .selection()
         .first()
@@ -500,7 +505,21 @@ pub fn show(
             .enumerate()
             {
                 if let Some((tip, _)) = project(&vp, rect, origin + dir * len) {
-                    painter.arrow(o, tip - o, Stroke::new(3.0, color));
+                    match tool {
+                        Tool::Move => painter.arrow(o, tip - o, Stroke::new(3.0, color)),
+                        Tool::Rotate => {
+                            painter.line_segment([o, tip], Stroke::new(2.0, color));
+                            painter.circle_stroke(tip, 7.0, Stroke::new(3.0, color));
+                        }
+                        Tool::Scale => {
+                            painter.line_segment([o, tip], Stroke::new(3.0, color));
+                            painter.rect_filled(
+                                Rect::from_center_size(tip, egui::vec2(11.0, 11.0)),
+                                1.0,
+                                color,
+                            );
+                        }
+                    }
                     if let Some(p) = response.interact_pointer_pos().or(response.hover_pos())
                         && distance_to_segment(p, o, tip) < 8.0
                     {
@@ -511,21 +530,26 @@ pub fn show(
         }
     }
 
-    // Dragging a handle axis moves the whole selection (one undo step per drag).
+    // Dragging a handle axis changes the whole selection (one undo step per drag).
     if response.drag_started_by(egui::PointerButton::Primary)
         && let (Some((axis, _)), Some(_)) = (handle_hit, &handle)
     {
         state.viewport.dragging_axis = Some(axis);
         state.viewport.drag_amount = 0.0;
-        // Where each selected entity or part started, in its parent's space, and
-        // that space: the position field is local.
+        // Where each selected entity or part started (its position, rotation and
+        // scale fields, in its parent's space) and that space.
         state.viewport.drag_starts = editor
             .selection()
             .iter()
             .filter(|id| editor.world_pose(id).is_some() && !below_selection(editor, id))
             .map(|id| {
                 let parent = editor.parent_world_pose(id).unwrap_or(Affine3A::IDENTITY);
-                (id.clone(), authored_position(editor, id), parent)
+                let start = [
+                    authored_vec3(editor, id, "position", Vec3::ZERO),
+                    authored_vec3(editor, id, "rotation", Vec3::ZERO),
+                    authored_vec3(editor, id, "scale", Vec3::ONE),
+                ];
+                (id.clone(), start, parent)
             })
             .collect();
     }
@@ -545,22 +569,21 @@ pub fn show(
                         response.drag_delta().dot(screen.normalized()) / per_metre;
                 }
             }
-            let values = state
-                .viewport
-                .drag_starts
-                .iter()
-                .map(|(id, start, parent)| {
-                    // The world axis, expressed in the parent's frame.
-                    let local_delta = parent
-                        .inverse()
-                        .transform_vector3(dir * state.viewport.drag_amount);
-                    let moved = ((*start + local_delta) * 1000.0).round() / 1000.0;
-                    (id.clone(), json_f32s(&moved.to_array()))
-                })
-                .collect();
+            // Hold Ctrl to snap to the steps in the settings.
+            let snap = ui.input(|i| i.modifiers.command);
+            let (field, values) = handle_values(
+                &HandleDrag {
+                    tool,
+                    axis,
+                    amount: state.viewport.drag_amount,
+                    handle_length: len,
+                    snap: snap.then_some(settings),
+                },
+                &state.viewport.drag_starts,
+            );
             actions.push(Action::SetFieldEach {
                 component: "transform".into(),
-                field: "position".into(),
+                field: field.into(),
                 values,
                 continuing: true,
             });
@@ -666,9 +689,9 @@ fn below_selection(editor: &Editor, id: &str) -> bool {
     false
 }
 
-/// The position an entity or part has in its file (for a part, with the open
-/// file's overrides), in its parent's space.
-fn authored_position(editor: &Editor, id: &str) -> Vec3 {
+/// A transform field (position, rotation, scale) as an entity or part has it in its
+/// file (for a part, with the open file's overrides), in its parent's space.
+fn authored_vec3(editor: &Editor, id: &str, field: &str, default: Vec3) -> Vec3 {
     let part;
     let entity = match editor.entity(id) {
         Some(e) => e,
@@ -677,20 +700,98 @@ fn authored_position(editor: &Editor, id: &str) -> Vec3 {
                 part = p;
                 &part.entity
             }
-            None => return Vec3::ZERO,
+            None => return default,
         },
     };
     let p = entity
         .components
         .get("transform")
-        .and_then(|t| t.get("position"))
+        .and_then(|t| t.get(field))
         .and_then(Value::as_array);
     let at = |k: usize| {
         p.and_then(|a| a.get(k))
             .and_then(Value::as_f64)
-            .unwrap_or(0.0) as f32
+            .map_or(default[k], |v| v as f32)
     };
     Vec3::new(at(0), at(1), at(2))
+}
+
+/// One frame of a handle drag.
+pub struct HandleDrag<'a> {
+    /// What the handle does.
+    pub tool: Tool,
+    /// 0, 1, 2 for x, y, z.
+    pub axis: usize,
+    /// How far the pointer went along the axis, in metres.
+    pub amount: f32,
+    /// The handle's length on screen, in metres (scaling by one length doubles).
+    pub handle_length: f32,
+    /// The snapping steps, when Ctrl is held.
+    pub snap: Option<&'a Settings>,
+}
+
+/// The transform field a handle drag sets and each dragged entity's new value, from
+/// where each one started (position, rotation, scale) and its parent's world pose.
+/// Moving is along the world axis; rotating (90 degrees per metre) and scaling are
+/// about the entity's own axis.
+pub fn handle_values(
+    drag: &HandleDrag,
+    starts: &[(String, [Vec3; 3], Affine3A)],
+) -> (&'static str, Vec<(String, Value)>) {
+    let snapped = |v: f32, step: Option<f32>| match step {
+        Some(step) if step > 0.0 => (v / step).round() * step,
+        _ => v,
+    };
+    let (axis, amount) = (drag.axis, drag.amount);
+    let dir = [Vec3::X, Vec3::Y, Vec3::Z][axis];
+    let field = match drag.tool {
+        Tool::Move => "position",
+        Tool::Rotate => "rotation",
+        Tool::Scale => "scale",
+    };
+    let values = starts
+        .iter()
+        .map(|(id, start, parent)| {
+            let value = match drag.tool {
+                Tool::Move => {
+                    // The world axis, expressed in the parent's frame.
+                    let local_delta = parent.inverse().transform_vector3(dir * amount);
+                    let step = drag.snap.map(|s| s.snap_move);
+                    rounded((start[0] + local_delta).map(|v| snapped(v, step)), 1000.0)
+                }
+                Tool::Rotate => {
+                    let mut r = start[1];
+                    r[axis] = snapped(r[axis] + amount * 90.0, drag.snap.map(|s| s.snap_rotate));
+                    rounded(r, 100.0)
+                }
+                Tool::Scale => {
+                    let mut sc = start[2];
+                    let factor = (1.0 + amount / drag.handle_length.max(1e-3)).max(0.01);
+                    sc[axis] = snapped(sc[axis] * factor, drag.snap.map(|s| s.snap_scale));
+                    rounded(sc, 1000.0)
+                }
+            };
+            (id.clone(), value)
+        })
+        .collect();
+    (field, values)
+}
+
+/// A vector as JSON, rounded to `1 / scale` (no float noise in saved files).
+fn rounded(v: Vec3, scale: f32) -> Value {
+    json_f32s(&((v * scale).round() / scale).to_array())
+}
+
+/// What dragging the handle does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tool {
+    /// Move along an axis (W).
+    #[default]
+    Move,
+    /// Rotate about an axis (E).
+    Rotate,
+    /// Scale along an axis (R).
+    Scale,
 }
 
 /// What a click on `hit` (the runtime entity's path, `tree_01/trunk` for a prefab
@@ -771,7 +872,54 @@ fn point_in_polygon(p: Pos2, poly: &[Pos2]) -> bool {
 
 #[cfg(test)]
 mod click_tests {
-    use super::click_target;
+    use super::*;
+
+    fn starts() -> Vec<(String, [Vec3; 3], Affine3A)> {
+        vec![(
+            "a".into(),
+            [
+                Vec3::new(1.0, 0.0, 0.0),
+                Vec3::new(0.0, 10.0, 0.0),
+                Vec3::ONE,
+            ],
+            Affine3A::from_translation(Vec3::new(5.0, 0.0, 0.0)),
+        )]
+    }
+
+    fn drag(tool: Tool, amount: f32, snap: Option<&Settings>) -> Vec<f64> {
+        let (_, values) = handle_values(
+            &HandleDrag {
+                tool,
+                axis: 1,
+                amount,
+                handle_length: 2.0,
+                snap,
+            },
+            &starts(),
+        );
+        values[0]
+            .1
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_handles_move_rotate_and_scale_along_their_axis_and_snap_with_ctrl() {
+        let settings = Settings::default();
+        assert_eq!(drag(Tool::Move, 0.3, None), [1.0, 0.3, 0.0]);
+        assert_eq!(drag(Tool::Move, 0.3, Some(&settings)), [1.0, 0.5, 0.0]);
+        // 0.1 m is 9 degrees; with a 15 degree step, 10 + 9 snaps to 15.
+        assert_eq!(drag(Tool::Rotate, 0.1, None), [0.0, 19.0, 0.0]);
+        assert_eq!(drag(Tool::Rotate, 0.1, Some(&settings)), [0.0, 15.0, 0.0]);
+        // A handle's length doubles; half of it is 1.5 times.
+        assert_eq!(drag(Tool::Scale, 1.0, None), [1.0, 1.5, 1.0]);
+        assert_eq!(drag(Tool::Scale, 0.27, Some(&settings)), [1.0, 1.1, 1.0]);
+        // Scaling never flips or collapses to zero.
+        assert!(drag(Tool::Scale, -10.0, None)[1] > 0.0);
+    }
 
     #[test]
     fn a_click_on_a_part_selects_the_instance_first_then_the_part() {
