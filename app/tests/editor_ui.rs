@@ -1033,3 +1033,21 @@ fn w_e_r_switch_the_handle_tool() {
     h.run_steps(2);
     assert_eq!(h.state().panels.viewport.tool, Tool::Rotate);
 }
+
+/// F frames a mesh whole, by the size of its shape, not its unit box: the camera
+/// ends up outside the boulder (a sphere 2.4 across, scaled 1.2), not inside it.
+#[test]
+fn f_frames_a_mesh_by_its_size() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("Boulder").click();
+    h.run_steps(3);
+    h.key_press(Key::F);
+    h.run_steps(3);
+    let radius = 2.4 * 1.2 / 2.0;
+    assert!(
+        h.state().panels.camera.distance > 2.0 * radius,
+        "{}",
+        h.state().panels.camera.distance
+    );
+}

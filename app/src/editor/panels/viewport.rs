@@ -810,9 +810,9 @@ pub fn click_target(selection: &[String], hit: &str, alt: bool) -> String {
 }
 
 /// The world-space box around what F frames: the selected entities with everything
-/// below them (a group's children, a prefab instance's parts), each point grown by
-/// its scale so that a mesh is inside, not just its origin; the whole world when
-/// nothing is selected.
+/// below them (a group's children, a prefab instance's parts), meshes whole (their
+/// shape's box as drawn, not just their origin); the whole world when nothing is
+/// selected.
 pub fn frame_bounds(editor: &Editor) -> Option<(Vec3, Vec3)> {
     let transforms = &editor.preview().world.transforms;
     let mut stack: Vec<kiln_core::Instance> = if editor.selection().is_empty() {
@@ -828,14 +828,32 @@ pub fn frame_bounds(editor: &Editor) -> Option<(Vec3, Vec3)> {
             .filter_map(|id| transforms.lookup(level.entity(id)?))
             .collect()
     };
+    let world = &editor.preview().world;
     let mut bounds: Option<(Vec3, Vec3)> = None;
+    let mut grow = |p: Vec3| {
+        bounds = Some(bounds.map_or((p, p), |(a, b)| (a.min(p), b.max(p))));
+    };
     while let Some(i) = stack.pop() {
-        let world = transforms.world(i);
-        // Meshes are unit-sized shapes: half a unit, scaled, around the origin.
-        let (scale, _, origin) = world.to_scale_rotation_translation();
-        let reach = Vec3::splat(scale.abs().max_element() * 0.5);
-        let (lo, hi) = (origin - reach, origin + reach);
-        bounds = Some(bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        let pose = transforms.world(i);
+        // A mesh counts whole: the corners of its shape's box, as drawn.
+        let shape = world
+            .meshes
+            .lookup(transforms.entity(i))
+            .and_then(|m| editor.resources().meshes.get(&world.meshes.get(m).mesh));
+        match shape {
+            Some(shape) => {
+                let model = pose * Affine3A::from_scale(shape.size);
+                for k in 0..8 {
+                    let corner = Vec3::new(
+                        if k & 1 == 0 { -0.5 } else { 0.5 },
+                        if k & 2 == 0 { -0.5 } else { 0.5 },
+                        if k & 4 == 0 { -0.5 } else { 0.5 },
+                    );
+                    grow(model.transform_point3(corner));
+                }
+            }
+            None => grow(Vec3::from(pose.translation)),
+        }
         stack.extend(transforms.children(i));
     }
     bounds
@@ -848,7 +866,8 @@ fn frame(editor: &Editor, camera: &mut Camera) {
     camera.target = (min + max) * 0.5;
     // The distance at which a sphere around the box fills the 50 degree view.
     let radius = (max - min).length() * 0.5;
-    camera.distance = (radius / 25f32.to_radians().sin()).clamp(2.0, 400.0);
+    // A little margin, so the framed object does not touch the edges.
+    camera.distance = (1.15 * radius / 25f32.to_radians().sin()).clamp(1.0, 400.0);
 }
 
 fn distance_to_segment(p: Pos2, a: Pos2, b: Pos2) -> f32 {
