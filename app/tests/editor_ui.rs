@@ -1051,3 +1051,32 @@ fn f_frames_a_mesh_by_its_size() {
         h.state().panels.camera.distance
     );
 }
+
+/// A material's colour set from the inspector's action is written to the file and
+/// the viewport's colours follow at once.
+#[test]
+fn a_material_edit_reaches_the_viewport() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.state_mut()
+        .apply_actions(vec![kiln::editor::Action::SetAssetField {
+            file: "materials/bark.material".into(),
+            field: "color".into(),
+            value: serde_json::json!([1.0, 0.0, 0.0, 1.0]),
+            continuing: false,
+        }]);
+    h.run_steps(2);
+    let id = kiln_core::ResourceId::of(
+        &kiln_core::ResourcePath::parse("materials/bark").unwrap(),
+        "material",
+    );
+    assert_eq!(
+        editor(&h).resources().colors[&id],
+        glam::Vec4::new(1.0, 0.0, 0.0, 1.0)
+    );
+    let text = std::fs::read_to_string(dir.path().join("materials/bark.material")).unwrap();
+    assert!(
+        text.contains("\"texture\": \"textures/bark\""),
+        "other fields kept: {text}"
+    );
+}

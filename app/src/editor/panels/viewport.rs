@@ -305,9 +305,7 @@ pub fn show(
     if response.hovered() {
         let scroll = ui.input(|i| i.smooth_scroll_delta.y);
         if scroll != 0.0 {
-            // Proportional to the distance, and the same for one big scroll event as
-            // for many small ones (a linear factor overshot on fast wheels).
-            camera.distance = (camera.distance * (-scroll * 0.0015).exp()).clamp(0.5, 500.0);
+            camera.distance = zoomed(camera.distance, scroll);
         }
     }
 
@@ -716,6 +714,13 @@ fn authored_vec3(editor: &Editor, id: &str, field: &str, default: Vec3) -> Vec3 
     Vec3::new(at(0), at(1), at(2))
 }
 
+/// The camera distance after scrolling by `scroll` points: proportional to the
+/// distance, and the same for one big scroll event as for many small ones (a
+/// linear factor overshot on fast wheels and could go negative).
+pub fn zoomed(distance: f32, scroll: f32) -> f32 {
+    (distance * (-scroll * 0.0015).exp()).clamp(0.5, 500.0)
+}
+
 /// One frame of a handle drag.
 pub struct HandleDrag<'a> {
     /// What the handle does.
@@ -923,6 +928,21 @@ mod click_tests {
             .iter()
             .map(|v| v.as_f64().unwrap())
             .collect()
+    }
+
+    #[test]
+    fn zoom_is_proportional_to_distance_and_the_same_however_the_wheel_reports_it() {
+        let one_big = zoomed(10.0, 400.0);
+        let many_small = (0..40).fold(10.0, |d, _| zoomed(d, 10.0));
+        assert!(
+            (one_big - many_small).abs() < 1e-3,
+            "{one_big} vs {many_small}"
+        );
+        // The same scroll changes a far camera by the same ratio as a near one.
+        assert!((zoomed(100.0, 50.0) / 100.0 - zoomed(2.0, 50.0) / 2.0).abs() < 1e-5);
+        // Scrolling back returns; a huge scroll stays in range.
+        assert!((zoomed(zoomed(10.0, 120.0), -120.0) - 10.0).abs() < 1e-4);
+        assert!(zoomed(10.0, 1e6) >= 0.5);
     }
 
     #[test]
