@@ -409,11 +409,16 @@ pub fn create_prefab(
     } else {
         stem.to_owned()
     };
+    // An identity transform, so that the instance can be moved with the handle and
+    // shows a transform in the inspector.
+    let mut components = Map::new();
+    components.insert("transform".into(), Value::Object(Map::new()));
     let instance = EntityDocument {
         id: instance_id.clone(),
         name,
         parent,
         prefab: Some(prefab.to_owned()),
+        components,
         ..Default::default()
     };
     // The instance takes the place of the first root once the members are gone.
