@@ -1080,3 +1080,21 @@ fn a_material_edit_reaches_the_viewport() {
         "other fields kept: {text}"
     );
 }
+
+/// A toast goes away by itself after a few seconds.
+#[test]
+fn toasts_leave_the_screen() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let not_a_project = tempfile::tempdir().unwrap();
+    h.state_mut().open_project(not_a_project.path());
+    h.run_steps(2);
+    let message = "is not a Kiln project: it has no kiln.project file";
+    assert!(h.query_by_label_contains(message).is_some());
+    // Seven seconds of frames at 60 per second.
+    h.run_steps(420);
+    assert!(
+        h.query_by_label_contains(message).is_none(),
+        "the toast stayed"
+    );
+}

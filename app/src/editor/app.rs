@@ -36,7 +36,8 @@ pub struct KilnApp {
     allowed_to_close: bool,
     /// The close was sent to the window.
     closing: bool,
-    toasts: Vec<(Severity, String, Instant)>,
+    /// Messages on screen, with the UI time they appeared (set when first shown).
+    toasts: Vec<(Severity, String, Option<f64>)>,
     last_title: String,
     last_frame: Option<Instant>,
     /// `KILN_SCREENSHOT=path.png`: save a screenshot of the window after a few
@@ -102,8 +103,7 @@ impl KilnApp {
             }
             Err(e) => {
                 let message = format!("cannot open {}: {e:#}", dir.display());
-                self.toasts
-                    .push((Severity::Error, message.clone(), Instant::now()));
+                self.toasts.push((Severity::Error, message.clone(), None));
                 self.open_error = Some(message);
             }
         }
@@ -185,7 +185,7 @@ impl KilnApp {
             match effect {
                 Effect::FrameSelection => self.panels.viewport.frame_request = true,
                 Effect::BeginRename(id) => self.panels.begin_rename = Some(id),
-                Effect::Toast(t) => self.toasts.push((t.severity, t.text, Instant::now())),
+                Effect::Toast(t) => self.toasts.push((t.severity, t.text, None)),
             }
         }
     }
@@ -436,9 +436,17 @@ impl KilnApp {
         });
     }
 
+    /// How long a toast stays, in seconds.
+    const TOAST_SECONDS: f64 = 6.0;
+
     fn toasts(&mut self, ctx: &egui::Context) {
+        // The UI's clock, not the wall's: the same in the window and in tests.
+        let now = ctx.input(|i| i.time);
+        for (_, _, at) in &mut self.toasts {
+            at.get_or_insert(now);
+        }
         self.toasts
-            .retain(|(_, _, at)| at.elapsed() < Duration::from_secs(6));
+            .retain(|(_, _, at)| at.is_none_or(|t| now - t < Self::TOAST_SECONDS));
         if self.toasts.is_empty() {
             return;
         }
