@@ -315,6 +315,20 @@ fn dragging_a_file_onto_a_folder_previews_the_move_and_f2_renames_in_the_browser
         h.state().panels.assets.rename.as_ref().map(|d| d.0.clone()),
         Some("textures/grass.png".into())
     );
+    // ... and the rename goes through: type the new path, apply.
+    h.get_by_label("New path").focus();
+    h.run_steps(1);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.get_by_label("New path").type_text("textures/meadow.png");
+    h.run_steps(3);
+    h.get_by_label("Preview").click();
+    h.run_steps(3);
+    h.get_by_label("Apply").click();
+    h.run_steps(4);
+    assert!(dir.path().join("textures/meadow.png").is_file());
+    assert!(!dir.path().join("textures/grass.png").exists());
+    let grass = std::fs::read_to_string(dir.path().join("materials/grass.material")).unwrap();
+    assert!(grass.contains("\"textures/meadow\""), "{grass}");
 }
 
 #[test]

@@ -113,7 +113,8 @@ pub fn show(
         let overrides = first.entity.overrides.len();
         if first.part.is_none() && overrides > 0 {
             ui.horizontal(|ui| {
-                ui.label(format!("{overrides} parts overridden"));
+                let parts = if overrides == 1 { "part" } else { "parts" };
+                ui.label(format!("{overrides} {parts} overridden"));
                 if ui
                     .button("Apply overrides to prefab")
                     .on_hover_text(
