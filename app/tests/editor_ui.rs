@@ -1112,3 +1112,27 @@ fn toasts_leave_the_screen() {
         "the toast stayed"
     );
 }
+
+/// ↗ beside a reference shows its file in the asset browser (an action like any
+/// other): the Assets tab, the file selected.
+#[test]
+fn show_in_asset_browser_reveals_the_file() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("Boulder").click();
+    h.run_steps(3);
+    h.get_by_label("Problems (0)").click();
+    h.run_steps(2);
+    // The mesh's, then the material's.
+    h.get_all_by_label("Show in asset browser")
+        .nth(1)
+        .unwrap()
+        .click();
+    h.run_steps(3);
+    assert_eq!(
+        h.state().panels.assets.selected.as_deref(),
+        Some("materials/stone.material")
+    );
+    assert_eq!(h.state().panels.bottom, kiln::editor::BottomTab::Assets);
+    h.get_by_label("🎨 stone.material");
+}

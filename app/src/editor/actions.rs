@@ -133,6 +133,8 @@ pub enum Action {
     },
     /// Forget the open level's unsaved edits on purpose (and their recovery file).
     DiscardUnsavedEdits,
+    /// Show a file in the asset browser (switches to its tab, opens its folder).
+    RevealFile(String),
     /// Open another project (asks about unsaved edits first).
     OpenProject(std::path::PathBuf),
     /// Answer the "save changes?" question: save, discard, or (`None`) cancel.

@@ -143,6 +143,11 @@ impl KilnApp {
                     }
                 }
                 Action::AnswerUnsaved(answer) => self.answer_unsaved(answer),
+                Action::RevealFile(file) => {
+                    self.panels.bottom = panels::BottomTab::Assets;
+                    self.panels.assets.selected = Some(file.clone());
+                    self.panels.assets.reveal = Some(file);
+                }
                 // The handle's tool is the viewport's, not the editor's.
                 Action::Run(UiCommand::MoveTool) => self.panels.viewport.tool = Tool::Move,
                 Action::Run(UiCommand::RotateTool) => self.panels.viewport.tool = Tool::Rotate,

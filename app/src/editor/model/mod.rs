@@ -601,6 +601,7 @@ impl Editor {
             | Action::RemoveComponent { .. }
             | Action::CreateEntity { .. }
             | Action::OpenProject(_)
+            | Action::RevealFile(_)
             | Action::AnswerUnsaved(_)
             | Action::Quit => {}
         }

@@ -8,7 +8,6 @@ use egui::{Color32, DragValue, RichText};
 use kiln_core::{EntityDocument, FieldKind, FieldSchema, ResourcePath};
 use serde_json::Value;
 
-use super::BottomTab;
 use super::assets::AssetState;
 use crate::editor::actions::Action;
 use crate::editor::model::Editor;
@@ -78,11 +77,21 @@ fn targets<'a>(editor: &'a Editor) -> Vec<Target<'a>> {
 /// Shows the inspector for the selection: one entity or part with all its
 /// components, or several with the components they share (a field whose values
 /// differ shows as mixed; an edit sets it on all of them as one undo step).
-pub fn show(
+pub fn show(ui: &mut egui::Ui, editor: &Editor, assets: &AssetState, actions: &mut Vec<Action>) {
+    // A file to show in the asset browser (↗ beside a reference), asked for by any
+    // field this frame.
+    let mut reveal = None;
+    show_selection(ui, editor, assets, &mut reveal, actions);
+    if let Some(file) = reveal {
+        actions.push(Action::RevealFile(file));
+    }
+}
+
+fn show_selection(
     ui: &mut egui::Ui,
     editor: &Editor,
-    assets: &mut AssetState,
-    bottom: &mut BottomTab,
+    assets: &AssetState,
+    reveal: &mut Option<String>,
     actions: &mut Vec<Action>,
 ) {
     ui.strong("Inspector");
@@ -94,7 +103,7 @@ pub fn show(
         && let Some(kiln_core::registry::ResourceFormat::Json(fields)) =
             editor.registry().resource_type(&ext).map(|t| &t.format)
     {
-        asset(ui, editor, &file, fields, assets, bottom, actions);
+        asset(ui, editor, &file, fields, reveal, actions);
         return;
     }
     let targets = targets(editor);
@@ -223,7 +232,7 @@ pub fn show(
                                                 };
                                                 field_widget(
                                                     ui, editor, f, current, label, &mut emit,
-                                                    assets, bottom,
+                                                    reveal,
                                                 );
                                             },
                                         );
@@ -246,14 +255,12 @@ pub fn show(
 /// A resource file's fields (a material, a mesh), built from its type's schema like
 /// a component's, edited in place: each change is written to the file at once (one
 /// undo step per gesture) and the viewport shows it.
-#[allow(clippy::too_many_arguments)] // The panel's context, passed through once.
 fn asset(
     ui: &mut egui::Ui,
     editor: &Editor,
     file: &str,
     schema: &[FieldSchema],
-    assets: &mut AssetState,
-    bottom: &mut BottomTab,
+    reveal: &mut Option<String>,
     actions: &mut Vec<Action>,
 ) {
     egui::Grid::new("asset header")
@@ -294,7 +301,7 @@ fn asset(
                         continuing,
                     });
                 };
-                field_widget(ui, editor, f, current, label.id, &mut emit, assets, bottom);
+                field_widget(ui, editor, f, current, label.id, &mut emit, reveal);
                 ui.end_row();
             }
         });
@@ -491,8 +498,7 @@ fn field_widget(
     current: &Value,
     label: egui::Id,
     emit: &mut impl FnMut(Value, bool),
-    assets: &mut AssetState,
-    bottom: &mut BottomTab,
+    reveal: &mut Option<String>,
 ) {
     match &f.kind {
         FieldKind::Bool => {
@@ -590,8 +596,7 @@ fn field_widget(
                 current.as_str().unwrap_or(""),
                 label,
                 emit,
-                assets,
-                bottom,
+                reveal,
             );
         }
         FieldKind::ResourceList { .. } => {
@@ -610,8 +615,7 @@ fn resource_picker(
     current: &str,
     label: egui::Id,
     emit: &mut impl FnMut(Value, bool),
-    assets: &mut AssetState,
-    bottom: &mut BottomTab,
+    reveal: &mut Option<String>,
 ) {
     let candidates: Vec<String> = editor
         .checker()
@@ -655,15 +659,15 @@ fn resource_picker(
             ui.colored_label(Color32::from_rgb(220, 170, 60), "⚠ nothing drawn")
                 .on_hover_text("Choose a mesh: without one, this component draws nothing");
         }
-        if !current.is_empty()
-            && ResourcePath::parse(current).is_ok()
-            && ui
-                .small_button("↗")
-                .on_hover_text("Show in asset browser")
-                .clicked()
-        {
-            assets.reveal = Some(format!("{current}.{resource_type}"));
-            *bottom = BottomTab::Assets;
+        if !current.is_empty() && ResourcePath::parse(current).is_ok() && {
+            let show = ui.small_button("↗").on_hover_text("Show in asset browser");
+            // The glyph is not a name: screen readers and tests find it by this.
+            show.widget_info(|| {
+                egui::WidgetInfo::labeled(egui::Role::Button, true, "Show in asset browser")
+            });
+            show.clicked()
+        } {
+            *reveal = Some(format!("{current}.{resource_type}"));
         }
     });
 }

@@ -68,7 +68,7 @@ pub fn show(
         .resizable(true)
         .default_size(330.0)
         .show(ui, |ui| {
-            inspector::show(ui, editor, &mut state.assets, &mut state.bottom, actions);
+            inspector::show(ui, editor, &state.assets, actions);
         });
     egui::Panel::bottom("bottom")
         .resizable(true)
