@@ -46,7 +46,7 @@ pub enum DestroyPolicy {
 /// [`World::add_extension`](crate::World::add_extension).
 pub trait ComponentManager: Any + Send {
     /// The registered component type name, e.g. `"point_mass"`.
-    fn type_name(&self) -> &'static str;
+    fn type_name(&self) -> &str;
 
     /// Number of component instances.
     fn len(&self) -> usize;

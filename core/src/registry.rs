@@ -36,11 +36,16 @@ use crate::{Entity, EntityManager, Instance, ResourceId, World};
 
 /// Turns one component instance's validated fields into its instance bytes,
 /// appended to `out`. Returns a sentence on a semantic error.
-pub type CompileFn = fn(&FieldValues, &mut Vec<u8>) -> Result<(), String>;
+///
+/// Shared, so that a component type defined by a loaded plugin can carry what it
+/// needs to reach the plugin (a built-in passes a plain function).
+pub type CompileFn =
+    std::sync::Arc<dyn Fn(&FieldValues, &mut Vec<u8>) -> Result<(), String> + Send + Sync>;
 
 /// Creates every instance of one component type of a level in one call.
 /// Must validate `batch.data` before creating anything and return a sentence on error.
-pub type SpawnFn = fn(&mut SpawnContext, &ComponentBatch) -> Result<(), String>;
+pub type SpawnFn =
+    std::sync::Arc<dyn Fn(&mut SpawnContext, &ComponentBatch) -> Result<(), String> + Send + Sync>;
 
 /// What a spawn function may touch.
 #[derive(Debug)]
@@ -154,7 +159,7 @@ impl RecordWriter for Vec<u8> {
 }
 
 /// A registered component type.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ComponentType {
     /// The key in a level's `components` object, e.g. `"mesh"`.
     pub name: String,
@@ -178,9 +183,27 @@ pub struct ComponentType {
     pub spawn: SpawnFn,
 }
 
+impl std::fmt::Debug for ComponentType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComponentType")
+            .field("name", &self.name)
+            .field("id", &self.id)
+            .field("spawn_order", &self.spawn_order)
+            .field("fields", &self.fields)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ComponentType {
     /// A component type with no fields yet.
-    pub fn new(name: &str, spawn_order: i32, compile: CompileFn, spawn: SpawnFn) -> Self {
+    pub fn new(
+        name: &str,
+        spawn_order: i32,
+        compile: impl Fn(&FieldValues, &mut Vec<u8>) -> Result<(), String> + Send + Sync + 'static,
+        spawn: impl Fn(&mut SpawnContext, &ComponentBatch) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        let compile: CompileFn = std::sync::Arc::new(compile);
+        let spawn: SpawnFn = std::sync::Arc::new(spawn);
         ComponentType {
             name: name.into(),
             id: fnv1a32(name.as_bytes()),

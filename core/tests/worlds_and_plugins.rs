@@ -53,7 +53,7 @@ struct LiftManager {
 }
 
 impl ComponentManager for LiftManager {
-    fn type_name(&self) -> &'static str {
+    fn type_name(&self) -> &str {
         "lift"
     }
     fn len(&self) -> usize {
@@ -148,4 +148,49 @@ fn plugin_component_types_compile_spawn_and_simulate() {
         "{err}"
     );
     assert_eq!(bare.transforms.len(), 0);
+}
+
+/// A component type defined at run time (as a loaded plugin's is) carries its own
+/// state in its compile and spawn functions: here a unit conversion chosen when the
+/// type is registered, and a count of the instances spawned.
+#[test]
+fn component_types_can_carry_state() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let scale = 100.0_f32; // metres -> centimetres, decided at registration
+    let spawned = Arc::new(AtomicUsize::new(0));
+    let counter = spawned.clone();
+    let mut registry = Registry::with_builtins();
+    registry
+        .register_component(
+            ComponentType::new(
+                "lift",
+                40,
+                move |f: &FieldValues, out: &mut Vec<u8>| {
+                    out.extend_from_slice(&(f.f32("rate") * scale).to_le_bytes());
+                    Ok(())
+                },
+                move |ctx: &mut SpawnContext, batch: &ComponentBatch| {
+                    counter.fetch_add(batch.fixed_records(4)?.count(), Ordering::SeqCst);
+                    spawn_lift(ctx, batch)
+                },
+            )
+            .with_fields(vec![FieldSchema::float("rate", 1.0, -100.0, 100.0)]),
+        )
+        .unwrap();
+    let level = r#"{"entities": [
+        {"id": "a", "components": {"transform": {}, "lift": {"rate": 2}}},
+        {"id": "b", "components": {"transform": {}, "lift": {"rate": 3}}}
+    ]}"#;
+    let blob = compile_level(&registry, &mut HashMap::new(), "levels/l.level", level)
+        .unwrap()
+        .blob;
+    let (mut em, mut world) = (EntityManager::new(), World::new());
+    world.add_extension(LiftManager::default());
+    spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
+    assert_eq!(spawned.load(Ordering::SeqCst), 2);
+    let lifts = world.extension::<LiftManager>().unwrap();
+    let mut rates = lifts.rate.clone();
+    rates.sort_by(f32::total_cmp);
+    assert_eq!(rates, [200.0, 300.0]);
 }

@@ -93,7 +93,7 @@ impl OwnedInstances for OscillatorManager {
 }
 
 impl ComponentManager for OscillatorManager {
-    fn type_name(&self) -> &'static str {
+    fn type_name(&self) -> &str {
         "oscillator"
     }
     fn len(&self) -> usize {
@@ -199,7 +199,7 @@ impl OwnedInstances for RotatorManager {
 }
 
 impl ComponentManager for RotatorManager {
-    fn type_name(&self) -> &'static str {
+    fn type_name(&self) -> &str {
         "rotator"
     }
     fn len(&self) -> usize {

@@ -142,7 +142,7 @@ impl OwnedInstances for DebugNameManager {
 }
 
 impl ComponentManager for DebugNameManager {
-    fn type_name(&self) -> &'static str {
+    fn type_name(&self) -> &str {
         "debug_name"
     }
     fn len(&self) -> usize {

@@ -187,7 +187,7 @@ impl OwnedInstances for MeshManager {
 }
 
 impl ComponentManager for MeshManager {
-    fn type_name(&self) -> &'static str {
+    fn type_name(&self) -> &str {
         "mesh"
     }
     fn len(&self) -> usize {

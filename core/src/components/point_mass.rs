@@ -153,7 +153,7 @@ impl OwnedInstances for PointMassManager {
 }
 
 impl ComponentManager for PointMassManager {
-    fn type_name(&self) -> &'static str {
+    fn type_name(&self) -> &str {
         "point_mass"
     }
     fn len(&self) -> usize {

@@ -427,7 +427,7 @@ impl OwnedInstances for TransformManager {
 }
 
 impl ComponentManager for TransformManager {
-    fn type_name(&self) -> &'static str {
+    fn type_name(&self) -> &str {
         "transform"
     }
     fn len(&self) -> usize {
