@@ -79,6 +79,15 @@ impl World {
             .find_map(|m| (m.as_mut() as &mut dyn Any).downcast_mut::<M>())
     }
 
+    /// The extension manager whose [`ComponentManager::type_name`] is `name` (how a
+    /// plugin's component types, all served by one manager type, find theirs).
+    pub fn extension_named_mut(&mut self, name: &str) -> Option<&mut dyn ComponentManager> {
+        self.extensions
+            .iter_mut()
+            .find(|m| m.type_name() == name)
+            .map(|m| m.as_mut())
+    }
+
     fn for_each_manager(&mut self, mut f: impl FnMut(&mut dyn ComponentManager)) {
         f(&mut self.transforms);
         f(&mut self.debug_names);

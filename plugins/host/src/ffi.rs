@@ -1,0 +1,402 @@
+//! The one module of Kiln that uses `unsafe`: it loads plugin libraries and calls
+//! across the C ABI of `kiln_plugin::abi`, in both directions. Everything it hands
+//! out is safe to use: owned copies of what the plugin declared, and wrappers whose
+//! methods make the calls.
+//!
+//! The contract a plugin accepts (stated in `kiln_plugin.h`): the tables and strings
+//! it returns stay valid until `shutdown`; its callbacks are called from one thread at
+//! a time (not always the same one); nothing unwinds across the boundary.
+#![allow(unsafe_code)]
+
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::path::Path;
+
+use kiln_core::Entity;
+use kiln_core::components::TransformManager;
+use kiln_plugin::abi::*;
+
+/// A plugin library, open, with its plugin API table.
+pub(crate) struct Library {
+    api: KilnPluginApiV0,
+    // Dropped last (fields drop in order): the code the table points into stays
+    // loaded while the table exists.
+    _library: libloading::Library,
+}
+
+impl std::fmt::Debug for Library {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Library")
+            .field("name", &self.name())
+            .finish_non_exhaustive()
+    }
+}
+
+// SAFETY: the plugin contract allows calls from any thread, one at a time; Kiln never
+// calls one plugin from two threads at once (the editor's frame, the compiler and the
+// watcher each own their registry and world). The table is plain data.
+unsafe impl Send for Library {}
+// SAFETY: as above; shared references only read the table.
+unsafe impl Sync for Library {}
+
+/// Why a library could not be opened as a plugin.
+#[derive(Debug)]
+pub(crate) enum OpenError {
+    /// The dynamic loader refused it (not a library, wrong architecture...).
+    NotALibrary(String),
+    /// It does not export `kiln_get_plugin_api`.
+    NoEntryPoint,
+    /// It returned null for plugin API v0.
+    NoPluginApi,
+}
+
+/// Reads a string a plugin passed; invalid UTF-8 is replaced, a null pointer is "".
+fn read_str(s: KilnStr) -> String {
+    if s.ptr.is_null() || s.len == 0 {
+        return String::new();
+    }
+    // SAFETY: the plugin contract: `ptr` points to `len` readable bytes for the
+    // duration of the call (or until shutdown, for its name).
+    let bytes = unsafe { std::slice::from_raw_parts(s.ptr, s.len) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+impl Library {
+    /// Opens `path` and asks it for plugin API v0.
+    pub(crate) fn open(path: &Path) -> Result<Library, OpenError> {
+        // SAFETY: loading a library runs its initialisers. Kiln loads only the
+        // libraries a project lists, and the user chose to trust them by listing them.
+        let library = unsafe { libloading::Library::new(path) }
+            .map_err(|e| OpenError::NotALibrary(e.to_string()))?;
+        // SAFETY: the symbol's type is the ABI's `KilnGetPluginApi`; a library that
+        // exports the name with another type breaks the contract it claims.
+        let get: libloading::Symbol<KilnGetPluginApi> =
+            unsafe { library.get(GET_PLUGIN_API_SYMBOL.as_bytes()) }
+                .map_err(|_| OpenError::NoEntryPoint)?;
+        // SAFETY: calling the plugin's entry point as the ABI defines it.
+        let table = unsafe { get(PLUGIN_API_ID, 0) };
+        if table.is_null() {
+            return Err(OpenError::NoPluginApi);
+        }
+        // SAFETY: for (PLUGIN_API_ID, 0) the plugin returns a `KilnPluginApiV0` that
+        // stays valid until shutdown; it is copied here.
+        let api = unsafe { *(table as *const KilnPluginApiV0) };
+        Ok(Library {
+            api,
+            _library: library,
+        })
+    }
+
+    /// The plugin's name, as it gives it.
+    pub(crate) fn name(&self) -> String {
+        read_str(self.api.name)
+    }
+
+    /// Calls `init` with Kiln's API lookup, collecting what the plugin registers and
+    /// which APIs it asked for and did not get.
+    pub(crate) fn init(&self) -> InitOutcome {
+        INIT.with(|s| *s.borrow_mut() = Some(InitOutcome::default()));
+        // SAFETY: `init` is the plugin's, called once, as the ABI defines it.
+        let code = unsafe { (self.api.init)(get_engine_api) };
+        let mut outcome = INIT.with(|s| s.borrow_mut().take()).unwrap_or_default();
+        outcome.code = code;
+        outcome
+    }
+
+    /// Calls `shutdown`.
+    pub(crate) fn shutdown(&self) {
+        // SAFETY: the plugin's own function, called once, after its instances went.
+        unsafe { (self.api.shutdown)() }
+    }
+
+    /// Calls `update`, if the plugin has one.
+    pub(crate) fn update(&self, dt: f32) {
+        if let Some(update) = self.api.update {
+            // SAFETY: the plugin's own function, as the ABI defines it.
+            unsafe { update(dt) }
+        }
+    }
+}
+
+/// What a plugin's `init` did.
+#[derive(Debug, Default)]
+pub(crate) struct InitOutcome {
+    /// What it returned.
+    pub code: KilnResult,
+    /// Component types it registered, copied.
+    pub components: Vec<DeclaredComponent>,
+    /// APIs it asked for that Kiln does not provide.
+    pub missing: Vec<(u32, u32)>,
+}
+
+thread_local! {
+    /// Collects registrations while a plugin's `init` runs on this thread.
+    static INIT: RefCell<Option<InitOutcome>> = const { RefCell::new(None) };
+    /// The transforms of the world being simulated, while a plugin's `simulate` runs.
+    static SIMULATING: RefCell<Option<*mut TransformManager>> = const { RefCell::new(None) };
+}
+
+/// One field as a plugin declared it, copied.
+#[derive(Debug, Clone)]
+pub(crate) struct DeclaredField {
+    pub name: String,
+    pub kind: u32,
+    pub min: f64,
+    pub max: f64,
+    pub resource_type: String,
+    pub default_json: String,
+    pub doc: String,
+}
+
+/// A component type as a plugin declared it, copied, with its callbacks.
+#[derive(Debug, Clone)]
+pub(crate) struct DeclaredComponent {
+    pub name: String,
+    pub spawn_order: i32,
+    pub doc: String,
+    pub fields: Vec<DeclaredField>,
+    pub callbacks: Callbacks,
+}
+
+/// A plugin component manager's callbacks and its `user` pointer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Callbacks {
+    decl: KilnComponentDeclV0,
+}
+
+// SAFETY: see `Library`: one call at a time, from any thread, by contract.
+unsafe impl Send for Callbacks {}
+// SAFETY: as above; `&Callbacks` only makes calls the contract allows.
+unsafe impl Sync for Callbacks {}
+
+impl Callbacks {
+    /// Creates instances: `entities[i]` owns `data[i * record_size..][..record_size]`.
+    pub(crate) fn create(
+        &self,
+        entities: &[Entity],
+        data: &[u8],
+        record_size: usize,
+    ) -> KilnResult {
+        let ids: Vec<KilnEntity> = entities.iter().map(|e| e.to_bits()).collect();
+        if data.len() != ids.len() * record_size {
+            return -1;
+        }
+        // SAFETY: both slices outlive the call; lengths match what the ABI promises.
+        unsafe {
+            (self.decl.create)(
+                self.decl.user,
+                ids.as_ptr(),
+                ids.len(),
+                data.as_ptr(),
+                record_size,
+            )
+        }
+    }
+
+    /// Destroys `entity`'s instance.
+    pub(crate) fn destroy(&self, entity: Entity) {
+        // SAFETY: the plugin's callback with its own `user`, as declared.
+        unsafe { (self.decl.destroy)(self.decl.user, entity.to_bits()) }
+    }
+
+    /// Destroys the instances of entities `alive` says are dead.
+    pub(crate) fn gc(&self, alive: &dyn Fn(Entity) -> bool) {
+        unsafe extern "C" fn trampoline(ctx: *mut c_void, entity: KilnEntity) -> u32 {
+            // SAFETY: `ctx` is the `&&dyn Fn` below, alive for the whole `gc` call.
+            let alive = unsafe { &*(ctx as *const &dyn Fn(Entity) -> bool) };
+            u32::from(alive(Entity::from_bits(entity)))
+        }
+        let ctx: *const &dyn Fn(Entity) -> bool = &alive;
+        // SAFETY: the plugin calls `trampoline` only during this call, with `ctx`.
+        unsafe { (self.decl.gc)(self.decl.user, trampoline, ctx as *mut c_void) }
+    }
+
+    /// Whether the type moves anything each step.
+    pub(crate) fn simulates(&self) -> bool {
+        self.decl.simulate.is_some()
+    }
+
+    /// Advances the instances, with the world API reaching `transforms`.
+    pub(crate) fn simulate(&self, dt: f32, transforms: &mut TransformManager) {
+        let Some(simulate) = self.decl.simulate else {
+            return;
+        };
+        SIMULATING.with(|s| *s.borrow_mut() = Some(transforms as *mut TransformManager));
+        // SAFETY: the plugin's callback; the world table is static and its functions
+        // reach `transforms` only through SIMULATING, set for this call alone.
+        unsafe { simulate(self.decl.user, dt, &WORLD_API_V0.0) };
+        SIMULATING.with(|s| *s.borrow_mut() = None);
+    }
+}
+
+/// Runs `f` on the transforms being simulated, if a plugin's `simulate` is running.
+fn with_transforms<R>(f: impl FnOnce(&mut TransformManager) -> R) -> Option<R> {
+    SIMULATING.with(|s| {
+        let ptr = (*s.borrow())?;
+        // SAFETY: set by `Callbacks::simulate` from a `&mut TransformManager` that
+        // outlives the call, and cleared after it; one thread, no other borrow is
+        // used while the plugin runs.
+        Some(f(unsafe { &mut *ptr }))
+    })
+}
+
+unsafe extern "C" fn world_is_alive(_ctx: *mut c_void, entity: KilnEntity) -> u32 {
+    // v0 answers for the world being simulated: an entity is alive there while it
+    // has a transform (dead entities lose theirs when the level is despawned).
+    with_transforms(|t| u32::from(t.lookup(Entity::from_bits(entity)).is_some())).unwrap_or(0)
+}
+
+unsafe extern "C" fn world_pose(_ctx: *mut c_void, entity: KilnEntity, out: *mut f32) -> u32 {
+    if out.is_null() {
+        return 0;
+    }
+    let pose = with_transforms(|t| {
+        let i = t.lookup(Entity::from_bits(entity))?;
+        Some(t.world(i))
+    })
+    .flatten();
+    let Some(pose) = pose else { return 0 };
+    let m = pose.to_cols_array();
+    // SAFETY: the ABI: `out` points to 12 writable floats.
+    unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), out, 12) };
+    1
+}
+
+unsafe extern "C" fn world_set_local_translation(
+    _ctx: *mut c_void,
+    entity: KilnEntity,
+    xyz: *const f32,
+) -> u32 {
+    if xyz.is_null() {
+        return 0;
+    }
+    // SAFETY: the ABI: `xyz` points to 3 readable floats.
+    let v = unsafe { std::slice::from_raw_parts(xyz, 3) };
+    let v = glam::Vec3::new(v[0], v[1], v[2]);
+    with_transforms(|t| match t.lookup(Entity::from_bits(entity)) {
+        Some(i) => {
+            t.set_local_translation(i, v);
+            1
+        }
+        None => 0,
+    })
+    .unwrap_or(0)
+}
+
+static WORLD_API_V0: Table<KilnWorldApiV0> = Table(KilnWorldApiV0 {
+    is_alive: world_is_alive,
+    world_pose,
+    set_local_translation: world_set_local_translation,
+    ctx: std::ptr::null_mut(),
+});
+
+/// A message a plugin logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginMessage {
+    /// 0 info, 1 warning, 2 error.
+    pub level: u32,
+    /// What it said.
+    pub text: String,
+}
+
+static LOG: std::sync::Mutex<Vec<PluginMessage>> = std::sync::Mutex::new(Vec::new());
+
+/// Takes the messages plugins logged since the last call.
+pub(crate) fn take_messages() -> Vec<PluginMessage> {
+    LOG.lock()
+        .map(|mut l| std::mem::take(&mut *l))
+        .unwrap_or_default()
+}
+
+unsafe extern "C" fn log(_ctx: *mut c_void, level: u32, message: KilnStr) {
+    let text = read_str(message);
+    if let Ok(mut l) = LOG.lock() {
+        l.push(PluginMessage { level, text });
+    }
+}
+
+static LOG_API_V0: Table<KilnLogApiV0> = Table(KilnLogApiV0 {
+    log,
+    ctx: std::ptr::null_mut(),
+});
+
+unsafe extern "C" fn register_component(
+    _ctx: *mut c_void,
+    decl: *const KilnComponentDeclV0,
+) -> KilnResult {
+    if decl.is_null() {
+        return -1;
+    }
+    // SAFETY: the ABI: `decl` points to a declaration valid for this call.
+    let decl = unsafe { *decl };
+    let fields = if decl.fields.is_null() || decl.field_count == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: the ABI: `fields` points to `field_count` declarations.
+        unsafe { std::slice::from_raw_parts(decl.fields, decl.field_count) }
+            .iter()
+            .map(|f| DeclaredField {
+                name: read_str(f.name),
+                kind: f.kind,
+                min: f.min,
+                max: f.max,
+                resource_type: read_str(f.resource_type),
+                default_json: read_str(f.default_json),
+                doc: read_str(f.doc),
+            })
+            .collect()
+    };
+    let declared = DeclaredComponent {
+        name: read_str(decl.name),
+        spawn_order: decl.spawn_order,
+        doc: read_str(decl.doc),
+        fields,
+        callbacks: Callbacks { decl },
+    };
+    INIT.with(|s| match &mut *s.borrow_mut() {
+        Some(outcome) => {
+            outcome.components.push(declared);
+            KILN_OK
+        }
+        // Registering is for `init`: outside it there is nothing to add to.
+        None => -1,
+    })
+}
+
+static REGISTRY_API_V0: Table<KilnRegistryApiV0> = Table(KilnRegistryApiV0 {
+    register_component,
+    ctx: std::ptr::null_mut(),
+});
+
+/// Kiln's side of "interface querying": the table for `(api_id, version)`, or null
+/// (noted, so that a failing `init` can be explained).
+unsafe extern "C" fn get_engine_api(api_id: u32, version: u32) -> *const c_void {
+    let table: *const c_void = match (api_id, version) {
+        (REGISTRY_API_ID, 0) => &REGISTRY_API_V0.0 as *const KilnRegistryApiV0 as *const c_void,
+        (WORLD_API_ID, 0) => &WORLD_API_V0.0 as *const KilnWorldApiV0 as *const c_void,
+        (LOG_API_ID, 0) => &LOG_API_V0.0 as *const KilnLogApiV0 as *const c_void,
+        _ => std::ptr::null(),
+    };
+    if table.is_null() {
+        INIT.with(|s| {
+            if let Some(outcome) = &mut *s.borrow_mut() {
+                outcome.missing.push((api_id, version));
+            }
+        });
+    }
+    table
+}
+
+/// The newest version of each engine API Kiln provides.
+pub(crate) fn provided_versions(api_id: u32) -> Option<u32> {
+    match api_id {
+        REGISTRY_API_ID | WORLD_API_ID | LOG_API_ID => Some(0),
+        _ => None,
+    }
+}
+
+/// An engine API table in a static: function pointers and a null context, never
+/// written.
+struct Table<T>(T);
+// SAFETY: the tables are immutable and hold only function pointers and null.
+unsafe impl<T> Sync for Table<T> {}

@@ -1,0 +1,488 @@
+//! Loads Kiln plugins: dynamic libraries that speak the C ABI of [`kiln_plugin`], in
+//! Rust through its SDK or in C through `kiln_plugin.h`.
+//!
+//! [`load`] opens a library, asks it for plugin API v0, calls its `init` with Kiln's
+//! API lookup, and turns each component type it registers into a
+//! [`kiln_core::ComponentType`]: the schema for the inspector, the compiler and the
+//! dependency checker (a resource field is a typed reference), a compile function that
+//! packs the fields into fixed records (the layout `kiln_plugin::abi::KilnFieldKind`
+//! documents), and a spawn function that hands a level's records to the plugin in one
+//! call. The instances live in the plugin; a [`PluginManager`] in the world forwards
+//! destroy, garbage collection and simulation to it.
+//!
+//! Every way a library can be wrong is a [`PluginError`] naming the plugin and the
+//! reason; Kiln goes on without it.
+//!
+//! `unsafe` lives in one private module, `ffi`, and nowhere else.
+
+#![warn(missing_docs)]
+
+mod ffi;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kiln_core::components::TransformManager;
+use kiln_core::{
+    ComponentBatch, ComponentManager, ComponentType, Entity, EntityManager, FieldSchema,
+    FieldValues, Registry, SpawnContext,
+};
+use kiln_plugin::abi::{KilnFieldKind, LOG_API_ID, REGISTRY_API_ID, WORLD_API_ID};
+
+pub use ffi::PluginMessage;
+
+/// Why a plugin was not loaded. Each names the plugin (its library, or its name once
+/// known) and what is wrong.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum PluginError {
+    /// The library file does not exist.
+    #[error("plugin {path}: the library does not exist")]
+    NotFound {
+        /// The library.
+        path: PathBuf,
+    },
+    /// The dynamic loader refused the file.
+    #[error("plugin {path}: not a loadable library: {reason}")]
+    NotALibrary {
+        /// The library.
+        path: PathBuf,
+        /// What the loader said.
+        reason: String,
+    },
+    /// The library does not export `kiln_get_plugin_api`.
+    #[error("plugin {path}: not a Kiln plugin: it does not export kiln_get_plugin_api")]
+    NoEntryPoint {
+        /// The library.
+        path: PathBuf,
+    },
+    /// The library has no plugin API v0.
+    #[error("plugin {path}: it provides no plugin API v0 (kiln_get_plugin_api returned null)")]
+    NoPluginApi {
+        /// The library.
+        path: PathBuf,
+    },
+    /// `init` failed after asking for an API Kiln does not provide.
+    #[error("plugin {name} needs {api} v{version}; Kiln provides {provided}")]
+    MissingEngineApi {
+        /// The plugin.
+        name: String,
+        /// Which API, e.g. `world API`.
+        api: String,
+        /// The version it asked for.
+        version: u32,
+        /// What Kiln has, e.g. `v0` or `no such API`.
+        provided: String,
+    },
+    /// `init` returned an error code.
+    #[error("plugin {name}: init failed with code {code}")]
+    InitFailed {
+        /// The plugin.
+        name: String,
+        /// What it returned.
+        code: i32,
+    },
+    /// A component type it registered is not acceptable.
+    #[error("plugin {name}: component type \"{component}\": {reason}")]
+    BadComponent {
+        /// The plugin.
+        name: String,
+        /// The component type.
+        component: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// A loaded plugin.
+#[derive(Debug)]
+pub struct LoadedPlugin {
+    /// Its name, as it gives it.
+    pub name: String,
+    /// The library it was loaded from.
+    pub path: PathBuf,
+    /// The component types it registered.
+    pub component_types: Vec<String>,
+    library: Arc<ffi::Library>,
+    shut_down: bool,
+}
+
+impl LoadedPlugin {
+    /// Calls the plugin's `update`, if it has one.
+    pub fn update(&self, dt: f32) {
+        self.library.update(dt);
+    }
+
+    /// Calls `shutdown`. The library stays loaded while anything it registered (a
+    /// component type in a registry, a manager in a world) is alive.
+    pub fn shutdown(mut self) {
+        self.shut_down = true;
+        self.library.shutdown();
+    }
+}
+
+impl Drop for LoadedPlugin {
+    fn drop(&mut self) {
+        if !self.shut_down {
+            self.shut_down = true;
+            self.library.shutdown();
+        }
+    }
+}
+
+/// Messages plugins logged since the last call (shown in Kiln's log and problems).
+pub fn take_messages() -> Vec<PluginMessage> {
+    ffi::take_messages()
+}
+
+fn api_name(id: u32) -> String {
+    match id {
+        REGISTRY_API_ID => "registry API".into(),
+        WORLD_API_ID => "world API".into(),
+        LOG_API_ID => "log API".into(),
+        other => format!("API {:?}", String::from_utf8_lossy(&other.to_be_bytes())),
+    }
+}
+
+/// Loads the plugin at `path` and adds its component types to `registry`. On any
+/// error nothing is added and the library is unloaded.
+pub fn load(path: &Path, registry: &mut Registry) -> Result<LoadedPlugin, PluginError> {
+    if !path.is_file() {
+        return Err(PluginError::NotFound {
+            path: path.to_owned(),
+        });
+    }
+    let library = ffi::Library::open(path).map_err(|e| match e {
+        ffi::OpenError::NotALibrary(reason) => PluginError::NotALibrary {
+            path: path.to_owned(),
+            reason,
+        },
+        ffi::OpenError::NoEntryPoint => PluginError::NoEntryPoint {
+            path: path.to_owned(),
+        },
+        ffi::OpenError::NoPluginApi => PluginError::NoPluginApi {
+            path: path.to_owned(),
+        },
+    })?;
+    let name = library.name();
+    let name = if name.is_empty() {
+        path.display().to_string()
+    } else {
+        name
+    };
+    let outcome = library.init();
+    let library = Arc::new(library);
+    let fail = |error: PluginError, library: &Arc<ffi::Library>| {
+        library.shutdown();
+        Err(error)
+    };
+    if outcome.code != 0 {
+        let error = match outcome.missing.first() {
+            Some(&(api, version)) => PluginError::MissingEngineApi {
+                name: name.clone(),
+                api: api_name(api),
+                version,
+                provided: ffi::provided_versions(api).map_or_else(
+                    || "no such API".into(),
+                    |v| format!("v0-v{v}").replace("v0-v0", "v0"),
+                ),
+            },
+            None => PluginError::InitFailed {
+                name: name.clone(),
+                code: outcome.code,
+            },
+        };
+        return fail(error, &library);
+    }
+    // Everything is checked before anything is registered.
+    let mut types = Vec::new();
+    for declared in &outcome.components {
+        let bad = |reason: String| PluginError::BadComponent {
+            name: name.clone(),
+            component: declared.name.clone(),
+            reason,
+        };
+        let ty = match component_type(declared, &library) {
+            Ok(t) => t,
+            Err(reason) => return fail(bad(reason), &library),
+        };
+        if registry.component(&ty.name).is_some()
+            || types.iter().any(|t: &ComponentType| t.name == ty.name)
+        {
+            return fail(
+                bad("a component type of that name already exists".into()),
+                &library,
+            );
+        }
+        types.push(ty);
+    }
+    let component_types: Vec<String> = types.iter().map(|t| t.name.clone()).collect();
+    for ty in types {
+        let component = ty.name.clone();
+        if let Err(e) = registry.register_component(ty) {
+            return fail(
+                PluginError::BadComponent {
+                    name: name.clone(),
+                    component,
+                    reason: e.to_string(),
+                },
+                &library,
+            );
+        }
+    }
+    Ok(LoadedPlugin {
+        name,
+        path: path.to_owned(),
+        component_types,
+        library,
+        shut_down: false,
+    })
+}
+
+/// Whether a name can be a component type's or a field's: lowercase ASCII letters,
+/// digits and `_`, starting with a letter, 1 to 64 long.
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The field schema a declared field stands for, and its kind.
+fn field_schema(f: &ffi::DeclaredField) -> Result<(FieldSchema, KilnFieldKind), String> {
+    if !valid_name(&f.name) {
+        return Err(format!(
+            "field \"{}\": names are lowercase letters, digits and '_', starting with a letter",
+            f.name
+        ));
+    }
+    let kind = KilnFieldKind::from_raw(f.kind)
+        .ok_or_else(|| format!("field \"{}\": unknown kind {}", f.name, f.kind))?;
+    let ranged = matches!(kind, KilnFieldKind::Int | KilnFieldKind::Float);
+    if ranged && !(f.min.is_finite() && f.max.is_finite() && f.min <= f.max) {
+        return Err(format!(
+            "field \"{}\": the range {}..={} is not a range",
+            f.name, f.min, f.max
+        ));
+    }
+    let default: Option<serde_json::Value> = if f.default_json.trim().is_empty() {
+        None
+    } else {
+        Some(serde_json::from_str(&f.default_json).map_err(|e| {
+            format!(
+                "field \"{}\": the default {:?} is not JSON: {e}",
+                f.name, f.default_json
+            )
+        })?)
+    };
+    let n = |v: &serde_json::Value| v.as_f64();
+    let arr = |v: &serde_json::Value, len: usize| -> Option<Vec<f32>> {
+        let a = v.as_array()?;
+        (a.len() == len)
+            .then(|| a.iter().map(|x| x.as_f64().map(|x| x as f32)))
+            .and_then(|x| x.collect())
+    };
+    let name = f.name.as_str();
+    let mut schema = match kind {
+        KilnFieldKind::Bool => FieldSchema::bool(
+            name,
+            default.as_ref().and_then(|d| d.as_bool()).unwrap_or(false),
+        ),
+        KilnFieldKind::Int => FieldSchema::int(
+            name,
+            default
+                .as_ref()
+                .and_then(|d| d.as_i64())
+                .unwrap_or(f.min.max(0.0).min(f.max) as i64),
+            f.min as i64,
+            f.max as i64,
+        ),
+        KilnFieldKind::Float => FieldSchema::float(
+            name,
+            default
+                .as_ref()
+                .and_then(n)
+                .unwrap_or(f.min.max(0.0).min(f.max)) as f32,
+            f.min as f32,
+            f.max as f32,
+        ),
+        KilnFieldKind::Vec3 | KilnFieldKind::Angles => {
+            let d = default
+                .as_ref()
+                .and_then(|d| arr(d, 3))
+                .unwrap_or(vec![0.0; 3]);
+            let d = [d[0], d[1], d[2]];
+            if kind == KilnFieldKind::Vec3 {
+                FieldSchema::vec3(name, d)
+            } else {
+                FieldSchema::angles(name, d)
+            }
+        }
+        KilnFieldKind::Color => {
+            let d = default
+                .as_ref()
+                .and_then(|d| arr(d, 4))
+                .unwrap_or(vec![1.0; 4]);
+            FieldSchema::color(name, [d[0], d[1], d[2], d[3]])
+        }
+        KilnFieldKind::Resource => {
+            if !kiln_core::path::is_extension(&f.resource_type) {
+                return Err(format!(
+                    "field \"{}\": a resource field needs its resource type (a file extension), not {:?}",
+                    f.name, f.resource_type
+                ));
+            }
+            FieldSchema::resource(name, &f.resource_type)
+        }
+    };
+    if let Some(d) = &default {
+        schema
+            .check(d)
+            .map_err(|e| format!("field \"{}\": the default: {e}", f.name))?;
+    }
+    if !f.doc.is_empty() {
+        schema = schema.doc(&f.doc);
+    }
+    Ok((schema, kind))
+}
+
+/// The registry entry for a declared component type.
+fn component_type(
+    declared: &ffi::DeclaredComponent,
+    library: &Arc<ffi::Library>,
+) -> Result<ComponentType, String> {
+    if !valid_name(&declared.name) {
+        return Err(
+            "names are lowercase letters, digits and '_', starting with a letter, at most 64"
+                .into(),
+        );
+    }
+    let mut fields = Vec::new();
+    let mut kinds = Vec::new();
+    for f in &declared.fields {
+        let (schema, kind) = field_schema(f)?;
+        if fields.iter().any(|s: &FieldSchema| s.name == schema.name) {
+            return Err(format!("field \"{}\" is declared twice", schema.name));
+        }
+        fields.push(schema);
+        kinds.push(kind);
+    }
+    let record_size: usize = kinds.iter().map(|k| k.size()).sum();
+    let names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+    let packed = kinds.clone();
+    let compile = move |values: &FieldValues, out: &mut Vec<u8>| {
+        for (name, kind) in names.iter().zip(&packed) {
+            match kind {
+                KilnFieldKind::Bool => {
+                    out.extend_from_slice(&u32::from(values.bool(name)).to_le_bytes())
+                }
+                KilnFieldKind::Int => out.extend_from_slice(&values.i64(name).to_le_bytes()),
+                KilnFieldKind::Float => out.extend_from_slice(&values.f32(name).to_le_bytes()),
+                KilnFieldKind::Vec3 | KilnFieldKind::Angles => {
+                    for c in values.vec3(name).to_array() {
+                        out.extend_from_slice(&c.to_le_bytes());
+                    }
+                }
+                KilnFieldKind::Color => {
+                    for c in values.color(name).to_array() {
+                        out.extend_from_slice(&c.to_le_bytes());
+                    }
+                }
+                KilnFieldKind::Resource => {
+                    out.extend_from_slice(&values.resource_id(name).0.to_le_bytes())
+                }
+            }
+        }
+        Ok(())
+    };
+    let callbacks = declared.callbacks;
+    let type_name = declared.name.clone();
+    let keep_loaded = library.clone();
+    let spawn = move |ctx: &mut SpawnContext, batch: &ComponentBatch| {
+        let count = if record_size == 0 {
+            batch.entity_index.len()
+        } else {
+            batch.fixed_records(record_size)?.count()
+        };
+        let owners: Vec<Entity> = (0..count).map(|i| batch.owner(i)).collect();
+        let code = callbacks.create(&owners, batch.data, record_size);
+        if code != 0 {
+            return Err(format!("the plugin's create failed with code {code}"));
+        }
+        let manager = match ctx.world.extension_named_mut(&type_name) {
+            Some(m) => m,
+            None => {
+                ctx.world.add_extension(PluginManager {
+                    name: type_name.clone(),
+                    callbacks,
+                    entities: Vec::new(),
+                    _library: keep_loaded.clone(),
+                });
+                ctx.world
+                    .extension_named_mut(&type_name)
+                    .ok_or("the plugin's manager could not be added")?
+            }
+        };
+        let manager = (manager as &mut dyn std::any::Any)
+            .downcast_mut::<PluginManager>()
+            .ok_or_else(|| format!("another manager is called {type_name}"))?;
+        manager.entities.extend(owners);
+        Ok(())
+    };
+    Ok(
+        ComponentType::new(&declared.name, declared.spawn_order, compile, spawn)
+            .with_fields(fields)
+            .with_doc(&declared.doc),
+    )
+}
+
+/// The world's face of a plugin component type: the instances live in the plugin;
+/// this forwards destroy, garbage collection and simulation to it, and keeps its
+/// library loaded while the world has any.
+pub struct PluginManager {
+    name: String,
+    callbacks: ffi::Callbacks,
+    entities: Vec<Entity>,
+    _library: Arc<ffi::Library>,
+}
+
+impl std::fmt::Debug for PluginManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginManager")
+            .field("name", &self.name)
+            .field("instances", &self.entities.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ComponentManager for PluginManager {
+    fn type_name(&self) -> &str {
+        &self.name
+    }
+
+    fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    fn destroy_entity(&mut self, entity: Entity) {
+        if self.entities.contains(&entity) {
+            self.callbacks.destroy(entity);
+            self.entities.retain(|e| *e != entity);
+        }
+    }
+
+    fn gc(&mut self, entities: &EntityManager) {
+        self.sweep(entities);
+    }
+
+    fn sweep(&mut self, entities: &EntityManager) {
+        self.callbacks.gc(&|e| entities.alive(e));
+        self.entities.retain(|e| entities.alive(*e));
+    }
+
+    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager) {
+        if self.callbacks.simulates() {
+            self.callbacks.simulate(dt, transforms);
+        }
+    }
+}

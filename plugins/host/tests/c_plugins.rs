@@ -1,0 +1,257 @@
+//! Plugins written in C against `kiln_plugin.h`, compiled here with the system C
+//! compiler: one that works end to end (registered, compiled, spawned, simulated,
+//! destroyed), and every way a library can be wrong, each a clear error.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kiln_core::{EntityManager, Registry, World, compile_level, spawn_level};
+use kiln_plugin_host::{PluginError, load};
+
+/// Compiles `source` into a shared library called `name` in `dir`.
+fn build(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let include = concat!(env!("CARGO_MANIFEST_DIR"), "/../sdk/include");
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, source).unwrap();
+    let lib = dir.join(format!("lib{name}.so"));
+    let out = Command::new("cc")
+        .args([
+            "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-I", include, "-o",
+        ])
+        .arg(&lib)
+        .arg(&c)
+        .output()
+        .expect("a C compiler (cc) is installed");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    lib
+}
+
+/// A plugin that registers `decl_body` (a KilnComponentDeclV0 initialiser using the
+/// callbacks below) from an `init` that returns `init_result`.
+fn plugin_source(name: &str, fields: &str, decl_name: &str, init_body: &str) -> String {
+    format!(
+        r#"
+#include <string.h>
+#include "kiln_plugin.h"
+#define S(s) {{ (const uint8_t *)(s), sizeof(s) - 1 }}
+static KilnEntity ents[64]; static float rates[64]; static size_t count;
+static KilnResult create(void *u, const KilnEntity *e, size_t n, const uint8_t *data, size_t size) {{
+    (void)u;
+    for (size_t i = 0; i < n && count < 64; i++) {{
+        ents[count] = e[i]; memcpy(&rates[count], data + i * size, 4); count++;
+    }}
+    return KILN_OK;
+}}
+static void destroy(void *u, KilnEntity e) {{
+    (void)u;
+    for (size_t i = 0; i < count; i++) if (ents[i] == e) {{ ents[i] = ents[--count]; rates[i] = rates[count]; return; }}
+}}
+static void gc(void *u, KilnAliveFn alive, void *ctx) {{
+    for (size_t i = 0; i < count;) if (!alive(ctx, ents[i])) destroy(u, ents[i]); else i++;
+}}
+static void simulate(void *u, float dt, const KilnWorldApiV0 *w) {{
+    (void)u;
+    for (size_t i = 0; i < count; i++) {{
+        float m[12];
+        if (w->world_pose(w->ctx, ents[i], m)) {{
+            float up[3] = {{ 0.0f, rates[i] * dt, 0.0f }};
+            w->set_local_translation(w->ctx, ents[i], up);
+        }}
+    }}
+}}
+static const KilnFieldDecl fields[] = {{ {fields} }};
+static KilnGetApi engine;
+static KilnResult init(KilnGetApi get) {{
+    engine = get;
+    const KilnRegistryApiV0 *reg = get(KILN_REGISTRY_API_ID, 0);
+    if (!reg) return 1;
+    KilnComponentDeclV0 decl = {{ S("{decl_name}"), 40, S("Raises its entity."),
+        fields, sizeof(fields) / sizeof(fields[0]), 0, create, destroy, gc, simulate }};
+    {init_body}
+    return reg->register_component(reg->ctx, &decl);
+}}
+static void shutdown(void) {{ count = 0; }}
+static const KilnPluginApiV0 api = {{ S("{name}"), init, shutdown, 0 }};
+const void *kiln_get_plugin_api(uint32_t id, uint32_t version) {{
+    return id == KILN_PLUGIN_API_ID && version == 0 ? &api : 0;
+}}
+"#
+    )
+}
+
+const RATE: &str =
+    r#"{ S("rate"), KILN_FIELD_FLOAT, -100, 100, S(""), S("1"), S("Metres per second.") }"#;
+
+#[test]
+fn a_c_plugin_component_is_compiled_spawned_simulated_and_destroyed() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = build(dir.path(), "lift", &plugin_source("lift", RATE, "lift", ""));
+    let mut registry = Registry::with_builtins();
+    let plugin = load(&lib, &mut registry).unwrap();
+    assert_eq!(plugin.name, "lift");
+    assert_eq!(plugin.component_types, ["lift"]);
+    let ty = registry.component("lift").unwrap();
+    assert_eq!(ty.fields[0].name, "rate");
+    assert_eq!(ty.fields[0].doc, "Metres per second.");
+
+    let level = r#"{"entities": [
+        {"id": "a", "components": {"transform": {"position": [0, 1, 0]}, "lift": {"rate": 2}}},
+        {"id": "b", "components": {"transform": {}, "lift": {}}}
+    ]}"#;
+    let blob = compile_level(&registry, &mut HashMap::new(), "levels/l.level", level)
+        .unwrap()
+        .blob;
+    let (mut em, mut world) = (EntityManager::new(), World::new());
+    let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
+    assert_eq!(world.extension_named_mut("lift").unwrap().len(), 2);
+    world.simulate(0.5);
+    let y = |world: &World, id: &str| {
+        let t = world
+            .transforms
+            .lookup(spawned.entity(id).unwrap())
+            .unwrap();
+        world.transforms.world(t).translation.y
+    };
+    // The plugin set each local translation to rate * dt up: 1.0 and 0.5 (default 1).
+    assert_eq!(y(&world, "a"), 1.0);
+    assert_eq!(y(&world, "b"), 0.5);
+    world.despawn(&mut em, &spawned);
+    assert_eq!(world.extension_named_mut("lift").unwrap().len(), 0);
+}
+
+fn load_error(name: &str, source: &str) -> (PluginError, Registry) {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = build(dir.path(), name, source);
+    let mut registry = Registry::with_builtins();
+    let error = load(&lib, &mut registry).unwrap_err();
+    (error, registry)
+}
+
+#[test]
+fn a_library_that_does_not_exist_or_is_not_one_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut registry = Registry::with_builtins();
+    let missing = dir.path().join("libnothing.so");
+    let e = load(&missing, &mut registry).unwrap_err();
+    assert!(e.to_string().contains("the library does not exist"), "{e}");
+    assert!(e.to_string().contains("libnothing.so"), "{e}");
+    let text = dir.path().join("libtext.so");
+    std::fs::write(&text, "not a library").unwrap();
+    let e = load(&text, &mut registry).unwrap_err();
+    assert!(matches!(e, PluginError::NotALibrary { .. }), "{e}");
+    assert!(e.to_string().contains("not a loadable library"), "{e}");
+}
+
+#[test]
+fn a_library_without_the_entry_point_or_the_plugin_api_is_an_error() {
+    let (e, _) = load_error("plain", "int answer(void) { return 42; }\n");
+    assert!(
+        e.to_string()
+            .contains("does not export kiln_get_plugin_api"),
+        "{e}"
+    );
+    let (e, _) = load_error(
+        "nullapi",
+        "#include \"kiln_plugin.h\"\nconst void *kiln_get_plugin_api(uint32_t i, uint32_t v) { (void)i; (void)v; return 0; }\n",
+    );
+    assert!(e.to_string().contains("provides no plugin API v0"), "{e}");
+}
+
+#[test]
+fn an_init_that_fails_is_an_error_and_registers_nothing() {
+    let (e, registry) = load_error(
+        "failing",
+        &plugin_source("failing", RATE, "lift", "return 7;"),
+    );
+    assert_eq!(
+        e,
+        PluginError::InitFailed {
+            name: "failing".into(),
+            code: 7
+        }
+    );
+    assert!(registry.component("lift").is_none());
+}
+
+#[test]
+fn a_plugin_asking_for_an_api_version_kiln_lacks_says_which() {
+    let (e, _) = load_error(
+        "wind",
+        &plugin_source(
+            "wind",
+            RATE,
+            "wind",
+            "if (!get(KILN_WORLD_API_ID, 3)) return 2;",
+        ),
+    );
+    assert_eq!(
+        e.to_string(),
+        "plugin wind needs world API v3; Kiln provides v0"
+    );
+}
+
+#[test]
+fn a_component_name_that_exists_is_refused() {
+    let (e, registry) = load_error("dup", &plugin_source("dup", RATE, "transform", ""));
+    assert!(
+        e.to_string().contains(
+            "plugin dup: component type \"transform\": a component type of that name already exists"
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        registry.component("transform").unwrap().spawn_order,
+        0,
+        "the built-in stays"
+    );
+}
+
+#[test]
+fn invalid_schemas_are_refused_with_the_field_named() {
+    let cases = [
+        (
+            r#"{ S("rate"), 99, 0, 1, S(""), S(""), S("") }"#,
+            "field \"rate\": unknown kind 99",
+        ),
+        (
+            r#"{ S("target"), KILN_FIELD_RESOURCE, 0, 0, S(""), S(""), S("") }"#,
+            "field \"target\": a resource field needs its resource type",
+        ),
+        (
+            r#"{ S("Rate"), KILN_FIELD_FLOAT, 0, 1, S(""), S(""), S("") }"#,
+            "field \"Rate\": names are lowercase",
+        ),
+        (
+            r#"{ S("rate"), KILN_FIELD_FLOAT, 5, 1, S(""), S(""), S("") }"#,
+            "field \"rate\": the range 5..=1 is not a range",
+        ),
+        (
+            r#"{ S("rate"), KILN_FIELD_FLOAT, 0, 1, S(""), S("[1, 2"), S("") }"#,
+            "field \"rate\": the default \"[1, 2\" is not JSON",
+        ),
+        (
+            r#"{ S("rate"), KILN_FIELD_FLOAT, 0, 1, S(""), S("7"), S("") }"#,
+            "field \"rate\": the default:",
+        ),
+    ];
+    for (k, (field, expected)) in cases.iter().enumerate() {
+        let name = format!("bad{k}");
+        let (e, registry) = load_error(&name, &plugin_source(&name, field, "lift", ""));
+        assert!(
+            e.to_string().contains(expected),
+            "{e} (expected {expected})"
+        );
+        assert!(
+            e.to_string()
+                .starts_with(&format!("plugin {name}: component type \"lift\"")),
+            "{e}"
+        );
+        assert!(registry.component("lift").is_none());
+    }
+}
