@@ -24,6 +24,41 @@
 //! [`abi::KilnFieldKind`] for each kind's bytes) and calls `create` once per level
 //! and type with all of them, as Bitsquid spawns entity resources in bulk.
 
+//! # Writing a plugin in Rust
+//! ```ignore
+//! use kiln_plugin::{Component, Engine, EntityId, Field, Plugin, Record, World};
+//!
+//! struct Lift { entities: Vec<EntityId>, rates: Vec<f32> }
+//! impl Component for Lift {
+//!     const NAME: &'static str = "lift";
+//!     const FIELDS: &'static [Field] = &[Field::float("rate", "1", -10.0, 10.0)];
+//!     fn new() -> Self { Lift { entities: Vec::new(), rates: Vec::new() } }
+//!     fn create(&mut self, entities: &[EntityId], records: Vec<Record<'_>>) {
+//!         for (e, mut r) in entities.iter().zip(records) {
+//!             self.entities.push(*e);
+//!             self.rates.push(r.float());
+//!         }
+//!     }
+//!     fn destroy(&mut self, entity: EntityId) { /* swap-remove it */ }
+//!     fn gc(&mut self, alive: &dyn Fn(EntityId) -> bool) { /* retain the alive */ }
+//!     fn simulate(&mut self, dt: f32, world: &World<'_>) { /* move things */ }
+//! }
+//!
+//! struct MyPlugin;
+//! impl Plugin for MyPlugin {
+//!     const NAME: &'static str = "my_plugin";
+//!     fn init(engine: &Engine) -> Result<Self, String> {
+//!         engine.register::<Lift>()?;
+//!         Ok(MyPlugin)
+//!     }
+//! }
+//! kiln_plugin::export_plugin!(MyPlugin);
+//! ```
+//! Build it as a `cdylib`. Panics in any callback are caught at the boundary.
+
 #![warn(missing_docs)]
 
 pub mod abi;
+pub mod sdk;
+
+pub use sdk::{Component, Engine, EntityId, Field, Plugin, Record, World};
