@@ -145,48 +145,17 @@ fn set_component(doc: &mut LevelDocument, entity: &str, component: &str, value: 
 impl DocEdit {
     /// Performs the edit.
     pub fn apply(&mut self, doc: &mut LevelDocument) {
-        match self {
-            DocEdit::SetField {
-                entity,
-                component,
-                instance,
-                field,
-                new,
-                ..
-            } => set_field(doc, entity, component, *instance, field, new),
-            DocEdit::SetOverride {
-                instance,
-                key,
-                component,
-                field,
-                new,
-                ..
-            } => set_override(doc, instance, key, component, field, new),
-            DocEdit::Rename { entity, new, .. } => {
-                if let Some(e) = doc.entity_mut(entity) {
-                    e.name = new.clone();
-                }
-            }
-            DocEdit::Insert { entities } => insert(doc, entities),
-            DocEdit::Remove { entities } => remove(doc, entities),
-            DocEdit::SetComponent {
-                entity,
-                component,
-                new,
-                ..
-            } => set_component(doc, entity, component, new),
-            DocEdit::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
-            DocEdit::ReplaceEntity { new, .. } => replace_entity(doc, new),
-            DocEdit::Group(commands) => {
-                for c in commands.iter_mut() {
-                    c.apply(doc);
-                }
-            }
-        }
+        self.run(doc, true);
     }
 
     /// Undoes the edit.
     pub fn revert(&mut self, doc: &mut LevelDocument) {
+        self.run(doc, false);
+    }
+
+    /// Performs (`forward`) or undoes the edit: one description of each edit, read
+    /// in either direction, so that the two cannot drift apart.
+    fn run(&mut self, doc: &mut LevelDocument, forward: bool) {
         match self {
             DocEdit::SetField {
                 entity,
@@ -194,36 +163,69 @@ impl DocEdit {
                 instance,
                 field,
                 old,
-                ..
-            } => set_field(doc, entity, component, *instance, field, old),
+                new,
+            } => set_field(
+                doc,
+                entity,
+                component,
+                *instance,
+                field,
+                pick(forward, old, new),
+            ),
             DocEdit::SetOverride {
                 instance,
                 key,
                 component,
                 field,
                 old,
-                ..
-            } => set_override(doc, instance, key, component, field, old),
-            DocEdit::Rename { entity, old, .. } => {
+                new,
+            } => set_override(
+                doc,
+                instance,
+                key,
+                component,
+                field,
+                pick(forward, old, new),
+            ),
+            DocEdit::Rename { entity, old, new } => {
                 if let Some(e) = doc.entity_mut(entity) {
-                    e.name = old.clone();
+                    e.name = pick(forward, old, new).clone();
                 }
             }
+            DocEdit::Insert { entities } if forward => insert(doc, entities),
             DocEdit::Insert { entities } => remove(doc, entities),
+            DocEdit::Remove { entities } if forward => remove(doc, entities),
             DocEdit::Remove { entities } => insert(doc, entities),
             DocEdit::SetComponent {
                 entity,
                 component,
                 old,
-                ..
-            } => set_component(doc, entity, component, old),
+                new,
+            } => set_component(doc, entity, component, pick(forward, old, new)),
             DocEdit::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
-            DocEdit::ReplaceEntity { old, .. } => replace_entity(doc, old),
-            DocEdit::Group(commands) => {
-                for c in commands.iter_mut().rev() {
-                    c.revert(doc);
+            DocEdit::ReplaceEntity { old, new } => replace_entity(doc, pick(forward, old, new)),
+            // Groups revert in reverse order.
+            DocEdit::Group(edits) if forward => {
+                for e in edits.iter_mut() {
+                    e.run(doc, true);
                 }
             }
+            DocEdit::Group(edits) => {
+                for e in edits.iter_mut().rev() {
+                    e.run(doc, false);
+                }
+            }
+        }
+    }
+
+    /// Whether the edit changes anything (setting a field to the value it has does
+    /// not).
+    pub fn changes(&self) -> bool {
+        match self {
+            DocEdit::SetField { old, new, .. } | DocEdit::SetOverride { old, new, .. } => {
+                old != new
+            }
+            _ => true,
         }
     }
 
@@ -316,6 +318,11 @@ impl DocEdit {
             DocEdit::Group(c) => c.first().map_or_else(|| "edit".into(), DocEdit::describe),
         }
     }
+}
+
+/// The value an edit sets going `forward` (its new one) or back (its old one).
+fn pick<T>(forward: bool, old: T, new: T) -> T {
+    if forward { new } else { old }
 }
 
 fn replace_entity(doc: &mut LevelDocument, with: &EntityDocument) {

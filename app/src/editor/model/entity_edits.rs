@@ -9,6 +9,7 @@ use kiln_core::schema::json_f32s;
 use kiln_core::{EntityDocument, LevelDocument};
 use serde_json::{Map, Value};
 
+use super::prefab_parts;
 use crate::editor::history::DocEdit;
 use crate::editor::tree::SceneTree;
 
@@ -218,7 +219,9 @@ pub fn reparent(
     ]))
 }
 
-/// Sets one field of one component instance; `None` when it already has the value.
+/// Sets one field of one component instance of an entity, or records an override
+/// of a prefab part's field (`tree_01/trunk`). `None` when there is no such entity;
+/// the edit may leave the value as it is (see [`DocEdit::changes`]).
 pub fn set_field(
     doc: &LevelDocument,
     entity: &str,
@@ -227,15 +230,23 @@ pub fn set_field(
     field: &str,
     value: Value,
 ) -> Option<DocEdit> {
+    if let Some((instance_id, key)) = prefab_parts::split_part(entity) {
+        doc.entity(instance_id)?;
+        return Some(DocEdit::SetOverride {
+            instance: instance_id.to_owned(),
+            key: key.to_owned(),
+            component: component.to_owned(),
+            field: field.to_owned(),
+            old: prefab_parts::override_of(doc, instance_id, key, component, field),
+            new: Some(value),
+        });
+    }
     let e = doc.entity(entity)?;
     let old = match (e.components.get(component), instance) {
         (Some(Value::Object(m)), None) => m.get(field).cloned(),
         (Some(Value::Array(items)), Some(i)) => items.get(i).and_then(|m| m.get(field)).cloned(),
         _ => None,
     };
-    if old.as_ref() == Some(&value) {
-        return None;
-    }
     Some(DocEdit::SetField {
         entity: entity.to_owned(),
         component: component.to_owned(),

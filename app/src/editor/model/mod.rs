@@ -469,8 +469,16 @@ impl Editor {
                 let mut edits: Vec<DocEdit> = entities
                     .iter()
                     .filter_map(|entity| {
-                        field_edit(doc, entity, &component, instance, &field, value.clone())
+                        entity_edits::set_field(
+                            doc,
+                            entity,
+                            &component,
+                            instance,
+                            &field,
+                            value.clone(),
+                        )
                     })
+                    .filter(DocEdit::changes)
                     .collect();
                 let edit = match edits.len() {
                     0 => return,
@@ -490,28 +498,8 @@ impl Editor {
                 // has the same shape and merges into one step.
                 let edits: Vec<DocEdit> = values
                     .into_iter()
-                    .map(|(entity, value)| {
-                        let current = prefab_parts::split_part(&entity).map_or_else(
-                            || {
-                                doc.entity(&entity)?
-                                    .components
-                                    .get(&component)?
-                                    .get(&field)
-                                    .cloned()
-                            },
-                            |(i, key)| prefab_parts::override_of(doc, i, key, &component, &field),
-                        );
-                        match field_edit(doc, &entity, &component, None, &field, value) {
-                            Some(edit) => edit,
-                            None => DocEdit::SetField {
-                                entity,
-                                component: component.clone(),
-                                instance: None,
-                                field: field.clone(),
-                                old: current.clone(),
-                                new: current,
-                            },
-                        }
+                    .filter_map(|(entity, value)| {
+                        entity_edits::set_field(doc, &entity, &component, None, &field, value)
                     })
                     .collect();
                 if !edits.is_empty() {
@@ -718,31 +706,5 @@ impl Editor {
                 self.history.undo_failed(taken);
             }
         }
-    }
-}
-
-/// The edit that sets one field of an entity, or records an override for a prefab
-/// part (`tree_01/trunk`); `None` when it already has the value.
-fn field_edit(
-    doc: &LevelDocument,
-    entity: &str,
-    component: &str,
-    instance: Option<usize>,
-    field: &str,
-    value: serde_json::Value,
-) -> Option<DocEdit> {
-    match prefab_parts::split_part(entity) {
-        Some((instance_id, key)) => {
-            let old = prefab_parts::override_of(doc, instance_id, key, component, field);
-            (old.as_ref() != Some(&value)).then(|| DocEdit::SetOverride {
-                instance: instance_id.to_owned(),
-                key: key.to_owned(),
-                component: component.to_owned(),
-                field: field.to_owned(),
-                old,
-                new: Some(value),
-            })
-        }
-        None => entity_edits::set_field(doc, entity, component, instance, field, value),
     }
 }
