@@ -42,6 +42,24 @@ fn rename_bark_to(h: &mut Harness<'_, KilnApp>, new: &str) {
     h.run_steps(2);
 }
 
+/// Narrows the asset browser to files matching `text`, as a user does when the file
+/// is below the fold.
+fn filter_files(h: &mut Harness<'_, KilnApp>, text: &str) {
+    h.get_by_label("Filter files").click();
+    h.run_steps(1);
+    h.get_by_label("Filter files").type_text(text);
+    h.run_steps(3);
+}
+
+/// Asks the editor to open a folder that is not a project (the current one stays
+/// open); returns the message the user is shown.
+fn open_a_folder_that_is_not_a_project(h: &mut Harness<'_, KilnApp>) -> &'static str {
+    let not_a_project = tempfile::tempdir().unwrap();
+    h.state_mut().open_project(not_a_project.path());
+    h.run_steps(2);
+    "is not a Kiln project: it has no kiln.project file"
+}
+
 /// Selects the entity labelled `entity` in the scene tree and adds a component of
 /// type `component` from the inspector, as a user does.
 fn add_component(h: &mut Harness<'_, KilnApp>, entity: &str, component: &str) {
@@ -439,14 +457,12 @@ fn problems_follow_changes_made_outside_the_editor() {
 fn a_folder_that_is_not_a_project_is_explained_and_the_current_project_stays() {
     let dir = demo_copy();
     let mut h = open(dir.path());
-    let not_a_project = tempfile::tempdir().unwrap();
-    h.state_mut().open_project(not_a_project.path());
-    h.run_steps(2);
+    let message = open_a_folder_that_is_not_a_project(&mut h);
     assert_eq!(
         editor(&h).project().root(),
         std::fs::canonicalize(dir.path()).unwrap()
     );
-    h.get_by_label_contains("is not a Kiln project: it has no kiln.project file");
+    h.get_by_label_contains(message);
 }
 
 #[test]
@@ -790,10 +806,7 @@ fn a_unit_opens_from_the_asset_browser_and_levels_using_it_follow() {
         |h: &Harness<'_, KilnApp>| editor(h).world_pose("tree_01/trunk").unwrap().translation.x;
     let before = trunk_x(&h);
     // The browser is short: filter it down to the file, as a user would.
-    h.get_by_label("Filter files").click();
-    h.run_steps(1);
-    h.get_by_label("Filter files").type_text("tree.unit");
-    h.run_steps(3);
+    filter_files(&mut h, "tree.unit");
     h.get_by_label("📦 tree.unit").click_secondary();
     h.run_steps(2);
     h.get_by_label("Open").click();
@@ -974,10 +987,7 @@ fn a_mesh_is_edited_in_the_inspector_and_undo_restores_the_file() {
     let path = dir.path().join("meshes/canopy.mesh");
     let before = std::fs::read(&path).unwrap();
     let mut h = open(dir.path());
-    h.get_by_label("Filter files").click();
-    h.run_steps(1);
-    h.get_by_label("Filter files").type_text("canopy");
-    h.run_steps(3);
+    filter_files(&mut h, "canopy");
     h.get_by_label("🔷 canopy.mesh").click();
     h.run_steps(3);
     h.get_by_label_contains("meshes/canopy.mesh");
@@ -1100,10 +1110,7 @@ fn a_material_edit_reaches_the_viewport() {
 fn toasts_leave_the_screen() {
     let dir = demo_copy();
     let mut h = open(dir.path());
-    let not_a_project = tempfile::tempdir().unwrap();
-    h.state_mut().open_project(not_a_project.path());
-    h.run_steps(2);
-    let message = "is not a Kiln project: it has no kiln.project file";
+    let message = open_a_folder_that_is_not_a_project(&mut h);
     assert!(h.query_by_label_contains(message).is_some());
     // Seven seconds of frames at 60 per second.
     h.run_steps(420);

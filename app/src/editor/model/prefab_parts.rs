@@ -18,7 +18,11 @@ use crate::editor::tree::SceneTree;
 /// The unit files the open level's instances use, parsed, with their trees.
 #[derive(Debug, Clone, Default)]
 pub struct PrefabLibrary {
+    /// Unit file -> the unit, or why it did not load.
     units: HashMap<String, Result<Arc<LoadedUnit>, String>>,
+    /// `prefab` text as written (`units/tree`) -> unit file, so that the scene tree's
+    /// per-frame lookups neither parse nor allocate.
+    files: HashMap<String, String>,
 }
 
 /// A parsed `.unit` and its hierarchy.
@@ -43,7 +47,7 @@ impl PrefabLibrary {
         let mut wanted: Vec<(String, usize)> = doc
             .entities
             .iter()
-            .filter_map(|e| unit_file(e.prefab.as_deref()?))
+            .filter_map(|e| self.file_of(e.prefab.as_deref()?))
             .map(|f| (f, 0))
             .collect();
         while let Some((file, depth)) = wanted.pop() {
@@ -59,14 +63,13 @@ impl PrefabLibrary {
                 }
             };
             if let Ok(unit) = loaded {
-                wanted.extend(
-                    unit.doc
-                        .entities
-                        .iter()
-                        .filter_map(|e| unit_file(e.prefab.as_deref()?))
-                        .filter(|f| !self.units.contains_key(f))
-                        .map(|f| (f, depth + 1)),
-                );
+                for e in &unit.doc.entities {
+                    if let Some(f) = e.prefab.as_deref().and_then(|p| self.file_of(p))
+                        && !self.units.contains_key(&f)
+                    {
+                        wanted.push((f, depth + 1));
+                    }
+                }
             }
         }
     }
@@ -78,10 +81,20 @@ impl PrefabLibrary {
         }
     }
 
+    /// The unit file a `prefab` text names, remembered for [`Self::unit`].
+    fn file_of(&mut self, prefab: &str) -> Option<String> {
+        if let Some(f) = self.files.get(prefab) {
+            return Some(f.clone());
+        }
+        let f = unit_file(prefab)?;
+        self.files.insert(prefab.to_owned(), f.clone());
+        Some(f)
+    }
+
     /// The unit an entity's `prefab` names, if it loaded.
     pub fn unit(&self, prefab: &str) -> Option<&LoadedUnit> {
         self.units
-            .get(&unit_file(prefab)?)?
+            .get(self.files.get(prefab)?)?
             .as_ref()
             .ok()
             .map(|u| &**u)
@@ -452,6 +465,8 @@ mod tests {
             "units/tree.unit".into(),
             Ok(Arc::new(LoadedUnit { doc, tree })),
         );
+        l.files
+            .insert("units/tree".into(), "units/tree.unit".into());
         l
     }
 
