@@ -75,7 +75,13 @@ pub trait ComponentManager: Any + Send {
 
     /// Steps this manager's behaviour over all its instances at once. Behaviours
     /// that move things write through the transform manager of the same world.
-    fn simulate(&mut self, _dt: f32, _transforms: &mut TransformManager) {}
+    fn simulate(
+        &mut self,
+        _dt: f32,
+        _transforms: &mut TransformManager,
+        _entities: &EntityManager,
+    ) {
+    }
 }
 
 /// Small xorshift generator for the randomized gc; no external crate needed and

@@ -139,13 +139,14 @@ impl World {
 
     /// Steps every behaviour by `dt` seconds, one manager at a time over its whole
     /// array: point masses, then oscillators, then rotators, then extensions.
-    pub fn simulate(&mut self, dt: f32) {
+    /// `entities` answers which entities are alive (a plugin may ask).
+    pub fn simulate(&mut self, dt: f32, entities: &EntityManager) {
         let transforms = &mut self.transforms;
-        self.point_masses.simulate(dt, transforms);
-        self.oscillators.simulate(dt, transforms);
-        self.rotators.simulate(dt, transforms);
+        self.point_masses.simulate(dt, transforms, entities);
+        self.oscillators.simulate(dt, transforms, entities);
+        self.rotators.simulate(dt, transforms, entities);
         for m in &mut self.extensions {
-            m.simulate(dt, transforms);
+            m.simulate(dt, transforms, entities);
         }
     }
 }

@@ -362,8 +362,8 @@ fn simulation_moves_spawned_entities() {
         {"id": "ball", "components": {"transform": {"position": [0, 10, 0]}, "point_mass": {"velocity": [1, 0, 0], "acceleration": [0, 0, 0]}}},
         {"id": "bob", "components": {"transform": {"position": [0, 1, 0]}, "oscillator": {"amplitude": [0, 2, 0], "frequency": 0.25}}}
     ]}), &[]).unwrap();
-    let (_, mut world, spawned) = spawn(&blob);
-    world.simulate(1.0);
+    let (em, mut world, spawned) = spawn(&blob);
+    world.simulate(1.0, &em);
     assert!(world_pos(&world, &spawned, "ball").abs_diff_eq(Vec3::new(1.0, 10.0, 0.0), 1e-5));
     assert!(world_pos(&world, &spawned, "bob").abs_diff_eq(Vec3::new(0.0, 3.0, 0.0), 1e-5));
 }

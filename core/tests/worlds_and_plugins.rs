@@ -79,7 +79,7 @@ impl ComponentManager for LiftManager {
             }
         }
     }
-    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager) {
+    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, _entities: &EntityManager) {
         for (&e, &rate) in self.entity.iter().zip(&self.rate) {
             if let Some(t) = transforms.lookup(e) {
                 let mut local = transforms.local(t);
@@ -129,7 +129,7 @@ fn plugin_component_types_compile_spawn_and_simulate() {
     let (mut em, mut world) = (EntityManager::new(), World::new());
     world.add_extension(LiftManager::default());
     let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
-    world.simulate(0.5);
+    world.simulate(0.5, &em);
     let crate_t = world
         .transforms
         .lookup(spawned.entity("crate").unwrap())

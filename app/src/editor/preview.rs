@@ -176,7 +176,7 @@ impl Preview {
 
     /// Advances the simulation by `dt` seconds.
     pub fn step(&mut self, dt: f32) {
-        self.world.simulate(dt);
+        self.world.simulate(dt, &self.entities);
         self.time += dt as f64;
     }
 }

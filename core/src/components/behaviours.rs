@@ -110,7 +110,7 @@ impl ComponentManager for OscillatorManager {
     fn sweep(&mut self, entities: &EntityManager) {
         sweep_dead(self, entities);
     }
-    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager) {
+    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, _entities: &EntityManager) {
         self.time += dt;
         let t = self.time;
         for (&e, o) in self.entity.iter().zip(&self.data) {
@@ -216,7 +216,7 @@ impl ComponentManager for RotatorManager {
     fn sweep(&mut self, entities: &EntityManager) {
         sweep_dead(self, entities);
     }
-    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager) {
+    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, _entities: &EntityManager) {
         for (&e, r) in self.entity.iter().zip(&self.data) {
             if let Some(ti) = transforms.lookup(e) {
                 let spin = Quat::from_axis_angle(r.axis, (r.speed * dt).to_radians());
@@ -248,7 +248,7 @@ mod tests {
                 center: Vec3::Y,
             },
         );
-        osc.simulate(1.0, &mut tm); // quarter period: sin = 1
+        osc.simulate(1.0, &mut tm, &EntityManager::new()); // quarter period: sin = 1
         let t = tm.lookup(e).unwrap();
         assert!(Vec3::from(tm.world(t).translation).abs_diff_eq(Vec3::new(2.0, 1.0, 0.0), 1e-5));
 
@@ -260,7 +260,7 @@ mod tests {
                 speed: 90.0,
             },
         );
-        rot.simulate(1.0, &mut tm);
+        rot.simulate(1.0, &mut tm, &EntityManager::new());
         let x = tm.world(t).transform_vector3(Vec3::X);
         assert!(x.abs_diff_eq(Vec3::new(0.0, 0.0, -1.0), 1e-5), "{x}");
     }

@@ -171,7 +171,7 @@ impl ComponentManager for PointMassManager {
         sweep_dead(self, entities);
     }
     /// Integrates all masses, then writes each position to its owner's transform.
-    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager) {
+    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, _entities: &EntityManager) {
         self.integrate(dt);
         for (&e, &p) in self.entity.iter().zip(&self.position) {
             if let Some(t) = transforms.lookup(e) {
@@ -203,7 +203,7 @@ mod tests {
                 acceleration: Vec3::new(0.0, -10.0, 0.0),
             },
         );
-        pm.simulate(0.5, &mut tm);
+        pm.simulate(0.5, &mut tm, &EntityManager::new());
         let i = pm.lookup(e).unwrap();
         assert_eq!(pm.velocity(i), Vec3::new(1.0, -5.0, 0.0));
         assert_eq!(pm.position(i), Vec3::new(0.5, -2.5, 0.0));

@@ -12,8 +12,8 @@ use std::cell::RefCell;
 use std::ffi::c_void;
 use std::path::Path;
 
-use kiln_core::Entity;
 use kiln_core::components::TransformManager;
+use kiln_core::{Entity, EntityManager};
 use kiln_plugin::abi::*;
 
 /// A plugin library, open, with its plugin API table.
@@ -132,8 +132,10 @@ pub(crate) struct InitOutcome {
 thread_local! {
     /// Collects registrations while a plugin's `init` runs on this thread.
     static INIT: RefCell<Option<InitOutcome>> = const { RefCell::new(None) };
-    /// The transforms of the world being simulated, while a plugin's `simulate` runs.
-    static SIMULATING: RefCell<Option<*mut TransformManager>> = const { RefCell::new(None) };
+    /// The transforms and entities of the world being simulated, while a plugin's
+    /// `simulate` runs.
+    static SIMULATING: RefCell<Option<(*mut TransformManager, *const EntityManager)>> =
+        const { RefCell::new(None) };
 }
 
 /// One field as a plugin declared it, copied.
@@ -216,14 +218,26 @@ impl Callbacks {
         self.decl.simulate.is_some()
     }
 
-    /// Advances the instances, with the world API reaching `transforms`.
-    pub(crate) fn simulate(&self, dt: f32, transforms: &mut TransformManager) {
+    /// Advances the instances, with the world API reaching `transforms` and
+    /// `entities`.
+    pub(crate) fn simulate(
+        &self,
+        dt: f32,
+        transforms: &mut TransformManager,
+        entities: &EntityManager,
+    ) {
         let Some(simulate) = self.decl.simulate else {
             return;
         };
-        SIMULATING.with(|s| *s.borrow_mut() = Some(transforms as *mut TransformManager));
+        SIMULATING.with(|s| {
+            *s.borrow_mut() = Some((
+                transforms as *mut TransformManager,
+                entities as *const EntityManager,
+            ))
+        });
         // SAFETY: the plugin's callback; the world table is static and its functions
-        // reach `transforms` only through SIMULATING, set for this call alone.
+        // reach `transforms` and `entities` only through SIMULATING, set for this call
+        // alone.
         unsafe { simulate(self.decl.user, dt, &WORLD_API_V0.0) };
         SIMULATING.with(|s| *s.borrow_mut() = None);
     }
@@ -232,7 +246,7 @@ impl Callbacks {
 /// Runs `f` on the transforms being simulated, if a plugin's `simulate` is running.
 fn with_transforms<R>(f: impl FnOnce(&mut TransformManager) -> R) -> Option<R> {
     SIMULATING.with(|s| {
-        let ptr = (*s.borrow())?;
+        let (ptr, _) = (*s.borrow())?;
         // SAFETY: set by `Callbacks::simulate` from a `&mut TransformManager` that
         // outlives the call, and cleared after it; one thread, no other borrow is
         // used while the plugin runs.
@@ -241,9 +255,15 @@ fn with_transforms<R>(f: impl FnOnce(&mut TransformManager) -> R) -> Option<R> {
 }
 
 unsafe extern "C" fn world_is_alive(_ctx: *mut c_void, entity: KilnEntity) -> u32 {
-    // v0 answers for the world being simulated: an entity is alive there while it
-    // has a transform (dead entities lose theirs when the level is despawned).
-    with_transforms(|t| u32::from(t.lookup(Entity::from_bits(entity)).is_some())).unwrap_or(0)
+    SIMULATING.with(|s| {
+        let Some((_, entities)) = *s.borrow() else {
+            return 0;
+        };
+        // SAFETY: set by `Callbacks::simulate` from a `&EntityManager` that outlives
+        // the call, and cleared after it; only read here.
+        let entities = unsafe { &*entities };
+        u32::from(entities.alive(Entity::from_bits(entity)))
+    })
 }
 
 unsafe extern "C" fn world_pose(_ctx: *mut c_void, entity: KilnEntity, out: *mut f32) -> u32 {

@@ -455,6 +455,19 @@ impl std::fmt::Debug for PluginManager {
     }
 }
 
+impl Drop for PluginManager {
+    /// A world dropped (a level despawned, the preview respawned) takes its instances
+    /// in the plugin with it: one collection pass in which exactly this world's
+    /// entities are dead, rather than one `destroy` call per entity.
+    fn drop(&mut self) {
+        if self.entities.is_empty() {
+            return;
+        }
+        let mine: std::collections::HashSet<Entity> = self.entities.drain(..).collect();
+        self.callbacks.gc(&|e| !mine.contains(&e));
+    }
+}
+
 impl ComponentManager for PluginManager {
     fn type_name(&self) -> &str {
         &self.name
@@ -480,9 +493,9 @@ impl ComponentManager for PluginManager {
         self.entities.retain(|e| entities.alive(*e));
     }
 
-    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager) {
+    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, entities: &EntityManager) {
         if self.callbacks.simulates() {
-            self.callbacks.simulate(dt, transforms);
+            self.callbacks.simulate(dt, transforms, entities);
         }
     }
 }

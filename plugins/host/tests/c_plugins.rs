@@ -59,7 +59,7 @@ static void simulate(void *u, float dt, const KilnWorldApiV0 *w) {{
     (void)u;
     for (size_t i = 0; i < count; i++) {{
         float m[12];
-        if (w->world_pose(w->ctx, ents[i], m)) {{
+        if (w->is_alive(w->ctx, ents[i]) && w->world_pose(w->ctx, ents[i], m)) {{
             float up[3] = {{ 0.0f, rates[i] * dt, 0.0f }};
             w->set_local_translation(w->ctx, ents[i], up);
         }}
@@ -110,7 +110,7 @@ fn a_c_plugin_component_is_compiled_spawned_simulated_and_destroyed() {
     let (mut em, mut world) = (EntityManager::new(), World::new());
     let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
     assert_eq!(world.extension_named_mut("lift").unwrap().len(), 2);
-    world.simulate(0.5);
+    world.simulate(0.5, &em);
     let y = |world: &World, id: &str| {
         let t = world
             .transforms
@@ -120,6 +120,12 @@ fn a_c_plugin_component_is_compiled_spawned_simulated_and_destroyed() {
     };
     // The plugin set each local translation to rate * dt up: 1.0 and 0.5 (default 1).
     assert_eq!(y(&world, "a"), 1.0);
+    assert_eq!(y(&world, "b"), 0.5);
+    // The world API's is_alive asks the entity manager: a dead entity whose
+    // transform has not been collected yet is left alone.
+    assert!(em.destroy(spawned.entity("b").unwrap()));
+    world.simulate(0.25, &em);
+    assert_eq!(y(&world, "a"), 0.5);
     assert_eq!(y(&world, "b"), 0.5);
     world.despawn(&mut em, &spawned);
     assert_eq!(world.extension_named_mut("lift").unwrap().len(), 0);

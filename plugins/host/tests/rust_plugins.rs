@@ -61,7 +61,7 @@ fn the_wind_plugin_registers_compiles_spawns_and_sways() {
     let (mut em, mut world) = (EntityManager::new(), World::new());
     let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
     // A quarter of a gust: the full strength along the direction.
-    world.simulate(0.25);
+    world.simulate(0.25, &em);
     let t = world
         .transforms
         .lookup(spawned.entity("flag").unwrap())
@@ -111,8 +111,8 @@ fn a_panicking_plugin_callback_does_not_take_kiln_down() {
         .blob;
     let (mut em, mut world) = (EntityManager::new(), World::new());
     spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
-    world.simulate(0.1);
-    world.simulate(0.1);
+    world.simulate(0.1, &em);
+    world.simulate(0.1, &em);
     let logged = take_messages();
     let panics = logged
         .iter()
