@@ -57,8 +57,8 @@ pub use entity_map::EntityMap;
 pub use level::{EntityDocument, LevelDocument};
 pub use path::{PathError, ResourceId, ResourcePath};
 pub use project::{
-    Project, ProjectConfig, ProjectError, ReferenceRules, read_below, read_regular, write_atomic,
-    write_below,
+    Project, ProjectConfig, ProjectError, ReferenceRules, create_dir_below, read_below,
+    read_regular, write_atomic, write_below,
 };
 pub use registry::{ComponentBatch, ComponentType, Registry, SpawnContext};
 pub use schema::{FieldKind, FieldSchema, FieldValues};

@@ -35,6 +35,10 @@ pub struct ProjectConfig {
     /// The most entities a level may flatten to (prefabs expanded); 0 means
     /// [`crate::compiler::DEFAULT_MAX_LEVEL_ENTITIES`].
     pub max_level_entities: usize,
+    /// Plugin folders, project-relative (`plugins/wind`), loaded in this order: each
+    /// holds a Rust crate (`Cargo.toml`), C sources (`*.c`) or a built library, which
+    /// Kiln builds if needed and loads (`docs/plugins.md`).
+    pub plugins: Vec<String>,
 }
 
 /// Declared reference rules: `{"unit": {"/components/*/data/mesh_resource": "mesh",
@@ -123,8 +127,42 @@ impl ProjectConfig {
                 }
             }
         }
+        let section = text.find("\"plugins\"").unwrap_or(0);
+        for (k, entry) in config.plugins.iter().enumerate() {
+            let message = if !is_plain_folder(entry) {
+                format!(
+                    "plugins: \"{entry}\" is not a folder inside the project (a relative path with '/', no '..', not in .kiln or build)"
+                )
+            } else if config.plugins[..k].contains(entry) {
+                format!("plugins: \"{entry}\" is listed twice")
+            } else {
+                continue;
+            };
+            let (line, column) = locate(text, section, entry);
+            return Err(ProjectError::BadProjectFile {
+                file: file.to_owned(),
+                line,
+                column,
+                message,
+            });
+        }
         Ok(config)
     }
+}
+
+/// Whether `entry` is a plain project-relative folder path outside Kiln's own folders.
+fn is_plain_folder(entry: &str) -> bool {
+    !entry.is_empty()
+        && !entry.contains('\\')
+        && !entry.starts_with('/')
+        && !entry.contains(':')
+        && entry
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+        && entry
+            .split('/')
+            .next()
+            .is_none_or(|first| !NON_RESOURCE_DIRS.contains(&first))
 }
 
 /// A failure reading or writing project files, naming the file.
@@ -417,9 +455,37 @@ pub fn read_below(base: &Path, rel: &Path, max: u64) -> io::Result<Vec<u8>> {
 /// project (`build/`, `.kiln/`) could be links planted to carry its writes outside,
 /// so a link anywhere below `base` is refused, naming it.
 pub fn write_below(base: &Path, rel: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (parent, name) = match (rel.parent(), rel.file_name()) {
+        (Some(parent), Some(name)) => (parent, name),
+        _ => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a plain relative path", rel.display()),
+            ));
+        }
+    };
+    let path = create_dir_below(base, parent)?.join(name);
+    if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(planted_link(&path));
+    }
+    write_atomic(&path, bytes)
+}
+
+fn planted_link(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is a symbolic link; Kiln does not write through links in its own folders (remove it)",
+            path.display()
+        ),
+    )
+}
+
+/// Creates the folder `base/rel` and those in between, without following a
+/// symbolic link (see [`write_below`]); returns its path.
+pub fn create_dir_below(base: &Path, rel: &Path) -> io::Result<PathBuf> {
     let mut dir = base.to_owned();
-    let parts: Vec<_> = rel.components().collect();
-    for (k, part) in parts.iter().enumerate() {
+    for part in rel.components() {
         let std::path::Component::Normal(name) = part else {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -427,23 +493,19 @@ pub fn write_below(base: &Path, rel: &Path, bytes: &[u8]) -> io::Result<()> {
             ));
         };
         dir.push(name);
-        let last = k + 1 == parts.len();
         match fs::symlink_metadata(&dir) {
-            Ok(m) if m.file_type().is_symlink() => {
+            Ok(m) if m.file_type().is_symlink() => return Err(planted_link(&dir)),
+            Ok(m) if !m.is_dir() => {
                 return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "{} is a symbolic link; Kiln does not write through links in its own folders (remove it)",
-                        dir.display()
-                    ),
+                    io::ErrorKind::AlreadyExists,
+                    format!("{} is not a folder", dir.display()),
                 ));
             }
             Ok(_) => {}
-            Err(_) if !last => fs::create_dir(&dir)?,
-            Err(_) => {}
+            Err(_) => fs::create_dir(&dir)?,
         }
     }
-    write_atomic(&dir, bytes)
+    Ok(dir)
 }
 
 #[cfg(test)]
@@ -516,6 +578,26 @@ mod tests {
         let err = Project::open(dir.path()).unwrap_err().to_string();
         assert!(err.contains("kiln.project:2:"), "{err}");
         assert!(err.contains("unknown field `boot_level`"), "{err}");
+    }
+
+    #[test]
+    fn plugin_folders_are_plain_paths_inside_the_project() {
+        let file = Path::new("kiln.project");
+        let ok = ProjectConfig::parse(file, r#"{"plugins": ["plugins/wind", "blink"]}"#).unwrap();
+        assert_eq!(ok.plugins, ["plugins/wind", "blink"]);
+        for bad in [
+            "../x", "/usr/lib", "a/../b", ".kiln/p", "build", "a\\\\b", "", "a//b", "c:/x",
+        ] {
+            let text = format!("{{\n  \"plugins\": [\"ok\", \"{bad}\"]\n}}");
+            let e = ProjectConfig::parse(file, &text).unwrap_err().to_string();
+            assert!(
+                e.contains("is not a folder inside the project"),
+                "{bad}: {e}"
+            );
+            assert!(e.contains("kiln.project:2:"), "{bad}: {e}");
+        }
+        let e = ProjectConfig::parse(file, r#"{"plugins": ["a", "a"]}"#).unwrap_err();
+        assert!(e.to_string().contains("listed twice"), "{e}");
     }
 
     #[test]

@@ -19,6 +19,8 @@ use kiln_plugin::abi::*;
 /// A plugin library, open, with its plugin API table.
 pub(crate) struct Library {
     api: KilnPluginApiV0,
+    /// Dropped before the library is closed: the caller's record that the file is open.
+    _open: Box<dyn Send + Sync>,
     // Dropped last (fields drop in order): the code the table points into stays
     // loaded while the table exists.
     _library: libloading::Library,
@@ -62,8 +64,9 @@ fn read_str(s: KilnStr) -> String {
 }
 
 impl Library {
-    /// Opens `path` and asks it for plugin API v0.
-    pub(crate) fn open(path: &Path) -> Result<Library, OpenError> {
+    /// Opens `path` and asks it for plugin API v0. `open` is kept until the library
+    /// is closed.
+    pub(crate) fn open(path: &Path, open: Box<dyn Send + Sync>) -> Result<Library, OpenError> {
         // SAFETY: loading a library runs its initialisers. Kiln loads only the
         // libraries a project lists, and the user chose to trust them by listing them.
         let library = unsafe { libloading::Library::new(path) }
@@ -83,6 +86,7 @@ impl Library {
         let api = unsafe { *(table as *const KilnPluginApiV0) };
         Ok(Library {
             api,
+            _open: open,
             _library: library,
         })
     }

@@ -81,6 +81,15 @@ pub enum PluginError {
         /// What it returned.
         code: i32,
     },
+    /// The library is loaded already (the dynamic loader would hand back the same
+    /// copy, sharing its state with the first).
+    #[error(
+        "plugin {path}: this library is loaded already; a library is loaded once (hot reload loads a fresh copy)"
+    )]
+    AlreadyLoaded {
+        /// The library.
+        path: PathBuf,
+    },
     /// A component type it registered is not acceptable.
     #[error("plugin {name}: component type \"{component}\": {reason}")]
     BadComponent {
@@ -143,6 +152,35 @@ fn api_name(id: u32) -> String {
     }
 }
 
+/// The libraries open in this process, by canonical path.
+static OPEN_LIBRARIES: std::sync::Mutex<std::collections::BTreeSet<PathBuf>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// A library's place in [`OPEN_LIBRARIES`], given up when the library is closed.
+struct OpenGuard(PathBuf);
+
+impl OpenGuard {
+    /// Records `path` as open; `None` if it is open already.
+    fn take(path: &Path) -> Option<OpenGuard> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        let mut open = OPEN_LIBRARIES.lock().unwrap_or_else(|e| e.into_inner());
+        // Not `then_some`: a guard built and dropped here would remove the entry
+        // of the library that is open (and lock the mutex twice).
+        if open.insert(key.clone()) {
+            Some(OpenGuard(key))
+        } else {
+            None
+        }
+    }
+}
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        let mut open = OPEN_LIBRARIES.lock().unwrap_or_else(|e| e.into_inner());
+        open.remove(&self.0);
+    }
+}
+
 /// Loads the plugin at `path` and adds its component types to `registry`. On any
 /// error nothing is added and the library is unloaded.
 pub fn load(path: &Path, registry: &mut Registry) -> Result<LoadedPlugin, PluginError> {
@@ -151,7 +189,10 @@ pub fn load(path: &Path, registry: &mut Registry) -> Result<LoadedPlugin, Plugin
             path: path.to_owned(),
         });
     }
-    let library = ffi::Library::open(path).map_err(|e| match e {
+    let guard = OpenGuard::take(path).ok_or_else(|| PluginError::AlreadyLoaded {
+        path: path.to_owned(),
+    })?;
+    let library = ffi::Library::open(path, Box::new(guard)).map_err(|e| match e {
         ffi::OpenError::NotALibrary(reason) => PluginError::NotALibrary {
             path: path.to_owned(),
             reason,

@@ -261,3 +261,25 @@ fn invalid_schemas_are_refused_with_the_field_named() {
         assert!(registry.component("lift").is_none());
     }
 }
+
+#[test]
+fn a_library_is_loaded_once_until_everything_it_registered_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = build(dir.path(), "lift", &plugin_source("lift", RATE, "lift", ""));
+    let mut first = Registry::with_builtins();
+    let plugin = load(&lib, &mut first).unwrap();
+    let mut second = Registry::with_builtins();
+    let e = load(&lib, &mut second).unwrap_err();
+    assert!(matches!(e, PluginError::AlreadyLoaded { .. }), "{e}");
+    assert!(e.to_string().contains("loaded already"), "{e}");
+    assert!(second.component("lift").is_none());
+    // The registry's component type keeps the library open after shutdown.
+    plugin.shutdown();
+    assert!(matches!(
+        load(&lib, &mut second),
+        Err(PluginError::AlreadyLoaded { .. })
+    ));
+    drop(first);
+    let again = load(&lib, &mut second).unwrap();
+    assert_eq!(again.component_types, ["lift"]);
+}
