@@ -307,10 +307,54 @@ unsafe extern "C" fn world_set_local_translation(
     .unwrap_or(0)
 }
 
+unsafe extern "C" fn world_local_pose(_ctx: *mut c_void, entity: KilnEntity, out: *mut f32) -> u32 {
+    if out.is_null() {
+        return 0;
+    }
+    let pose = with_transforms(|t| {
+        let i = t.lookup(Entity::from_bits(entity))?;
+        Some(t.local(i))
+    })
+    .flatten();
+    let Some(pose) = pose else { return 0 };
+    let m = pose.to_cols_array();
+    // SAFETY: the ABI: `out` points to 12 writable floats.
+    unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), out, 12) };
+    1
+}
+
+unsafe extern "C" fn world_set_local_pose(
+    _ctx: *mut c_void,
+    entity: KilnEntity,
+    m: *const f32,
+) -> u32 {
+    if m.is_null() {
+        return 0;
+    }
+    // SAFETY: the ABI: `m` points to 12 readable floats.
+    let m = unsafe { std::slice::from_raw_parts(m, 12) };
+    if !m.iter().all(|v| v.is_finite()) {
+        return 0;
+    }
+    let mut cols = [0.0f32; 12];
+    cols.copy_from_slice(m);
+    let pose = glam::Affine3A::from_cols_array(&cols);
+    with_transforms(|t| match t.lookup(Entity::from_bits(entity)) {
+        Some(i) => {
+            t.set_local(i, pose);
+            1
+        }
+        None => 0,
+    })
+    .unwrap_or(0)
+}
+
 static WORLD_API_V0: Table<KilnWorldApiV0> = Table(KilnWorldApiV0 {
     is_alive: world_is_alive,
     world_pose,
     set_local_translation: world_set_local_translation,
+    local_pose: world_local_pose,
+    set_local_pose: world_set_local_pose,
     ctx: std::ptr::null_mut(),
 });
 

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 mod ffi;
+pub mod project;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -89,6 +90,30 @@ pub enum PluginError {
     AlreadyLoaded {
         /// The library.
         path: PathBuf,
+    },
+    /// A plugin folder `kiln.project` lists cannot be used.
+    #[error("plugin folder {entry}: {reason}")]
+    BadFolder {
+        /// The folder, as listed.
+        entry: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Building the plugin failed.
+    #[error("plugin folder {entry}: the build failed: {output}")]
+    BuildFailed {
+        /// The folder, as listed.
+        entry: String,
+        /// What the compiler said (its last lines).
+        output: String,
+    },
+    /// The plugin's sources are newer than its library and building was not allowed.
+    #[error(
+        "plugin folder {entry}: its sources changed since it was built; build it (Kiln builds plugins when it opens the project)"
+    )]
+    NotBuilt {
+        /// The folder, as listed.
+        entry: String,
     },
     /// A component type it registered is not acceptable.
     #[error("plugin {name}: component type \"{component}\": {reason}")]

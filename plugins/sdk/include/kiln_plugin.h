@@ -106,6 +106,8 @@ typedef struct KilnWorldApiV0 {
     uint32_t (*is_alive)(void *ctx, KilnEntity entity);
     uint32_t (*world_pose)(void *ctx, KilnEntity entity, float *out12);
     uint32_t (*set_local_translation)(void *ctx, KilnEntity entity, const float *xyz);
+    uint32_t (*local_pose)(void *ctx, KilnEntity entity, float *out12);
+    uint32_t (*set_local_pose)(void *ctx, KilnEntity entity, const float *m12);
     void *ctx;
 } KilnWorldApiV0;
 

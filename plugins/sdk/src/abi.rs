@@ -212,6 +212,14 @@ pub struct KilnWorldApiV0 {
     /// Sets the entity's local translation. 0 if it has no transform.
     pub set_local_translation:
         unsafe extern "C" fn(ctx: *mut c_void, entity: KilnEntity, xyz: *const f32) -> u32,
+    /// Writes the entity's local pose (relative to its parent), laid out as
+    /// `world_pose`. 0 if it has no transform.
+    pub local_pose:
+        unsafe extern "C" fn(ctx: *mut c_void, entity: KilnEntity, out: *mut f32) -> u32,
+    /// Sets the entity's local pose from 12 floats laid out as `world_pose` (axes may
+    /// be scaled). 0 if it has no transform or a value is not finite.
+    pub set_local_pose:
+        unsafe extern "C" fn(ctx: *mut c_void, entity: KilnEntity, m: *const f32) -> u32,
     /// Passed as `ctx`.
     pub ctx: *mut c_void,
 }

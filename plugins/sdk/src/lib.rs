@@ -58,6 +58,9 @@
 
 #![warn(missing_docs)]
 
+/// `kiln_plugin.h`, the ABI for C plugins (Kiln writes it where it builds them).
+pub const C_HEADER: &str = include_str!("../include/kiln_plugin.h");
+
 pub mod abi;
 pub mod sdk;
 

@@ -194,6 +194,19 @@ impl World<'_> {
         // SAFETY: as above; `xyz` has the 3 floats the ABI reads.
         unsafe { (self.api.set_local_translation)(self.api.ctx, entity, xyz.as_ptr()) != 0 }
     }
+    /// The entity's local pose (relative to its parent), laid out as `world_pose`.
+    pub fn local_pose(&self, entity: EntityId) -> Option<[f32; 12]> {
+        let mut out = [0.0; 12];
+        // SAFETY: as above; `out` has the 12 floats the ABI writes.
+        let ok = unsafe { (self.api.local_pose)(self.api.ctx, entity, out.as_mut_ptr()) };
+        (ok != 0).then_some(out)
+    }
+    /// Sets the entity's local pose, laid out as `world_pose`; false if it has no
+    /// transform or a value is not finite.
+    pub fn set_local_pose(&self, entity: EntityId, pose: [f32; 12]) -> bool {
+        // SAFETY: as above; `pose` has the 12 floats the ABI reads.
+        unsafe { (self.api.set_local_pose)(self.api.ctx, entity, pose.as_ptr()) != 0 }
+    }
 }
 
 /// A plugin component type and its manager: the instances live here, in whatever

@@ -27,7 +27,7 @@ int main(void) {
     O(KilnComponentDeclV0, create) O(KilnComponentDeclV0, destroy) O(KilnComponentDeclV0, gc)
     O(KilnComponentDeclV0, simulate)
     S(KilnRegistryApiV0) O(KilnRegistryApiV0, ctx)
-    S(KilnWorldApiV0) O(KilnWorldApiV0, world_pose) O(KilnWorldApiV0, set_local_translation) O(KilnWorldApiV0, ctx)
+    S(KilnWorldApiV0) O(KilnWorldApiV0, world_pose) O(KilnWorldApiV0, set_local_translation) O(KilnWorldApiV0, local_pose) O(KilnWorldApiV0, set_local_pose) O(KilnWorldApiV0, ctx)
     S(KilnLogApiV0) O(KilnLogApiV0, ctx)
     printf("ids %u %u %u %u\n", KILN_PLUGIN_API_ID, KILN_REGISTRY_API_ID, KILN_WORLD_API_ID, KILN_LOG_API_ID);
     printf("results %d %d\n", KILN_OK, KILN_PANICKED);
@@ -128,6 +128,14 @@ int main(void) {
         (
             "KilnWorldApiV0.set_local_translation",
             offset_of!(KilnWorldApiV0, set_local_translation),
+        ),
+        (
+            "KilnWorldApiV0.local_pose",
+            offset_of!(KilnWorldApiV0, local_pose),
+        ),
+        (
+            "KilnWorldApiV0.set_local_pose",
+            offset_of!(KilnWorldApiV0, set_local_pose),
         ),
         ("KilnWorldApiV0.ctx", offset_of!(KilnWorldApiV0, ctx)),
         ("KilnLogApiV0", size_of::<KilnLogApiV0>()),

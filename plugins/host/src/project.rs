@@ -1,0 +1,475 @@
+//! A project's plugins: the folders `kiln.project` lists, built when their sources are
+//! newer than what was built last, and loaded from a private copy.
+//!
+//! A plugin folder holds one of:
+//! - a Rust crate (`Cargo.toml`, `crate-type = ["cdylib"]`): built with
+//!   `cargo build --release` into `.kiln/plugins/target`;
+//! - C sources (`*.c` at its top): compiled with the system C compiler (`$CC`, else
+//!   `cc`) against the `kiln_plugin.h` Kiln writes to `.kiln/plugins/include`;
+//! - one built library (`libNAME.so`, `NAME.dll`, `libNAME.dylib`) and no sources.
+//!
+//! The built library is kept at `.kiln/plugins/<folder>/plugin.<suffix>`. Each load
+//! copies it to a name of its own first, because the dynamic loader hands back the
+//! copy it has open for a path it has seen, with that copy's state: a fresh name is
+//! what makes a rebuilt plugin load as new code (hot reload), and lets the build
+//! replace the library while the old one is still open.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use kiln_core::Registry;
+
+use crate::{LoadedPlugin, PluginError};
+
+/// Where Kiln keeps what it builds and loads, below the project root.
+const PLUGINS_DIR: &str = ".kiln/plugins";
+
+/// The most files looked at for a folder's newest source (a plugin folder holding a
+/// whole tree by mistake must not stall every command).
+const MAX_SOURCE_FILES: usize = 20_000;
+
+/// What a plugin folder holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginSource {
+    /// A Rust crate: its `Cargo.toml`.
+    Cargo(PathBuf),
+    /// C sources, compiled together.
+    C(Vec<PathBuf>),
+    /// A library built elsewhere.
+    Library(PathBuf),
+}
+
+/// One plugin folder of a project.
+#[derive(Debug, Clone)]
+pub struct PluginFolder {
+    /// As `kiln.project` lists it (`plugins/wind`).
+    pub entry: String,
+    /// Its path.
+    pub folder: PathBuf,
+    /// What it holds.
+    pub source: PluginSource,
+    /// Where its built library is kept.
+    pub built: PathBuf,
+    root: PathBuf,
+}
+
+fn bad(entry: &str, reason: impl Into<String>) -> PluginError {
+    PluginError::BadFolder {
+        entry: entry.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+fn is_library(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(std::env::consts::DLL_SUFFIX))
+}
+
+impl PluginFolder {
+    /// Finds what the folder `entry` of the project at `root` (canonical) holds.
+    pub fn find(root: &Path, entry: &str) -> Result<PluginFolder, PluginError> {
+        let folder = root.join(entry);
+        match std::fs::canonicalize(&folder) {
+            Ok(real) if real.starts_with(root) && real.is_dir() => {}
+            Ok(real) if !real.starts_with(root) => {
+                return Err(bad(entry, "it leads outside the project"));
+            }
+            Ok(_) => return Err(bad(entry, "it is not a folder")),
+            Err(_) => return Err(bad(entry, "the folder does not exist")),
+        }
+        let mut sources = Vec::new();
+        let mut libraries = Vec::new();
+        let listing = std::fs::read_dir(&folder).map_err(|e| bad(entry, e.to_string()))?;
+        for item in listing.flatten() {
+            let path = item.path();
+            if !item.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            if path.extension().is_some_and(|e| e == "c") {
+                sources.push(path);
+            } else if is_library(&path) {
+                libraries.push(path);
+            }
+        }
+        sources.sort();
+        libraries.sort();
+        let manifest = folder.join("Cargo.toml");
+        let source = if manifest.is_file() {
+            PluginSource::Cargo(manifest)
+        } else if !sources.is_empty() {
+            PluginSource::C(sources)
+        } else {
+            match libraries.len() {
+                1 => PluginSource::Library(libraries.remove(0)),
+                0 => {
+                    return Err(bad(
+                        entry,
+                        format!(
+                            "it holds no Cargo.toml, no .c file and no built library (*{})",
+                            std::env::consts::DLL_SUFFIX
+                        ),
+                    ));
+                }
+                _ => {
+                    return Err(bad(
+                        entry,
+                        "it holds several libraries and no sources: keep one",
+                    ));
+                }
+            }
+        };
+        let built = root
+            .join(PLUGINS_DIR)
+            .join(entry.replace('/', "__"))
+            .join(format!("plugin{}", std::env::consts::DLL_SUFFIX));
+        Ok(PluginFolder {
+            entry: entry.to_owned(),
+            folder,
+            source,
+            built,
+            root: root.to_owned(),
+        })
+    }
+
+    /// The library to load: the one built from the sources, or the folder's own.
+    pub fn library(&self) -> &Path {
+        match &self.source {
+            PluginSource::Library(lib) => lib,
+            _ => &self.built,
+        }
+    }
+
+    /// Whether the sources changed since the library was built (or it never was).
+    pub fn needs_build(&self) -> bool {
+        if matches!(self.source, PluginSource::Library(_)) {
+            return false;
+        }
+        let Ok(built) = std::fs::metadata(&self.built).and_then(|m| m.modified()) else {
+            return true;
+        };
+        newest_source(&self.folder).is_some_and(|newest| newest > built)
+    }
+
+    /// Builds the library from the sources (nothing to do for a built library).
+    /// Errors carry the compiler's own words.
+    pub fn build(&self) -> Result<Duration, PluginError> {
+        let start = Instant::now();
+        let private = self.private_dir()?;
+        let output = match &self.source {
+            PluginSource::Library(_) => return Ok(Duration::ZERO),
+            PluginSource::C(sources) => self.build_c(sources, &private)?,
+            PluginSource::Cargo(manifest) => self.build_cargo(manifest)?,
+        };
+        let staged = private.join(unique_name("building"));
+        std::fs::copy(&output, &staged)
+            .and_then(|_| std::fs::rename(&staged, &self.built))
+            .map_err(|e| self.failed(format!("keeping the library it built: {e}")))?;
+        if matches!(self.source, PluginSource::C(_)) {
+            // The compiler wrote `output` in the private folder: only one copy is kept.
+            let _ = std::fs::remove_file(&output);
+        }
+        Ok(start.elapsed())
+    }
+
+    fn failed(&self, output: impl Into<String>) -> PluginError {
+        PluginError::BuildFailed {
+            entry: self.entry.clone(),
+            output: output.into(),
+        }
+    }
+
+    /// `.kiln/plugins/<folder>`, made without following links.
+    fn private_dir(&self) -> Result<PathBuf, PluginError> {
+        let rel = self
+            .built
+            .parent()
+            .and_then(|p| p.strip_prefix(&self.root).ok())
+            .map(Path::to_owned)
+            .unwrap_or_default();
+        kiln_core::create_dir_below(&self.root, &rel)
+            .map_err(|e| self.failed(format!("making {}: {e}", rel.display())))
+    }
+
+    fn build_c(&self, sources: &[PathBuf], private: &Path) -> Result<PathBuf, PluginError> {
+        let include =
+            kiln_core::create_dir_below(&self.root, &Path::new(PLUGINS_DIR).join("include"))
+                .map_err(|e| self.failed(e.to_string()))?;
+        let header = include.join("kiln_plugin.h");
+        if std::fs::read(&header).ok().as_deref() != Some(kiln_plugin::C_HEADER.as_bytes()) {
+            kiln_core::write_atomic(&header, kiln_plugin::C_HEADER.as_bytes())
+                .map_err(|e| self.failed(format!("writing {}: {e}", header.display())))?;
+        }
+        let output = private.join(unique_name("cc-output"));
+        let compiler = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+        let mut command = Command::new(&compiler);
+        command
+            .args(["-shared", "-fPIC", "-O2", "-std=c11", "-Wall"])
+            .arg("-I")
+            .arg(&include)
+            .arg("-o")
+            .arg(&output)
+            .args(sources)
+            .current_dir(&self.folder);
+        run(&mut command, &compiler.to_string_lossy(), |e| {
+            self.failed(e)
+        })?;
+        Ok(output)
+    }
+
+    fn build_cargo(&self, manifest: &Path) -> Result<PathBuf, PluginError> {
+        let target =
+            kiln_core::create_dir_below(&self.root, &Path::new(PLUGINS_DIR).join("target"))
+                .map_err(|e| self.failed(e.to_string()))?;
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut command = Command::new(&cargo);
+        command
+            .args([
+                "build",
+                "--release",
+                "--message-format=json-render-diagnostics",
+            ])
+            .arg("--manifest-path")
+            .arg(manifest)
+            .arg("--target-dir")
+            .arg(&target)
+            // A build started from Kiln's own tests or `cargo run` must not inherit
+            // where that build writes or what it targets.
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO_BUILD_TARGET")
+            .current_dir(&self.folder);
+        let stdout = run(&mut command, &cargo.to_string_lossy(), |e| self.failed(e))?;
+        // cargo names what it built in its JSON messages; the crate's library name is
+        // not always its package name.
+        stdout
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|m| m["reason"] == "compiler-artifact")
+            .filter(|m| {
+                m["target"]["kind"]
+                    .as_array()
+                    .is_some_and(|k| k.iter().any(|k| k == "cdylib"))
+            })
+            .filter(|m| m["manifest_path"].as_str().map(Path::new) == Some(manifest))
+            .flat_map(|m| {
+                m["filenames"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|f| f.as_str().map(PathBuf::from))
+            })
+            .find(|f| is_library(f))
+            .ok_or_else(|| {
+                self.failed(
+                    "cargo built no dynamic library: the crate needs `[lib] crate-type = [\"cdylib\"]`",
+                )
+            })
+    }
+
+    /// Loads the library from a copy of its own (see the module's notes) and adds its
+    /// component types to `registry`.
+    pub fn load(&self, registry: &mut Registry) -> Result<LoadedPlugin, PluginError> {
+        let library = self.library();
+        if !library.is_file() {
+            return Err(PluginError::NotFound {
+                path: library.to_owned(),
+            });
+        }
+        let private = self.private_dir()?;
+        let copy = private.join(unique_name("loaded"));
+        std::fs::copy(library, &copy).map_err(|e| {
+            self.failed(format!(
+                "copying {} to {}: {e}",
+                library.display(),
+                copy.display()
+            ))
+        })?;
+        let loaded = crate::load(&copy, registry);
+        // Once open, the file is not needed (the loader maps it); where the system
+        // keeps open files from being removed, the next start removes it.
+        if std::fs::remove_file(&copy).is_ok() || loaded.is_err() {
+            let _ = std::fs::remove_file(&copy);
+        }
+        let mut loaded = loaded.map_err(|e| rename_library(e, &copy, library))?;
+        loaded.path = library.to_owned();
+        Ok(loaded)
+    }
+}
+
+/// `PREFIX-PID-N.so`: a name no other build or load, in this process or another,
+/// uses at the same time.
+fn unique_name(prefix: &str) -> String {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{prefix}-{}-{}{}",
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::Relaxed),
+        std::env::consts::DLL_SUFFIX
+    )
+}
+
+/// Errors about the private copy name the library the user knows.
+fn rename_library(error: PluginError, copy: &Path, library: &Path) -> PluginError {
+    let fix = |p: PathBuf| if p == copy { library.to_owned() } else { p };
+    match error {
+        PluginError::NotFound { path } => PluginError::NotFound { path: fix(path) },
+        PluginError::NotALibrary { path, reason } => PluginError::NotALibrary {
+            path: fix(path),
+            reason: reason.replace(&copy.display().to_string(), &library.display().to_string()),
+        },
+        PluginError::NoEntryPoint { path } => PluginError::NoEntryPoint { path: fix(path) },
+        PluginError::NoPluginApi { path } => PluginError::NoPluginApi { path: fix(path) },
+        other => other,
+    }
+}
+
+/// Runs a build command; its output on failure.
+fn run(
+    command: &mut Command,
+    program: &str,
+    failed: impl Fn(String) -> PluginError,
+) -> Result<String, PluginError> {
+    let output = command
+        .output()
+        .map_err(|e| failed(format!("could not run {program}: {e}")))?;
+    if output.status.success() {
+        return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // The compiler's last words are where its errors are; a page of them is enough.
+    let lines: Vec<&str> = stderr.lines().collect();
+    let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+    Err(failed(format!(
+        "{program} failed ({}):\n{tail}",
+        output.status
+    )))
+}
+
+/// The newest modification time of the files below `folder`, not following links and
+/// skipping build output (`target`) and hidden folders.
+fn newest_source(folder: &Path) -> Option<SystemTime> {
+    let mut newest = None;
+    let mut stack = vec![folder.to_owned()];
+    let mut seen = 0;
+    while let Some(dir) = stack.pop() {
+        let Ok(listing) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for item in listing.flatten() {
+            seen += 1;
+            if seen > MAX_SOURCE_FILES {
+                return newest;
+            }
+            let Ok(kind) = item.file_type() else { continue };
+            let name = item.file_name();
+            let hidden = name.to_string_lossy().starts_with('.');
+            if kind.is_dir() {
+                if !hidden && name != "target" {
+                    stack.push(item.path());
+                }
+            } else if kind.is_file()
+                && !is_library(&item.path())
+                && let Ok(modified) = item.metadata().and_then(|m| m.modified())
+            {
+                newest = newest.max(Some(modified));
+            }
+        }
+    }
+    newest
+}
+
+/// Removes the private copies and half-built libraries an earlier process left (one
+/// killed before it could).
+pub fn remove_stale_copies(root: &Path) {
+    let Ok(folders) = std::fs::read_dir(root.join(PLUGINS_DIR)) else {
+        return;
+    };
+    let mine = format!("-{}-", std::process::id());
+    for folder in folders.flatten() {
+        if !folder.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(files) = std::fs::read_dir(folder.path()) else {
+            continue;
+        };
+        for file in files.flatten() {
+            let name = file.file_name().to_string_lossy().into_owned();
+            let temporary = ["loaded-", "building-", "cc-output-"]
+                .iter()
+                .any(|p| name.starts_with(p));
+            // Another process may be building or loading right now: only what is
+            // older than any build takes is left over.
+            let old = file
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > Duration::from_secs(600));
+            if temporary && !name.contains(&mine) && old {
+                let _ = std::fs::remove_file(file.path());
+            }
+        }
+    }
+}
+
+/// A project's plugins, loaded.
+#[derive(Debug, Default)]
+pub struct ProjectPlugins {
+    /// The plugins that loaded, in `kiln.project`'s order.
+    pub loaded: Vec<LoadedPlugin>,
+    /// Why the others did not, one error each.
+    pub errors: Vec<PluginError>,
+    /// The plugins built on the way, and how long each took.
+    pub built: Vec<(String, Duration)>,
+}
+
+/// Whether [`load_project`] builds plugins whose sources are newer than their library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    /// Build what is out of date, then load.
+    IfNeeded,
+    /// Load what was built last; report out-of-date plugins as errors.
+    Never,
+}
+
+/// Builds (per `build`) and loads the plugin folders `entries` of the project at
+/// `root` (canonical), adding their component types to `registry`. A plugin that
+/// fails is reported and skipped; the others load.
+pub fn load_project(
+    root: &Path,
+    entries: &[String],
+    registry: &mut Registry,
+    build: Build,
+) -> ProjectPlugins {
+    let mut plugins = ProjectPlugins::default();
+    if entries.is_empty() {
+        return plugins;
+    }
+    remove_stale_copies(root);
+    for entry in entries {
+        let result = PluginFolder::find(root, entry).and_then(|folder| {
+            if folder.needs_build() {
+                match build {
+                    Build::IfNeeded => {
+                        let took = folder.build()?;
+                        plugins.built.push((entry.clone(), took));
+                    }
+                    Build::Never => {
+                        return Err(PluginError::NotBuilt {
+                            entry: entry.clone(),
+                        });
+                    }
+                }
+            }
+            folder.load(registry)
+        });
+        match result {
+            Ok(plugin) => plugins.loaded.push(plugin),
+            Err(e) => plugins.errors.push(e),
+        }
+    }
+    plugins
+}

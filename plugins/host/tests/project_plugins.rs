@@ -1,0 +1,221 @@
+//! A project's plugin folders: built when their sources change, loaded from a private
+//! copy, and every way a folder can be wrong named with the folder.
+
+use std::fs;
+use std::path::Path;
+
+use kiln_core::Registry;
+use kiln_plugin_host::PluginError;
+use kiln_plugin_host::project::{Build, PluginFolder, PluginSource, load_project};
+
+const BLINK: &str = include_str!("../../../projects/demo/plugins/blink/blink.c");
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("kiln.project"), "{}").unwrap();
+    fs::create_dir_all(dir.path().join("plugins/blink")).unwrap();
+    fs::write(dir.path().join("plugins/blink/blink.c"), BLINK).unwrap();
+    dir
+}
+
+fn root(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    fs::canonicalize(dir.path()).unwrap()
+}
+
+fn entries(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn a_c_plugin_folder_is_built_once_and_loaded_from_a_private_copy() {
+    let dir = project();
+    let root = root(&dir);
+    let mut registry = Registry::with_builtins();
+    let plugins = load_project(
+        &root,
+        &entries(&["plugins/blink"]),
+        &mut registry,
+        Build::IfNeeded,
+    );
+    assert!(plugins.errors.is_empty(), "{:?}", plugins.errors);
+    assert_eq!(plugins.built.len(), 1);
+    assert_eq!(plugins.loaded[0].name, "blink");
+    let ty = registry.component("blink").unwrap();
+    let glow = ty.fields.iter().find(|f| f.name == "glow").unwrap();
+    assert!(
+        matches!(&glow.kind, kiln_core::FieldKind::ResourceRef { resource_type } if resource_type == "material"),
+        "{glow:?}"
+    );
+
+    let folder = PluginFolder::find(&root, "plugins/blink").unwrap();
+    assert!(matches!(folder.source, PluginSource::C(_)));
+    assert!(folder.built.is_file());
+    assert!(!folder.needs_build());
+    // The private copy is gone once loaded; only the built library stays.
+    let private: Vec<String> = fs::read_dir(folder.built.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(private, [format!("plugin{}", std::env::consts::DLL_SUFFIX)]);
+
+    // Loading again (another registry) needs no build, and the copy is new code.
+    let mut second = Registry::with_builtins();
+    let again = load_project(
+        &root,
+        &entries(&["plugins/blink"]),
+        &mut second,
+        Build::IfNeeded,
+    );
+    assert!(again.errors.is_empty(), "{:?}", again.errors);
+    assert!(again.built.is_empty());
+
+    // An edited source is newer than the library: built again, or refused without.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs::write(
+        root.join("plugins/blink/blink.c"),
+        BLINK.replace("\"1\"", "\"2\""),
+    )
+    .unwrap();
+    assert!(folder.needs_build());
+    let mut third = Registry::with_builtins();
+    let stale = load_project(
+        &root,
+        &entries(&["plugins/blink"]),
+        &mut third,
+        Build::Never,
+    );
+    assert!(
+        matches!(stale.errors[..], [PluginError::NotBuilt { .. }]),
+        "{:?}",
+        stale.errors
+    );
+    let rebuilt = load_project(
+        &root,
+        &entries(&["plugins/blink"]),
+        &mut third,
+        Build::IfNeeded,
+    );
+    assert!(rebuilt.errors.is_empty(), "{:?}", rebuilt.errors);
+    let period = third.component("blink").unwrap().fields[0].clone();
+    assert_eq!(period.default, serde_json::json!(2.0));
+}
+
+#[test]
+fn a_build_error_carries_the_compilers_words_and_others_still_load() {
+    let dir = project();
+    let root = root(&dir);
+    fs::create_dir_all(root.join("plugins/broken")).unwrap();
+    fs::write(root.join("plugins/broken/broken.c"), "int main( {\n").unwrap();
+    let mut registry = Registry::with_builtins();
+    let plugins = load_project(
+        &root,
+        &entries(&["plugins/broken", "plugins/blink"]),
+        &mut registry,
+        Build::IfNeeded,
+    );
+    assert_eq!(plugins.loaded.len(), 1, "blink still loads");
+    let [PluginError::BuildFailed { entry, output }] = &plugins.errors[..] else {
+        panic!("{:?}", plugins.errors)
+    };
+    assert_eq!(entry, "plugins/broken");
+    assert!(output.contains("broken.c:1:"), "{output}");
+}
+
+#[test]
+fn folders_that_cannot_be_plugins_are_named_with_the_reason() {
+    let dir = project();
+    let root = root(&dir);
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("x.c"), "int x;").unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("plugins/away")).unwrap();
+    fs::create_dir_all(root.join("plugins/empty")).unwrap();
+    fs::create_dir_all(root.join("plugins/two")).unwrap();
+    let dll = std::env::consts::DLL_SUFFIX;
+    fs::write(root.join(format!("plugins/two/liba{dll}")), "x").unwrap();
+    fs::write(root.join(format!("plugins/two/libb{dll}")), "x").unwrap();
+    for (entry, says) in [
+        ("plugins/missing", "the folder does not exist"),
+        ("plugins/away", "it leads outside the project"),
+        (
+            "plugins/empty",
+            "it holds no Cargo.toml, no .c file and no built library",
+        ),
+        ("plugins/two", "several libraries"),
+        ("plugins/blink/blink.c", "it is not a folder"),
+    ] {
+        let e = PluginFolder::find(&root, entry).unwrap_err().to_string();
+        assert!(e.contains(entry) && e.contains(says), "{entry}: {e}");
+    }
+    // Nothing was built outside.
+    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_folder_with_a_built_library_loads_it_and_a_bad_one_is_named() {
+    let dir = project();
+    let root = root(&dir);
+    let mut registry = Registry::with_builtins();
+    let built = load_project(
+        &root,
+        &entries(&["plugins/blink"]),
+        &mut registry,
+        Build::IfNeeded,
+    );
+    assert!(built.errors.is_empty());
+    let library = PluginFolder::find(&root, "plugins/blink").unwrap().built;
+    drop(built);
+    drop(registry);
+    let dll = std::env::consts::DLL_SUFFIX;
+    fs::create_dir_all(root.join("plugins/prebuilt")).unwrap();
+    fs::copy(
+        &library,
+        root.join(format!("plugins/prebuilt/libblink{dll}")),
+    )
+    .unwrap();
+    fs::create_dir_all(root.join("plugins/junk")).unwrap();
+    fs::write(
+        root.join(format!("plugins/junk/libjunk{dll}")),
+        "not a library",
+    )
+    .unwrap();
+    let mut registry = Registry::with_builtins();
+    let plugins = load_project(
+        &root,
+        &entries(&["plugins/prebuilt", "plugins/junk"]),
+        &mut registry,
+        Build::IfNeeded,
+    );
+    assert_eq!(plugins.loaded.len(), 1);
+    assert_eq!(
+        plugins.loaded[0].path,
+        root.join(format!("plugins/prebuilt/libblink{dll}"))
+    );
+    let e = plugins.errors[0].to_string();
+    assert!(e.contains(&format!("plugins/junk/libjunk{dll}")), "{e}");
+    assert!(e.contains("not a loadable library"), "{e}");
+    assert!(
+        !e.contains("loaded-"),
+        "the private copy is not what the user knows: {e}"
+    );
+}
+
+#[test]
+fn kilns_plugin_folder_as_a_link_is_not_written_through() {
+    let dir = project();
+    let root = root(&dir);
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.join(".kiln")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join(".kiln/plugins")).unwrap();
+    let mut registry = Registry::with_builtins();
+    let plugins = load_project(
+        &root,
+        &entries(&["plugins/blink"]),
+        &mut registry,
+        Build::IfNeeded,
+    );
+    assert!(plugins.loaded.is_empty());
+    let e = plugins.errors[0].to_string();
+    assert!(e.contains("symbolic link"), "{e}");
+    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+    assert!(!Path::new(&outside.path().join("include")).exists());
+}
