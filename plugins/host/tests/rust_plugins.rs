@@ -80,7 +80,7 @@ fn a_panicking_plugin_callback_does_not_take_kiln_down() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let lib = build("kiln_test_panicky");
     let mut registry = Registry::with_builtins();
-    let _plugin = load(&lib, &mut registry).unwrap();
+    let plugin = load(&lib, &mut registry).unwrap();
     take_messages();
 
     // A panic in create fails the spawn with the SDK's code, and nothing else.
@@ -102,7 +102,9 @@ fn a_panicking_plugin_callback_does_not_take_kiln_down() {
         "{logged:?}"
     );
 
-    // A panic in simulate is reported once; the type is not called again.
+    // A panic in simulate is reported once; the type is not called again. A fresh
+    // load, once everything of the first is gone (a library is loaded once).
+    drop((world, registry, plugin));
     let mut registry = Registry::with_builtins();
     let _plugin = load(&lib, &mut registry).unwrap();
     let fine = r#"{"entities": [{"id": "a", "components": {"transform": {}, "panicky": {}}}]}"#;
