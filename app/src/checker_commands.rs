@@ -19,10 +19,20 @@ use kiln_core::Registry;
 use serde_json::{Value, json};
 
 use crate::cli::{EXIT_FINDINGS, EXIT_OK};
+use crate::plugins::{registry_with_plugins, report};
+use kiln_plugin_host::project::ProjectPlugins;
 
-/// Opens the project's checker, with a progress counter (on stderr) when stdout is a
-/// terminal: a cold index of a big project takes a moment, and piped output stays clean.
-pub fn open_checker(project: &Path) -> anyhow::Result<Checker> {
+/// Opens the project's checker with its plugins' component types (their resource
+/// fields are typed references). Keep the plugins while the checker is used.
+pub fn open_checker(project: &Path) -> anyhow::Result<(Checker, ProjectPlugins)> {
+    let (registry, plugins) = registry_with_plugins(&kiln_core::Project::open(project)?);
+    Ok((open_checker_with(project, Arc::new(registry))?, plugins))
+}
+
+/// Opens the project's checker with `registry`, with a progress counter (on stderr)
+/// when stdout is a terminal: a cold index of a big project takes a moment, and piped
+/// output stays clean.
+pub fn open_checker_with(project: &Path, registry: Arc<Registry>) -> anyhow::Result<Checker> {
     let bar = std::io::stdout().is_terminal().then(|| {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
@@ -42,7 +52,7 @@ pub fn open_checker(project: &Path) -> anyhow::Result<Checker> {
             )
         })),
     };
-    let checker = Checker::open(project, Arc::new(Registry::with_builtins()), &options);
+    let checker = Checker::open(project, registry, &options);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -66,7 +76,8 @@ pub struct CheckOptions {
 /// error (warnings are printed), 1 when there are errors (or warnings, with
 /// `--deny-warnings`); 2 when the check could not run.
 pub fn check(project: &Path, options: CheckOptions, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let mut checker = open_checker(project)?;
+    let (mut checker, plugins) = open_checker(project)?;
+    report(&plugins, false, &mut std::io::stderr());
     let mut fixes = None;
     if options.fix {
         let plan = rename::plan_redirect_fixes(&checker);
@@ -91,8 +102,9 @@ pub fn check(project: &Path, options: CheckOptions, out: &mut dyn Write) -> anyh
         fixes = Some(plan);
     }
     let findings = checker.findings();
-    let errors = findings.iter().filter(|f| f.is_error()).count();
-    let warnings = findings.len() - errors;
+    let plugin_errors: Vec<String> = plugins.errors.iter().map(|e| e.to_string()).collect();
+    let errors = findings.iter().filter(|f| f.is_error()).count() + plugin_errors.len();
+    let warnings = findings.len() + plugin_errors.len() - errors;
     if options.json {
         let mut report = json!({
             "schema": "kiln-check/1",
@@ -101,6 +113,9 @@ pub fn check(project: &Path, options: CheckOptions, out: &mut dyn Write) -> anyh
             "warnings": warnings,
             "findings": findings.iter().map(finding_json).collect::<Vec<_>>(),
         });
+        if !plugin_errors.is_empty() {
+            report["plugins"] = json!(plugin_errors);
+        }
         if let Some(plan) = &fixes {
             report["fix"] = json!({
                 "dry_run": options.dry_run,
@@ -109,13 +124,16 @@ pub fn check(project: &Path, options: CheckOptions, out: &mut dyn Write) -> anyh
         }
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
+        for e in &plugin_errors {
+            writeln!(out, "error: {e}")?;
+        }
         for f in &findings {
             writeln!(out, "{}: {f}", f.severity())?;
         }
         writeln!(
             out,
             "{} findings ({errors} errors, {warnings} warnings) in {} files",
-            findings.len(),
+            findings.len() + plugin_errors.len(),
             checker.index().stats().files
         )?;
     }
@@ -180,7 +198,8 @@ pub fn refs(
     as_json: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let checker = open_checker(project)?;
+    let (checker, plugins) = open_checker(project)?;
+    report(&plugins, true, &mut std::io::stderr());
     require_exists(&checker, resource)?;
     let refs = checker.references_to(resource);
     let maybe = checker.ambiguous_references_to(resource);
@@ -218,7 +237,8 @@ pub fn deps(
     as_json: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let checker = open_checker(project)?;
+    let (checker, plugins) = open_checker(project)?;
+    report(&plugins, true, &mut std::io::stderr());
     require_exists(&checker, resource)?;
     let deps = checker.dependencies_of(resource);
     if as_json {
@@ -314,7 +334,8 @@ pub fn mv(
     as_json: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let mut checker = open_checker(project)?;
+    let (mut checker, plugins) = open_checker(project)?;
+    report(&plugins, true, &mut std::io::stderr());
     let request = move_request(checker.project().root(), paths)?;
     let mut plan = rename::plan(&checker, &request)?;
     let apply = !dry_run && !plan.is_empty();
@@ -329,7 +350,7 @@ pub fn mv(
                 Err(dependency_checker::CheckerError::Changed { file }) if attempts < 3 => {
                     attempts += 1;
                     eprintln!("{file} changed while the move was being planned; planning again");
-                    checker = open_checker(project)?;
+                    checker = open_checker_with(project, checker.index().registry().clone())?;
                     plan = rename::plan(&checker, &request)?;
                 }
                 Err(e) => return Err(e.into()),

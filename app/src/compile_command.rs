@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use kiln_core::project::BUILD_DIR;
-use kiln_core::{Project, Registry, write_below};
+use kiln_core::{Project, write_below};
 
 use crate::cli::{EXIT_FINDINGS, EXIT_OK};
 
@@ -45,7 +45,11 @@ pub fn run(
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     let project = Project::open(project_dir)?;
-    let registry = Registry::with_builtins();
+    let (registry, plugins) = crate::plugins::registry_with_plugins(&project);
+    crate::plugins::report(&plugins, false, &mut std::io::stderr());
+    for e in &plugins.errors {
+        writeln!(out, "error: {e}")?;
+    }
     let out_root = out_dir.map_or_else(|| project.root().to_owned(), Path::to_owned);
     let levels = if levels.is_empty() {
         project.levels()?
@@ -81,5 +85,9 @@ pub fn run(
         }
     }
     writeln!(out, "{} compiled, {failed} failed", levels.len() - failed)?;
-    Ok(if failed == 0 { EXIT_OK } else { EXIT_FINDINGS })
+    Ok(if failed == 0 && plugins.errors.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FINDINGS
+    })
 }

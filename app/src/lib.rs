@@ -9,4 +9,5 @@ pub mod cli;
 pub mod compile_command;
 pub mod editor;
 pub mod live;
+pub mod plugins;
 pub mod watch_command;

@@ -34,7 +34,8 @@ fn rebuild(
 
 /// Runs `kiln watch` until the process is stopped.
 pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let mut checker = open_checker(project_dir)?;
+    let (mut checker, plugins) = open_checker(project_dir)?;
+    crate::plugins::report(&plugins, true, &mut std::io::stderr());
     let root = checker.project().root().to_owned();
     let out_root = out_dir.map_or_else(|| root.clone(), Path::to_owned);
     // Watch first, so that nothing changed during the first build is missed.

@@ -24,7 +24,7 @@ use crate::rules::DeclaredRules;
 use crate::scan::{FileScan, RefRecord, ScanError};
 
 const MAGIC: &[u8; 4] = b"KIDX";
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 /// The cache file, relative to the project root.
 pub const CACHE_FILE: &str = ".kiln/index.bin";
 

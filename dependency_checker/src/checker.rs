@@ -248,6 +248,7 @@ impl Checker {
             self.graph(),
             &self.redirects,
             &self.project.config().boot_levels,
+            &self.project.config().plugins,
         );
         for (file, reason) in crate::journal::set_aside_journals(self.project.root()) {
             findings.push(Finding::JournalSetAside { file, reason });

@@ -411,15 +411,28 @@ fn redirect_for(
     }
 }
 
-/// Every finding of the project, sorted by file.
+/// Every finding of the project, sorted by file. Files in `plugin_folders` are the
+/// plugins' sources: never "unused".
 pub fn check(
     index: &Index,
     graph: &Graph,
     redirects: &Redirects,
     boot_levels: &[String],
+    plugin_folders: &[String],
 ) -> Vec<Finding> {
     let mut out = Vec::new();
+    // A plugin's folder holds its code (`Cargo.toml`, `src/lib.rs`, `blink.c`), named
+    // and written as its language wants: not resources.
+    let in_plugin = |path: &str| {
+        plugin_folders.iter().any(|p| {
+            path.strip_prefix(p.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+        })
+    };
     for f in index.files() {
+        if in_plugin(&f.path) {
+            continue;
+        }
         if let Err(e) = ResourcePath::split_file(&f.path) {
             let reason = match e.suggestion {
                 Some(s) => format!("{} (rename it to {s})", e.reason),
@@ -551,6 +564,7 @@ pub fn check(
         for f in index.files() {
             if !reachable.contains(&*f.path)
                 && !PROJECT_FILES.contains(&&*f.path)
+                && !in_plugin(&f.path)
                 && f.resource().is_some()
             {
                 out.push(Finding::Unused {

@@ -221,10 +221,33 @@ enum Class<'r> {
 fn meant_as_json(rules: &DeclaredRules, ext: &str, bytes: &[u8]) -> bool {
     ext == "json"
         || rules.declares(ext)
-        || matches!(
+        || (matches!(
             bytes.iter().find(|b| !b.is_ascii_whitespace()),
             Some(b'{' | b'[')
-        )
+        ) && !opens_with_a_section_header(bytes))
+}
+
+/// Whether the first line is an INI or TOML section header (`[package]`,
+/// `[[bin]]`, `[Section.sub]`): such files open like a JSON array but are not one
+/// (`Cargo.toml`, a tool's `.ini`), and are no more broken JSON than a script.
+fn opens_with_a_section_header(bytes: &[u8]) -> bool {
+    let text = bytes.trim_ascii_start();
+    let line = text
+        .split(|&b| b == b'\n')
+        .next()
+        .unwrap_or_default()
+        .trim_ascii();
+    let inner = line
+        .strip_prefix(b"[[")
+        .and_then(|l| l.strip_suffix(b"]]"))
+        .or_else(|| line.strip_prefix(b"[").and_then(|l| l.strip_suffix(b"]")));
+    inner.is_some_and(|name| {
+        name.first()
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            && name
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"_-. ".contains(c))
+    })
 }
 
 /// The UTF-8 byte order mark some Windows tools write before JSON.
@@ -851,6 +874,25 @@ mod tests {
             ext,
             text.as_bytes(),
         )
+    }
+
+    #[test]
+    fn ini_and_toml_files_are_not_broken_json() {
+        let registry = Registry::with_builtins();
+        let rules = DeclaredRules::default();
+        for text in [
+            "[package]\nname = \"wind\"\n",
+            "\n[[bin]]\npath = \"x\"\n",
+            "[Graphics.Quality]\nlevel=3\n",
+        ] {
+            let scan = scan_file(&registry, &rules, "toml", text.as_bytes());
+            assert!(scan.error.is_none(), "{text:?}: {:?}", scan.error);
+        }
+        // Broken JSON that opens like an array is still reported.
+        for text in ["[\"a\", ", "{\"a\": }", "[1, 2"] {
+            let scan = scan_file(&registry, &rules, "data", text.as_bytes());
+            assert!(scan.error.is_some(), "{text:?}");
+        }
     }
 
     #[test]
