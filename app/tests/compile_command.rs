@@ -9,16 +9,19 @@ use std::fs;
 use std::path::Path;
 
 use kiln_core::blob::LevelBlob;
-use kiln_core::{EntityManager, LevelDocument, Registry, World, spawn_level};
+use kiln_core::{EntityManager, LevelDocument, World, spawn_level};
 
 #[test]
 fn compiles_every_demo_level_into_spawnable_blobs() {
     let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&demo(), tmp.path());
+    copy_demo(tmp.path());
     let (code, stdout, stderr) = kiln(&["compile"], tmp.path());
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("2 compiled, 0 failed"), "{stdout}");
-    let registry = Registry::with_builtins();
+    // The demo uses its plugins' component types: spawning needs them too.
+    let (registry, plugins) =
+        kiln::plugins::registry_with_plugins(&kiln_core::Project::open(tmp.path()).unwrap());
+    assert_eq!(plugins.loaded.len(), 2, "{:?}", plugins.errors);
     for (level, min_entities) in [("forest", 20), ("workshop", 12)] {
         let blob = fs::read(tmp.path().join(format!("build/levels/{level}.level.bin"))).unwrap();
         let parsed = LevelBlob::parse(&blob).unwrap();
@@ -38,7 +41,7 @@ fn compiles_every_demo_level_into_spawnable_blobs() {
 fn named_levels_and_out_dir() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    copy_dir(&demo(), tmp.path());
+    copy_demo(tmp.path());
     let project = tmp.path().to_str().unwrap();
     let (code, stdout, _) = kiln(
         &[
@@ -60,7 +63,7 @@ fn named_levels_and_out_dir() {
 #[test]
 fn a_broken_level_reports_file_line_column_and_keeps_the_last_good_blob() {
     let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&demo(), tmp.path());
+    copy_demo(tmp.path());
     assert_eq!(kiln(&["compile"], tmp.path()).0, 0);
     let blob_file = tmp.path().join("build/levels/workshop.level.bin");
     let good = fs::read(&blob_file).unwrap();
@@ -94,7 +97,7 @@ fn not_a_project_is_a_usage_error() {
 #[test]
 fn levels_outside_the_project_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&demo(), tmp.path());
+    copy_demo(tmp.path());
     let (code, stdout, _) = kiln(&["compile", "../escape"], tmp.path());
     assert_eq!(code, 1, "{stdout}");
     assert!(
@@ -107,7 +110,9 @@ fn levels_outside_the_project_are_refused() {
 /// saving an untouched file changes nothing.
 #[test]
 fn demo_entity_files_are_canonical() {
-    let registry = Registry::with_builtins();
+    demo_plugins();
+    let (registry, plugins) =
+        kiln::plugins::registry_with_plugins(&kiln_core::Project::open(&demo()).unwrap());
     for dir in ["levels", "units"] {
         for entry in fs::read_dir(demo().join(dir)).unwrap() {
             let path = entry.unwrap().path();

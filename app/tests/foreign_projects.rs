@@ -649,6 +649,9 @@ fn links_at_kilns_own_folders_are_refused() {
 fn a_file_in_place_of_dot_kiln_is_set_aside() {
     let tmp = demo_copy();
     let dir = tmp.path();
+    // Without its plugins, whose builds live in the .kiln this test replaces.
+    fs::remove_dir_all(dir.join(".kiln")).unwrap();
+    fs::write(dir.join("kiln.project"), r#"{"name": "Demo"}"#).unwrap();
     fs::write(dir.join(".kiln"), "someone's notes").unwrap();
     let (code, out, err) = kiln(
         &["mv", "materials/bark.material", "materials/oak.material"],

@@ -215,7 +215,7 @@ fn saving_in_the_editor_does_not_respawn_the_world() {
 fn a_project_folder_renamed_away_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("project");
-    support::copy_dir(&support::demo(), &dir);
+    support::copy_demo(&dir);
     let mut editor = Editor::open(&dir).unwrap();
     let moved = tmp.path().join("renamed");
     fs::rename(&dir, &moved).unwrap();

@@ -200,7 +200,7 @@ fn a_broken_level_keeps_its_last_good_blob_until_fixed() {
 fn a_renamed_project_folder_stops_the_watch_with_a_message() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("project");
-    support::copy_dir(&support::demo(), &dir);
+    support::copy_demo(&dir);
     let mut watch = Watch::start(&dir);
     fs::rename(&dir, tmp.path().join("renamed")).unwrap();
     let lines = watch.until(|l| l.contains("was moved, renamed or deleted"));

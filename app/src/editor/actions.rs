@@ -194,11 +194,13 @@ pub enum UiCommand {
     RotateTool,
     /// The handle scales (R).
     ScaleTool,
+    /// Build the project's plugins and swap them in (hot reload).
+    ReloadPlugins,
 }
 
 impl UiCommand {
     /// Every command, in menu order.
-    pub const ALL: [UiCommand; 19] = [
+    pub const ALL: [UiCommand; 20] = [
         UiCommand::Save,
         UiCommand::Undo,
         UiCommand::Redo,
@@ -218,6 +220,7 @@ impl UiCommand {
         UiCommand::MoveTool,
         UiCommand::RotateTool,
         UiCommand::ScaleTool,
+        UiCommand::ReloadPlugins,
     ];
 
     /// The menu label.
@@ -242,6 +245,7 @@ impl UiCommand {
             UiCommand::MoveTool => "Move tool",
             UiCommand::RotateTool => "Rotate tool",
             UiCommand::ScaleTool => "Scale tool",
+            UiCommand::ReloadPlugins => "Rebuild and reload plugins",
         }
     }
 
@@ -267,6 +271,7 @@ impl UiCommand {
             UiCommand::MoveTool => k(Modifiers::NONE, Key::W),
             UiCommand::RotateTool => k(Modifiers::NONE, Key::E),
             UiCommand::ScaleTool => k(Modifiers::NONE, Key::R),
+            UiCommand::ReloadPlugins => k(Modifiers::COMMAND, Key::R),
         }
     }
 

@@ -356,7 +356,12 @@ impl KilnApp {
                 ui.checkbox(&mut self.settings.show_grid, "Grid");
             });
             ui.menu_button("Simulation", |ui| {
-                for c in [UiCommand::PlayPause, UiCommand::Step, UiCommand::Restart] {
+                for c in [
+                    UiCommand::PlayPause,
+                    UiCommand::Step,
+                    UiCommand::Restart,
+                    UiCommand::ReloadPlugins,
+                ] {
                     command_button(ui, c, actions);
                 }
             });

@@ -15,6 +15,6 @@ pub mod tree;
 
 pub use actions::{Action, UiCommand, UnsavedAnswer};
 pub use app::{KilnApp, run_editor};
-pub use model::{Editor, Effect, LogLine, OpenLevel, ReloadTiming, Severity};
+pub use model::{Editor, Effect, LogLine, OpenLevel, PluginSwapTiming, ReloadTiming, Severity};
 pub use panels::{BottomTab, Tool};
 pub use settings::Settings;

@@ -148,16 +148,51 @@ impl Preview {
     }
 
     fn respawn(&mut self, registry: &Registry, blob: Vec<u8>) -> Result<(), String> {
+        // Plugins keep their instances by entity id, and the new world numbers its
+        // entities from the start again: the old world is gone before the new one
+        // spawns, or dropping it would take the new world's instances along.
+        let last_good = self.blob.take();
+        self.clear();
+        match Self::spawn(registry, &blob) {
+            Ok((entities, world, level)) => {
+                self.entities = entities;
+                self.world = world;
+                self.level = Some(level);
+                self.blob = Some(blob);
+                self.time = 0.0;
+                Ok(())
+            }
+            Err(e) => {
+                // The last good world stays on screen.
+                if let Some(old) = last_good
+                    && let Ok((entities, world, level)) = Self::spawn(registry, &old)
+                {
+                    self.entities = entities;
+                    self.world = world;
+                    self.level = Some(level);
+                    self.blob = Some(old);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn spawn(
+        registry: &Registry,
+        blob: &[u8],
+    ) -> Result<(EntityManager, World, SpawnedLevel), String> {
         let mut entities = EntityManager::new();
         let mut world = World::new();
         let level =
-            spawn_level(&blob, registry, &mut entities, &mut world).map_err(|e| e.to_string())?;
-        self.entities = entities;
-        self.world = world;
-        self.level = Some(level);
-        self.blob = Some(blob);
-        self.time = 0.0;
-        Ok(())
+            spawn_level(blob, registry, &mut entities, &mut world).map_err(|e| e.to_string())?;
+        Ok((entities, world, level))
+    }
+
+    /// Despawns everything (the world is dropped); the last blob is kept.
+    pub fn clear(&mut self) {
+        self.level = None;
+        self.world = World::new();
+        self.entities = EntityManager::new();
     }
 
     /// Respawns the last good blob (the simulation starts over).

@@ -26,11 +26,44 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A throwaway copy of the demo project.
+/// The demo's plugin libraries, built once per test process in the demo itself
+/// (`projects/demo/.kiln/plugins`), as project-relative paths.
+pub fn demo_plugins() -> &'static [PathBuf] {
+    static BUILT: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let project = kiln_core::Project::open(&demo()).unwrap();
+        let root = project.root().to_owned();
+        project
+            .config()
+            .plugins
+            .iter()
+            .map(|entry| {
+                let folder = kiln_plugin_host::project::PluginFolder::find(&root, entry).unwrap();
+                if folder.needs_build() {
+                    folder.build().unwrap();
+                }
+                folder.built.strip_prefix(&root).unwrap().to_owned()
+            })
+            .collect()
+    })
+}
+
+/// A throwaway copy of the demo project, with its plugins built (copied from the
+/// demo's own build: the Rust one builds only inside Kiln's workspace).
 pub fn demo_copy() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&demo(), tmp.path());
+    copy_demo(tmp.path());
     tmp
+}
+
+/// Copies the demo project to `to`, with its plugins built.
+pub fn copy_demo(to: &Path) {
+    copy_dir(&demo(), to);
+    for library in demo_plugins() {
+        let target = to.join(library);
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        fs::copy(demo().join(library), target).unwrap();
+    }
 }
 
 /// Runs the real `kiln` binary in `dir`; returns exit code, stdout and stderr.

@@ -91,6 +91,7 @@ impl Editor {
             return;
         }
         self.prefabs.forget(&changed);
+        self.plugin_folders_changed(&changed);
         let Some(checker) = &self.checker else { return };
         self.findings = checker.findings();
         let affected = crate::live::affected_levels(checker, &changed);

@@ -12,6 +12,7 @@
 mod disk_operations;
 pub mod entity_edits;
 mod live_reload;
+mod plugins;
 pub mod prefab_parts;
 mod recovery;
 
@@ -29,6 +30,7 @@ use super::actions::{Action, UiCommand};
 use super::history::{DocEdit, Entry, History, Taken};
 use super::preview::{Preview, Resources};
 use super::tree::SceneTree;
+pub use plugins::PluginSwapTiming;
 
 /// How bad a log line or toast is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +113,7 @@ pub struct Editor {
     /// disk, waiting for the user to choose.
     disk_conflict: Option<LevelDocument>,
     last_reload: Option<ReloadTiming>,
+    plugins: plugins::EditorPlugins,
 }
 
 /// How long the last reload from disk took, split by stage.
@@ -278,6 +281,7 @@ impl Editor {
         let project = Project::open(dir)?;
         let registry = Arc::new(Registry::with_builtins());
         let levels = project.levels()?;
+        let plugins = plugins::EditorPlugins::new(waker.clone());
         let mut editor = Editor {
             project,
             registry,
@@ -301,7 +305,10 @@ impl Editor {
             watcher: None,
             disk_conflict: None,
             last_reload: None,
+            plugins,
         };
+        let (registry, to_build) = editor.load_plugins();
+        editor.registry = Arc::new(registry);
         editor.start_watching(waker);
         editor.refresh_problems();
         let first = editor
@@ -315,6 +322,9 @@ impl Editor {
         if let Some(level) = first {
             editor.open_level(&level);
         }
+        // Plugins whose sources changed since their last build are built without
+        // holding up the window, and swapped in when ready.
+        editor.build_plugins(to_build);
         Ok(editor)
     }
 
@@ -328,6 +338,7 @@ impl Editor {
     /// and keeps the recovery file at most `recovery_interval` behind.
     pub fn tick(&mut self, dt: f32, recovery_interval: std::time::Duration) {
         self.poll_changes();
+        self.poll_plugins();
         if self.preview.playing {
             self.preview.step(dt);
         }
@@ -644,6 +655,7 @@ impl Editor {
             UiCommand::FrameSelection => self.effects.push(Effect::FrameSelection),
             UiCommand::ToggleTopView => self.top_view = !self.top_view,
             UiCommand::RefreshProblems => self.refresh_problems(),
+            UiCommand::ReloadPlugins => self.rebuild_plugins(),
             UiCommand::CreatePrefab => self.create_prefab(),
             // The handle's tool is the viewport's state (the app sets it).
             UiCommand::MoveTool | UiCommand::RotateTool | UiCommand::ScaleTool => {}

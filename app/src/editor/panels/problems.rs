@@ -66,10 +66,22 @@ pub fn show(
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
         .show(ui, |ui| {
+            for folder in editor.plugins_building() {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(format!("building plugin {folder}…"));
+                });
+            }
+            for e in editor.plugin_errors() {
+                ui.colored_label(red, format!("⛔ {e}"));
+            }
             if let Some(e) = &editor.compile_error() {
                 ui.colored_label(red, format!("⛔ {e}"));
             }
-            if editor.findings().is_empty() && editor.compile_error().is_none() {
+            if editor.findings().is_empty()
+                && editor.compile_error().is_none()
+                && editor.plugin_errors().is_empty()
+            {
                 ui.label("No problems.");
             }
             let mut fix = None;

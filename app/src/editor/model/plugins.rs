@@ -1,0 +1,277 @@
+//! The project's plugins in the editor: loaded when the project opens, built off the
+//! UI thread when their sources change, and swapped while the editor runs (hot
+//! reload): the level is despawned, the old plugins shut down and unloaded, fresh
+//! copies loaded and registered, and the level recompiled and respawned, keeping
+//! camera, selection, tree state and play state.
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use kiln_core::Registry;
+use kiln_plugin_host::project::PluginFolder;
+use kiln_plugin_host::{LoadedPlugin, PluginError};
+
+use super::{Editor, Severity};
+
+/// What the editor knows of the project's plugins.
+#[derive(Default)]
+pub(crate) struct EditorPlugins {
+    loaded: Vec<LoadedPlugin>,
+    /// Why listed plugins are not loaded, for Problems.
+    errors: Vec<String>,
+    /// The build running in the background, if any: its folders and its result.
+    building: Option<(Vec<String>, Receiver<BuildOutcome>)>,
+    /// Folders whose sources changed while a build was running: built next.
+    queued: Vec<String>,
+    /// Called when a build finishes, so an idle window applies it.
+    waker: Option<dependency_checker::watch::Waker>,
+    last_swap: Option<PluginSwapTiming>,
+}
+
+type BuildOutcome = Vec<(String, Result<Duration, PluginError>)>;
+
+/// How long the last plugin swap took, build excluded.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PluginSwapTiming {
+    /// Despawning the level, shutting the old plugins down and loading the new ones.
+    pub swap_ms: f64,
+    /// Recompiling and respawning the open level.
+    pub respawn_ms: f64,
+}
+
+impl EditorPlugins {
+    pub(super) fn new(waker: Option<dependency_checker::watch::Waker>) -> Self {
+        EditorPlugins {
+            waker,
+            ..Default::default()
+        }
+    }
+}
+
+impl Editor {
+    /// The plugins that are loaded.
+    pub fn plugins(&self) -> &[LoadedPlugin] {
+        &self.plugins.loaded
+    }
+
+    /// Why plugins the project lists are not loaded (shown in Problems).
+    pub fn plugin_errors(&self) -> &[String] {
+        &self.plugins.errors
+    }
+
+    /// The plugin folders being built in the background.
+    pub fn plugins_building(&self) -> &[String] {
+        self.plugins.building.as_ref().map_or(&[], |(f, _)| f)
+    }
+
+    /// How long the last hot reload of plugins took.
+    pub fn last_plugin_swap(&self) -> Option<PluginSwapTiming> {
+        self.plugins.last_swap
+    }
+
+    /// A registry of the built-in types plus the plugins whose libraries are up to
+    /// date; the others are returned to be built in the background.
+    pub(super) fn load_plugins(&mut self) -> (Registry, Vec<String>) {
+        let mut registry = Registry::with_builtins();
+        let root = self.project.root().to_owned();
+        kiln_plugin_host::project::remove_stale_copies(&root);
+        let mut to_build = Vec::new();
+        let mut errors = Vec::new();
+        for entry in &self.project.config().plugins {
+            let loaded = PluginFolder::find(&root, entry).and_then(|folder| {
+                if folder.needs_build() {
+                    to_build.push(entry.clone());
+                    return Ok(None);
+                }
+                folder.load(&mut registry).map(Some)
+            });
+            match loaded {
+                Ok(Some(plugin)) => self.plugins.loaded.push(plugin),
+                Ok(None) => {}
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        for e in &errors {
+            self.note(Severity::Error, e.clone(), false);
+        }
+        self.plugins.errors = errors;
+        self.take_plugin_messages();
+        (registry, to_build)
+    }
+
+    /// Builds `folders` on another thread; [`Editor::poll_plugins`] swaps them in
+    /// when done. A build already running finishes first.
+    pub(super) fn build_plugins(&mut self, folders: Vec<String>) {
+        if folders.is_empty() {
+            return;
+        }
+        if self.plugins.building.is_some() {
+            for f in folders {
+                if !self.plugins.queued.contains(&f) {
+                    self.plugins.queued.push(f);
+                }
+            }
+            return;
+        }
+        self.info(format!("building plugin {}", folders.join(", ")));
+        let root = self.project.root().to_owned();
+        let (send, receive) = channel();
+        let waker = self.plugins.waker.clone();
+        let list = folders.clone();
+        let spawned = std::thread::Builder::new()
+            .name("kiln plugin build".into())
+            .spawn(move || {
+                let outcome: BuildOutcome = list
+                    .into_iter()
+                    .map(|entry| {
+                        let built = PluginFolder::find(&root, &entry).and_then(|f| f.build());
+                        (entry, built)
+                    })
+                    .collect();
+                let _ = send.send(outcome);
+                if let Some(wake) = waker {
+                    wake();
+                }
+            });
+        match spawned {
+            Ok(_) => self.plugins.building = Some((folders, receive)),
+            Err(e) => self.error(format!("could not start building plugins: {e}")),
+        }
+    }
+
+    /// Waits for the background build, if any, at most `timeout`, and applies it.
+    /// For tests and the headless frame: the window polls without waiting.
+    pub fn wait_for_plugin_builds(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while !self.plugins_building().is_empty() {
+            self.poll_plugins();
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    }
+
+    /// Applies a finished background build: swaps in what built, reports what did
+    /// not, and starts the next queued build. Called every frame; cheap otherwise.
+    pub fn poll_plugins(&mut self) {
+        self.take_plugin_messages();
+        let Some((_, receive)) = &self.plugins.building else {
+            return;
+        };
+        let outcome = match receive.try_recv() {
+            Ok(outcome) => outcome,
+            Err(std::sync::mpsc::TryRecvError::Empty) => return,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => Vec::new(),
+        };
+        self.plugins.building = None;
+        let mut failed = Vec::new();
+        let mut built = 0;
+        for (entry, result) in outcome {
+            match result {
+                Ok(took) => {
+                    built += 1;
+                    self.info(format!(
+                        "built plugin {entry} in {:.1} s",
+                        took.as_secs_f64()
+                    ));
+                }
+                Err(e) => failed.push((entry, e.to_string())),
+            }
+        }
+        if built > 0 {
+            self.reload_plugins();
+        }
+        for (entry, e) in failed {
+            self.error(e.clone());
+            // The latest failure of a folder replaces its earlier one.
+            let prefix = format!("plugin folder {entry}:");
+            self.plugins.errors.retain(|old| !old.starts_with(&prefix));
+            self.plugins.errors.push(e);
+        }
+        let queued = std::mem::take(&mut self.plugins.queued);
+        self.build_plugins(queued);
+    }
+
+    /// Hot reload: despawns the level, shuts every plugin down and unloads it, loads
+    /// them again from fresh copies, and recompiles and respawns the open level.
+    pub fn reload_plugins(&mut self) {
+        let start = Instant::now();
+        // The instances live in the plugins: the world goes before they do.
+        self.preview.clear();
+        for plugin in self.plugins.loaded.drain(..) {
+            plugin.shutdown();
+        }
+        // Nothing may keep a function pointer into the old code: the registry's
+        // types and the checker's copy of the registry go too.
+        self.registry = Arc::new(Registry::with_builtins());
+        self.checker = None;
+        let (registry, to_build) = self.load_plugins();
+        self.registry = Arc::new(registry);
+        let swap_ms = start.elapsed().as_secs_f64() * 1000.0;
+        let start = Instant::now();
+        self.after_edit();
+        let respawn_ms = start.elapsed().as_secs_f64() * 1000.0;
+        self.plugins.last_swap = Some(PluginSwapTiming {
+            swap_ms,
+            respawn_ms,
+        });
+        let names: Vec<&str> = self
+            .plugins
+            .loaded
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        self.info(format!(
+            "plugins reloaded ({}) in {:.1} ms",
+            names.join(", "),
+            swap_ms + respawn_ms
+        ));
+        // New schemas: the index's typed references follow them.
+        self.refresh_problems();
+        self.build_plugins(to_build);
+    }
+
+    /// Builds every plugin the project lists and swaps them in (the menu's
+    /// "Rebuild and reload plugins").
+    pub(super) fn rebuild_plugins(&mut self) {
+        let all = self.project.config().plugins.clone();
+        if all.is_empty() {
+            self.info("this project lists no plugins (\"plugins\" in kiln.project)".to_owned());
+        }
+        self.build_plugins(all);
+    }
+
+    /// Plugin folders holding any of the `changed` files: rebuilt and reloaded.
+    pub(super) fn plugin_folders_changed(&mut self, changed: &[String]) {
+        let touched: Vec<String> = self
+            .project
+            .config()
+            .plugins
+            .iter()
+            .filter(|entry| {
+                changed.iter().any(|c| {
+                    c.strip_prefix(entry.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+                })
+            })
+            .cloned()
+            .collect();
+        self.build_plugins(touched);
+    }
+
+    /// Moves what plugins logged into the editor's log (warnings and errors are
+    /// toasts too).
+    fn take_plugin_messages(&mut self) {
+        for m in kiln_plugin_host::take_messages() {
+            let severity = match m.level {
+                0 => Severity::Info,
+                1 => Severity::Warning,
+                _ => Severity::Error,
+            };
+            self.note(severity, m.text, m.level > 0);
+        }
+    }
+}
