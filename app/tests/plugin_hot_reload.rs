@@ -155,7 +155,9 @@ fn a_rust_plugin_edited_while_the_editor_runs_is_rebuilt_and_swapped_in() {
 
     // The first build runs in the background; the window is up meanwhile.
     let mut h = open(root);
-    until(&mut h, "the first build", 300, |e| e.plugins_building().is_empty());
+    until(&mut h, "the first build", 300, |e| {
+        e.plugins_building().is_empty()
+    });
     h.run_steps(2);
     assert_eq!(editor(&h).plugin_errors(), [] as [String; 0]);
     assert_eq!(editor(&h).plugins()[0].name, "sway");
@@ -195,7 +197,9 @@ fn a_rust_plugin_edited_while_the_editor_runs_is_rebuilt_and_swapped_in() {
     assert_eq!(x_of(e, "flag"), Vec3::new(2.0, 1.0, 0.0));
     h.get_by_label("lift");
     assert!(
-        e.log().iter().any(|l| l.text.contains("plugins reloaded (sway)")),
+        e.log()
+            .iter()
+            .any(|l| l.text.contains("plugins reloaded (sway)")),
         "{:#?}",
         e.log()
     );
@@ -205,7 +209,11 @@ fn a_rust_plugin_edited_while_the_editor_runs_is_rebuilt_and_swapped_in() {
 fn the_demo_plugins_load_edit_compile_and_simulate_in_the_editor() {
     let dir = support::demo_copy();
     let mut h = open(dir.path());
-    let names: Vec<&str> = editor(&h).plugins().iter().map(|p| p.name.as_str()).collect();
+    let names: Vec<&str> = editor(&h)
+        .plugins()
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
     assert_eq!(names, ["wind", "blink"]);
     assert_eq!(editor(&h).plugin_errors(), [] as [String; 0]);
     assert_eq!(editor(&h).compile_error(), None);
@@ -240,18 +248,30 @@ fn a_plugin_that_does_not_build_is_in_problems_and_the_editor_carries_on() {
     assert_eq!(editor(&h).plugins().len(), 2);
     std::thread::sleep(Duration::from_millis(20));
     let source = fs::read_to_string(&blink).unwrap();
-    fs::write(&blink, source.replace("static void shutdown", "static void shutdown(")).unwrap();
-    until(&mut h, "the failed build", 60, |e| !e.plugin_errors().is_empty());
+    fs::write(
+        &blink,
+        source.replace("static void shutdown", "static void shutdown("),
+    )
+    .unwrap();
+    until(&mut h, "the failed build", 60, |e| {
+        !e.plugin_errors().is_empty()
+    });
     h.run_steps(2);
     let e = editor(&h);
     assert!(e.plugin_errors()[0].contains("plugin folder plugins/blink: the build failed"));
-    assert!(e.plugin_errors()[0].contains("blink.c:"), "{}", e.plugin_errors()[0]);
+    assert!(
+        e.plugin_errors()[0].contains("blink.c:"),
+        "{}",
+        e.plugin_errors()[0]
+    );
     // The last good plugin stays: the level still compiles and shows.
     assert_eq!(e.plugins().len(), 2);
     assert_eq!(e.compile_error(), None);
     h.get_by_label_contains("the build failed");
     // Fixed: built and swapped in, and the problem is gone.
     fs::write(&blink, source).unwrap();
-    until(&mut h, "the fixed build", 60, |e| e.plugin_errors().is_empty());
+    until(&mut h, "the fixed build", 60, |e| {
+        e.plugin_errors().is_empty()
+    });
     assert_eq!(editor(&h).plugins().len(), 2);
 }

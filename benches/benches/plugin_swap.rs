@@ -30,8 +30,15 @@ fn main() {
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(dir.join("levels")).unwrap();
     fs::create_dir_all(dir.join("plugins/blink")).unwrap();
-    fs::write(dir.join("kiln.project"), r#"{"plugins": ["plugins/blink"]}"#).unwrap();
-    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../projects/demo/plugins/blink/blink.c");
+    fs::write(
+        dir.join("kiln.project"),
+        r#"{"plugins": ["plugins/blink"]}"#,
+    )
+    .unwrap();
+    let demo = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../projects/demo/plugins/blink/blink.c"
+    );
     fs::copy(demo, dir.join("plugins/blink/blink.c")).unwrap();
     let mut level = String::from("{\"entities\": [\n");
     for i in 0..10_000 {
@@ -74,10 +81,25 @@ fn main() {
         restart.push(start.elapsed().as_secs_f64() * 1000.0);
     }
     println!("plugin swap, 10,000 entities with the plugin's component, {runs} runs (medians):");
-    println!("  reload_plugins, whole call (incl. re-indexing): {:7.2} ms", median(total));
-    println!("    swap (despawn, shutdown, unload, load, register): {:7.2} ms", median(swap.clone()));
-    println!("    recompile and respawn the level:               {:7.2} ms", median(respawn.clone()));
+    println!(
+        "  reload_plugins, whole call (incl. re-indexing): {:7.2} ms",
+        median(total)
+    );
+    println!(
+        "    swap (despawn, shutdown, unload, load, register): {:7.2} ms",
+        median(swap.clone())
+    );
+    println!(
+        "    recompile and respawn the level:               {:7.2} ms",
+        median(respawn.clone())
+    );
     let to_respawned: Vec<f64> = swap.iter().zip(&respawn).map(|(a, b)| a + b).collect();
-    println!("  library change -> respawned level:              {:7.2} ms (target < 100)", median(to_respawned));
-    println!("  peer: restart the same level from its blob:     {:7.2} ms", median(restart));
+    println!(
+        "  library change -> respawned level:              {:7.2} ms (target < 100)",
+        median(to_respawned)
+    );
+    println!(
+        "  peer: restart the same level from its blob:     {:7.2} ms",
+        median(restart)
+    );
 }

@@ -53,7 +53,10 @@ fn the_wind_plugin_registers_compiles_spawns_and_sways() {
 
     let level = r#"{"entities": [
         {"id": "flag", "components": {"transform": {"position": [0, 2, 0]},
-            "wind": {"direction": [1, 0, 0], "strength": 0.5, "gusts": 1, "leaves": "materials/cloth"}}}
+            "wind": {"direction": [1, 0, 0], "strength": 0.5, "gusts": 1, "leaves": "materials/cloth"}}},
+        {"id": "trunk", "components": {"transform": {"position": [10, 1, 0]}}},
+        {"id": "canopy", "parent": "trunk", "components": {"transform": {"position": [0, 2, 0]},
+            "wind": {"direction": [0, 0, 1], "strength": 0.25, "gusts": 1}}}
     ]}"#;
     let blob = compile_level(&registry, &mut HashMap::new(), "levels/l.level", level)
         .unwrap()
@@ -69,6 +72,17 @@ fn the_wind_plugin_registers_compiles_spawns_and_sways() {
     let at = world.transforms.world(t).translation;
     assert!(
         (at.x - 0.5).abs() < 1e-4 && (at.y - 2.0).abs() < 1e-4,
+        "{at:?}"
+    );
+    // A child sways about where it sits on its parent, not about its world position
+    // taken as a local one (which flung canopies off their trunks).
+    let t = world
+        .transforms
+        .lookup(spawned.entity("canopy").unwrap())
+        .unwrap();
+    let at = world.transforms.world(t).translation;
+    assert!(
+        (at - glam::Vec3A::new(10.0, 3.0, 0.25)).length() < 1e-4,
         "{at:?}"
     );
     world.despawn(&mut em, &spawned);

@@ -319,12 +319,12 @@ impl Editor {
             .map(|l| format!("{l}.level"))
             .filter(|l| editor.levels.contains(l))
             .or_else(|| editor.levels.first().cloned());
-        if let Some(level) = first {
-            editor.open_level(&level);
-        }
         // Plugins whose sources changed since their last build are built without
         // holding up the window, and swapped in when ready.
         editor.build_plugins(to_build);
+        if let Some(level) = first {
+            editor.open_level(&level);
+        }
         Ok(editor)
     }
 
@@ -422,6 +422,16 @@ impl Editor {
             .rebuild(&self.registry, &self.project, &level.file, &level.doc);
         match result {
             Ok(()) => self.compile_error = None,
+            Err(e) if !self.plugins_building().is_empty() => {
+                // Most likely a type of a plugin still being built: said calmly, and
+                // the level compiles again when the build is swapped in.
+                let e = format!(
+                    "{e} (waiting for plugin {} to build)",
+                    self.plugins_building().join(", ")
+                );
+                self.note(Severity::Info, e.clone(), false);
+                self.compile_error = Some(e);
+            }
             Err(e) => {
                 if self.compile_error.as_ref() != Some(&e) {
                     self.note(Severity::Error, e.clone(), true);

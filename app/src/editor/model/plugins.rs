@@ -95,6 +95,15 @@ impl Editor {
         for e in &errors {
             self.note(Severity::Error, e.clone(), false);
         }
+        if !self.plugins.loaded.is_empty() {
+            let names: Vec<String> = self
+                .plugins
+                .loaded
+                .iter()
+                .map(|p| format!("{} ({})", p.name, p.component_types.join(", ")))
+                .collect();
+            self.info(format!("plugins loaded: {}", names.join("; ")));
+        }
         self.plugins.errors = errors;
         self.take_plugin_messages();
         (registry, to_build)

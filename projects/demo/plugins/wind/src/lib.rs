@@ -14,7 +14,7 @@ struct Wind {
     direction: Vec<[f32; 3]>,
     strength: Vec<f32>,
     gusts: Vec<f32>,
-    /// Where each entity was when the wind first touched it.
+    /// Where each entity was, relative to its parent, when the wind first touched it.
     rest: Vec<Option<[f32; 3]>>,
     time: f32,
 }
@@ -79,7 +79,9 @@ impl Component for Wind {
             let e = self.entities[i];
             let rest = match self.rest[i] {
                 Some(r) => r,
-                None => match world.world_pose(e) {
+                // Local, not world: the sway is set as a local translation, and a
+                // canopy sits on its trunk.
+                None => match world.local_pose(e) {
                     Some(m) => {
                         let r = [m[9], m[10], m[11]];
                         self.rest[i] = Some(r);
