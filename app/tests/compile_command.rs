@@ -111,7 +111,7 @@ fn levels_outside_the_project_are_refused() {
 #[test]
 fn demo_entity_files_are_canonical() {
     demo_plugins();
-    let (registry, plugins) =
+    let (registry, _plugins) =
         kiln::plugins::registry_with_plugins(&kiln_core::Project::open(&demo()).unwrap());
     for dir in ["levels", "units"] {
         for entry in fs::read_dir(demo().join(dir)).unwrap() {

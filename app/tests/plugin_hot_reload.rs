@@ -4,6 +4,8 @@
 //! plugins load, are edited in the inspector and simulate; a plugin that fails to
 //! build is in Problems and the editor carries on.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 use std::fs;

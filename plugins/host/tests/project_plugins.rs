@@ -1,6 +1,8 @@
 //! A project's plugin folders: built when their sources change, loaded from a private
 //! copy, and every way a folder can be wrong named with the folder.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::fs;
 use std::path::Path;
 
