@@ -42,8 +42,10 @@ pub fn demo_plugins() -> &'static [PathBuf] {
                 if folder.needs_build() {
                     folder.build().unwrap();
                 }
-                folder.built.strip_prefix(&root).unwrap().to_owned()
+                [&folder.built, &folder.stamp_path()]
+                    .map(|f| f.strip_prefix(&root).unwrap().to_owned())
             })
+            .flatten()
             .collect()
     })
 }

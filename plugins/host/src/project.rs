@@ -1,5 +1,5 @@
-//! A project's plugins: the folders `kiln.project` lists, built when their sources are
-//! newer than what was built last, and loaded from a private copy.
+//! A project's plugins: the folders `kiln.project` lists, built when their sources
+//! changed since the last build, and loaded from a private copy.
 //!
 //! A plugin folder holds one of:
 //! - a Rust crate (`Cargo.toml`, `crate-type = ["cdylib"]`): built with
@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use kiln_core::Registry;
 
@@ -143,14 +143,24 @@ impl PluginFolder {
     }
 
     /// Whether the sources changed since the library was built (or it never was).
+    ///
+    /// By content, not modification times: the kernel stamps files with a coarse
+    /// clock, so a source saved within a few milliseconds of the last build can carry
+    /// the library's own time, and a copied project carries new times throughout.
     pub fn needs_build(&self) -> bool {
         if matches!(self.source, PluginSource::Library(_)) {
             return false;
         }
-        let Ok(built) = std::fs::metadata(&self.built).and_then(|m| m.modified()) else {
+        if !self.built.is_file() {
             return true;
-        };
-        newest_source(&self.folder).is_some_and(|newest| newest > built)
+        }
+        let recorded = std::fs::read_to_string(self.stamp_path()).unwrap_or_default();
+        recorded.trim() != format!("{:016x}", source_stamp(&self.folder))
+    }
+
+    /// Where the stamp of the sources the library was built from is kept.
+    pub fn stamp_path(&self) -> PathBuf {
+        self.built.with_extension("sources")
     }
 
     /// Builds the library from the sources (nothing to do for a built library).
@@ -158,6 +168,8 @@ impl PluginFolder {
     pub fn build(&self) -> Result<Duration, PluginError> {
         let start = Instant::now();
         let private = self.private_dir()?;
+        // Taken before building: a source saved during the build is built next time.
+        let stamp = source_stamp(&self.folder);
         let output = match &self.source {
             PluginSource::Library(_) => return Ok(Duration::ZERO),
             PluginSource::C(sources) => self.build_c(sources, &private)?,
@@ -171,6 +183,8 @@ impl PluginFolder {
             // The compiler wrote `output` in the private folder: only one copy is kept.
             let _ = std::fs::remove_file(&output);
         }
+        kiln_core::write_atomic(&self.stamp_path(), format!("{stamp:016x}\n").as_bytes())
+            .map_err(|e| self.failed(format!("recording what it built from: {e}")))?;
         Ok(start.elapsed())
     }
 
@@ -348,20 +362,19 @@ fn run(
     )))
 }
 
-/// The newest modification time of the files below `folder`, not following links and
-/// skipping build output (`target`) and hidden folders.
-fn newest_source(folder: &Path) -> Option<SystemTime> {
-    let mut newest = None;
+/// A hash of the names and contents of the files below `folder` (FNV-1a 64), not
+/// following links and skipping build output (`target`), hidden folders and built
+/// libraries.
+fn source_stamp(folder: &Path) -> u64 {
+    let mut files = Vec::new();
     let mut stack = vec![folder.to_owned()];
-    let mut seen = 0;
     while let Some(dir) = stack.pop() {
         let Ok(listing) = std::fs::read_dir(&dir) else {
             continue;
         };
         for item in listing.flatten() {
-            seen += 1;
-            if seen > MAX_SOURCE_FILES {
-                return newest;
+            if files.len() > MAX_SOURCE_FILES {
+                break;
             }
             let Ok(kind) = item.file_type() else { continue };
             let name = item.file_name();
@@ -370,15 +383,26 @@ fn newest_source(folder: &Path) -> Option<SystemTime> {
                 if !hidden && name != "target" {
                     stack.push(item.path());
                 }
-            } else if kind.is_file()
-                && !is_library(&item.path())
-                && let Ok(modified) = item.metadata().and_then(|m| m.modified())
-            {
-                newest = newest.max(Some(modified));
+            } else if kind.is_file() && !hidden && !is_library(&item.path()) {
+                files.push(item.path());
             }
         }
     }
-    newest
+    files.sort();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for b in bytes {
+            hash = (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    for file in files {
+        let rel = file.strip_prefix(folder).unwrap_or(&file);
+        feed(rel.to_string_lossy().as_bytes());
+        feed(&[0]);
+        feed(&std::fs::read(&file).unwrap_or_default());
+        feed(&[0]);
+    }
+    hash
 }
 
 /// Removes the private copies and half-built libraries an earlier process left (one

@@ -1,0 +1,78 @@
+//! The headless commands with the demo's plugins, through the real binary: a plugin
+//! component's resource field is a typed reference that `refs` finds and `mv`
+//! patches; a plugin that fails is an error in `check` (text and JSON) and `compile`,
+//! and the other plugin still loads.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::fs;
+
+use support::{demo_copy, kiln};
+
+#[test]
+fn a_plugin_components_resource_field_is_found_and_patched() {
+    let dir = demo_copy();
+    let (code, out, err) = kiln(&["refs", "materials/red_glow.material"], dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("units/bulb.unit:11 (entity \"glass\", component \"blink\", /entities/0/components/blink/glow)"),
+        "{out}"
+    );
+    assert!(
+        kiln(&["refs", "materials/leaves.material"], dir.path())
+            .1
+            .contains("component \"wind\", /entities/1/components/wind/leaves"),
+    );
+    let (code, out, err) = kiln(
+        &[
+            "mv",
+            "materials/red_glow.material",
+            "materials/beacon.material",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let bulb = fs::read_to_string(dir.path().join("units/bulb.unit")).unwrap();
+    assert!(bulb.contains("\"glow\": \"materials/beacon\""), "{bulb}");
+    let (code, out, err) = kiln(&["check"], dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("0 findings"), "{out}");
+    let (code, out, err) = kiln(&["compile"], dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_broken_plugin_is_an_error_in_check_and_compile_and_the_other_loads() {
+    let dir = demo_copy();
+    let blink = dir.path().join("plugins/blink/blink.c");
+    let source = fs::read_to_string(&blink).unwrap();
+    fs::write(
+        &blink,
+        source.replace("static void shutdown", "static void shutdown("),
+    )
+    .unwrap();
+    let (code, out, err) = kiln(&["check"], dir.path());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("error: plugin folder plugins/blink: the build failed")
+            && out.contains("blink.c:"),
+        "{out}"
+    );
+    let (code, out, _) = kiln(&["check", "--json"], dir.path());
+    assert_eq!(code, 1);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let plugins = report["plugins"].as_array().unwrap();
+    assert_eq!(plugins.len(), 1);
+    assert!(plugins[0].as_str().unwrap().contains("plugins/blink"));
+    assert_eq!(report["errors"], 1);
+    // The levels using blink fail, naming the component type; wind still loaded.
+    let (code, out, err) = kiln(&["compile"], dir.path());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("component \"blink\": unknown component type"),
+        "{out}"
+    );
+    assert!(!out.contains("\"wind\": unknown"), "{out}");
+}
