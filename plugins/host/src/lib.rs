@@ -107,7 +107,7 @@ pub enum PluginError {
         /// What the compiler said (its last lines).
         output: String,
     },
-    /// The plugin's sources are newer than its library and building was not allowed.
+    /// The plugin's sources changed since its library was built and building was not allowed.
     #[error(
         "plugin folder {entry}: its sources changed since it was built; build it (Kiln builds plugins when it opens the project)"
     )]

@@ -450,7 +450,7 @@ pub struct ProjectPlugins {
     pub built: Vec<(String, Duration)>,
 }
 
-/// Whether [`load_project`] builds plugins whose sources are newer than their library.
+/// Whether [`load_project`] builds plugins whose sources changed since their last build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Build {
     /// Build what is out of date, then load.
