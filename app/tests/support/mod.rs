@@ -37,7 +37,7 @@ pub fn demo_plugins() -> &'static [PathBuf] {
             .config()
             .plugins
             .iter()
-            .map(|entry| {
+            .flat_map(|entry| {
                 let folder = kiln_plugin_host::project::PluginFolder::find(&root, entry).unwrap();
                 if folder.needs_build() {
                     folder.build().unwrap();
@@ -45,7 +45,6 @@ pub fn demo_plugins() -> &'static [PathBuf] {
                 [&folder.built, &folder.stamp_path()]
                     .map(|f| f.strip_prefix(&root).unwrap().to_owned())
             })
-            .flatten()
             .collect()
     })
 }
