@@ -424,10 +424,9 @@ pub fn check(
     // A plugin's folder holds its code (`Cargo.toml`, `src/lib.rs`, `blink.c`), named
     // and written as its language wants: not resources.
     let in_plugin = |path: &str| {
-        plugin_folders.iter().any(|p| {
-            path.strip_prefix(p.as_str())
-                .is_some_and(|rest| rest.starts_with('/'))
-        })
+        plugin_folders
+            .iter()
+            .any(|p| crate::index::is_within(path, p))
     };
     for f in index.files() {
         if in_plugin(&f.path) {

@@ -218,6 +218,15 @@ pub fn split_extension(path: &str) -> Option<(&str, &str)> {
     (dot > name_start && dot + 1 < path.len()).then(|| (&path[..dot], &path[dot + 1..]))
 }
 
+/// Whether the project path `path` is `folder` or inside it (`a/b` is within `a`,
+/// `ab` is not).
+pub fn is_within(path: &str, folder: &str) -> bool {
+    path == folder
+        || path
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// Whether `rel` (a project-relative path with `/`) is not a resource: inside a tool
 /// folder (`.git`, `.kiln`, `build`) or hidden (a segment starting with `.`).
 pub fn is_excluded(rel: &str) -> bool {

@@ -37,7 +37,7 @@ use crate::Checker;
 use crate::error::{CheckerError, io_err};
 use crate::findings::{Finding, Place, replacement_text};
 use crate::graph::Target;
-use crate::index::{is_excluded, split_extension};
+use crate::index::{is_excluded, is_within as within, split_extension};
 use crate::journal::{self, Journal, crash_point, crashed};
 use crate::redirects::{REDIRECT_FILE, Redirects};
 
@@ -356,14 +356,6 @@ fn renamed_path(renames: &[(String, String)], path: &str) -> String {
             || path.to_owned(),
             |(old, new)| format!("{new}{}", &path[old.len()..]),
         )
-}
-
-/// Whether `path` is `folder` or inside it.
-fn within(path: &str, folder: &str) -> bool {
-    path == folder
-        || path
-            .strip_prefix(folder)
-            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Why `new` cannot be where `old` goes, if it cannot: it must be a plain path inside

@@ -152,40 +152,30 @@ impl Preview {
         // entities from the start again: the old world is gone before the new one
         // spawns, or dropping it would take the new world's instances along.
         let last_good = self.blob.take();
+        let result = self.spawn(registry, blob);
+        if result.is_ok() {
+            self.time = 0.0;
+        } else if let Some(old) = last_good {
+            // The last good world stays on screen.
+            let _ = self.spawn(registry, old);
+        }
+        result
+    }
+
+    /// Replaces the world with `blob`'s; an empty world if it does not spawn.
+    fn spawn(&mut self, registry: &Registry, blob: Vec<u8>) -> Result<(), String> {
         self.clear();
-        match Self::spawn(registry, &blob) {
-            Ok((entities, world, level)) => {
-                self.entities = entities;
-                self.world = world;
+        match spawn_level(&blob, registry, &mut self.entities, &mut self.world) {
+            Ok(level) => {
                 self.level = Some(level);
                 self.blob = Some(blob);
-                self.time = 0.0;
                 Ok(())
             }
             Err(e) => {
-                // The last good world stays on screen.
-                if let Some(old) = last_good
-                    && let Ok((entities, world, level)) = Self::spawn(registry, &old)
-                {
-                    self.entities = entities;
-                    self.world = world;
-                    self.level = Some(level);
-                    self.blob = Some(old);
-                }
-                Err(e)
+                self.clear();
+                Err(e.to_string())
             }
         }
-    }
-
-    fn spawn(
-        registry: &Registry,
-        blob: &[u8],
-    ) -> Result<(EntityManager, World, SpawnedLevel), String> {
-        let mut entities = EntityManager::new();
-        let mut world = World::new();
-        let level =
-            spawn_level(blob, registry, &mut entities, &mut world).map_err(|e| e.to_string())?;
-        Ok((entities, world, level))
     }
 
     /// Despawns everything (the world is dropped); the last blob is kept.

@@ -30,6 +30,9 @@ const PLUGINS_DIR: &str = ".kiln/plugins";
 /// whole tree by mistake must not stall every command).
 const MAX_SOURCE_FILES: usize = 20_000;
 
+/// Files up to this size are compared by content; bigger ones by size and time.
+const MAX_HASHED_BYTES: u64 = 1 << 20;
+
 /// What a plugin folder holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PluginSource {
@@ -368,13 +371,13 @@ fn run(
 fn source_stamp(folder: &Path) -> u64 {
     let mut files = Vec::new();
     let mut stack = vec![folder.to_owned()];
-    while let Some(dir) = stack.pop() {
+    'walk: while let Some(dir) = stack.pop() {
         let Ok(listing) = std::fs::read_dir(&dir) else {
             continue;
         };
         for item in listing.flatten() {
             if files.len() > MAX_SOURCE_FILES {
-                break;
+                break 'walk;
             }
             let Ok(kind) = item.file_type() else { continue };
             let name = item.file_name();
@@ -399,7 +402,20 @@ fn source_stamp(folder: &Path) -> u64 {
         let rel = file.strip_prefix(folder).unwrap_or(&file);
         feed(rel.to_string_lossy().as_bytes());
         feed(&[0]);
-        feed(&std::fs::read(&file).unwrap_or_default());
+        let meta = std::fs::metadata(&file).ok();
+        let len = meta.as_ref().map_or(0, |m| m.len());
+        if len <= MAX_HASHED_BYTES {
+            feed(&std::fs::read(&file).unwrap_or_default());
+        } else {
+            // A big file (an asset kept beside the code) is judged by size and time,
+            // not read on every command.
+            let time = meta
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            feed(&len.to_le_bytes());
+            feed(&time.to_le_bytes());
+        }
         feed(&[0]);
     }
     hash

@@ -261,10 +261,9 @@ impl Editor {
             .plugins
             .iter()
             .filter(|entry| {
-                changed.iter().any(|c| {
-                    c.strip_prefix(entry.as_str())
-                        .is_some_and(|rest| rest.starts_with('/'))
-                })
+                changed
+                    .iter()
+                    .any(|c| dependency_checker::index::is_within(c, entry))
             })
             .cloned()
             .collect();
