@@ -11,19 +11,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use kiln::editor::KilnApp;
 use support::demo_copy;
-
-fn open(dir: &std::path::Path) -> Harness<'static, KilnApp> {
-    let dir = dir.to_owned();
-    let mut harness = Harness::builder()
-        .with_size([1600.0, 900.0])
-        .build_eframe(move |cc| KilnApp::new(cc, Some(dir)));
-    harness.run_steps(4);
-    harness
-}
-
-fn editor<'a>(h: &'a Harness<'_, KilnApp>) -> &'a kiln::editor::Editor {
-    h.state().editor.as_ref().expect("the demo project opens")
-}
+use support::ui::{editor, open};
 
 /// Opens the rename dialog on `materials/bark.material` from the asset browser's
 /// context menu, as a user does, and types `new` as its new path.

@@ -16,19 +16,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use glam::Vec3;
 use kiln::editor::{Editor, KilnApp};
-
-fn open(dir: &Path) -> Harness<'static, KilnApp> {
-    let dir = dir.to_owned();
-    let mut harness = Harness::builder()
-        .with_size([1600.0, 900.0])
-        .build_eframe(move |cc| KilnApp::new(cc, Some(dir)));
-    harness.run_steps(4);
-    harness
-}
-
-fn editor<'a>(h: &'a Harness<'_, KilnApp>) -> &'a Editor {
-    h.state().editor.as_ref().expect("the project opens")
-}
+use support::ui::{editor, open};
 
 /// Runs frames until `done`, as an idle window woken by the build would.
 fn until(h: &mut Harness<'_, KilnApp>, what: &str, secs: u64, done: impl Fn(&Editor) -> bool) {

@@ -1,6 +1,8 @@
 //! Helpers shared by the app's integration tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod ui;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use kiln_core::Registry;
 use kiln_plugin_host::PluginError;
-use kiln_plugin_host::project::{Build, PluginFolder, PluginSource, load_project};
+use kiln_plugin_host::project::{Build, PluginFolder, PluginSource, ProjectPlugins, load_project};
 
 const BLINK: &str = include_str!("../../../projects/demo/plugins/blink/blink.c");
 
@@ -24,8 +24,14 @@ fn root(dir: &tempfile::TempDir) -> std::path::PathBuf {
     fs::canonicalize(dir.path()).unwrap()
 }
 
-fn entries(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
+/// Loads the plugin folders `list` of the project at `root`, building as needed.
+fn load(root: &Path, list: &[&str], registry: &mut Registry) -> ProjectPlugins {
+    load_with(root, list, registry, Build::IfNeeded)
+}
+
+fn load_with(root: &Path, list: &[&str], registry: &mut Registry, build: Build) -> ProjectPlugins {
+    let entries: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+    load_project(root, &entries, registry, build)
 }
 
 #[test]
@@ -33,12 +39,7 @@ fn a_c_plugin_folder_is_built_once_and_loaded_from_a_private_copy() {
     let dir = project();
     let root = root(&dir);
     let mut registry = Registry::with_builtins();
-    let plugins = load_project(
-        &root,
-        &entries(&["plugins/blink"]),
-        &mut registry,
-        Build::IfNeeded,
-    );
+    let plugins = load(&root, &["plugins/blink"], &mut registry);
     assert!(plugins.errors.is_empty(), "{:?}", plugins.errors);
     assert_eq!(plugins.built.len(), 1);
     assert_eq!(plugins.loaded[0].name, "blink");
@@ -69,12 +70,7 @@ fn a_c_plugin_folder_is_built_once_and_loaded_from_a_private_copy() {
 
     // Loading again (another registry) needs no build, and the copy is new code.
     let mut second = Registry::with_builtins();
-    let again = load_project(
-        &root,
-        &entries(&["plugins/blink"]),
-        &mut second,
-        Build::IfNeeded,
-    );
+    let again = load(&root, &["plugins/blink"], &mut second);
     assert!(again.errors.is_empty(), "{:?}", again.errors);
     assert!(again.built.is_empty());
 
@@ -87,23 +83,13 @@ fn a_c_plugin_folder_is_built_once_and_loaded_from_a_private_copy() {
     .unwrap();
     assert!(folder.needs_build());
     let mut third = Registry::with_builtins();
-    let stale = load_project(
-        &root,
-        &entries(&["plugins/blink"]),
-        &mut third,
-        Build::Never,
-    );
+    let stale = load_with(&root, &["plugins/blink"], &mut third, Build::Never);
     assert!(
         matches!(stale.errors[..], [PluginError::NotBuilt { .. }]),
         "{:?}",
         stale.errors
     );
-    let rebuilt = load_project(
-        &root,
-        &entries(&["plugins/blink"]),
-        &mut third,
-        Build::IfNeeded,
-    );
+    let rebuilt = load(&root, &["plugins/blink"], &mut third);
     assert!(rebuilt.errors.is_empty(), "{:?}", rebuilt.errors);
     let period = third.component("blink").unwrap().fields[0].clone();
     assert_eq!(period.default, serde_json::json!(2.0));
@@ -116,12 +102,7 @@ fn a_build_error_carries_the_compilers_words_and_others_still_load() {
     fs::create_dir_all(root.join("plugins/broken")).unwrap();
     fs::write(root.join("plugins/broken/broken.c"), "int main( {\n").unwrap();
     let mut registry = Registry::with_builtins();
-    let plugins = load_project(
-        &root,
-        &entries(&["plugins/broken", "plugins/blink"]),
-        &mut registry,
-        Build::IfNeeded,
-    );
+    let plugins = load(&root, &["plugins/broken", "plugins/blink"], &mut registry);
     assert_eq!(plugins.loaded.len(), 1, "blink still loads");
     let [PluginError::BuildFailed { entry, output }] = &plugins.errors[..] else {
         panic!("{:?}", plugins.errors)
@@ -164,12 +145,7 @@ fn a_folder_with_a_built_library_loads_it_and_a_bad_one_is_named() {
     let dir = project();
     let root = root(&dir);
     let mut registry = Registry::with_builtins();
-    let built = load_project(
-        &root,
-        &entries(&["plugins/blink"]),
-        &mut registry,
-        Build::IfNeeded,
-    );
+    let built = load(&root, &["plugins/blink"], &mut registry);
     assert!(built.errors.is_empty());
     let library = PluginFolder::find(&root, "plugins/blink").unwrap().built;
     drop(built);
@@ -188,12 +164,7 @@ fn a_folder_with_a_built_library_loads_it_and_a_bad_one_is_named() {
     )
     .unwrap();
     let mut registry = Registry::with_builtins();
-    let plugins = load_project(
-        &root,
-        &entries(&["plugins/prebuilt", "plugins/junk"]),
-        &mut registry,
-        Build::IfNeeded,
-    );
+    let plugins = load(&root, &["plugins/prebuilt", "plugins/junk"], &mut registry);
     assert_eq!(plugins.loaded.len(), 1);
     assert_eq!(
         plugins.loaded[0].path,
@@ -216,12 +187,7 @@ fn kilns_plugin_folder_as_a_link_is_not_written_through() {
     fs::create_dir_all(root.join(".kiln")).unwrap();
     std::os::unix::fs::symlink(outside.path(), root.join(".kiln/plugins")).unwrap();
     let mut registry = Registry::with_builtins();
-    let plugins = load_project(
-        &root,
-        &entries(&["plugins/blink"]),
-        &mut registry,
-        Build::IfNeeded,
-    );
+    let plugins = load(&root, &["plugins/blink"], &mut registry);
     assert!(plugins.loaded.is_empty());
     let e = plugins.errors[0].to_string();
     assert!(e.contains("symbolic link"), "{e}");
