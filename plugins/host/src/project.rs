@@ -287,7 +287,8 @@ impl PluginFolder {
     }
 
     /// Loads the library from a copy of its own (see the module's notes) and adds its
-    /// component types to `registry`.
+    /// component types to `registry`: what the editor does, as it loads again after
+    /// every build.
     pub fn load(&self, registry: &mut Registry) -> Result<LoadedPlugin, PluginError> {
         let library = self.library();
         if !library.is_file() {
@@ -307,12 +308,23 @@ impl PluginFolder {
         let loaded = crate::load(&copy, registry);
         // Once open, the file is not needed (the loader maps it); where the system
         // keeps open files from being removed, the next start removes it.
-        if std::fs::remove_file(&copy).is_ok() || loaded.is_err() {
-            let _ = std::fs::remove_file(&copy);
-        }
+        let _ = std::fs::remove_file(&copy);
         let mut loaded = loaded.map_err(|e| rename_library(e, &copy, library))?;
         loaded.path = library.to_owned();
         Ok(loaded)
+    }
+
+    /// Loads the library for a process that loads it once (the commands): a library
+    /// Kiln built is opened where it is, since Kiln replaces it only by renaming a
+    /// new file over it, which leaves the open one intact; a library someone else
+    /// put in the folder, which may be overwritten in place while open, is copied as
+    /// [`PluginFolder::load`] does. Copying a 4 MB Rust plugin cost every command
+    /// about a millisecond and a half.
+    pub fn load_once(&self, registry: &mut Registry) -> Result<LoadedPlugin, PluginError> {
+        if matches!(self.source, PluginSource::Library(_)) {
+            return self.load(registry);
+        }
+        crate::load(&self.built, registry)
     }
 }
 
@@ -504,7 +516,7 @@ pub fn load_project(
                     }
                 }
             }
-            folder.load(registry)
+            folder.load_once(registry)
         });
         match result {
             Ok(plugin) => plugins.loaded.push(plugin),

@@ -35,7 +35,7 @@ fn load_with(root: &Path, list: &[&str], registry: &mut Registry, build: Build) 
 }
 
 #[test]
-fn a_c_plugin_folder_is_built_once_and_loaded_from_a_private_copy() {
+fn a_c_plugin_folder_is_built_once_and_loaded_in_place_or_from_a_private_copy() {
     let dir = project();
     let root = root(&dir);
     let mut registry = Registry::with_builtins();
@@ -54,7 +54,7 @@ fn a_c_plugin_folder_is_built_once_and_loaded_from_a_private_copy() {
     assert!(matches!(folder.source, PluginSource::C(_)));
     assert!(folder.built.is_file());
     assert!(!folder.needs_build());
-    // The private copy is gone once loaded; only the built library stays.
+    // Only the built library and what it was built from are kept.
     let mut private: Vec<String> = fs::read_dir(folder.built.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -68,11 +68,26 @@ fn a_c_plugin_folder_is_built_once_and_loaded_from_a_private_copy() {
         ]
     );
 
-    // Loading again (another registry) needs no build, and the copy is new code.
+    // A command loads the library in place, once: a second load while the first is
+    // alive is refused (the loader would hand back the first). The editor loads a
+    // private copy, which is new code, and leaves no copy behind.
     let mut second = Registry::with_builtins();
     let again = load(&root, &["plugins/blink"], &mut second);
-    assert!(again.errors.is_empty(), "{:?}", again.errors);
     assert!(again.built.is_empty());
+    assert!(
+        matches!(again.errors[..], [PluginError::AlreadyLoaded { .. }]),
+        "{:?}",
+        again.errors
+    );
+    let copy = folder.load(&mut second).unwrap();
+    assert_eq!(copy.path, folder.built);
+    assert_eq!(
+        fs::read_dir(folder.built.parent().unwrap())
+            .unwrap()
+            .count(),
+        2
+    );
+    drop((plugins, registry, copy, second));
 
     // An edited source, saved right after the build (within the file system's clock
     // tick): built again, or refused without.
