@@ -76,3 +76,57 @@ fn a_broken_plugin_is_an_error_in_check_and_compile_and_the_other_loads() {
     );
     assert!(!out.contains("\"wind\": unknown"), "{out}");
 }
+
+#[test]
+fn two_commands_building_the_same_plugin_at_once_both_load_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::write(
+        root.join("kiln.project"),
+        r#"{"plugins": ["plugins/blink"]}"#,
+    )
+    .unwrap();
+    fs::create_dir_all(root.join("plugins/blink")).unwrap();
+    fs::copy(
+        support::demo().join("plugins/blink/blink.c"),
+        root.join("plugins/blink/blink.c"),
+    )
+    .unwrap();
+    fs::create_dir_all(root.join("levels")).unwrap();
+    fs::write(
+        root.join("levels/l.level"),
+        r#"{"entities": [{"id": "a", "components": {"transform": {}, "blink": {}}}]}"#,
+    )
+    .unwrap();
+    // Neither has built it: both build, each through its own temporary names.
+    let start = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args(["compile"])
+            .current_dir(root)
+            .output()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(start);
+        let b = s.spawn(start);
+        (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+    });
+    for out in [a, b] {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("1 compiled, 0 failed"), "{text}");
+    }
+    let mut left: Vec<String> = fs::read_dir(root.join(".kiln/plugins/plugins__blink"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["plugin.so", "plugin.sources"],
+        "no temporary is left"
+    );
+}

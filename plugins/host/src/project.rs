@@ -154,11 +154,31 @@ impl PluginFolder {
         if matches!(self.source, PluginSource::Library(_)) {
             return false;
         }
-        if !self.built.is_file() {
+        if !self.is_own_file(&self.built) {
             return true;
         }
-        let recorded = std::fs::read_to_string(self.stamp_path()).unwrap_or_default();
-        recorded.trim() != format!("{:016x}", source_stamp(&self.folder))
+        // Read as Kiln reads its own files: a regular file, small, not through a link
+        // (a FIFO planted there would block every command).
+        let recorded = kiln_core::read_regular(&self.stamp_path(), 64).unwrap_or_default();
+        String::from_utf8_lossy(&recorded).trim() != format!("{:016x}", source_stamp(&self.folder))
+    }
+
+    /// Whether `path`, below the project root, is a regular file reached through no
+    /// symbolic link: a library linked from `.kiln/` to elsewhere is not loaded,
+    /// whatever `.kiln/` says.
+    fn is_own_file(&self, path: &Path) -> bool {
+        let Ok(rel) = path.strip_prefix(&self.root) else {
+            return false;
+        };
+        let mut at = self.root.clone();
+        for part in rel.components() {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if !m.file_type().is_symlink() => {}
+                _ => return false,
+            }
+        }
+        std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
     }
 
     /// Where the stamp of the sources the library was built from is kept.
@@ -291,7 +311,13 @@ impl PluginFolder {
     /// every build.
     pub fn load(&self, registry: &mut Registry) -> Result<LoadedPlugin, PluginError> {
         let library = self.library();
-        if !library.is_file() {
+        let loadable = match self.source {
+            // The folder's own library: inside the project, whatever links lead there.
+            PluginSource::Library(_) => std::fs::canonicalize(library)
+                .is_ok_and(|real| real.starts_with(&self.root) && real.is_file()),
+            _ => self.is_own_file(library),
+        };
+        if !loadable {
             return Err(PluginError::NotFound {
                 path: library.to_owned(),
             });
@@ -323,6 +349,11 @@ impl PluginFolder {
     pub fn load_once(&self, registry: &mut Registry) -> Result<LoadedPlugin, PluginError> {
         if matches!(self.source, PluginSource::Library(_)) {
             return self.load(registry);
+        }
+        if !self.is_own_file(&self.built) {
+            return Err(PluginError::NotBuilt {
+                entry: self.entry.clone(),
+            });
         }
         crate::load(&self.built, registry)
     }

@@ -209,3 +209,77 @@ fn kilns_plugin_folder_as_a_link_is_not_written_through() {
     assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
     assert!(!Path::new(&outside.path().join("include")).exists());
 }
+
+#[test]
+fn what_a_killed_build_left_is_removed_once_no_build_could_still_be_writing_it() {
+    let dir = project();
+    let root = root(&dir);
+    let mut registry = Registry::with_builtins();
+    assert!(
+        load(&root, &["plugins/blink"], &mut registry)
+            .errors
+            .is_empty()
+    );
+    let private = PluginFolder::find(&root, "plugins/blink").unwrap().built;
+    let private = private.parent().unwrap();
+    let dll = std::env::consts::DLL_SUFFIX;
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let old = [
+        format!("building-999999-0{dll}"),
+        format!("cc-output-999999-1{dll}"),
+        format!("loaded-999999-2{dll}"),
+    ];
+    for name in &old {
+        let f = fs::File::create(private.join(name)).unwrap();
+        f.set_modified(hour_ago).unwrap();
+    }
+    // Another process's build in progress: recent, kept.
+    let fresh = format!("building-999998-0{dll}");
+    fs::write(private.join(&fresh), "half a library").unwrap();
+    kiln_plugin_host::project::remove_stale_copies(&root);
+    for name in &old {
+        assert!(!private.join(name).exists(), "{name} is left");
+    }
+    assert!(private.join(&fresh).exists());
+    assert!(private.join(format!("plugin{dll}")).exists());
+}
+
+#[test]
+fn a_library_or_stamp_planted_in_kilns_folder_is_not_trusted() {
+    let dir = project();
+    let root = root(&dir);
+    let mut registry = Registry::with_builtins();
+    assert!(
+        load(&root, &["plugins/blink"], &mut registry)
+            .errors
+            .is_empty()
+    );
+    drop(registry);
+    let folder = PluginFolder::find(&root, "plugins/blink").unwrap();
+    // plugin.so linked to a library outside, with the right stamp beside it.
+    let outside = tempfile::tempdir().unwrap();
+    let elsewhere = outside.path().join("libother.so");
+    fs::rename(&folder.built, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &folder.built).unwrap();
+    assert!(folder.needs_build(), "a link is not what Kiln built");
+    let mut registry = Registry::with_builtins();
+    let plugins = load(&root, &["plugins/blink"], &mut registry);
+    assert!(plugins.errors.is_empty(), "{:?}", plugins.errors);
+    assert_eq!(plugins.built.len(), 1, "built again");
+    assert!(
+        !fs::symlink_metadata(&folder.built)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(elsewhere.is_file(), "the file outside is untouched");
+    drop((plugins, registry));
+    // A FIFO where the stamp is: read as nothing (a rebuild), never waited on.
+    fs::remove_file(folder.stamp_path()).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(folder.stamp_path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(folder.needs_build());
+}
