@@ -247,6 +247,10 @@ pub enum ResourceFormat {
     Json(Vec<FieldSchema>),
     /// Opaque bytes (images, sounds): no references inside.
     Binary,
+    /// A glTF 2.0 asset, JSON (`.gltf`) or binary (`.glb`): the `uri` of each of its
+    /// `buffers` and `images` is a file path relative to the glTF file's folder
+    /// (percent-encoded; `data:` URIs embed their bytes and reference nothing).
+    Gltf,
 }
 
 /// A registered resource type, named by its file extension.
@@ -390,10 +394,27 @@ fn builtin_resource_types() -> Vec<ResourceType> {
             ResourceFormat::Json(vec![
                 FieldSchema::enumeration("shape", MESH_SHAPES, "cube").doc("Primitive shape."),
                 FieldSchema::vec3("size", [1.0, 1.0, 1.0]).doc("Extent along x, y, z in metres."),
+                FieldSchema::resource("gltf", "gltf")
+                    .doc("A glTF 2.0 file to draw instead of the shape (scaled by size)."),
+                FieldSchema::resource("glb", "glb")
+                    .doc("A binary glTF 2.0 file to draw instead of the shape (scaled by size)."),
             ]),
-            "Geometry, as a primitive shape.",
+            "Geometry: a primitive shape, or a glTF 2.0 model.",
         ),
         rt("png", ResourceFormat::Binary, "A PNG image."),
+        rt("jpg", ResourceFormat::Binary, "A JPEG image."),
+        rt("jpeg", ResourceFormat::Binary, "A JPEG image."),
+        rt("bin", ResourceFormat::Binary, "Binary data, such as a glTF buffer."),
+        rt(
+            "gltf",
+            ResourceFormat::Gltf,
+            "A glTF 2.0 model (JSON); its buffer and image URIs are references.",
+        ),
+        rt(
+            "glb",
+            ResourceFormat::Gltf,
+            "A binary glTF 2.0 model; external buffer and image URIs are references.",
+        ),
         rt(
             "project",
             ResourceFormat::Json(vec![

@@ -275,6 +275,8 @@ pub fn could_name_a_file(text: &str) -> bool {
 pub fn scan_file(registry: &Registry, rules: &DeclaredRules, ext: &str, bytes: &[u8]) -> FileScan {
     let schema = match registry.resource_type(ext).map(|t| &t.format) {
         Some(ResourceFormat::Binary) => return FileScan::default(),
+        // glTF URIs: indexed in a later change.
+        Some(ResourceFormat::Gltf) => return FileScan::default(),
         Some(ResourceFormat::Entities) => Schema::Entities,
         Some(ResourceFormat::Json(fields)) => Schema::Fields(fields),
         None => Schema::Generic,
