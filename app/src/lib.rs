@@ -10,4 +10,5 @@ pub mod compile_command;
 pub mod editor;
 pub mod live;
 pub mod plugins;
+pub mod render;
 pub mod watch_command;

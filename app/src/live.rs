@@ -9,6 +9,15 @@ use dependency_checker::Checker;
 /// level that reaches a changed file through references (a level including a prefab
 /// that uses a material that changed). Levels that no longer exist are left out.
 pub fn affected_levels(checker: &Checker, changed: &[String]) -> BTreeSet<String> {
+    referrers(checker, changed)
+        .into_iter()
+        .filter(|f| f.ends_with(".level") && checker.index().contains(f))
+        .collect()
+}
+
+/// `changed` and every file that references one of them, directly or through
+/// others.
+pub fn referrers(checker: &Checker, changed: &[String]) -> HashSet<String> {
     let graph = checker.graph();
     let mut seen: HashSet<String> = HashSet::new();
     let mut queue: Vec<String> = changed.to_vec();
@@ -22,9 +31,7 @@ pub fn affected_levels(checker: &Checker, changed: &[String]) -> BTreeSet<String
             }
         }
     }
-    seen.into_iter()
-        .filter(|f| f.ends_with(".level") && checker.index().contains(f))
-        .collect()
+    seen
 }
 
 /// A short list of changed files for a log line: the first three and a count.

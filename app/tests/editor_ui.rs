@@ -1085,7 +1085,7 @@ fn a_material_edit_reaches_the_viewport() {
         "material",
     );
     assert_eq!(
-        editor(&h).resources().colors[&id],
+        editor(&h).resources().materials[&id].color,
         glam::Vec4::new(1.0, 0.0, 0.0, 1.0)
     );
     let text = std::fs::read_to_string(dir.path().join("materials/bark.material")).unwrap();

@@ -44,6 +44,8 @@ pub struct KilnApp {
     /// frames, then quit (how the README's screenshots are made, with
     /// `KILN_SCREENSHOT_SCENE` naming what to show; see `screenshots/make.sh`).
     screenshot: Option<(PathBuf, u32)>,
+    /// eframe's wgpu device, when it runs on wgpu: the viewport renders with it.
+    render_state: Option<egui_wgpu::RenderState>,
 }
 
 impl std::fmt::Debug for KilnApp {
@@ -63,6 +65,7 @@ impl KilnApp {
             .unwrap_or_default();
         let project = project.or_else(|| settings.recent_projects.first().cloned());
         let mut app = Self::with_settings(settings);
+        app.render_state = cc.wgpu_render_state.clone();
         let ctx = cc.egui_ctx.clone();
         app.waker = Some(std::sync::Arc::new(move || ctx.request_repaint()));
         if let Some(dir) = project {
@@ -87,6 +90,7 @@ impl KilnApp {
             last_title: String::new(),
             last_frame: None,
             screenshot: None,
+            render_state: None,
         }
     }
 
@@ -611,7 +615,14 @@ impl KilnApp {
                 if editor.preview().playing {
                     ctx.request_repaint();
                 }
-                panels::show(ui, editor, &mut self.panels, &self.settings, &mut actions);
+                panels::show(
+                    ui,
+                    editor,
+                    &mut self.panels,
+                    &self.settings,
+                    self.render_state.as_ref(),
+                    &mut actions,
+                );
             }
             None => {
                 egui::CentralPanel::default().show(ui, |ui| {
@@ -644,6 +655,30 @@ impl KilnApp {
     }
 }
 
+/// wgpu (the viewport renders with depth, lighting and textures) when the machine
+/// has a GPU adapter, Vulkan or OpenGL, software ones included; otherwise OpenGL
+/// through glow, where the viewport shows its flat view and says so.
+/// `KILN_RENDERER=glow` or `wgpu` chooses.
+fn choose_renderer() -> eframe::Renderer {
+    match std::env::var("KILN_RENDERER").as_deref() {
+        Ok("glow") => return eframe::Renderer::Glow,
+        Ok("wgpu") => return eframe::Renderer::Wgpu,
+        _ => {}
+    }
+    use egui_wgpu::wgpu;
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+    if adapters.is_empty() {
+        eprintln!(
+            "kiln: no GPU adapter found (Vulkan or OpenGL); the viewport shows its flat view"
+        );
+        eframe::Renderer::Glow
+    } else {
+        eframe::Renderer::Wgpu
+    }
+}
+
 /// Opens the editor window on `project` (or the last project opened).
 pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
     let mut options = eframe::NativeOptions {
@@ -652,6 +687,7 @@ pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
             .with_title("Kiln"),
         ..Default::default()
     };
+    options.renderer = choose_renderer();
     // Screenshots start from a clean state, not from whatever the last session left.
     if std::env::var_os("KILN_SCREENSHOT").is_some() {
         options.persistence_path =

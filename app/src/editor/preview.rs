@@ -1,15 +1,14 @@
 //! The live preview: the runtime world spawned from the compiled level. The editor
 //! keeps no second scene model: what the viewport shows is this world.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
-use glam::{Vec3, Vec4};
-use kiln_core::registry::{MESH_SHAPES, ResourceFormat};
 use kiln_core::{
-    EntityManager, FieldValues, LevelDocument, Project, Registry, ResourceId, ResourcePath,
-    ResourceSource, SpawnedLevel, World, compile_document, spawn_level,
+    EntityManager, LevelDocument, Project, Registry, ResourcePath, ResourceSource, SpawnedLevel,
+    World, compile_document, spawn_level,
 };
+
+pub use crate::render::resources::Resources;
 
 /// Reads prefabs for the compiler from the open project.
 #[derive(Debug)]
@@ -18,82 +17,6 @@ pub struct ProjectUnits<'a>(pub &'a Project);
 impl ResourceSource for ProjectUnits<'_> {
     fn read_text(&mut self, path: &ResourcePath, ext: &str) -> Result<String, String> {
         self.0.read_resource(path, ext).map_err(|e| e.to_string())
-    }
-}
-
-/// A mesh resource as the viewport draws it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MeshShape {
-    /// Index into [`MESH_SHAPES`].
-    pub shape: usize,
-    /// Extent in metres.
-    pub size: Vec3,
-}
-
-/// The loaded `.mesh` and `.material` resources, by runtime id.
-#[derive(Debug, Default, Clone)]
-pub struct Resources {
-    /// Mesh shapes.
-    pub meshes: HashMap<ResourceId, MeshShape>,
-    /// Material colours.
-    pub colors: HashMap<ResourceId, Vec4>,
-}
-
-impl Resources {
-    /// Reads every mesh and material of the project (small JSON files). Unreadable or
-    /// broken ones are skipped here; the problems list reports them.
-    pub fn load(
-        project: &Project,
-        registry: &Registry,
-        files: impl Iterator<Item = String>,
-    ) -> Self {
-        let mut out = Resources::default();
-        for file in files {
-            let Ok((path, ext)) = ResourcePath::split_file(&file) else {
-                continue;
-            };
-            if ext != "mesh" && ext != "material" {
-                continue;
-            }
-            let Some(ResourceFormat::Json(fields)) =
-                registry.resource_type(&ext).map(|t| &t.format)
-            else {
-                continue;
-            };
-            let Ok(text) = project.read_resource(&path, &ext) else {
-                continue;
-            };
-            let Ok(serde_json::Value::Object(obj)) =
-                serde_json::from_str::<serde_json::Value>(&text)
-            else {
-                continue;
-            };
-            let Ok(values) = FieldValues::validate(fields, &obj) else {
-                continue;
-            };
-            let id = ResourceId::of(&path, &ext);
-            if ext == "mesh" {
-                out.meshes.insert(
-                    id,
-                    MeshShape {
-                        shape: values.enum_index("shape") as usize,
-                        size: values.vec3("size"),
-                    },
-                );
-            } else {
-                out.colors.insert(id, values.color("color"));
-            }
-        }
-        out
-    }
-
-    /// The shape name of a mesh id, for tooltips.
-    pub fn shape_name(&self, id: ResourceId) -> &'static str {
-        self.meshes
-            .get(&id)
-            .and_then(|m| MESH_SHAPES.get(m.shape))
-            .copied()
-            .unwrap_or("missing")
     }
 }
 
@@ -123,6 +46,8 @@ pub struct Preview {
     pub time: f64,
     /// Last rebuild's timing.
     pub timing: RebuildTiming,
+    /// How many worlds were spawned (each spawn's drawing starts afresh).
+    pub spawns: u64,
 }
 
 impl Preview {
@@ -180,6 +105,7 @@ impl Preview {
 
     /// Despawns everything (the world is dropped); the last blob is kept.
     pub fn clear(&mut self) {
+        self.spawns += 1;
         self.level = None;
         self.world = World::new();
         self.entities = EntityManager::new();

@@ -34,6 +34,8 @@ pub struct MeshManager {
     next_instance: Vec<u32>,
     map: EntityMap,
     rng: GcRng,
+    /// Bumped by every change (see [`MeshManager::change_count`]).
+    changes: u64,
 }
 
 impl MeshManager {
@@ -59,8 +61,15 @@ impl MeshManager {
         })
     }
 
+    /// A number that changes whenever a mesh is created, destroyed, moved or shown
+    /// or hidden, so that a reader can tell that nothing changed without comparing.
+    pub fn change_count(&self) -> u64 {
+        self.changes
+    }
+
     /// Adds a mesh to `entity` (after any it already has).
     pub fn create(&mut self, entity: Entity, data: Mesh) -> Instance {
+        self.changes = self.changes.wrapping_add(1);
         let i = Instance(self.entity.len() as u32);
         self.entity.push(entity);
         self.mesh.push(data.mesh);
@@ -117,12 +126,14 @@ impl MeshManager {
     }
     /// Shows or hides `i`.
     pub fn set_visible(&mut self, i: Instance, visible: bool) {
+        self.changes = self.changes.wrapping_add(1);
         self.visible[i.index()] = visible;
     }
 
     /// Removes the mesh at `i`: unlinks it from its entity's list, then swap-erases
     /// and redirects whatever pointed at the moved last instance.
     pub fn destroy(&mut self, i: Instance) {
+        self.changes = self.changes.wrapping_add(1);
         let idx = i.index();
         let owner = self.entity[idx];
         self.unlink(owner, i.0, self.next_instance[idx]);

@@ -30,6 +30,9 @@ pub struct TransformManager {
     prev_sibling: Vec<u32>,
     map: EntityMap,
     rng: GcRng,
+    /// Bumped by every change to a pose or to the set of instances, so that a reader
+    /// (the viewport) can tell that nothing moved without comparing poses.
+    changes: u64,
 }
 
 /// One transform to create in a batch: see [`TransformManager::create_many`].
@@ -154,6 +157,7 @@ impl TransformManager {
     /// are `len()` before the call up to `len()` after it.
     pub fn create_many_from(&mut self, batch: impl ExactSizeIterator<Item = NewTransform>) {
         let count = batch.len();
+        self.changes = self.changes.wrapping_add(1);
         self.reserve(count);
         let first = self.entity.len();
         // Tail of each parent's child list while linking this batch, so a group with
@@ -186,6 +190,7 @@ impl TransformManager {
     }
 
     fn push(&mut self, entity: Entity, local: Affine3A) -> Instance {
+        self.changes = self.changes.wrapping_add(1);
         let i = Instance(self.entity.len() as u32);
         let previous = self.map.insert(entity, i);
         assert!(previous.is_none(), "{entity:?} already has a transform");
@@ -263,8 +268,15 @@ impl TransformManager {
         self.set_local(i, local);
     }
 
+    /// A number that changes whenever a world pose changes or an instance is created,
+    /// destroyed or moved (it may change when nothing visible did, never the reverse).
+    pub fn change_count(&self) -> u64 {
+        self.changes
+    }
+
     /// Recomputes the world pose of `root` and every node below it, iteratively.
     fn update_subtree(&mut self, root: u32) {
+        self.changes = self.changes.wrapping_add(1);
         let r = root as usize;
         let p = self.parent[r];
         self.world[r] = if p == NONE {
@@ -333,6 +345,7 @@ impl TransformManager {
     /// Destroys the transform of `i`. Its children become roots and keep their world
     /// pose. The last instance moves into the hole, with all links to it patched.
     pub fn destroy(&mut self, i: Instance) {
+        self.changes = self.changes.wrapping_add(1);
         let children: Vec<Instance> = self.children(i).collect();
         for c in children {
             self.set_parent(c, None, true);
@@ -358,6 +371,7 @@ impl TransformManager {
         if a == b {
             return;
         }
+        self.changes = self.changes.wrapping_add(1);
         let temp = self.entity.len() as u32;
         self.entity.push(self.entity[a.index()]);
         self.local.push(Affine3A::IDENTITY);

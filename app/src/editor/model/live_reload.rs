@@ -10,6 +10,15 @@ use super::{Editor, LogLine, ReloadTiming, Severity};
 use crate::editor::history::DocEdit;
 use crate::editor::preview::Resources;
 
+/// Whether the viewport draws `file` straight from disk (a texture, a glTF model or
+/// its buffer).
+fn is_drawn_file(file: &str) -> bool {
+    let ext = file.rsplit_once('.').map_or("", |(_, e)| e);
+    ["png", "jpg", "jpeg", "gltf", "glb", "bin"]
+        .iter()
+        .any(|e| ext.eq_ignore_ascii_case(e))
+}
+
 /// What taking a changed level file from disk did.
 enum Reload {
     /// The document changed (or a parse error was fixed): rebuild.
@@ -94,6 +103,25 @@ impl Editor {
         self.plugin_folders_changed(&changed);
         let Some(checker) = &self.checker else { return };
         self.findings = checker.findings();
+        // Textures and models are drawn from their files: the viewport reads a file
+        // again, and a glTF whose buffer or image changed, when its version moves on.
+        // They are not part of the compiled level, so they need no respawn.
+        let drawn: Vec<&String> = changed.iter().filter(|f| is_drawn_file(f)).collect();
+        if !drawn.is_empty() {
+            for file in crate::live::referrers(checker, &changed) {
+                if is_drawn_file(&file) {
+                    self.asset_versions.bump(&file);
+                }
+            }
+            if drawn.len() == changed.len() {
+                self.info(format!(
+                    "redrawn after {} changed",
+                    crate::live::summarize(&changed)
+                ));
+                return;
+            }
+        }
+        let Some(checker) = &self.checker else { return };
         let affected = crate::live::affected_levels(checker, &changed);
         if changed
             .iter()

@@ -92,6 +92,8 @@ pub struct Editor {
     history: History,
     preview: Preview,
     resources: Resources,
+    /// How often each drawn file (texture, model) changed on disk while open.
+    asset_versions: crate::render::assets::AssetVersions,
     /// Why the last compile failed (the preview shows the last good world).
     compile_error: Option<String>,
     log: Vec<LogLine>,
@@ -179,7 +181,13 @@ impl Editor {
     pub fn preview(&self) -> &Preview {
         &self.preview
     }
-    /// Meshes and materials for drawing.
+    /// How often each texture and model file changed on disk while open (the
+    /// viewport reads a file again when its version moves on).
+    pub fn asset_versions(&self) -> &crate::render::assets::AssetVersions {
+        &self.asset_versions
+    }
+
+    /// The meshes and materials the viewport draws.
     pub fn resources(&self) -> &Resources {
         &self.resources
     }
@@ -294,6 +302,7 @@ impl Editor {
             history: History::default(),
             preview: Preview::default(),
             resources: Resources::default(),
+            asset_versions: Default::default(),
             compile_error: None,
             log: Vec::new(),
             effects: Vec::new(),

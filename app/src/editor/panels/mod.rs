@@ -55,6 +55,7 @@ pub fn show(
     editor: &Editor,
     state: &mut PanelState,
     settings: &Settings,
+    render_state: Option<&egui_wgpu::RenderState>,
     actions: &mut Vec<Action>,
 ) {
     egui::Panel::bottom("status").show(ui, |ui| status_bar::show(ui, editor));
@@ -94,6 +95,6 @@ pub fn show(
         });
     assets::rename_dialog(ui.ctx(), editor, &mut state.assets, actions);
     egui::CentralPanel::default().show(ui, |ui| {
-        viewport::show(ui, editor, state, settings, actions)
+        viewport::show(ui, editor, state, settings, render_state, actions)
     });
 }

@@ -1,0 +1,191 @@
+//! The orbiting camera, zooming and framing (F).
+
+use glam::{Affine3A, Mat4, Vec3};
+
+use crate::editor::model::Editor;
+
+/// An orbiting camera.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Camera {
+    /// The point orbited.
+    pub target: Vec3,
+    /// Angle around the vertical axis, radians.
+    pub yaw: f32,
+    /// Angle above the ground, radians.
+    pub pitch: f32,
+    /// Distance from the target.
+    pub distance: f32,
+}
+
+impl Default for Camera {
+    fn default() -> Self {
+        Camera {
+            target: Vec3::ZERO,
+            yaw: 0.7,
+            pitch: 0.5,
+            distance: 22.0,
+        }
+    }
+}
+
+/// The vertical field of view of the perspective view.
+pub const FOV_Y_DEGREES: f32 = 50.0;
+/// The near plane's distance: close enough to look into a small prop, far enough
+/// for depth precision (depth is reversed and the far plane infinite, so precision
+/// is ample either way).
+pub const NEAR: f32 = 0.05;
+
+impl Camera {
+    /// Where the camera is.
+    pub fn eye(&self, top: bool) -> Vec3 {
+        let pitch = if top { 1.5697 } else { self.pitch };
+        self.target
+            + self.distance
+                * Vec3::new(
+                    pitch.cos() * self.yaw.sin(),
+                    pitch.sin(),
+                    pitch.cos() * self.yaw.cos(),
+                )
+    }
+
+    /// World -> clip space for a viewport of the given aspect ratio, with depth
+    /// reversed (1 at the near plane, 0 at infinity) as the GPU renderer draws.
+    pub fn view_projection(&self, aspect: f32, top: bool) -> Mat4 {
+        use glam::camera::rh::{proj::directx, view};
+        let view = view::look_at_mat4(
+            self.eye(top),
+            self.target,
+            if top { Vec3::NEG_Z } else { Vec3::Y },
+        );
+        let proj = if top {
+            let h = self.distance * 0.5;
+            // Near and far swapped: reversed depth.
+            directx::orthographic(-h * aspect, h * aspect, -h, h, 10_000.0, 0.0)
+        } else {
+            directx::perspective_infinite_reverse(FOV_Y_DEGREES.to_radians(), aspect, NEAR)
+        };
+        proj * view
+    }
+
+    /// Looks along `direction` (from the camera to the target), keeping the target
+    /// and distance: what clicking an axis of the orientation gizmo does.
+    pub fn look_along(&mut self, direction: Vec3) {
+        let back = -direction.normalize_or(Vec3::NEG_Z);
+        self.pitch = back.y.clamp(-1.0, 1.0).asin().clamp(-1.5697, 1.5697);
+        if back.x.abs() > 1e-4 || back.z.abs() > 1e-4 {
+            self.yaw = back.x.atan2(back.z);
+        }
+    }
+}
+
+/// The camera distance after scrolling by `scroll` points: proportional to the
+/// distance, and the same for one big scroll event as for many small ones (a
+/// linear factor overshot on fast wheels and could go negative).
+pub fn zoomed(distance: f32, scroll: f32) -> f32 {
+    (distance * (-scroll * 0.0015).exp()).clamp(0.5, 500.0)
+}
+
+/// The world-space box around what F frames: the selected entities with everything
+/// below them (a group's children, a prefab instance's parts), meshes whole (their
+/// model's box as drawn, not just their origin); the whole world when nothing is
+/// selected. `mesh_box` gives a `.mesh` resource's box in its entity's space.
+pub fn frame_bounds(
+    editor: &Editor,
+    mesh_box: &mut dyn FnMut(kiln_core::ResourceId) -> Option<(Vec3, Vec3)>,
+) -> Option<(Vec3, Vec3)> {
+    let transforms = &editor.preview().world.transforms;
+    let mut stack: Vec<kiln_core::Instance> = if editor.selection().is_empty() {
+        (0..transforms.len())
+            .map(|i| kiln_core::Instance(i as u32))
+            .filter(|i| transforms.parent(*i).is_none())
+            .collect()
+    } else {
+        let level = editor.preview().level.as_ref()?;
+        editor
+            .selection()
+            .iter()
+            .filter_map(|id| transforms.lookup(level.entity(id)?))
+            .collect()
+    };
+    let world = &editor.preview().world;
+    let mut bounds: Option<(Vec3, Vec3)> = None;
+    let mut grow = |p: Vec3| {
+        bounds = Some(bounds.map_or((p, p), |(a, b)| (a.min(p), b.max(p))));
+    };
+    while let Some(i) = stack.pop() {
+        let pose: Affine3A = transforms.world(i);
+        let boxes: Vec<(Vec3, Vec3)> = world
+            .meshes
+            .instances_of(transforms.entity(i))
+            .filter_map(|m| mesh_box(world.meshes.get(m).mesh))
+            .collect();
+        if boxes.is_empty() {
+            grow(Vec3::from(pose.translation));
+        }
+        for (lo, hi) in boxes {
+            for k in 0..8 {
+                let corner = Vec3::new(
+                    if k & 1 == 0 { lo.x } else { hi.x },
+                    if k & 2 == 0 { lo.y } else { hi.y },
+                    if k & 4 == 0 { lo.z } else { hi.z },
+                );
+                grow(pose.transform_point3(corner));
+            }
+        }
+        stack.extend(transforms.children(i));
+    }
+    bounds
+}
+
+/// Points `camera` at the box, from a distance at which it fills the view.
+pub fn frame_box(camera: &mut Camera, (min, max): (Vec3, Vec3)) {
+    camera.target = (min + max) * 0.5;
+    // The distance at which a sphere around the box fills the view.
+    let radius = (max - min).length() * 0.5;
+    // A little margin, so the framed object does not touch the edges.
+    camera.distance = (1.15 * radius / (FOV_Y_DEGREES * 0.5).to_radians().sin()).clamp(1.0, 400.0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zoom_is_proportional_to_distance_and_the_same_however_the_wheel_reports_it() {
+        let one_big = zoomed(10.0, 400.0);
+        let many_small = (0..40).fold(10.0, |d, _| zoomed(d, 10.0));
+        assert!(
+            (one_big - many_small).abs() < 1e-3,
+            "{one_big} vs {many_small}"
+        );
+        // The same scroll changes a far camera by the same ratio as a near one.
+        assert!((zoomed(100.0, 50.0) / 100.0 - zoomed(2.0, 50.0) / 2.0).abs() < 1e-5);
+        // Scrolling back returns; a huge scroll stays in range.
+        assert!((zoomed(zoomed(10.0, 120.0), -120.0) - 10.0).abs() < 1e-4);
+        assert!(zoomed(10.0, 1e6) >= 0.5);
+    }
+
+    #[test]
+    fn looking_along_an_axis_puts_the_eye_on_the_other_side() {
+        let mut camera = Camera::default();
+        for dir in [Vec3::NEG_X, Vec3::X, Vec3::Z, Vec3::NEG_Z, Vec3::NEG_Y] {
+            camera.look_along(dir);
+            let seen = (camera.target - camera.eye(false)).normalize();
+            assert!(seen.dot(dir) > 0.999, "{dir}: looks along {seen}");
+        }
+    }
+
+    #[test]
+    fn depth_is_reversed_nearer_is_larger() {
+        let camera = Camera::default();
+        let vp = camera.view_projection(1.5, false);
+        let depth = |p: Vec3| {
+            let c = vp * p.extend(1.0);
+            c.z / c.w
+        };
+        let toward = (camera.eye(false) - camera.target).normalize();
+        assert!(depth(camera.target + toward) > depth(camera.target));
+        assert!(depth(camera.target) > depth(camera.target - toward * 100.0));
+        assert!(depth(camera.target) > 0.0 && depth(camera.target) < 1.0);
+    }
+}

@@ -1,0 +1,398 @@
+//! The viewport: draws the preview's runtime world. With a GPU (eframe's wgpu
+//! renderer) the scene is rendered with depth, lighting and textures by
+//! [`crate::render`]; without one, the [`flat`] view paints an approximation and
+//! says so. Drag with the left or right button to orbit, the middle button (or
+//! Shift + drag) to pan, scroll to zoom; click to select what is under the pointer;
+//! drag an axis of the handle to move, rotate or scale the selection (W, E, R; hold
+//! Ctrl to snap); click an axis of the corner gizmo to look along it.
+
+mod camera;
+mod flat;
+mod gizmo;
+mod gpu_view;
+mod handles;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use egui::{Color32, Pos2, Rect, Sense, pos2};
+use glam::{Mat4, Vec3, Vec4};
+use kiln_core::{Entity, ResourceId};
+
+pub use camera::{Camera, frame_bounds};
+pub use handles::{Tool, click_target};
+
+use super::PanelState;
+use crate::editor::actions::{Action, UiCommand};
+use crate::editor::model::Editor;
+use crate::editor::settings::Settings;
+use crate::render::assets::AssetCache;
+use crate::render::gpu::View;
+use crate::render::model::Model;
+use crate::render::picking::{Ray, pick};
+use crate::render::scene::{DrawList, SceneKey};
+
+/// Gesture state of the viewport, the draw list and the renderer, kept between
+/// frames.
+#[derive(Debug, Default)]
+pub struct ViewportState {
+    /// The handle axis being dragged.
+    dragging_axis: Option<usize>,
+    /// Each dragged entity's position, rotation and scale fields when the drag
+    /// started, and its parent's world pose.
+    drag_starts: Vec<(String, [Vec3; 3], glam::Affine3A)>,
+    /// What dragging the handle does (W, E, R).
+    pub tool: Tool,
+    /// Accumulated drag along the axis, in metres.
+    drag_amount: f32,
+    /// Frame the selection on the next frame (asked by F or by opening a level).
+    pub frame_request: bool,
+    /// What is drawn, and what it was built from.
+    draw_list: DrawList,
+    scene_key: Option<SceneKey>,
+    /// Models and textures, loaded in the background.
+    assets: Option<AssetCache>,
+    /// The GPU renderer, when eframe runs on wgpu.
+    gpu: Option<gpu_view::GpuView>,
+    flat: flat::FlatBuffers,
+    /// CPU time the last frame's viewport took (building and submitting; the GPU's
+    /// own work is not included).
+    pub last_cpu_time: Duration,
+}
+
+impl ViewportState {
+    /// Models and textures of the open project (started on first use).
+    pub fn assets(&mut self, editor: &Editor, ctx: &egui::Context) -> &mut AssetCache {
+        self.assets.get_or_insert_with(|| {
+            let ctx = ctx.clone();
+            AssetCache::new(
+                editor.project().clone(),
+                Some(Arc::new(move || ctx.request_repaint())),
+            )
+        })
+    }
+
+    /// Whether the GPU renderer draws (false: the flat view).
+    pub fn uses_gpu(&self) -> bool {
+        self.gpu.is_some()
+    }
+}
+
+/// Projects a world point to the screen; `None` behind the camera.
+pub(super) fn project(vp: &Mat4, rect: Rect, p: Vec3) -> Option<(Pos2, f32)> {
+    let c = *vp * p.extend(1.0);
+    if c.w <= 1e-3 {
+        return None;
+    }
+    let ndc = c.truncate() / c.w;
+    Some((
+        pos2(
+            rect.center().x + ndc.x * rect.width() * 0.5,
+            rect.center().y - ndc.y * rect.height() * 0.5,
+        ),
+        ndc.z,
+    ))
+}
+
+/// The ground grid of the flat view: a line every metre out to 20 m.
+fn flat_grid(painter: &egui::Painter, rect: Rect, vp: &Mat4) {
+    for i in -20..=20 {
+        let f = i as f32;
+        let color = if i == 0 {
+            Color32::from_gray(95)
+        } else {
+            Color32::from_gray(60)
+        };
+        for (a, b) in [
+            (Vec3::new(f, 0.0, -20.0), Vec3::new(f, 0.0, 20.0)),
+            (Vec3::new(-20.0, 0.0, f), Vec3::new(20.0, 0.0, f)),
+        ] {
+            if let Some(segment) = project_segment(vp, rect, a, b) {
+                painter.line_segment(segment, egui::Stroke::new(1.0, color));
+            }
+        }
+    }
+}
+
+/// Projects a world segment, clipped to what lies in front of the camera.
+fn project_segment(vp: &Mat4, rect: Rect, a: Vec3, b: Vec3) -> Option<[Pos2; 2]> {
+    const NEAR: f32 = 0.05;
+    let (mut ca, mut cb) = (*vp * a.extend(1.0), *vp * b.extend(1.0));
+    if ca.w < NEAR && cb.w < NEAR {
+        return None;
+    }
+    // Move the endpoint behind the camera to where the segment crosses the near plane.
+    if ca.w < NEAR {
+        ca = cb + (ca - cb) * ((cb.w - NEAR) / (cb.w - ca.w));
+    } else if cb.w < NEAR {
+        cb = ca + (cb - ca) * ((ca.w - NEAR) / (ca.w - cb.w));
+    }
+    let to_screen = |c: Vec4| {
+        pos2(
+            rect.center().x + c.x / c.w * rect.width() * 0.5,
+            rect.center().y - c.y / c.w * rect.height() * 0.5,
+        )
+    };
+    Some([to_screen(ca), to_screen(cb)])
+}
+
+/// Shows the viewport.
+pub fn show(
+    ui: &mut egui::Ui,
+    editor: &Editor,
+    state: &mut PanelState,
+    settings: &Settings,
+    render_state: Option<&egui_wgpu::RenderState>,
+    actions: &mut Vec<Action>,
+) {
+    let started = Instant::now();
+    let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
+    let painter = ui.painter_at(rect);
+    let camera = &mut state.camera;
+    let viewport = &mut state.viewport;
+    let top = editor.top_view();
+    if viewport.gpu.is_none()
+        && let Some(rs) = render_state
+    {
+        viewport.gpu = Some(gpu_view::GpuView::new(rs));
+    }
+    let ctx = ui.ctx().clone();
+    viewport.assets(editor, &ctx).poll();
+
+    // The draw list, rebuilt only when the world, selection or resources changed.
+    let level = editor.preview().level.as_ref();
+    let selected: HashSet<Entity> = editor
+        .selection()
+        .iter()
+        .filter_map(|id| level?.entity(id))
+        .collect();
+    let world = &editor.preview().world;
+    let resources = editor.resources();
+    let key = SceneKey::of(
+        world,
+        editor.preview().spawns,
+        &selected,
+        resources.generation,
+    );
+    let list_changed = viewport.scene_key != Some(key);
+    if list_changed {
+        viewport.draw_list = DrawList::build(world, &selected, |id| {
+            resources.meshes.get(&id).map(|m| m.size)
+        });
+        viewport.scene_key = Some(key);
+    }
+
+    let versions = editor.asset_versions();
+    if std::mem::take(&mut viewport.frame_request)
+        && let Some(assets) = viewport.assets.as_mut()
+    {
+        let mut mesh_box = |id: ResourceId| {
+            let look = resources.meshes.get(&id)?;
+            // A model not loaded yet frames as a unit box.
+            let (lo, hi) = assets
+                .mesh_model(resources, id, versions)
+                .map_or((Vec3::splat(-0.5), Vec3::splat(0.5)), |(_, m)| m.bounds());
+            Some((lo * look.size, hi * look.size))
+        };
+        if let Some(b) = frame_bounds(editor, &mut mesh_box) {
+            camera::frame_box(camera, b);
+        }
+    }
+
+    // Camera gestures (not while dragging the handle).
+    if viewport.dragging_axis.is_none() {
+        let shift = ui.input(|i| i.modifiers.shift);
+        if response.dragged_by(egui::PointerButton::Middle)
+            || (shift && response.dragged_by(egui::PointerButton::Primary))
+        {
+            let d = response.drag_delta();
+            let right = Vec3::new(camera.yaw.cos(), 0.0, -camera.yaw.sin());
+            let up = if top { Vec3::NEG_Z } else { Vec3::Y };
+            let scale = camera.distance * 0.0015;
+            camera.target += (-right * d.x + up * d.y) * scale;
+        } else if response.dragged_by(egui::PointerButton::Secondary)
+            || response.dragged_by(egui::PointerButton::Primary)
+        {
+            let d = response.drag_delta();
+            camera.yaw -= d.x * 0.008;
+            camera.pitch = (camera.pitch + d.y * 0.008).clamp(-1.5, 1.5);
+        }
+    }
+    if response.hovered() {
+        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+        if scroll != 0.0 {
+            camera.distance = camera::zoomed(camera.distance, scroll);
+        }
+    }
+
+    let aspect = rect.width() / rect.height().max(1.0);
+    let vp = camera.view_projection(aspect, top);
+    let eye = camera.eye(top);
+
+    // The scene.
+    let Some(assets) = viewport.assets.as_mut() else {
+        return;
+    };
+    match &mut viewport.gpu {
+        Some(gpu) => {
+            let view = View {
+                view_projection: vp,
+                eye,
+                grid: settings.show_grid,
+                grid_fade: (camera.distance * 2.5).max(40.0),
+            };
+            gpu.paint(
+                &painter,
+                rect,
+                &view,
+                &viewport.draw_list,
+                list_changed,
+                resources,
+                assets,
+                versions,
+            );
+        }
+        None => {
+            painter.rect_filled(rect, 0.0, Color32::from_rgb(38, 40, 46));
+            if settings.show_grid {
+                flat_grid(&painter, rect, &vp);
+            }
+            let mut model =
+                |id: ResourceId| assets.mesh_model(resources, id, versions).map(|(_, m)| m);
+            let color = |material: ResourceId, m: &Model, part: usize| match resources
+                .materials
+                .get(&material)
+            {
+                Some(look) => look.color,
+                None => m.parts.get(part).map_or(Vec4::splat(0.7), |p| p.base_color),
+            };
+            flat::paint(
+                &painter,
+                rect,
+                &vp,
+                &viewport.draw_list,
+                &mut model,
+                &color,
+                &mut viewport.flat,
+            );
+        }
+    }
+
+    handles::show(
+        ui,
+        &response,
+        &painter,
+        editor,
+        viewport,
+        camera.distance,
+        &vp,
+        rect,
+        settings,
+        actions,
+    );
+
+    let Some(assets) = viewport.assets.as_mut() else {
+        return;
+    };
+    if response.clicked() {
+        state.assets.focused = false;
+    }
+    // Click to select what is under the pointer.
+    if response.clicked()
+        && let Some(p) = response.interact_pointer_pos()
+    {
+        let ndc = [
+            (p.x - rect.center().x) / (rect.width() * 0.5),
+            -(p.y - rect.center().y) / (rect.height() * 0.5),
+        ];
+        let hit = Ray::through(vp, ndc).and_then(|ray| {
+            pick(&viewport.draw_list, ray, |id| {
+                assets.mesh_model(resources, id, versions).map(|(_, m)| m)
+            })
+        });
+        let hit_id = hit.and_then(|(e, _)| level?.authoring_id(e));
+        let alt = ui.input(|i| i.modifiers.alt);
+        let id = hit_id.map(|hit| click_target(editor.selection(), hit, alt));
+        let additive = ui.input(|i| i.modifiers.command || i.modifiers.shift);
+        let mut selection = if additive {
+            editor.selection().to_vec()
+        } else {
+            Vec::new()
+        };
+        if let Some(id) = id {
+            if let Some(k) = selection.iter().position(|s| *s == id) {
+                selection.remove(k);
+            } else {
+                selection.insert(0, id);
+            }
+        }
+        actions.push(Action::Select(selection));
+    }
+
+    // Overlay: view name, what is loading, simulation controls, orientation gizmo.
+    let mut label = if top { "Top" } else { "Perspective" }.to_owned();
+    if viewport.gpu.is_none() {
+        label.push_str(" · flat view (no GPU renderer: depth is approximate)");
+    }
+    painter.text(
+        rect.left_top() + egui::vec2(8.0, 6.0),
+        egui::Align2::LEFT_TOP,
+        label,
+        egui::FontId::proportional(13.0),
+        Color32::from_gray(200),
+    );
+    let loading = assets.loading();
+    if loading > 0 {
+        let at = Rect::from_min_size(
+            rect.left_top() + egui::vec2(8.0, 24.0),
+            egui::vec2(220.0, 18.0),
+        );
+        ui.scope_builder(egui::UiBuilder::new().max_rect(at), |ui| {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!(
+                    "Loading {loading} model{}…",
+                    if loading == 1 { "" } else { "s" }
+                ));
+            });
+        });
+    }
+    let bar = Rect::from_min_size(
+        rect.right_top() + egui::vec2(-250.0, 4.0),
+        egui::vec2(246.0, 24.0),
+    );
+    ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
+        ui.horizontal(|ui| {
+            let playing = editor.preview().playing;
+            if ui
+                .button(if playing { "⏸ Pause" } else { "▶ Play" })
+                .on_hover_text("Run or pause the simulation (F5)")
+                .clicked()
+            {
+                actions.push(Action::Run(UiCommand::PlayPause));
+            }
+            if ui
+                .button("⏭ Step")
+                .on_hover_text("Advance one frame (F6)")
+                .clicked()
+            {
+                actions.push(Action::Run(UiCommand::Step));
+            }
+            if ui
+                .button("⟲ Restart")
+                .on_hover_text("Respawn the level from its compiled blob (Shift+F5)")
+                .clicked()
+            {
+                actions.push(Action::Run(UiCommand::Restart));
+            }
+        });
+    });
+    if !top {
+        let view = glam::camera::rh::view::look_at_mat4(eye, camera.target, Vec3::Y);
+        if let Some(direction) = gizmo::show(ui, rect, &view) {
+            camera.look_along(direction);
+        }
+    }
+    viewport.last_cpu_time = started.elapsed();
+}
