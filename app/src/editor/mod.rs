@@ -16,5 +16,5 @@ pub mod tree;
 pub use actions::{Action, UiCommand, UnsavedAnswer};
 pub use app::{KilnApp, run_editor};
 pub use model::{Editor, Effect, LogLine, OpenLevel, PluginSwapTiming, ReloadTiming, Severity};
-pub use panels::{BottomTab, Tool};
+pub use panels::{BottomTab, Camera, Tool};
 pub use settings::Settings;

@@ -56,6 +56,8 @@ pub struct ViewportState {
     /// The GPU renderer, when eframe runs on wgpu.
     gpu: Option<gpu_view::GpuView>,
     flat: flat::FlatBuffers,
+    /// Where the viewport was on screen in the last frame.
+    pub rect: Option<Rect>,
     /// CPU time the last frame's viewport took (building and submitting; the GPU's
     /// own work is not included).
     pub last_cpu_time: Duration,
@@ -151,6 +153,7 @@ pub fn show(
     let painter = ui.painter_at(rect);
     let camera = &mut state.camera;
     let viewport = &mut state.viewport;
+    viewport.rect = Some(rect);
     let top = editor.top_view();
     if viewport.gpu.is_none()
         && let Some(rs) = render_state

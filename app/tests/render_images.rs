@@ -1,0 +1,413 @@
+//! Image tests of the GPU renderer: known scenes rendered headless (on Mesa's
+//! software Vulkan where there is no GPU) and read back, and picking against the
+//! same scenes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock};
+
+use glam::{EulerRot, Quat, Vec3, Vec4};
+use kiln::editor::Camera;
+use kiln::render::assets::{AssetCache, AssetVersions};
+use kiln::render::gpu::{SceneRenderer, View};
+use kiln::render::headless::HeadlessGpu;
+use kiln::render::picking::{Ray, pick};
+use kiln::render::resources::{MaterialLook, MeshLook, Resources};
+use kiln::render::scene::DrawList;
+use kiln_core::components::{Mesh, trs};
+use kiln_core::{Entity, EntityManager, Project, ResourceId, ResourcePath, World};
+
+const SIZE: [u32; 2] = [160, 120];
+
+/// One device for the whole test binary (creating one per test is slow on a CPU).
+fn gpu() -> &'static HeadlessGpu {
+    static GPU: OnceLock<HeadlessGpu> = OnceLock::new();
+    GPU.get_or_init(|| match HeadlessGpu::new() {
+        Ok(g) => g,
+        Err(e) => panic!("the image tests need a GPU adapter, software is fine: {e}"),
+    })
+}
+
+/// The renderer is not shared between threads: tests take turns.
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn id(path: &str, ext: &str) -> ResourceId {
+    ResourceId::of(&ResourcePath::parse(path).unwrap(), ext)
+}
+
+/// A scene built straight in a runtime world.
+struct Scene {
+    entities: EntityManager,
+    world: World,
+    resources: Resources,
+    project: tempfile::TempDir,
+}
+
+impl Scene {
+    fn new() -> Self {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("kiln.project"), "{}").unwrap();
+        Scene {
+            entities: EntityManager::new(),
+            world: World::new(),
+            resources: Resources {
+                generation: 1,
+                ..Resources::default()
+            },
+            project,
+        }
+    }
+
+    fn material(&mut self, name: &str, color: [f32; 3], texture: Option<&str>) -> ResourceId {
+        let material = id(name, "material");
+        self.resources.materials.insert(
+            material,
+            MaterialLook {
+                color: Vec4::new(color[0], color[1], color[2], 1.0),
+                texture: texture.map(str::to_owned),
+                roughness: 1.0,
+            },
+        );
+        material
+    }
+
+    /// An entity drawing `shape` scaled to `size` at `position` (rotated by Euler
+    /// degrees), in `material`.
+    fn add(
+        &mut self,
+        shape: &str,
+        size: Vec3,
+        position: Vec3,
+        rotation: Vec3,
+        material: ResourceId,
+    ) -> Entity {
+        let mesh = id(
+            &format!("meshes/{shape}_{}_{}_{}", size.x, size.y, size.z),
+            "mesh",
+        );
+        let shape_index = kiln_core::registry::MESH_SHAPES
+            .iter()
+            .position(|s| *s == shape)
+            .unwrap();
+        self.resources.meshes.insert(
+            mesh,
+            MeshLook {
+                shape: shape_index,
+                size,
+                model: None,
+            },
+        );
+        let e = self.entities.create();
+        let r = rotation * std::f32::consts::PI / 180.0;
+        self.world.transforms.create(
+            e,
+            trs(
+                position,
+                Quat::from_euler(EulerRot::XYZ, r.x, r.y, r.z),
+                Vec3::ONE,
+            ),
+            None,
+        );
+        self.world.meshes.create(
+            e,
+            Mesh {
+                mesh,
+                material,
+                visible: true,
+            },
+        );
+        e
+    }
+
+    fn list(&self) -> DrawList {
+        DrawList::build(&self.world, &HashSet::new(), |m| {
+            self.resources.meshes.get(&m).map(|l| l.size)
+        })
+    }
+
+    fn view(camera: &Camera) -> View {
+        View {
+            view_projection: camera.view_projection(SIZE[0] as f32 / SIZE[1] as f32, false),
+            eye: camera.eye(false),
+            grid: false,
+            grid_fade: 100.0,
+        }
+    }
+
+    /// Renders `list` (twice when textures must load first) and reads it back.
+    fn render(&self, camera: &Camera, list: &DrawList) -> image::RgbaImage {
+        let gpu = gpu();
+        let mut renderer = SceneRenderer::new(&gpu.device, &gpu.queue);
+        let project = Project::open(self.project.path()).unwrap();
+        let mut assets = AssetCache::new(project, None);
+        let versions = AssetVersions::default();
+        let view = Self::view(camera);
+        renderer.render(
+            SIZE,
+            &view,
+            list,
+            true,
+            &self.resources,
+            &mut assets,
+            &versions,
+        );
+        assert!(assets.wait(std::time::Duration::from_secs(20)));
+        renderer.render(
+            SIZE,
+            &view,
+            list,
+            false,
+            &self.resources,
+            &mut assets,
+            &versions,
+        );
+        let image = renderer.read_output().unwrap();
+        // KILN_TEST_IMAGES=dir keeps what the tests saw, to look at.
+        if let Some(dir) = std::env::var_os("KILN_TEST_IMAGES") {
+            let name = format!(
+                "{}.png",
+                std::thread::current()
+                    .name()
+                    .unwrap_or("render")
+                    .replace("::", "-")
+            );
+            let _ = image.save(std::path::Path::new(&dir).join(name));
+        }
+        image
+    }
+}
+
+fn looking_at(target: Vec3, yaw_degrees: f32, pitch_degrees: f32, distance: f32) -> Camera {
+    Camera {
+        target,
+        yaw: yaw_degrees.to_radians(),
+        pitch: pitch_degrees.to_radians(),
+        distance,
+    }
+}
+
+fn pixel(image: &image::RgbaImage, x: u32, y: u32) -> [u8; 3] {
+    let p = image.get_pixel(x, y).0;
+    [p[0], p[1], p[2]]
+}
+
+/// Which of the primary colours a pixel is (lit surfaces keep their hue).
+fn dominant(p: [u8; 3]) -> char {
+    let [r, g, b] = p.map(i32::from);
+    if r > g + 30 && r > b + 30 {
+        'r'
+    } else if g > r + 30 && g > b + 30 {
+        'g'
+    } else if b > r + 30 && b > g + 30 {
+        'b'
+    } else {
+        '?'
+    }
+}
+
+/// A green cube standing on a red ground, seen from above at an angle: the cube's
+/// pixels are the cube's, whichever order the batches are drawn in (the old
+/// painter's algorithm painted the ground over it from some angles).
+#[test]
+fn a_cube_in_front_of_a_plane_occludes_it_in_any_draw_order() {
+    let _turn = turn();
+    let mut scene = Scene::new();
+    let red = scene.material("materials/red", [0.9, 0.1, 0.1], None);
+    let green = scene.material("materials/green", [0.1, 0.9, 0.1], None);
+    scene.add(
+        "plane",
+        Vec3::new(20.0, 0.0, 20.0),
+        Vec3::ZERO,
+        Vec3::ZERO,
+        red,
+    );
+    scene.add(
+        "cube",
+        Vec3::splat(2.0),
+        Vec3::new(0.0, 1.05, 0.0),
+        Vec3::ZERO,
+        green,
+    );
+    let camera = looking_at(Vec3::new(0.0, 1.0, 0.0), 30.0, 35.0, 8.0);
+    let list = scene.list();
+    let mut reversed = list.clone();
+    reversed.batches.reverse();
+    for list in [list, reversed] {
+        let image = scene.render(&camera, &list);
+        let (cx, cy) = (SIZE[0] / 2, SIZE[1] / 2);
+        assert_eq!(
+            dominant(pixel(&image, cx, cy)),
+            'g',
+            "centre: {:?}",
+            pixel(&image, cx, cy)
+        );
+        // The ground shows around it.
+        assert_eq!(dominant(pixel(&image, cx, SIZE[1] - 8)), 'r');
+    }
+    // And the cube is hidden when the camera looks from below the ground: the
+    // plane is drawn from both sides and is in front.
+    let below = looking_at(Vec3::new(0.0, 1.0, 0.0), 30.0, -35.0, 8.0);
+    let image = scene.render(&below, &scene.list());
+    assert_eq!(dominant(pixel(&image, SIZE[0] / 2, SIZE[1] / 2)), 'r');
+}
+
+/// A camera standing on a large ground (inside its bounding box, close to it)
+/// still draws the ground all across the lower half of the view: nothing is
+/// dropped when a corner of a face is behind the camera.
+#[test]
+fn a_camera_inside_a_large_grounds_box_still_draws_the_ground() {
+    let _turn = turn();
+    let mut scene = Scene::new();
+    let red = scene.material("materials/red", [0.9, 0.1, 0.1], None);
+    scene.add(
+        "plane",
+        Vec3::new(400.0, 0.0, 400.0),
+        Vec3::ZERO,
+        Vec3::ZERO,
+        red,
+    );
+    // The eye 0.3 m above the ground, looking ahead and slightly down.
+    let camera = looking_at(Vec3::new(0.0, 0.1, -3.0), 0.0, 4.0, 3.0);
+    let image = scene.render(&camera, &scene.list());
+    for x in (0..SIZE[0]).step_by(16) {
+        for y in (SIZE[1] / 2 + 8..SIZE[1]).step_by(8) {
+            assert_eq!(
+                dominant(pixel(&image, x, y)),
+                'r',
+                "({x}, {y}): {:?}",
+                pixel(&image, x, y)
+            );
+        }
+    }
+    // The sky is not ground.
+    assert_ne!(dominant(pixel(&image, SIZE[0] / 2, 4)), 'r');
+}
+
+/// A quad with a four-colour texture shows each quadrant in its place.
+#[test]
+fn a_textured_quad_shows_its_texture() {
+    let _turn = turn();
+    let mut scene = Scene::new();
+    let texture = image::RgbaImage::from_fn(64, 64, |x, y| match (x < 32, y < 32) {
+        (true, true) => image::Rgba([230, 20, 20, 255]),
+        (false, true) => image::Rgba([20, 230, 20, 255]),
+        (true, false) => image::Rgba([20, 20, 230, 255]),
+        (false, false) => image::Rgba([240, 240, 240, 255]),
+    });
+    std::fs::create_dir_all(scene.project.path().join("textures")).unwrap();
+    texture
+        .save(scene.project.path().join("textures/quadrants.png"))
+        .unwrap();
+    let material = scene.material(
+        "materials/quad",
+        [1.0, 1.0, 1.0],
+        Some("textures/quadrants.png"),
+    );
+    // Standing up, facing +Z (the camera's side).
+    scene.add(
+        "plane",
+        Vec3::new(4.0, 0.0, 4.0),
+        Vec3::ZERO,
+        Vec3::new(90.0, 0.0, 0.0),
+        material,
+    );
+    let camera = looking_at(Vec3::ZERO, 0.0, 0.0, 5.0);
+    let image = scene.render(&camera, &scene.list());
+    let (cx, cy) = (SIZE[0] / 2, SIZE[1] / 2);
+    let at = |dx: i32, dy: i32| pixel(&image, (cx as i32 + dx) as u32, (cy as i32 + dy) as u32);
+    // Texture v runs down the image: its top row is the quad's top edge.
+    assert_eq!(dominant(at(-12, -12)), 'r', "{:?}", at(-12, -12));
+    assert_eq!(dominant(at(12, -12)), 'g', "{:?}", at(12, -12));
+    assert_eq!(dominant(at(-12, 12)), 'b', "{:?}", at(-12, 12));
+    let white = at(12, 12);
+    assert!(white.iter().all(|c| *c > 120), "{white:?}");
+}
+
+/// A texture that cannot be read shows the placeholder checker (magenta), not the
+/// material's plain colour and not a crash.
+#[test]
+fn a_broken_texture_shows_the_placeholder_checker() {
+    let _turn = turn();
+    let mut scene = Scene::new();
+    std::fs::create_dir_all(scene.project.path().join("textures")).unwrap();
+    std::fs::write(
+        scene.project.path().join("textures/broken.png"),
+        b"not a png",
+    )
+    .unwrap();
+    let material = scene.material(
+        "materials/broken",
+        [1.0, 1.0, 1.0],
+        Some("textures/broken.png"),
+    );
+    scene.add(
+        "plane",
+        Vec3::new(4.0, 0.0, 4.0),
+        Vec3::ZERO,
+        Vec3::new(90.0, 0.0, 0.0),
+        material,
+    );
+    let camera = looking_at(Vec3::ZERO, 0.0, 0.0, 5.0);
+    let image = scene.render(&camera, &scene.list());
+    let magenta = (40..120)
+        .step_by(4)
+        .flat_map(|x| (30..90).step_by(4).map(move |y| (x, y)))
+        .filter(|(x, y)| {
+            let [r, g, b] = pixel(&image, *x, *y);
+            r > 150 && b > 120 && g < 90
+        })
+        .count();
+    assert!(magenta > 20, "{magenta} magenta samples");
+}
+
+/// Picking returns the front object at a pixel where two overlap, whichever is
+/// first in the draw list, and nothing where there is nothing.
+#[test]
+fn picking_returns_the_front_object_where_two_overlap() {
+    let mut scene = Scene::new();
+    let red = scene.material("materials/red", [0.9, 0.1, 0.1], None);
+    let back = scene.add(
+        "cube",
+        Vec3::splat(2.0),
+        Vec3::new(0.0, 0.0, -3.0),
+        Vec3::ZERO,
+        red,
+    );
+    let front = scene.add(
+        "sphere",
+        Vec3::splat(1.0),
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::ZERO,
+        red,
+    );
+    let camera = looking_at(Vec3::ZERO, 0.0, 0.0, 6.0);
+    let vp = camera.view_projection(1.0, false);
+    let project = Project::open(scene.project.path()).unwrap();
+    let mut assets = AssetCache::new(project, None);
+    let versions = AssetVersions::default();
+    let list = scene.list();
+    let mut reversed = list.clone();
+    reversed.batches.reverse();
+    for list in [list, reversed] {
+        let mut model = |m| {
+            assets
+                .mesh_model(&scene.resources, m, &versions)
+                .map(|(_, m)| m)
+        };
+        let centre = Ray::through(vp, [0.0, 0.0]).unwrap();
+        assert_eq!(pick(&list, centre, &mut model).map(|h| h.0), Some(front));
+        // Beside the sphere but on the larger cube behind it.
+        let beside = Ray::through(vp, [0.22, 0.0]).unwrap();
+        assert_eq!(pick(&list, beside, &mut model).map(|h| h.0), Some(back));
+        // Within the sphere's box but off the sphere (a corner of its box): the
+        // cube behind, not the sphere's box.
+        let corner = Ray::through(vp, [0.128, 0.128]).unwrap();
+        assert_eq!(pick(&list, corner, &mut model).map(|h| h.0), Some(back));
+        let outside = Ray::through(vp, [0.95, 0.95]).unwrap();
+        assert_eq!(pick(&list, outside, &mut model), None);
+    }
+}

@@ -1,0 +1,130 @@
+//! The editor with eframe's wgpu renderer, headless (egui_kittest's wgpu renderer on
+//! Mesa's software Vulkan): the viewport renders on the GPU, its picture is in the
+//! window's image, and clicking selects what is visible under the pointer.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use glam::Vec3;
+use kiln::editor::KilnApp;
+use support::demo_copy;
+use support::ui::editor;
+
+fn open_gpu(dir: &std::path::Path) -> Harness<'static, KilnApp> {
+    let dir = dir.to_owned();
+    let mut h = Harness::builder()
+        .with_size([1600.0, 900.0])
+        .wgpu()
+        .build_eframe(move |cc| KilnApp::new(cc, Some(dir)));
+    h.run_steps(6);
+    h
+}
+
+/// Where a world point shows on screen in the viewport.
+fn on_screen(h: &Harness<'_, KilnApp>, p: Vec3) -> egui::Pos2 {
+    let panels = &h.state().panels;
+    let rect = panels.viewport.rect.expect("the viewport was shown");
+    let vp = panels
+        .camera
+        .view_projection(rect.width() / rect.height(), false);
+    let c = vp * p.extend(1.0);
+    egui::pos2(
+        rect.center().x + c.x / c.w * rect.width() * 0.5,
+        rect.center().y - c.y / c.w * rect.height() * 0.5,
+    )
+}
+
+fn click(h: &mut Harness<'_, KilnApp>, at: egui::Pos2) {
+    h.hover_at(at);
+    h.run_steps(1);
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.run_steps(1);
+    }
+    h.run_steps(2);
+}
+
+#[test]
+fn the_viewport_renders_on_the_gpu_and_a_click_selects_what_is_visible() {
+    let dir = demo_copy();
+    let mut h = open_gpu(dir.path());
+    assert!(
+        h.state().panels.viewport.uses_gpu(),
+        "the viewport uses the GPU renderer"
+    );
+    // The boulder (a sphere on the ground): frame it, then click its middle.
+    h.state_mut()
+        .apply_actions(vec![kiln::editor::Action::Select(vec!["boulder".into()])]);
+    h.key_press(egui::Key::F);
+    h.run_steps(4);
+    let boulder = Vec3::from(editor(&h).world_pose("boulder").unwrap().translation);
+    h.state_mut()
+        .apply_actions(vec![kiln::editor::Action::Select(vec![])]);
+    h.run_steps(2);
+    let at = on_screen(&h, boulder);
+    assert!(
+        h.state()
+            .panels
+            .viewport
+            .rect
+            .is_some_and(|r| r.contains(at))
+    );
+
+    // The picture is rendered: the boulder's pixel is the stone material's grey, and
+    // the ground around it is green.
+    let image = h.render().expect("the harness renders with wgpu");
+    let ppp = image.width() as f32 / 1600.0;
+    let px = |p: egui::Pos2| image.get_pixel((p.x * ppp) as u32, (p.y * ppp) as u32).0;
+    let stone = px(at);
+    assert!(
+        stone[0].abs_diff(stone[1]) < 40 && stone[1].abs_diff(stone[2]) < 40 && stone[0] > 40,
+        "grey stone at the boulder: {stone:?}"
+    );
+    let rect = h
+        .state()
+        .panels
+        .viewport
+        .rect
+        .expect("the viewport was shown");
+    let below = egui::pos2(at.x, rect.bottom() - 20.0);
+    let ground = px(below);
+    assert!(
+        ground[1] > ground[0] && ground[1] > ground[2],
+        "green ground: {ground:?}"
+    );
+
+    click(&mut h, at);
+    assert_eq!(editor(&h).selection(), ["boulder"]);
+    // Clicking the sky selects nothing.
+    click(&mut h, egui::pos2(rect.center().x, rect.top() + 40.0));
+    assert!(
+        editor(&h).selection().is_empty(),
+        "{:?}",
+        editor(&h).selection()
+    );
+}
+
+/// Clicking an axis of the corner gizmo looks along that axis.
+#[test]
+fn the_orientation_gizmo_turns_the_camera_to_look_along_an_axis() {
+    let dir = demo_copy();
+    let mut h = open_gpu(dir.path());
+    h.get_by_label("View along -Y").click();
+    h.run_steps(3);
+    let camera = h.state().panels.camera;
+    let looking = (camera.target - camera.eye(false)).normalize();
+    assert!(looking.dot(Vec3::NEG_Y) > 0.99, "{looking}");
+    h.get_by_label("View along -X").click();
+    h.run_steps(3);
+    let camera = h.state().panels.camera;
+    let looking = (camera.target - camera.eye(false)).normalize();
+    assert!(looking.dot(Vec3::NEG_X) > 0.99, "{looking}");
+}
