@@ -128,3 +128,27 @@ fn the_orientation_gizmo_turns_the_camera_to_look_along_an_axis() {
     let looking = (camera.target - camera.eye(false)).normalize();
     assert!(looking.dot(Vec3::NEG_X) > 0.99, "{looking}");
 }
+
+/// A texture that cannot be decoded is in Problems, named, and the editor carries
+/// on (the viewport shows the placeholder checker in its place).
+#[test]
+fn a_broken_texture_is_a_problem_not_a_crash() {
+    let dir = demo_copy();
+    std::fs::write(dir.path().join("textures/grass.png"), b"this is not a PNG").unwrap();
+    let mut h = open_gpu(dir.path());
+    for _ in 0..50 {
+        h.run_steps(2);
+        if !h.state().panels.viewport.asset_problems().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    h.get_by_label_contains("Problems (").click();
+    h.run_steps(3);
+    h.get_by_label_contains("cannot draw textures/grass.png: not an image");
+    // Still drawing, still editing.
+    h.state_mut()
+        .apply_actions(vec![kiln::editor::Action::Select(vec!["boulder".into()])]);
+    h.run_steps(2);
+    assert_eq!(editor(&h).selection(), ["boulder"]);
+}

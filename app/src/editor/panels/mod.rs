@@ -71,13 +71,15 @@ pub fn show(
         .show(ui, |ui| {
             inspector::show(ui, editor, &state.assets, actions);
         });
+    let drawing = state.viewport.asset_problems();
     egui::Panel::bottom("bottom")
         .resizable(true)
         .default_size(210.0)
         .show(ui, |ui| {
             ui.horizontal(|ui| {
-                let problems =
-                    editor.findings().len() + usize::from(editor.compile_error().is_some());
+                let problems = editor.findings().len()
+                    + usize::from(editor.compile_error().is_some())
+                    + drawing.len();
                 ui.selectable_value(&mut state.bottom, BottomTab::Assets, "Assets");
                 ui.selectable_value(
                     &mut state.bottom,
@@ -89,7 +91,9 @@ pub fn show(
             ui.separator();
             match state.bottom {
                 BottomTab::Assets => assets::show(ui, editor, &mut state.assets, actions),
-                BottomTab::Problems => problems::show(ui, editor, &mut state.assets, actions),
+                BottomTab::Problems => {
+                    problems::show(ui, editor, &mut state.assets, &drawing, actions)
+                }
                 BottomTab::Log => log::show(ui, editor),
             }
         });

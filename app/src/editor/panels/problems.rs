@@ -37,11 +37,13 @@ fn fix_for(f: &Finding) -> Option<Fix> {
     }
 }
 
-/// Shows the problems list.
+/// Shows the problems list; `drawing` lists the textures and models that could not
+/// be drawn (file, message).
 pub fn show(
     ui: &mut egui::Ui,
     editor: &Editor,
     assets: &mut AssetState,
+    drawing: &[(String, String)],
     actions: &mut Vec<Action>,
 ) {
     let red = egui::Color32::from_rgb(220, 80, 70);
@@ -78,9 +80,14 @@ pub fn show(
             if let Some(e) = &editor.compile_error() {
                 ui.colored_label(red, format!("⛔ {e}"));
             }
+            for (_, message) in drawing {
+                ui.colored_label(red, format!("⛔ cannot draw {message}"))
+                    .on_hover_text("The viewport shows a magenta checker in its place");
+            }
             if editor.findings().is_empty()
                 && editor.compile_error().is_none()
                 && editor.plugin_errors().is_empty()
+                && drawing.is_empty()
             {
                 ui.label("No problems.");
             }

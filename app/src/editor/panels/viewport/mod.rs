@@ -75,6 +75,14 @@ impl ViewportState {
         })
     }
 
+    /// Textures and models that could not be loaded for drawing: (file, message).
+    pub fn asset_problems(&self) -> Vec<(String, String)> {
+        self.assets
+            .as_ref()
+            .map(AssetCache::problems)
+            .unwrap_or_default()
+    }
+
     /// Whether the GPU renderer draws (false: the flat view).
     pub fn uses_gpu(&self) -> bool {
         self.gpu.is_some()
