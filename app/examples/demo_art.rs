@@ -183,7 +183,7 @@ fn write_gltf(dir: &Path, name: &str, parts: Vec<Part>) {
         (vec![], vec![], vec![], vec![], vec![]);
     let (mut images, mut textures): (Vec<Value>, Vec<Value>) = (vec![], vec![]);
     let push_view = |bytes: &[u8], bin: &mut Vec<u8>, views: &mut Vec<Value>| {
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         views.push(json!({"buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len()}));
@@ -397,7 +397,7 @@ fn main() {
     tower.cap(&low, Vec3::new(0.0, -0.5, 0.0), false);
     let mut roof = Mesh::default();
     let eave = ring(8, 0.3, 0.4, 0.5, 0.0, 0);
-    roof.band(&eave, &vec![Vec3::new(0.0, 0.5, 0.0); 8], 1.0, 0.0);
+    roof.band(&eave, &[Vec3::new(0.0, 0.5, 0.0); 8], 1.0, 0.0);
     roof.cap(&eave, Vec3::new(0.0, 0.3, 0.0), false);
     write_gltf(
         &art,
