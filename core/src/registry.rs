@@ -404,7 +404,11 @@ fn builtin_resource_types() -> Vec<ResourceType> {
         rt("png", ResourceFormat::Binary, "A PNG image."),
         rt("jpg", ResourceFormat::Binary, "A JPEG image."),
         rt("jpeg", ResourceFormat::Binary, "A JPEG image."),
-        rt("bin", ResourceFormat::Binary, "Binary data, such as a glTF buffer."),
+        rt(
+            "bin",
+            ResourceFormat::Binary,
+            "Binary data, such as a glTF buffer.",
+        ),
         rt(
             "gltf",
             ResourceFormat::Gltf,
