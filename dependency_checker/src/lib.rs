@@ -37,6 +37,7 @@ pub mod cache;
 mod checker;
 mod error;
 pub mod findings;
+pub mod gltf;
 pub mod graph;
 pub mod index;
 mod journal;
