@@ -96,7 +96,7 @@ fn stale_paths_need_the_right_type_or_a_unique_candidate() {
     assert!(out.contains("patch m.material:1"), "{out}");
     assert!(out.contains("\"a/tex\" -> \"a/tex2\""), "{out}");
     assert!(
-        out.contains("patch notes.json:1 (/tex): \"a/tex.png\" -> \"a/tex2.png\""),
+        out.contains("patch notes.json:1:26 (/tex): \"a/tex.png\" -> \"a/tex2.png\""),
         "{out}"
     );
     assert!(!out.contains("patch n.unit"), "{out}");
@@ -121,7 +121,7 @@ fn check_fix_previews_like_mv() {
     assert_eq!(code, 0, "{out}");
     let first = out.lines().next().unwrap();
     assert_eq!(
-        first, "patch m.material:1 (/texture): \"a\" -> \"b\"",
+        first, "patch m.material:1:13 (/texture): \"a\" -> \"b\"",
         "{out}"
     );
     assert_eq!(read(dir, "m.material"), r#"{"texture": "b"}"#);
@@ -325,7 +325,7 @@ fn declared_rules_make_foreign_references_typed() {
     assert_eq!(code, 1, "{out}");
     assert!(!out.contains("ambiguous"), "{out}");
     assert!(
-        out.contains("units/props/crate.sunit:1 (/components/c1/data/mesh_resource): missing: units/props/gone.mesh does not exist"),
+        out.contains("units/props/crate.sunit:1:50 (/components/c1/data/mesh_resource): missing: units/props/gone.mesh does not exist"),
         "{out}"
     );
     let (_, out, _) = kiln(&["refs", "units/props/barrel.mesh"], dir);
@@ -372,7 +372,7 @@ fn ambiguous_references_in_moves_and_refs() {
     );
     assert_eq!(code, 0);
     assert!(
-        out.contains("not patched, ambiguous: list.json:1 (/0): \"props/barrel\" could be props/barrel.lua or props/barrel.material or props/barrel.unit"),
+        out.contains("not patched, ambiguous: list.json:1:2 (/0): \"props/barrel\" could be props/barrel.lua or props/barrel.material or props/barrel.unit"),
         "{out}"
     );
     let (_, out, _) = kiln(
@@ -403,7 +403,7 @@ fn ambiguous_references_in_moves_and_refs() {
     );
     let (_, out, _) = kiln(&["mv", "--dry-run", "two/rock.mesh", "one/rock.mesh"], dir);
     assert!(
-        out.contains("not patched, becomes ambiguous: uses.json:1 (/0): \"one/rock\" could then be one/rock.json or one/rock.mesh"),
+        out.contains("not patched, becomes ambiguous: uses.json:1:2 (/0): \"one/rock\" could then be one/rock.json or one/rock.mesh"),
         "{out}"
     );
 }
