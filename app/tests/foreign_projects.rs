@@ -672,3 +672,75 @@ fn a_file_in_place_of_dot_kiln_is_set_aside() {
         "{out}"
     );
 }
+
+/// A glTF file's buffer and image URIs are references: `refs` and `deps` list them
+/// (text and JSON), `mv` patches them as relative, percent-encoded URIs, and
+/// `check` reports one that names nothing, with its line and column.
+#[test]
+fn gltf_uris_show_in_refs_deps_mv_and_check() {
+    let gltf = concat!(
+        "{\n",
+        "  \"buffers\": [{\"uri\": \"tree.bin\"}],\n",
+        "  \"images\": [{\"uri\": \"../textures/bark%20wood.png\"}, {\"uri\": \"data:image/png;base64,AAAA\"}]\n",
+        "}\n"
+    );
+    let tmp = project(&[
+        ("models/tree.gltf", gltf),
+        ("models/tree.bin", "bin"),
+        ("textures/bark wood.png", "PNG"),
+    ]);
+    let dir = tmp.path();
+    let (code, out, _) = kiln(&["refs", "textures/bark wood.png"], dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("models/tree.gltf:3:22 (/images/0/uri): \"../textures/bark%20wood.png\"\n1 references to textures/bark wood.png"),
+        "{out}"
+    );
+    let (_, out, _) = kiln(&["refs", "--json", "textures/bark wood.png"], dir);
+    let r = &json(&out)["references"][0];
+    assert_eq!(
+        (&r["file"], &r["line"], &r["column"], &r["pointer"]),
+        (
+            &serde_json::json!("models/tree.gltf"),
+            &serde_json::json!(3),
+            &serde_json::json!(22),
+            &serde_json::json!("/images/0/uri")
+        )
+    );
+    assert_eq!(
+        (&r["text"], &r["type"], &r["status"], &r["target"]),
+        (
+            &serde_json::json!("../textures/bark%20wood.png"),
+            &serde_json::json!(null),
+            &serde_json::json!("resolved"),
+            &serde_json::json!("textures/bark wood.png")
+        )
+    );
+    let (code, out, _) = kiln(&["deps", "models/tree.gltf"], dir);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out,
+        "models/tree.gltf:2:23 (/buffers/0/uri) -> models/tree.bin\n\
+         models/tree.gltf:3:22 (/images/0/uri) -> textures/bark wood.png\n\
+         models/tree.gltf references 2 resources\n"
+    );
+    let (code, out, _) = kiln(&["mv", "textures/bark wood.png", "art/bark.png"], dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("patch models/tree.gltf:3:22 (/images/0/uri): \"../textures/bark%20wood.png\" -> \"../art/bark.png\""),
+        "{out}"
+    );
+    assert_eq!(
+        read(dir, "models/tree.gltf"),
+        gltf.replace("../textures/bark%20wood.png", "../art/bark.png")
+    );
+    fs::remove_file(dir.join("models/tree.bin")).unwrap();
+    let (code, out, _) = kiln(&["check"], dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "error: models/tree.gltf:2:23 (/buffers/0/uri): missing: models/tree.bin does not exist"
+        ),
+        "{out}"
+    );
+}
