@@ -1004,7 +1004,10 @@ fn glb_json(
     }
     crate::gltf::glb_layout(bytes)
         .map(|layout| Some(layout.json))
-        .map_err(|message| CheckerError::Refused(format!("{file}: {message}")))
+        .map_err(|message| CheckerError::Malformed {
+            file: file.to_owned(),
+            message,
+        })
 }
 
 /// Applies `plan` (see the module docs). Returns the operation that undoes it.
@@ -1049,8 +1052,12 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
         }
         if glb.is_some() {
             // Padded again, with both lengths fixed; the other chunks as they were.
-            out = crate::gltf::repack_glb(&bytes, &out)
-                .map_err(|message| CheckerError::Refused(format!("{}: {message}", edit.file)))?;
+            out = crate::gltf::repack_glb(&bytes, &out).map_err(|message| {
+                CheckerError::Malformed {
+                    file: edit.file.clone(),
+                    message,
+                }
+            })?;
         }
         patched.push((edit.file.clone(), bytes, out));
         written.push(lengths);

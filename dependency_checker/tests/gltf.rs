@@ -7,9 +7,12 @@ mod project_fixture;
 use std::fs;
 use std::path::Path;
 
-use dependency_checker::findings::Finding;
+use dependency_checker::CheckerError;
+use dependency_checker::findings::{Finding, Place};
 use dependency_checker::graph::Target;
-use dependency_checker::rename::{MoveRequest, apply, plan, plan_redirect_fixes};
+use dependency_checker::rename::{
+    Change, FileEdit, MovePlan, MoveRequest, apply, plan, plan_redirect_fixes,
+};
 use project_fixture::{open, snapshot, write_project};
 use proptest::prelude::*;
 
@@ -316,6 +319,43 @@ fn a_truncated_or_garbled_glb_is_a_finding_not_a_panic() {
             ),
         ]
     );
+}
+
+/// A patch aimed at a .glb whose layout is broken (a hand-made plan: a move never
+/// plans one, since such a file has no references) is refused with the file named,
+/// and nothing changes.
+#[test]
+fn patching_a_broken_glb_is_refused_and_changes_nothing() {
+    let dir = project();
+    let cut = read(dir.path(), "props/crate.glb")[..40].to_vec();
+    write_files(dir.path(), &[("props/cut.glb", cut.clone())]);
+    let mut checker = open(dir.path());
+    let before = snapshot(dir.path());
+    let edit = FileEdit {
+        file: "props/cut.glb".into(),
+        expected_hash: checker.index().file("props/cut.glb").unwrap().hash,
+        changes: vec![Change {
+            place: Place {
+                file: "props/cut.glb".into(),
+                line: 1,
+                column: 1,
+                pointer: "/asset".into(),
+                entity: None,
+                component: None,
+            },
+            span: (22, 27),
+            old_text: "asset".into(),
+            new_text: "other".into(),
+        }],
+    };
+    match apply(&mut checker, &MovePlan::patches(vec![edit])) {
+        Err(CheckerError::Malformed { file, message }) => {
+            assert_eq!(file, "props/cut.glb");
+            assert!(message.contains("the header says"), "{message}");
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+    assert_eq!(snapshot(dir.path()), before);
 }
 
 // ---------------------------------------------------------------------------------
