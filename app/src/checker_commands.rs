@@ -156,6 +156,7 @@ fn place_json(place: &Place) -> serde_json::Map<String, Value> {
     let mut map = serde_json::Map::new();
     map.insert("file".into(), json!(place.file));
     map.insert("line".into(), json!(place.line));
+    map.insert("column".into(), json!(place.column));
     map.insert("pointer".into(), json!(place.pointer));
     map.insert("entity".into(), json!(place.entity));
     map.insert("component".into(), json!(place.component));

@@ -19,7 +19,7 @@ fn the_demo_is_clean_and_a_broken_reference_is_reported() {
     let (code, stdout, _) = kiln(&["check"], tmp.path());
     assert_eq!(code, 1, "{stdout}");
     assert!(
-        stdout.contains("units/lamp.unit:9 (entity \"pole\", component \"mesh\", /entities/0/components/mesh/material): missing: materials/metal.material does not exist"),
+        stdout.contains("units/lamp.unit:9:23 (entity \"pole\", component \"mesh\", /entities/0/components/mesh/material): missing: materials/metal.material does not exist"),
         "{stdout}"
     );
     let (_, json, _) = kiln(&["check", "--json"], tmp.path());
@@ -42,7 +42,7 @@ fn refs_and_deps_list_places() {
     let tmp = demo_copy();
     let (code, stdout, _) = kiln(&["refs", "materials/bark.material"], tmp.path());
     assert_eq!(code, 0);
-    assert!(stdout.contains("units/tree.unit:9 (entity \"trunk\", component \"mesh\", /entities/0/components/mesh/material): \"materials/bark\""), "{stdout}");
+    assert!(stdout.contains("units/tree.unit:9:23 (entity \"trunk\", component \"mesh\", /entities/0/components/mesh/material): \"materials/bark\""), "{stdout}");
     assert!(
         stdout.ends_with("1 references to materials/bark.material\n"),
         "{stdout}"

@@ -409,7 +409,7 @@ fn the_rename_preview_lists_ambiguous_references_it_leaves_alone() {
     h.get_by_label("Preview").click();
     h.run_steps(3);
     h.get_by_label_contains(
-        "not patched, ambiguous: tools/list.json:1 (/0): \"materials/bark\" could be materials/bark.json or materials/bark.material",
+        "not patched, ambiguous: tools/list.json:1:2 (/0): \"materials/bark\" could be materials/bark.json or materials/bark.material",
     );
     h.get_by_label("1 ambiguous references will be left as they are.");
     h.get_by_label("Apply").click();
@@ -640,7 +640,7 @@ fn find_references_follows_a_rename() {
         h.query_by_label("Nothing.").is_none(),
         "the list lost its references"
     );
-    h.get_by_label_contains("units/tree.unit:9 (entity \"trunk\"");
+    h.get_by_label_contains("units/tree.unit:9:23 (entity \"trunk\"");
 }
 
 /// Undoing back to the saved state makes the level clean again (the status bar says

@@ -96,7 +96,7 @@ fn stale_paths_need_the_right_type_or_a_unique_candidate() {
     assert!(out.contains("patch m.material:1"), "{out}");
     assert!(out.contains("\"a/tex\" -> \"a/tex2\""), "{out}");
     assert!(
-        out.contains("patch notes.json:1 (/tex): \"a/tex.png\" -> \"a/tex2.png\""),
+        out.contains("patch notes.json:1:26 (/tex): \"a/tex.png\" -> \"a/tex2.png\""),
         "{out}"
     );
     assert!(!out.contains("patch n.unit"), "{out}");
@@ -121,7 +121,7 @@ fn check_fix_previews_like_mv() {
     assert_eq!(code, 0, "{out}");
     let first = out.lines().next().unwrap();
     assert_eq!(
-        first, "patch m.material:1 (/texture): \"a\" -> \"b\"",
+        first, "patch m.material:1:13 (/texture): \"a\" -> \"b\"",
         "{out}"
     );
     assert_eq!(read(dir, "m.material"), r#"{"texture": "b"}"#);
@@ -325,7 +325,7 @@ fn declared_rules_make_foreign_references_typed() {
     assert_eq!(code, 1, "{out}");
     assert!(!out.contains("ambiguous"), "{out}");
     assert!(
-        out.contains("units/props/crate.sunit:1 (/components/c1/data/mesh_resource): missing: units/props/gone.mesh does not exist"),
+        out.contains("units/props/crate.sunit:1:50 (/components/c1/data/mesh_resource): missing: units/props/gone.mesh does not exist"),
         "{out}"
     );
     let (_, out, _) = kiln(&["refs", "units/props/barrel.mesh"], dir);
@@ -372,7 +372,7 @@ fn ambiguous_references_in_moves_and_refs() {
     );
     assert_eq!(code, 0);
     assert!(
-        out.contains("not patched, ambiguous: list.json:1 (/0): \"props/barrel\" could be props/barrel.lua or props/barrel.material or props/barrel.unit"),
+        out.contains("not patched, ambiguous: list.json:1:2 (/0): \"props/barrel\" could be props/barrel.lua or props/barrel.material or props/barrel.unit"),
         "{out}"
     );
     let (_, out, _) = kiln(
@@ -403,7 +403,7 @@ fn ambiguous_references_in_moves_and_refs() {
     );
     let (_, out, _) = kiln(&["mv", "--dry-run", "two/rock.mesh", "one/rock.mesh"], dir);
     assert!(
-        out.contains("not patched, becomes ambiguous: uses.json:1 (/0): \"one/rock\" could then be one/rock.json or one/rock.mesh"),
+        out.contains("not patched, becomes ambiguous: uses.json:1:2 (/0): \"one/rock\" could then be one/rock.json or one/rock.mesh"),
         "{out}"
     );
 }
@@ -668,6 +668,78 @@ fn a_file_in_place_of_dot_kiln_is_set_aside() {
     assert!(
         out.contains(
             "warning: .kiln.not-a-folder: a file named .kiln stood where Kiln keeps its folder"
+        ),
+        "{out}"
+    );
+}
+
+/// A glTF file's buffer and image URIs are references: `refs` and `deps` list them
+/// (text and JSON), `mv` patches them as relative, percent-encoded URIs, and
+/// `check` reports one that names nothing, with its line and column.
+#[test]
+fn gltf_uris_show_in_refs_deps_mv_and_check() {
+    let gltf = concat!(
+        "{\n",
+        "  \"buffers\": [{\"uri\": \"tree.bin\"}],\n",
+        "  \"images\": [{\"uri\": \"../textures/bark%20wood.png\"}, {\"uri\": \"data:image/png;base64,AAAA\"}]\n",
+        "}\n"
+    );
+    let tmp = project(&[
+        ("models/tree.gltf", gltf),
+        ("models/tree.bin", "bin"),
+        ("textures/bark wood.png", "PNG"),
+    ]);
+    let dir = tmp.path();
+    let (code, out, _) = kiln(&["refs", "textures/bark wood.png"], dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("models/tree.gltf:3:22 (/images/0/uri): \"../textures/bark%20wood.png\"\n1 references to textures/bark wood.png"),
+        "{out}"
+    );
+    let (_, out, _) = kiln(&["refs", "--json", "textures/bark wood.png"], dir);
+    let r = &json(&out)["references"][0];
+    assert_eq!(
+        (&r["file"], &r["line"], &r["column"], &r["pointer"]),
+        (
+            &serde_json::json!("models/tree.gltf"),
+            &serde_json::json!(3),
+            &serde_json::json!(22),
+            &serde_json::json!("/images/0/uri")
+        )
+    );
+    assert_eq!(
+        (&r["text"], &r["type"], &r["status"], &r["target"]),
+        (
+            &serde_json::json!("../textures/bark%20wood.png"),
+            &serde_json::json!(null),
+            &serde_json::json!("resolved"),
+            &serde_json::json!("textures/bark wood.png")
+        )
+    );
+    let (code, out, _) = kiln(&["deps", "models/tree.gltf"], dir);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out,
+        "models/tree.gltf:2:23 (/buffers/0/uri) -> models/tree.bin\n\
+         models/tree.gltf:3:22 (/images/0/uri) -> textures/bark wood.png\n\
+         models/tree.gltf references 2 resources\n"
+    );
+    let (code, out, _) = kiln(&["mv", "textures/bark wood.png", "art/bark.png"], dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("patch models/tree.gltf:3:22 (/images/0/uri): \"../textures/bark%20wood.png\" -> \"../art/bark.png\""),
+        "{out}"
+    );
+    assert_eq!(
+        read(dir, "models/tree.gltf"),
+        gltf.replace("../textures/bark%20wood.png", "../art/bark.png")
+    );
+    fs::remove_file(dir.join("models/tree.bin")).unwrap();
+    let (code, out, _) = kiln(&["check"], dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "error: models/tree.gltf:2:23 (/buffers/0/uri): missing: models/tree.bin does not exist"
         ),
         "{out}"
     );

@@ -69,6 +69,13 @@ fn messy() -> tempfile::TempDir {
             "meshes/old.json -> meshes/rock.json\n../outside.json -> meshes/rock.json\n",
         ),
         (".kiln/journal", "not a folder"),
+        // A binary glTF file cut short, and a glTF file's URI leading outside.
+        ("models/cut.glb", "glTF\u{2}\0\0\0"),
+        (
+            "models/m.gltf",
+            r#"{"images": [{"uri": "../../x.png"}, {"uri": "m.png"}]}"#,
+        ),
+        ("models/m.png", "PNG"),
     ];
     for (path, content) in files {
         let full = tmp.path().join(path);
@@ -109,6 +116,8 @@ fn every_commands_json_output_matches_the_schema() {
         "linked_own_folder",
         "invalid_redirect",
         "own_folder_set_aside",
+        "malformed_binary",
+        "invalid_uri",
     ] {
         assert!(kinds.contains(kind), "no {kind} in {kinds:?}");
     }
@@ -124,6 +133,10 @@ fn every_commands_json_output_matches_the_schema() {
         .collect();
     assert_eq!(statuses, BTreeSet::from(["invalid", "missing", "resolved"]));
     run(&v, dir, &["deps", "data.json"]);
+    let gltf = run(&v, dir, &["deps", "models/m.gltf"]);
+    assert_eq!(gltf["references"][0]["status"], "invalid");
+    assert_eq!(gltf["references"][1]["status"], "resolved");
+    run(&v, dir, &["mv", "--dry-run", "models/m.gltf", "m.gltf"]);
     let mv = run(
         &v,
         dir,

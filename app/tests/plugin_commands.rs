@@ -17,7 +17,7 @@ fn a_plugin_components_resource_field_is_found_and_patched() {
     let (code, out, err) = kiln(&["refs", "materials/red_glow.material"], dir.path());
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("units/bulb.unit:11 (entity \"glass\", component \"blink\", /entities/0/components/blink/glow)"),
+        out.contains("units/bulb.unit:11:19 (entity \"glass\", component \"blink\", /entities/0/components/blink/glow)"),
         "{out}"
     );
     assert!(

@@ -9,7 +9,8 @@
 //!
 //! Format (little-endian): magic `KIDX`, format version, schema fingerprint (u64),
 //! check time (u64 ns), file count, then per file its path, size, time, hash, parse
-//! error, its references' shared text and their fixed-size records; strings are a u32
+//! error, its references' shared text and their fixed-size records (15 u32: text,
+//! span, line, column, pointer, type, entity, component, naming); strings are a u32
 //! length and UTF-8 bytes; finally an xxh3-64 of everything before it.
 
 use std::fs;
@@ -24,7 +25,10 @@ use crate::rules::DeclaredRules;
 use crate::scan::{FileScan, RefRecord, ScanError};
 
 const MAGIC: &[u8; 4] = b"KIDX";
-const VERSION: u32 = 4;
+/// 5: references carry their column and how they name their file (glTF URIs).
+const VERSION: u32 = 5;
+/// Bytes of one reference record.
+const RECORD_BYTES: usize = 15 * 4;
 /// The cache file, relative to the project root.
 pub const CACHE_FILE: &str = ".kiln/index.bin";
 
@@ -106,21 +110,7 @@ pub fn encode(index: &Index) -> Vec<u8> {
         w.str(&f.scan.strings);
         w.u32(f.scan.records.len() as u32);
         for r in &f.scan.records {
-            for v in [
-                r.text.0,
-                r.text.1,
-                r.span.0,
-                r.span.1,
-                r.line,
-                r.pointer.0,
-                r.pointer.1,
-                r.expected_type.0,
-                r.expected_type.1,
-                r.entity.0,
-                r.entity.1,
-                r.component.0,
-                r.component.1,
-            ] {
+            for v in r.to_words() {
                 w.u32(v);
             }
         }
@@ -168,25 +158,17 @@ pub fn decode(
         };
         let strings = r.str()?;
         let n = r.u32()? as usize;
-        // Each record is 13 u32; ranges are checked when read (`FileScan::get`).
-        let raw = r.take(n.checked_mul(52)?)?;
+        // Each record is 15 u32; ranges are checked when read (`FileScan::get`).
+        let raw = r.take(n.checked_mul(RECORD_BYTES)?)?;
         let records = raw
-            .chunks_exact(52)
+            .chunks_exact(RECORD_BYTES)
             .map(|c| {
-                let v = |k: usize| {
+                let words = std::array::from_fn(|k| {
                     u32::from_le_bytes([c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]])
-                };
-                RefRecord {
-                    text: (v(0), v(1)),
-                    span: (v(2), v(3)),
-                    line: v(4),
-                    pointer: (v(5), v(6)),
-                    expected_type: (v(7), v(8)),
-                    entity: (v(9), v(10)),
-                    component: (v(11), v(12)),
-                }
+                });
+                RefRecord::from_words(words)
             })
-            .collect();
+            .collect::<Option<Vec<RefRecord>>>()?;
         files.push(FileEntry {
             path: path.into(),
             size,

@@ -36,6 +36,15 @@ pub enum CheckerError {
         /// The file, from the project root.
         file: String,
     },
+    /// A file to patch does not have the layout its type requires (a `.glb` whose
+    /// chunks are broken); nothing was changed.
+    #[error("{file}: {message}; nothing was changed")]
+    Malformed {
+        /// The file, from the project root.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The journal of an interrupted operation cannot be used.
     #[error("{path}: {message}")]
     Journal {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::graph::{Graph, Target};
 use crate::index::{Index, WalkIssue};
 use crate::redirects::Redirects;
-use crate::scan::RefView;
+use crate::scan::{Naming, RefView};
 
 /// Where a reference is written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -18,6 +18,9 @@ pub struct Place {
     pub file: String,
     /// 1-based line.
     pub line: u32,
+    /// 1-based column (in bytes) of the string's opening quote. In a `.glb` file,
+    /// line and column are those of its JSON chunk.
+    pub column: u32,
     /// JSON pointer to the value.
     pub pointer: String,
     /// Entity authoring id, in levels and units.
@@ -34,6 +37,7 @@ impl Place {
         Place {
             file: file.to_owned(),
             line: r.line,
+            column: r.column,
             pointer: r.pointer.to_owned(),
             entity: r.entity.map(str::to_owned),
             component: r.component.map(str::to_owned),
@@ -43,7 +47,7 @@ impl Place {
 
 impl fmt::Display for Place {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)?;
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)?;
         match (&self.entity, &self.component) {
             (Some(e), Some(c)) => {
                 write!(f, " (entity \"{e}\", component \"{c}\", {})", self.pointer)
@@ -108,6 +112,17 @@ pub enum Finding {
         /// Why, with the canonical form where one exists.
         reason: String,
     },
+    /// A relative URI (a glTF buffer's or image's `uri`) that names no file of the
+    /// project: it leads outside the project, is absolute, or does not decode. Kiln
+    /// never follows it.
+    InvalidUri {
+        /// Where.
+        place: Place,
+        /// The text.
+        text: String,
+        /// Why.
+        reason: String,
+    },
     /// A resource nothing reachable from the project's boot levels uses.
     Unused {
         /// The file.
@@ -130,6 +145,14 @@ pub enum Finding {
         line: u32,
         /// 1-based column.
         column: u32,
+        /// What is wrong.
+        message: String,
+    },
+    /// A binary file of a type Kiln reads (a `.glb`) whose layout is wrong
+    /// (truncated, a wrong header or chunk): its references cannot be seen.
+    MalformedBinary {
+        /// The file.
+        file: String,
         /// What is wrong.
         message: String,
     },
@@ -202,12 +225,14 @@ impl Finding {
             | Finding::StaleRedirect { place, .. }
             | Finding::Ambiguous { place, .. }
             | Finding::NonCanonicalReference { place, .. }
-            | Finding::InvalidReference { place, .. } => &place.file,
+            | Finding::InvalidReference { place, .. }
+            | Finding::InvalidUri { place, .. } => &place.file,
             Finding::Unused { file }
             | Finding::NonCanonicalName { file, .. }
             | Finding::InvalidJson { file, .. }
             | Finding::JournalSetAside { file, .. }
             | Finding::ParseError { file, .. }
+            | Finding::MalformedBinary { file, .. }
             | Finding::LinkOutside { file }
             | Finding::LinkedOwnFolder { file }
             | Finding::InvalidRedirect { file, .. }
@@ -224,7 +249,8 @@ impl Finding {
             | Finding::StaleRedirect { place, .. }
             | Finding::Ambiguous { place, .. }
             | Finding::NonCanonicalReference { place, .. }
-            | Finding::InvalidReference { place, .. } => Some(place),
+            | Finding::InvalidReference { place, .. }
+            | Finding::InvalidUri { place, .. } => Some(place),
             _ => None,
         }
     }
@@ -278,6 +304,9 @@ impl fmt::Display for Finding {
             Finding::InvalidReference { place, reason, .. } => {
                 write!(f, "{place}: invalid reference: {reason}")
             }
+            Finding::InvalidUri { place, reason, .. } => {
+                write!(f, "{place}: invalid URI: {reason}")
+            }
             Finding::NonCanonicalReference {
                 place,
                 text,
@@ -312,6 +341,9 @@ impl fmt::Display for Finding {
                 column,
                 message,
             } => write!(f, "{file}:{line}:{column}: {message}"),
+            Finding::MalformedBinary { file, message } => {
+                write!(f, "{file}: {message}; its references cannot be seen")
+            }
             Finding::PrefabCycle { cycle } => {
                 write!(f, "{}: prefab cycle: {}", self.file(), cycle.join(" -> "))
             }
@@ -442,7 +474,14 @@ pub fn check(
                 reason,
             });
         }
-        if let Some(e) = &f.scan.error {
+        if let Some(e) = &f.scan.error
+            && e.line == 0
+        {
+            out.push(Finding::MalformedBinary {
+                file: f.path.to_string(),
+                message: e.message.clone(),
+            });
+        } else if let Some(e) = &f.scan.error {
             let known_type = crate::index::split_extension(&f.path)
                 .is_some_and(|(_, ext)| index.registry().resource_type(ext).is_some());
             let (file, line, column, message) =
@@ -482,9 +521,12 @@ pub fn check(
             continue;
         };
         let place = Place::of(&r.file, &raw);
+        let uri = raw.naming == Naming::RelativeUri;
         match &r.target {
             Target::Resolved(file) => {
-                if ResourcePath::parse(raw.text).is_ok() {
+                // A URI is not a resource path: its spelling is the URI's (the file's
+                // own name is reported if it is not canonical).
+                if uri || ResourcePath::parse(raw.text).is_ok() {
                     continue;
                 }
                 if raw.expected_type.is_some() {
@@ -507,9 +549,18 @@ pub fn check(
                 }
             }
             Target::Missing(target) => {
-                match redirect_for(index, redirects, raw.text, raw.expected_type) {
+                let redirect = if uri {
+                    // The path it names moved: point the URI at where it went.
+                    redirects
+                        .follow(target)
+                        .filter(|new| index.contains(new))
+                        .map(|new| (target.to_string(), new))
+                } else {
+                    redirect_for(index, redirects, raw.text, raw.expected_type)
+                };
+                match redirect {
                     Some((old, new)) => {
-                        let replacement = replacement_text(&raw, &old, &new);
+                        let replacement = replacement_text(&r.file, &raw, &old, &new);
                         out.push(Finding::StaleRedirect {
                             place,
                             old,
@@ -528,6 +579,11 @@ pub fn check(
                 text: raw.text.to_owned(),
                 candidates: candidates.iter().map(|c| c.to_string()).collect(),
             }),
+            Target::Invalid(reason) if uri => out.push(Finding::InvalidUri {
+                place,
+                text: raw.text.to_owned(),
+                reason: reason.clone(),
+            }),
             Target::Invalid(reason) => out.push(Finding::InvalidReference {
                 place,
                 text: raw.text.to_owned(),
@@ -541,12 +597,16 @@ pub fn check(
     if !redirects.moves().is_empty() {
         let base_paths = index.by_base_path();
         for f in index.files() {
-            for raw in f.scan.iter().filter(|r| r.expected_type.is_none()) {
+            for raw in f
+                .scan
+                .iter()
+                .filter(|r| r.expected_type.is_none() && r.naming == Naming::ProjectPath)
+            {
                 if index.contains(raw.text) || base_paths.contains_key(raw.text) {
                     continue;
                 }
                 if let Some((old, new)) = redirect_for(index, redirects, raw.text, None) {
-                    let replacement = replacement_text(&raw, &old, &new);
+                    let replacement = replacement_text(&f.path, &raw, &old, &new);
                     out.push(Finding::StaleRedirect {
                         place: Place::of(&f.path, &raw),
                         old,
@@ -579,12 +639,15 @@ pub fn check(
     out
 }
 
-/// The text a reference that named `old_file` should have to name `new_file`:
-/// typed references, and generic ones written without extension, get the new path
-/// without extension; a generic reference written as the full file path gets the
-/// full new path.
-pub fn replacement_text(raw: &RefView, old_file: &str, new_file: &str) -> String {
-    if raw.expected_type.is_none() && raw.text == old_file {
+/// The text a reference `raw`, written in the file `at` (where that file is when the
+/// text is read), that named `old_file` should have to name `new_file`: typed
+/// references, and generic ones written without extension, get the new path without
+/// extension; a generic reference written as the full file path gets the full new
+/// path; a relative URI gets the percent-encoded path from `at`'s folder.
+pub fn replacement_text(at: &str, raw: &RefView, old_file: &str, new_file: &str) -> String {
+    if raw.naming == Naming::RelativeUri {
+        crate::gltf::replacement_uri(at, new_file, raw.text)
+    } else if raw.expected_type.is_none() && raw.text == old_file {
         new_file.to_owned()
     } else {
         new_file

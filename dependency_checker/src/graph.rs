@@ -11,18 +11,19 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::Dfs;
 
 use crate::index::Index;
-use crate::scan::RefView;
+use crate::scan::{Naming, RefView};
 
 /// What a reference points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     /// An existing file.
     Resolved(Arc<str>),
-    /// A typed reference to a file that does not exist.
+    /// A typed reference (or a relative URI) to a file that does not exist.
     Missing(Arc<str>),
     /// A generic reference without extension that matches several files.
     Ambiguous(Vec<Arc<str>>),
-    /// A typed reference whose text is not a canonical path.
+    /// A typed reference whose text is not a canonical path, or a relative URI that
+    /// names no file of the project (it leads outside, or does not decode): why.
     Invalid(String),
 }
 
@@ -77,16 +78,27 @@ fn is_canonical(s: &str) -> bool {
         })
 }
 
-/// Resolves `r` (found in some file) against the existing files: `files` maps each
+/// Resolves `r` (found in `file`) against the existing files: `files` maps each
 /// file's path to its node, `base_paths` groups files by path without extension.
 /// `buf` is scratch space reused across calls.
 fn resolve(
     files: &HashMap<Arc<str>, NodeIndex>,
     graph: &DiGraph<Arc<str>, u32>,
     base_paths: &HashMap<&str, Vec<&Arc<str>>>,
-    r: &RefView,
+    (file, r): (&str, &RefView),
     buf: &mut String,
 ) -> Option<(Target, Option<NodeIndex>)> {
+    if r.naming == Naming::RelativeUri {
+        // Relative to the file's folder, with its extension; never followed
+        // outside the project (only the index is consulted).
+        return Some(match crate::gltf::resolve_uri(file, r.text) {
+            Ok(path) => match files.get(path.as_str()) {
+                Some(&node) => (Target::Resolved(graph[node].clone()), Some(node)),
+                None => (Target::Missing(Arc::from(path)), None),
+            },
+            Err(reason) => (Target::Invalid(format!("\"{}\" {reason}", r.text)), None),
+        });
+    }
     match r.expected_type {
         Some(ty) => {
             buf.clear();
@@ -145,7 +157,9 @@ impl Graph {
                 .and_then(|(_, ext)| index.registry().resource_type(ext))
                 .is_some_and(|t| matches!(t.format, kiln_core::registry::ResourceFormat::Entities));
             for (i, r) in f.scan.iter().enumerate() {
-                let Some((target, to)) = resolve(&nodes, &graph, &base_paths, &r, &mut buf) else {
+                let Some((target, to)) =
+                    resolve(&nodes, &graph, &base_paths, (&f.path, &r), &mut buf)
+                else {
                     continue;
                 };
                 match (&target, to) {

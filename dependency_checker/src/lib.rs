@@ -7,7 +7,8 @@
 //! * [`scan`] extracts references from a file, typed by the registry's schemas or by
 //!   the project's declared [`rules`] (`kiln.project`'s `references`), or generic (any
 //!   string that could name a file, whatever its spelling), each with its byte span,
-//!   line and JSON pointer.
+//!   line, column and JSON pointer; [`gltf`] reads the relative URIs of glTF files
+//!   (`.gltf`, and the JSON chunk of `.glb` files).
 //! * [`index`] walks a project in parallel (see `walk.rs` for why not `ignore`) and
 //!   keeps an entry per file keyed by size,
 //!   time and content hash; [`cache`] persists it under `.kiln/`.
@@ -37,6 +38,7 @@ pub mod cache;
 mod checker;
 mod error;
 pub mod findings;
+pub mod gltf;
 pub mod graph;
 pub mod index;
 mod journal;

@@ -40,6 +40,7 @@ use crate::graph::Target;
 use crate::index::{is_excluded, is_within as within, split_extension};
 use crate::journal::{self, Journal, crash_point, crashed};
 use crate::redirects::{REDIRECT_FILE, Redirects};
+use crate::scan::{Naming, RefView};
 
 pub use crate::journal::recover;
 
@@ -560,7 +561,15 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
                     ),
                 ));
             }
-            let mut text = replacement_text(&raw, old, new);
+            if raw.naming == Naming::RelativeUri {
+                // Relative to the referencing file, where it is after the moves.
+                let at = moved.get(&*r.file).copied().unwrap_or(&r.file);
+                if let Some(text) = uri_after(at, &raw, new) {
+                    edits.add_reference(checker, &r.file, r.index, text);
+                }
+                continue;
+            }
+            let mut text = replacement_text(&r.file, &raw, old, new);
             // Written without extension, the new text must not become ambiguous
             // beside a file that has the same path without extension: then the full
             // path says the same thing, unambiguously.
@@ -572,10 +581,32 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
             }
             edits.add_reference(checker, &r.file, r.index, text);
         }
+        // A file with relative URIs (a glTF file) that moves without what they name
+        // must name it from where it goes; moving with it, it needs no patch.
+        for r in checker.graph().references_from(old) {
+            let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
+                continue;
+            };
+            if raw.naming != Naming::RelativeUri {
+                continue;
+            }
+            let target = match &r.target {
+                Target::Resolved(t) => moved
+                    .get(&**t)
+                    .map_or_else(|| t.to_string(), |n| n.to_string()),
+                // A missing file keeps being the one it names.
+                Target::Missing(t) => t.to_string(),
+                // It names no file of the project: nothing to keep.
+                Target::Ambiguous(_) | Target::Invalid(_) => continue,
+            };
+            if let Some(text) = uri_after(new, &raw, &target) {
+                edits.add_reference(checker, &r.file, r.index, text);
+            }
+        }
     }
     let skipped = ambiguity(checker, &moved, &mut edits);
     if let Some(undone) = &request.undoes {
-        restore_spellings(&mut edits, undone);
+        restore_spellings(checker, &renames, &mut edits, undone);
         let leave: HashSet<(&str, &str)> = undone
             .adopted
             .iter()
@@ -614,6 +645,13 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
     })
 }
 
+/// The text a relative URI `raw` gets so that, written in a file at `at`, it names
+/// `target`; `None` when its text already does (it moved along with its file).
+fn uri_after(at: &str, raw: &RefView, target: &str) -> Option<String> {
+    let named = crate::gltf::resolve_uri(at, raw.text);
+    (named.as_deref() != Ok(target)).then(|| crate::gltf::replacement_uri(at, target, raw.text))
+}
+
 /// The references that name nothing now and will name a moved file after the move:
 /// typed ones missing exactly that file, and strings equal to its new path (or to
 /// that path without extension) that resolve to nothing.
@@ -640,7 +678,10 @@ fn adopted(checker: &Checker, moved: &HashMap<&str, &str>) -> Vec<(String, Strin
     let lengths: HashSet<usize> = whole.iter().chain(&texts).map(|t| t.len()).collect();
     for f in index.files() {
         for raw in f.scan.iter() {
-            if raw.expected_type.is_some() || !lengths.contains(&raw.text.len()) {
+            if raw.expected_type.is_some()
+                || raw.naming != Naming::ProjectPath
+                || !lengths.contains(&raw.text.len())
+            {
                 continue;
             }
             let named_after = whole.contains(raw.text)
@@ -663,23 +704,39 @@ fn has_base(index: &crate::index::Index, base: &str) -> bool {
 }
 
 /// Puts back the spelling each reference had before the move being undone, where
-/// that spelling names the same file as the one computed.
-fn restore_spellings(edits: &mut Edits, undone: &UndoneMove) {
+/// that spelling names the same file as the one computed (a relative URI from where
+/// its file is after `renames`).
+fn restore_spellings(
+    checker: &Checker,
+    renames: &[(String, String)],
+    edits: &mut Edits,
+    undone: &UndoneMove,
+) {
     let before: HashMap<(&str, &str), &str> = undone
         .texts
         .iter()
         .map(|(file, pointer, text)| ((file.as_str(), pointer.as_str()), text.as_str()))
         .collect();
     for edit in edits.0.values_mut() {
+        let scan = checker.index().file(&edit.file).map(|e| &e.scan);
         for c in &mut edit.changes {
             let Some(&text) = before.get(&(c.place.file.as_str(), c.place.pointer.as_str())) else {
                 continue;
             };
+            let uri = scan
+                .and_then(|s| s.iter().find(|r| r.span == c.span))
+                .is_some_and(|r| r.naming == Naming::RelativeUri);
             let full = c.new_text.as_str();
             let base = split_extension(full).map(|(b, _)| b);
-            let same_file = text == full
-                || Some(text) == base
-                || split_extension(text).map(|(b, _)| b) == Some(full);
+            let same_file = if uri {
+                let at = renamed_path(renames, &c.place.file);
+                let named = |t: &str| crate::gltf::resolve_uri(&at, t).ok();
+                named(text).is_some() && named(text) == named(full)
+            } else {
+                text == full
+                    || Some(text) == base
+                    || split_extension(text).map(|(b, _)| b) == Some(full)
+            };
             if same_file {
                 c.new_text = text.to_owned();
             }
@@ -775,7 +832,10 @@ fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) 
                 let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
                     continue;
                 };
-                if raw.expected_type.is_some() || raw.text != base {
+                if raw.expected_type.is_some()
+                    || raw.naming != Naming::ProjectPath
+                    || raw.text != base
+                {
                     continue;
                 }
                 let mut candidates: Vec<String> =
@@ -803,7 +863,12 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
             .file(&r.file)
             .and_then(|f| f.scan.get(r.index))
         {
-            edits.add_reference(checker, &r.file, r.index, replacement_text(&raw, old, new));
+            edits.add_reference(
+                checker,
+                &r.file,
+                r.index,
+                replacement_text(&r.file, &raw, old, new),
+            );
         }
     }
     // Generic ones stopped resolving when the file went away: match their text,
@@ -814,8 +879,14 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
         for (i, raw) in f.scan.iter().enumerate() {
             let names_it = raw.text == old || raw.text == base;
             let resolves = checker.index().contains(raw.text) || base_paths.contains_key(raw.text);
-            if raw.expected_type.is_none() && names_it && !resolves {
-                edits.add_reference(checker, &f.path, i, replacement_text(&raw, old, new));
+            let generic = raw.expected_type.is_none() && raw.naming == Naming::ProjectPath;
+            if generic && names_it && !resolves {
+                edits.add_reference(
+                    checker,
+                    &f.path,
+                    i,
+                    replacement_text(&f.path, &raw, old, new),
+                );
             }
         }
     }
@@ -916,6 +987,29 @@ fn inverse_patches(
         .collect()
 }
 
+/// Where the JSON of `file` is, if it is a binary glTF file (`bytes` its content).
+fn glb_json(
+    checker: &Checker,
+    file: &str,
+    bytes: &[u8],
+) -> Result<Option<std::ops::Range<usize>>, CheckerError> {
+    let ext = split_extension(file).map_or("", |(_, e)| e);
+    let gltf = checker
+        .index()
+        .registry()
+        .resource_type(ext)
+        .is_some_and(|t| matches!(t.format, kiln_core::registry::ResourceFormat::Gltf));
+    if !gltf || !crate::gltf::is_binary(ext, bytes) {
+        return Ok(None);
+    }
+    crate::gltf::glb_layout(bytes)
+        .map(|layout| Some(layout.json))
+        .map_err(|message| CheckerError::Malformed {
+            file: file.to_owned(),
+            message,
+        })
+}
+
 /// Applies `plan` (see the module docs). Returns the operation that undoes it.
 pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, CheckerError> {
     let root = checker.project().root().to_owned();
@@ -942,9 +1036,12 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
         }
         let mut out = bytes.clone();
         let mut lengths = vec![0; edit.changes.len()];
+        // In a binary glTF file, only its JSON chunk holds references.
+        let glb = glb_json(checker, &edit.file, &bytes)?;
         for (k, c) in edit.changes.iter().enumerate().rev() {
             let (s, e) = (c.span.0 as usize, c.span.1 as usize);
-            if e > out.len() || s > e {
+            let outside_json = glb.as_ref().is_some_and(|j| s < j.start || e > j.end);
+            if e > out.len() || s > e || outside_json {
                 return Err(CheckerError::Changed {
                     file: edit.file.clone(),
                 });
@@ -952,6 +1049,15 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             let text = encode_like(&c.new_text, &bytes[s..e]);
             lengths[k] = text.len();
             out.splice(s..e, text.into_bytes());
+        }
+        if glb.is_some() {
+            // Padded again, with both lengths fixed; the other chunks as they were.
+            out = crate::gltf::repack_glb(&bytes, &out).map_err(|message| {
+                CheckerError::Malformed {
+                    file: edit.file.clone(),
+                    message,
+                }
+            })?;
         }
         patched.push((edit.file.clone(), bytes, out));
         written.push(lengths);

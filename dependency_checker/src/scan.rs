@@ -6,13 +6,45 @@
 //! a `.material`), a field known not to be a reference (an entity's `name`), or
 //! uncovered (an unknown field, a third-party file) where any string that is a
 //! canonical path is kept as a *generic* candidate, resolved later against the files
-//! that exist. Every reference keeps the byte span of its text, so a rename can patch
-//! exactly those bytes and leave the rest of the file untouched.
+//! that exist. In glTF files (`.gltf`, and the JSON chunk of a `.glb`) the `uri` of
+//! each buffer and image is a reference of its own kind, a relative URI (see
+//! [`Naming`] and [`crate::gltf`]). Every reference keeps the byte span of its text,
+//! so a rename can patch exactly those bytes and leave the rest of the file untouched.
 
 use kiln_core::registry::ResourceFormat;
 use kiln_core::{FieldKind, FieldSchema, Registry};
 
 use crate::rules::{DeclaredRules, PathSegment};
+
+/// How a reference's text names its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Naming {
+    /// A path from the project root: written without extension when typed (the
+    /// field gives the type), with or without it when generic.
+    #[default]
+    ProjectPath,
+    /// A URI reference (RFC 3986) relative to the folder of the file it is written
+    /// in, percent-encoded, with its extension: a glTF buffer's or image's `uri`.
+    /// The text is kept as written (`../textures/my%20bark.png`).
+    RelativeUri,
+}
+
+impl Naming {
+    fn code(self) -> u32 {
+        match self {
+            Naming::ProjectPath => 0,
+            Naming::RelativeUri => 1,
+        }
+    }
+
+    pub(crate) fn from_code(code: u32) -> Option<Self> {
+        match code {
+            0 => Some(Naming::ProjectPath),
+            1 => Some(Naming::RelativeUri),
+            _ => None,
+        }
+    }
+}
 
 /// One reference found in a file, owned (see [`RefView`] for the borrowed form the
 /// index stores).
@@ -24,10 +56,15 @@ pub struct RawReference {
     pub span: (u32, u32),
     /// 1-based line of the string.
     pub line: u32,
+    /// 1-based column (in bytes) of the string's opening quote.
+    pub column: u32,
     /// JSON pointer to the value, e.g. `/entities/3/components/mesh/material`.
     pub pointer: String,
-    /// The resource type its field declares; `None` for a generic candidate.
+    /// The resource type its field declares; `None` for a generic candidate (and for
+    /// a relative URI, whose extension is its type).
     pub expected_type: Option<String>,
+    /// How the text names its file.
+    pub naming: Naming,
     /// For levels and units: the authoring id of the entity it is in.
     pub entity: Option<String>,
     /// For levels and units: the component type it is in.
@@ -43,10 +80,15 @@ pub struct RefView<'a> {
     pub span: (u32, u32),
     /// 1-based line of the string.
     pub line: u32,
+    /// 1-based column (in bytes) of the string's opening quote.
+    pub column: u32,
     /// JSON pointer to the value.
     pub pointer: &'a str,
-    /// The resource type its field declares; `None` for a generic candidate.
+    /// The resource type its field declares; `None` for a generic candidate (and for
+    /// a relative URI, whose extension is its type).
     pub expected_type: Option<&'a str>,
+    /// How the text names its file.
+    pub naming: Naming,
     /// For levels and units: the authoring id of the entity it is in.
     pub entity: Option<&'a str>,
     /// For levels and units: the component type it is in.
@@ -60,18 +102,21 @@ impl RefView<'_> {
             text: self.text.to_owned(),
             span: self.span,
             line: self.line,
+            column: self.column,
             pointer: self.pointer.to_owned(),
             expected_type: self.expected_type.map(str::to_owned),
+            naming: self.naming,
             entity: self.entity.map(str::to_owned),
             component: self.component.map(str::to_owned),
         }
     }
 }
 
-/// A file that is not valid JSON.
+/// A file that is not valid JSON (or, for a binary glTF file, whose layout is wrong).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanError {
-    /// 1-based line.
+    /// 1-based line; 0 when the problem is in a binary file's layout, which has no
+    /// lines (then `column` is 0 too). In a `.glb` file, the line of its JSON chunk.
     pub line: u32,
     /// 1-based column (in bytes).
     pub column: u32,
@@ -89,10 +134,50 @@ pub(crate) struct RefRecord {
     pub(crate) text: TextRange,
     pub(crate) span: (u32, u32),
     pub(crate) line: u32,
+    pub(crate) column: u32,
     pub(crate) pointer: TextRange,
     pub(crate) expected_type: TextRange,
     pub(crate) entity: TextRange,
     pub(crate) component: TextRange,
+    pub(crate) naming: Naming,
+}
+
+impl RefRecord {
+    /// The record as the cache stores it: fifteen numbers.
+    pub(crate) fn to_words(self) -> [u32; 15] {
+        [
+            self.text.0,
+            self.text.1,
+            self.span.0,
+            self.span.1,
+            self.line,
+            self.column,
+            self.pointer.0,
+            self.pointer.1,
+            self.expected_type.0,
+            self.expected_type.1,
+            self.entity.0,
+            self.entity.1,
+            self.component.0,
+            self.component.1,
+            self.naming.code(),
+        ]
+    }
+
+    /// The record of [`RefRecord::to_words`]; `None` if `words` cannot be one.
+    pub(crate) fn from_words(w: [u32; 15]) -> Option<Self> {
+        Some(RefRecord {
+            text: (w[0], w[1]),
+            span: (w[2], w[3]),
+            line: w[4],
+            column: w[5],
+            pointer: (w[6], w[7]),
+            expected_type: (w[8], w[9]),
+            entity: (w[10], w[11]),
+            component: (w[12], w[13]),
+            naming: Naming::from_code(w[14])?,
+        })
+    }
 }
 
 /// What scanning a file produced: its references and candidates, in file order.
@@ -104,7 +189,8 @@ pub(crate) struct RefRecord {
 pub struct FileScan {
     pub(crate) strings: String,
     pub(crate) records: Vec<RefRecord>,
-    /// Set when a file of a JSON resource type does not parse.
+    /// Set when a file of a JSON resource type does not parse, or a binary glTF
+    /// file's layout is wrong.
     pub error: Option<ScanError>,
 }
 
@@ -132,8 +218,10 @@ impl FileScan {
             text: self.text(r.text).unwrap_or(""),
             span: r.span,
             line: r.line,
+            column: r.column,
             pointer: self.text(r.pointer).unwrap_or(""),
             expected_type: self.text(r.expected_type),
+            naming: r.naming,
             entity: self.text(r.entity),
             component: self.text(r.component),
         })
@@ -182,10 +270,12 @@ impl FileScan {
                 text,
                 span: r.span,
                 line: r.line,
+                column: r.column,
                 pointer,
                 expected_type,
                 entity,
                 component,
+                naming: r.naming,
             });
         }
         scan
@@ -206,6 +296,9 @@ enum Schema<'r> {
     Fields(&'r [FieldSchema]),
     /// No schema: every canonical-path string is a generic candidate.
     Generic,
+    /// glTF 2.0: the `uri` of each buffer and image is a relative URI; nothing else
+    /// is a reference.
+    Gltf,
 }
 
 /// What a string value at some path is.
@@ -213,6 +306,8 @@ enum Class<'r> {
     Typed(&'r str),
     NotReference,
     Generic,
+    /// A relative URI (unless it has a scheme: then it names no file).
+    Uri,
 }
 
 /// Whether a file of an unregistered type whose content does not parse should be
@@ -275,12 +370,55 @@ pub fn could_name_a_file(text: &str) -> bool {
 pub fn scan_file(registry: &Registry, rules: &DeclaredRules, ext: &str, bytes: &[u8]) -> FileScan {
     let schema = match registry.resource_type(ext).map(|t| &t.format) {
         Some(ResourceFormat::Binary) => return FileScan::default(),
-        // glTF URIs: indexed in a later change.
-        Some(ResourceFormat::Gltf) => return FileScan::default(),
+        Some(ResourceFormat::Gltf) if crate::gltf::is_binary(ext, bytes) => {
+            return scan_glb(registry, rules, ext, bytes);
+        }
+        Some(ResourceFormat::Gltf) => Schema::Gltf,
         Some(ResourceFormat::Entities) => Schema::Entities,
         Some(ResourceFormat::Json(fields)) => Schema::Fields(fields),
         None => Schema::Generic,
     };
+    scan_json(registry, rules, ext, schema, bytes)
+}
+
+/// Scans a binary glTF file: its JSON chunk, with spans from the start of the file
+/// (lines and columns are the JSON chunk's). A file whose layout is wrong is an
+/// error without a line.
+fn scan_glb(registry: &Registry, rules: &DeclaredRules, ext: &str, bytes: &[u8]) -> FileScan {
+    let layout = match crate::gltf::glb_layout(bytes) {
+        Ok(layout) => layout,
+        Err(message) => {
+            return FileScan {
+                error: Some(ScanError {
+                    line: 0,
+                    column: 0,
+                    message: format!("not a valid binary glTF file: {message}"),
+                }),
+                ..Default::default()
+            };
+        }
+    };
+    let json = &bytes[layout.json.clone()];
+    let mut scan = scan_json(registry, rules, ext, Schema::Gltf, json);
+    // The chunk ends within the file, whose length fits a u32 (the header's).
+    let shift = layout.json.start as u32;
+    for r in &mut scan.records {
+        r.span = (r.span.0 + shift, r.span.1 + shift);
+    }
+    if let Some(e) = &mut scan.error {
+        e.message = format!("in the JSON chunk: {}", e.message);
+    }
+    scan
+}
+
+/// Scans JSON text under `schema`.
+fn scan_json(
+    registry: &Registry,
+    rules: &DeclaredRules,
+    ext: &str,
+    schema: Schema,
+    bytes: &[u8],
+) -> FileScan {
     let start = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
     let mut s = Scanner {
         bytes,
@@ -298,6 +436,7 @@ pub fn scan_file(registry: &Registry, rules: &DeclaredRules, ext: &str, bytes: &
         entity_ids: Vec::new(),
         line_pos: 0,
         line: 1,
+        line_start: 0,
         keys: Vec::new(),
     };
     let result = s
@@ -411,6 +550,8 @@ struct Scanner<'a, 'r> {
     entity_ids: Vec<Option<String>>,
     line_pos: usize,
     line: u32,
+    /// Where the line of `line_pos` starts.
+    line_start: usize,
     /// Raw key ranges of the objects being read, innermost last, to find a key given
     /// twice in one object (in Kiln's own files only: foreign data is read as is).
     keys: Vec<(usize, usize)>,
@@ -442,10 +583,15 @@ impl<'a, 'r> Scanner<'a, 'r> {
         }
     }
 
-    fn line_at(&mut self, pos: usize) -> u32 {
-        self.line += memchr::memchr_iter(b'\n', &self.bytes[self.line_pos..pos]).count() as u32;
+    /// The 1-based line and column (in bytes) of `pos`, which is at or after the
+    /// last position asked for: counted from there, so a file is read once.
+    fn line_at(&mut self, pos: usize) -> (u32, u32) {
+        for nl in memchr::memchr_iter(b'\n', &self.bytes[self.line_pos..pos]) {
+            self.line += 1;
+            self.line_start = self.line_pos + nl + 1;
+        }
         self.line_pos = pos;
-        self.line
+        (self.line, (pos - self.line_start) as u32 + 1)
     }
 
     fn skip_ws(&mut self) -> Result<(), ScanError> {
@@ -569,7 +715,8 @@ impl<'a, 'r> Scanner<'a, 'r> {
             return Ok(());
         }
         let first_key = self.keys.len();
-        let check_keys = !matches!(self.schema, Schema::Generic);
+        // Kiln's own files only: foreign data (a glTF file too) is read as it is.
+        let check_keys = matches!(self.schema, Schema::Entities | Schema::Fields(_));
         loop {
             self.skip_ws()?;
             if self.bytes.get(self.pos) != Some(&b'"') {
@@ -712,6 +859,14 @@ impl<'a, 'r> Scanner<'a, 'r> {
     fn classify_by_schema(&self) -> (Class<'r>, Option<u32>, Option<&'a str>) {
         match self.schema {
             Schema::Generic => (Class::Generic, None, None),
+            Schema::Gltf => {
+                let uri = self.path.len() == 3
+                    && matches!(self.key(0), Some("buffers" | "images"))
+                    && self.index(1).is_some()
+                    && self.key(2) == Some("uri");
+                let class = if uri { Class::Uri } else { Class::NotReference };
+                (class, None, None)
+            }
             Schema::Fields(fields) => {
                 let rest = self.path.len().saturating_sub(1);
                 (self.classify_field(fields, self.key(0), rest), None, None)
@@ -778,10 +933,11 @@ impl<'a, 'r> Scanner<'a, 'r> {
             return;
         }
         let (class, entity, component) = self.classify();
-        let expected_type = match class {
+        let (expected_type, naming) = match class {
             Class::NotReference => return,
-            Class::Typed(t) => Some(t),
-            Class::Generic => None,
+            Class::Typed(t) => (Some(t), Naming::ProjectPath),
+            Class::Generic => (None, Naming::ProjectPath),
+            Class::Uri => (None, Naming::RelativeUri),
         };
         // Text: borrowed straight from the file unless it has escapes.
         let decoded;
@@ -799,10 +955,15 @@ impl<'a, 'r> Scanner<'a, 'r> {
                 Err(_) => return,
             }
         };
-        if expected_type.is_none() && !could_name_a_file(text) {
-            return;
+        match naming {
+            // `data:` embeds the bytes, `http:` and other schemes name no file here.
+            Naming::RelativeUri if crate::gltf::has_scheme(text) => return,
+            Naming::RelativeUri => {}
+            Naming::ProjectPath if expected_type.is_none() && !could_name_a_file(text) => return,
+            Naming::ProjectPath => {}
         }
-        let line = self.line_at(start);
+        // The opening quote.
+        let (line, column) = self.line_at(start - 1);
         let mut pointer = std::mem::take(&mut self.pointer_buf);
         self.write_pointer(&mut pointer);
         let text = self.scan.intern(text, &mut NO_TEXT.clone());
@@ -830,10 +991,12 @@ impl<'a, 'r> Scanner<'a, 'r> {
             text,
             span: (start as u32, end as u32),
             line,
+            column,
             pointer: pointer_range,
             expected_type,
             entity: NO_TEXT,
             component,
+            naming,
         });
         self.ref_entity.push(entity.unwrap_or(u32::MAX));
     }
@@ -1172,6 +1335,139 @@ mod tests {
         for bad in ["", "-", "01", "1.", ".5", "1e", "1e+", "--1", "1.2.3", "+1"] {
             assert!(!valid_number(bad.as_bytes()), "{bad}");
         }
+    }
+
+    const GLTF: &str = r#"{
+  "asset": {"version": "2.0", "generator": "textures/bark.png"},
+  "buffers": [
+    {"byteLength": 4, "uri": "tree.bin"},
+    {"byteLength": 4, "uri": "data:application/octet-stream;base64,AAAAAA=="}
+  ],
+  "images": [
+    {"name": "textures/bark.png", "uri": "../textures/my%20bark.png"},
+    {"uri": "https://example.com/leaf.png"},
+    {"bufferView": 0, "mimeType": "image/png"},
+    {"uri": "..\/..\/outside.png"}
+  ],
+  "meshes": [{"uri": "not/a/reference.bin"}],
+  "extras": {"uri": "textures/bark.png"}
+}"#;
+
+    #[test]
+    fn gltf_uris_of_buffers_and_images_are_relative_references() {
+        let s = scan("gltf", GLTF);
+        assert_eq!(s.error, None);
+        let got: Vec<_> = s
+            .iter()
+            .map(|r| {
+                (
+                    r.text,
+                    r.pointer,
+                    r.line,
+                    r.column,
+                    r.naming,
+                    r.expected_type,
+                )
+            })
+            .collect();
+        // Names and other fields are not references; `data:` and `https:` URIs
+        // name no file of the project.
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "tree.bin",
+                    "/buffers/0/uri",
+                    4,
+                    30,
+                    Naming::RelativeUri,
+                    None
+                ),
+                (
+                    "../textures/my%20bark.png",
+                    "/images/0/uri",
+                    8,
+                    42,
+                    Naming::RelativeUri,
+                    None
+                ),
+                (
+                    "../../outside.png",
+                    "/images/3/uri",
+                    11,
+                    13,
+                    Naming::RelativeUri,
+                    None
+                ),
+            ]
+        );
+        // The span is the text as written (escapes included), the column its quote.
+        let r = s.get(2).unwrap();
+        assert_eq!(
+            &GLTF[r.span.0 as usize..r.span.1 as usize],
+            r"..\/..\/outside.png"
+        );
+        for r in s.iter() {
+            let line = GLTF.lines().nth(r.line as usize - 1).unwrap();
+            assert_eq!(line.as_bytes()[r.column as usize - 1], b'"');
+            assert!(line[r.column as usize..].starts_with(&GLTF[r.span.0 as usize..][..3]));
+        }
+    }
+
+    #[test]
+    fn a_glb_files_json_chunk_is_scanned_with_spans_in_the_file() {
+        let bin = [7u8; 16];
+        let bytes = crate::gltf::glb(GLTF, Some(&bin));
+        let s = scan_file(
+            &Registry::with_builtins(),
+            &DeclaredRules::default(),
+            "glb",
+            &bytes,
+        );
+        assert_eq!(s.error, None);
+        let json_scan = scan("gltf", GLTF);
+        assert_eq!(s.len(), 3);
+        for (r, j) in s.iter().zip(json_scan.iter()) {
+            // Lines and columns are the JSON chunk's; spans count from the file's start.
+            assert_eq!((r.text, r.line, r.column), (j.text, j.line, j.column));
+            assert_eq!((r.span.0 - 20, r.span.1 - 20), j.span);
+            assert_eq!(
+                &bytes[r.span.0 as usize..r.span.1 as usize],
+                &GLTF.as_bytes()[j.span.0 as usize..j.span.1 as usize]
+            );
+        }
+        // The magic decides for a file of another glTF extension.
+        let s = scan_file(
+            &Registry::with_builtins(),
+            &DeclaredRules::default(),
+            "gltf",
+            &bytes,
+        );
+        assert_eq!(s.len(), 3);
+    }
+
+    #[test]
+    fn a_broken_glb_is_an_error_without_a_line_never_a_panic() {
+        let bytes = crate::gltf::glb(GLTF, Some(&[1, 2, 3, 4]));
+        let registry = Registry::with_builtins();
+        let rules = DeclaredRules::default();
+        for len in 0..bytes.len() {
+            let s = scan_file(&registry, &rules, "glb", &bytes[..len]);
+            assert!(s.is_empty());
+            let e = s
+                .error
+                .unwrap_or_else(|| panic!("{len} bytes read as valid"));
+            assert_eq!((e.line, e.column), (0, 0), "{len}: {e:?}");
+            assert!(
+                e.message.starts_with("not a valid binary glTF file: "),
+                "{e:?}"
+            );
+        }
+        // JSON that does not parse in a valid container: its line and column.
+        let bad = crate::gltf::glb("{\n  \"images\": [,]\n}", None);
+        let e = scan_file(&registry, &rules, "glb", &bad).error.unwrap();
+        assert_eq!((e.line, e.column), (2, 14));
+        assert!(e.message.starts_with("in the JSON chunk: "), "{e:?}");
     }
 
     #[test]

@@ -101,7 +101,7 @@ fn findings_cover_every_kind() {
     };
     has("levels/broken.level:3:12: expected a value");
     has(
-        "levels/forest.level:12 (entity \"rock\", component \"mesh\", /entities/1/components/mesh/0/material): missing: materials/granite.material does not exist",
+        "levels/forest.level:12:80 (entity \"rock\", component \"mesh\", /entities/1/components/mesh/0/material): missing: materials/granite.material does not exist",
     );
     has(
         "invalid reference: \"Meshes\\Trunk\" is not a canonical resource path: it contains a backslash (use /) (did you mean \"meshes/trunk\"?)",
@@ -112,7 +112,7 @@ fn findings_cover_every_kind() {
     );
     has("prefab cycle: units/a.unit -> units/b.unit -> units/a.unit");
     has(
-        "tools/export.json:1 (/inputs/1): ambiguous: \"meshes/rock\" could be meshes/rock.json or meshes/rock.mesh",
+        "tools/export.json:1:40 (/inputs/1): ambiguous: \"meshes/rock\" could be meshes/rock.json or meshes/rock.mesh",
     );
     assert!(
         findings
