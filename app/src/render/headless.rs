@@ -47,3 +47,15 @@ impl HeadlessGpu {
         })
     }
 }
+
+/// What to poll a device with to wait for everything submitted (benchmarks wait
+/// outside their timing).
+pub type PollType = wgpu::PollType;
+
+/// Waits for all submitted work, up to 30 seconds.
+pub fn wait_all() -> PollType {
+    wgpu::PollType::Wait {
+        submission_index: None,
+        timeout: Some(std::time::Duration::from_secs(30)),
+    }
+}

@@ -149,58 +149,6 @@ fn decode_image(bytes: &[u8]) -> Result<Image, String> {
         .map_err(|e| format!("not an image Kiln can read ({e})"))
 }
 
-/// Decodes `%XX` escapes (RFC 3986), as the glTF specification asks of URIs. Invalid
-/// escapes are kept as they are.
-pub fn percent_decode(uri: &str) -> String {
-    let bytes = uri.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut k = 0;
-    while k < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[k] == b'%'
-            && let (Some(h), Some(l)) = (
-                bytes.get(k + 1).and_then(|b| hex(*b)),
-                bytes.get(k + 2).and_then(|b| hex(*b)),
-            )
-        {
-            out.push((h * 16 + l) as u8);
-            k += 3;
-        } else {
-            out.push(bytes[k]);
-            k += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The project-relative path a URI in the glTF file `gltf_rel` names: relative to its
-/// folder, `..` allowed while it stays inside the project.
-pub fn resolve_uri(gltf_rel: &str, uri: &str) -> Result<String, String> {
-    if uri.contains(':') && uri.split('/').next().is_some_and(|s| s.contains(':')) {
-        return Err(format!(
-            "{uri}: only relative paths and data: URIs are read"
-        ));
-    }
-    let decoded = percent_decode(uri);
-    if decoded.starts_with('/') {
-        return Err(format!("{uri}: an absolute path"));
-    }
-    let mut parts: Vec<&str> = gltf_rel.split('/').collect();
-    parts.pop();
-    for segment in decoded.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    return Err(format!("{uri}: leads outside the project"));
-                }
-            }
-            s => parts.push(s),
-        }
-    }
-    Ok(parts.join("/"))
-}
-
 /// Reads a `data:` URI's bytes (base64 or percent-encoded).
 fn data_uri(uri: &str) -> Option<Result<Vec<u8>, String>> {
     use base64::Engine;
@@ -211,7 +159,7 @@ fn data_uri(uri: &str) -> Option<Result<Vec<u8>, String>> {
             .decode(data)
             .map_err(|e| format!("a data: URI that is not base64 ({e})"))
     } else {
-        Ok(percent_decode(data).into_bytes())
+        dependency_checker::gltf::percent_decode(data).map(String::into_bytes)
     })
 }
 
@@ -221,7 +169,10 @@ pub fn load_gltf(project: &Project, rel: &str) -> Result<Model, String> {
     let fetch = |uri: &str| -> Result<Vec<u8>, String> {
         match data_uri(uri) {
             Some(r) => r,
-            None => read_asset(project, &resolve_uri(rel, uri)?),
+            None if dependency_checker::gltf::has_scheme(uri) => Err(format!(
+                "{uri}: only relative paths and data: URIs are read"
+            )),
+            None => read_asset(project, &dependency_checker::gltf::resolve_uri(rel, uri)?),
         }
     };
     parse_gltf(&bytes, &fetch).map_err(|e| format!("{rel}: {e}"))
@@ -398,23 +349,6 @@ pub fn is_gltf(rel: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uris_resolve_against_the_gltf_folder_and_never_leave_the_project() {
-        assert_eq!(
-            resolve_uri("art/trees/oak.gltf", "oak%20bark.png").as_deref(),
-            Ok("art/trees/oak bark.png")
-        );
-        assert_eq!(
-            resolve_uri("art/trees/oak.gltf", "../shared/./leaf.bin").as_deref(),
-            Ok("art/shared/leaf.bin")
-        );
-        assert!(resolve_uri("art/oak.gltf", "../../etc/passwd").is_err());
-        assert!(resolve_uri("oak.gltf", "/etc/passwd").is_err());
-        assert!(resolve_uri("oak.gltf", "https://example.com/a.png").is_err());
-        assert!(resolve_uri("oak.gltf", "file:///etc/passwd").is_err());
-        assert_eq!(percent_decode("a%2Fb%zz%4"), "a/b%zz%4");
-    }
 
     #[test]
     fn a_broken_or_hostile_file_is_an_error_never_a_panic() {
