@@ -152,3 +152,49 @@ fn a_broken_texture_is_a_problem_not_a_crash() {
     h.run_steps(2);
     assert_eq!(editor(&h).selection(), ["boulder"]);
 }
+
+/// A texture changed on disk is drawn again from the new file, and so is the glTF
+/// model that uses it, without respawning the level.
+#[test]
+fn a_texture_changed_on_disk_is_reloaded_live_without_a_respawn() {
+    let dir = demo_copy();
+    let mut h = open_gpu(dir.path());
+    let spawns = editor(&h).preview().spawns;
+    let before = editor(&h).asset_versions().of("art/rock.gltf");
+    let red = image::RgbImage::from_pixel(8, 8, image::Rgb([255, 0, 0]));
+    red.save(dir.path().join("art/rock.png")).unwrap();
+    let mut seen = false;
+    for _ in 0..200 {
+        h.run_steps(1);
+        if editor(&h).asset_versions().of("art/rock.gltf") > before {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(seen, "the model using the texture is read again");
+    assert!(editor(&h).asset_versions().of("art/rock.png") > 0);
+    assert_eq!(editor(&h).preview().spawns, spawns, "no respawn");
+    // The boulder turns red once the new texture is in.
+    h.state_mut()
+        .apply_actions(vec![kiln::editor::Action::Select(vec!["boulder".into()])]);
+    h.key_press(egui::Key::F);
+    h.run_steps(2);
+    h.state_mut()
+        .apply_actions(vec![kiln::editor::Action::Select(vec![])]);
+    let mut red_seen = false;
+    for _ in 0..100 {
+        h.run_steps(2);
+        let boulder = Vec3::from(editor(&h).world_pose("boulder").unwrap().translation);
+        let at = on_screen(&h, boulder);
+        let image = h.render().unwrap();
+        let ppp = image.width() as f32 / 1600.0;
+        let p = image.get_pixel((at.x * ppp) as u32, (at.y * ppp) as u32).0;
+        if p[0] > 2 * p[1].max(p[2]).max(10) {
+            red_seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(red_seen, "the boulder is drawn with the new texture");
+}
