@@ -287,27 +287,13 @@ fn a_camera_inside_a_large_grounds_box_still_draws_the_ground() {
     assert_ne!(dominant(pixel(&image, SIZE[0] / 2, 4)), 'r');
 }
 
-/// A quad with a four-colour texture shows each quadrant in its place.
-#[test]
-fn a_textured_quad_shows_its_texture() {
-    let _turn = turn();
+/// A 4 m quad standing up, facing the camera 5 m away, in a material whose texture
+/// is the file `bytes` (`textures/quad.png`).
+fn render_textured_quad(bytes: &[u8]) -> image::RgbaImage {
     let mut scene = Scene::new();
-    let texture = image::RgbaImage::from_fn(64, 64, |x, y| match (x < 32, y < 32) {
-        (true, true) => image::Rgba([230, 20, 20, 255]),
-        (false, true) => image::Rgba([20, 230, 20, 255]),
-        (true, false) => image::Rgba([20, 20, 230, 255]),
-        (false, false) => image::Rgba([240, 240, 240, 255]),
-    });
     std::fs::create_dir_all(scene.project.path().join("textures")).unwrap();
-    texture
-        .save(scene.project.path().join("textures/quadrants.png"))
-        .unwrap();
-    let material = scene.material(
-        "materials/quad",
-        [1.0, 1.0, 1.0],
-        Some("textures/quadrants.png"),
-    );
-    // Standing up, facing +Z (the camera's side).
+    std::fs::write(scene.project.path().join("textures/quad.png"), bytes).unwrap();
+    let material = scene.material("materials/quad", [1.0, 1.0, 1.0], Some("textures/quad.png"));
     scene.add(
         "plane",
         Vec3::new(4.0, 0.0, 4.0),
@@ -315,8 +301,24 @@ fn a_textured_quad_shows_its_texture() {
         Vec3::new(90.0, 0.0, 0.0),
         material,
     );
-    let camera = looking_at(Vec3::ZERO, 0.0, 0.0, 5.0);
-    let image = scene.render(&camera, &scene.list());
+    scene.render(&looking_at(Vec3::ZERO, 0.0, 0.0, 5.0), &scene.list())
+}
+
+/// A quad with a four-colour texture shows each quadrant in its place.
+#[test]
+fn a_textured_quad_shows_its_texture() {
+    let _turn = turn();
+    let texture = image::RgbaImage::from_fn(64, 64, |x, y| match (x < 32, y < 32) {
+        (true, true) => image::Rgba([230, 20, 20, 255]),
+        (false, true) => image::Rgba([20, 230, 20, 255]),
+        (true, false) => image::Rgba([20, 20, 230, 255]),
+        (false, false) => image::Rgba([240, 240, 240, 255]),
+    });
+    let mut png = Vec::new();
+    texture
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    let image = render_textured_quad(&png);
     let (cx, cy) = (SIZE[0] / 2, SIZE[1] / 2);
     let at = |dx: i32, dy: i32| pixel(&image, (cx as i32 + dx) as u32, (cy as i32 + dy) as u32);
     // Texture v runs down the image: its top row is the quad's top edge.
@@ -332,27 +334,7 @@ fn a_textured_quad_shows_its_texture() {
 #[test]
 fn a_broken_texture_shows_the_placeholder_checker() {
     let _turn = turn();
-    let mut scene = Scene::new();
-    std::fs::create_dir_all(scene.project.path().join("textures")).unwrap();
-    std::fs::write(
-        scene.project.path().join("textures/broken.png"),
-        b"not a png",
-    )
-    .unwrap();
-    let material = scene.material(
-        "materials/broken",
-        [1.0, 1.0, 1.0],
-        Some("textures/broken.png"),
-    );
-    scene.add(
-        "plane",
-        Vec3::new(4.0, 0.0, 4.0),
-        Vec3::ZERO,
-        Vec3::new(90.0, 0.0, 0.0),
-        material,
-    );
-    let camera = looking_at(Vec3::ZERO, 0.0, 0.0, 5.0);
-    let image = scene.render(&camera, &scene.list());
+    let image = render_textured_quad(b"not a png");
     let magenta = (40..120)
         .step_by(4)
         .flat_map(|x| (30..90).step_by(4).map(move |y| (x, y)))

@@ -209,101 +209,58 @@ impl SceneRenderer {
             bind_group_layouts: &[Some(&globals_layout)],
             immediate_size: 0,
         });
+        let mesh_buffers = [
+            Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<super::geometry::Vertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x2],
+            }),
+            Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<InstanceData>() as u64,
+                step_mode: wgpu::VertexStepMode::Instance,
+                attributes: &wgpu::vertex_attr_array![3 => Float32x4, 4 => Float32x4, 5 => Float32x4, 6 => Float32x4, 7 => Float32x4],
+            }),
+        ];
         let mesh_pipeline = |cull: Option<wgpu::Face>, label: &str| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(&mesh_layout),
-                vertex: wgpu::VertexState {
-                    module: &shader,
-                    entry_point: Some("vs_mesh"),
-                    compilation_options: Default::default(),
-                    buffers: &[
-                        Some(wgpu::VertexBufferLayout {
-                            array_stride: std::mem::size_of::<super::geometry::Vertex>() as u64,
-                            step_mode: wgpu::VertexStepMode::Vertex,
-                            attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x2],
-                        }),
-                        Some(wgpu::VertexBufferLayout {
-                            array_stride: std::mem::size_of::<InstanceData>() as u64,
-                            step_mode: wgpu::VertexStepMode::Instance,
-                            attributes: &wgpu::vertex_attr_array![3 => Float32x4, 4 => Float32x4, 5 => Float32x4, 6 => Float32x4, 7 => Float32x4],
-                        }),
-                    ],
-                },
-                primitive: wgpu::PrimitiveState {
+            pipeline(
+                device,
+                &shader,
+                &PipelineSpec {
+                    label,
+                    layout: &mesh_layout,
+                    entry: "mesh",
+                    buffers: &mesh_buffers,
                     topology: wgpu::PrimitiveTopology::TriangleList,
-                    front_face: wgpu::FrontFace::Ccw,
-                    cull_mode: cull,
-                    ..Default::default()
+                    cull,
+                    // Opaque surfaces write depth; nearer is larger (reversed).
+                    depth_write: true,
+                    depth_compare: wgpu::CompareFunction::Greater,
+                    blend: None,
                 },
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format: DEPTH_FORMAT,
-                    depth_write_enabled: Some(true),
-                    depth_compare: Some(wgpu::CompareFunction::Greater),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
-                multisample: wgpu::MultisampleState {
-                    count: SAMPLES,
-                    ..Default::default()
-                },
-                fragment: Some(wgpu::FragmentState {
-                    module: &shader,
-                    entry_point: Some("fs_mesh"),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format: COLOR_FORMAT,
-                        blend: None,
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            )
         };
         let closed_pipeline = mesh_pipeline(Some(wgpu::Face::Back), "kiln closed meshes");
         let open_pipeline = mesh_pipeline(None, "kiln open meshes");
-        let line_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("kiln grid"),
-            layout: Some(&line_layout),
-            vertex: wgpu::VertexState {
-                module: &shader,
-                entry_point: Some("vs_line"),
-                compilation_options: Default::default(),
+        let line_pipeline = pipeline(
+            device,
+            &shader,
+            &PipelineSpec {
+                label: "kiln grid",
+                layout: &line_layout,
+                entry: "line",
                 buffers: &[Some(wgpu::VertexBufferLayout {
                     array_stride: std::mem::size_of::<LineVertex>() as u64,
                     step_mode: wgpu::VertexStepMode::Vertex,
                     attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x4],
                 })],
-            },
-            primitive: wgpu::PrimitiveState {
                 topology: wgpu::PrimitiveTopology::LineList,
-                ..Default::default()
+                cull: None,
+                // The grid is hidden by what stands on it and hides nothing.
+                depth_write: false,
+                depth_compare: wgpu::CompareFunction::GreaterEqual,
+                blend: Some(wgpu::BlendState::ALPHA_BLENDING),
             },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(false),
-                depth_compare: Some(wgpu::CompareFunction::GreaterEqual),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: wgpu::MultisampleState {
-                count: SAMPLES,
-                ..Default::default()
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &shader,
-                entry_point: Some("fs_line"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: COLOR_FORMAT,
-                    blend: Some(wgpu::BlendState::ALPHA_BLENDING),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        );
         let globals = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("kiln globals"),
             size: std::mem::size_of::<Globals>() as u64,
@@ -743,6 +700,69 @@ impl SceneRenderer {
         let targets = self.targets.as_ref().ok_or("nothing was rendered")?;
         read_texture(&self.device, &self.queue, &targets.resolved)
     }
+}
+
+/// What differs between the renderer's pipelines.
+struct PipelineSpec<'a> {
+    label: &'a str,
+    layout: &'a wgpu::PipelineLayout,
+    /// `vs_<entry>` and `fs_<entry>` in `scene.wgsl`.
+    entry: &'a str,
+    buffers: &'a [Option<wgpu::VertexBufferLayout<'a>>],
+    topology: wgpu::PrimitiveTopology,
+    cull: Option<wgpu::Face>,
+    depth_write: bool,
+    depth_compare: wgpu::CompareFunction,
+    blend: Option<wgpu::BlendState>,
+}
+
+/// A pipeline drawing into the offscreen target (colour, reversed depth, MSAA).
+fn pipeline(
+    device: &wgpu::Device,
+    shader: &wgpu::ShaderModule,
+    spec: &PipelineSpec,
+) -> wgpu::RenderPipeline {
+    let vertex_entry = format!("vs_{}", spec.entry);
+    let fragment_entry = format!("fs_{}", spec.entry);
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(spec.label),
+        layout: Some(spec.layout),
+        vertex: wgpu::VertexState {
+            module: shader,
+            entry_point: Some(vertex_entry.as_str()),
+            compilation_options: Default::default(),
+            buffers: spec.buffers,
+        },
+        primitive: wgpu::PrimitiveState {
+            topology: spec.topology,
+            front_face: wgpu::FrontFace::Ccw,
+            cull_mode: spec.cull,
+            ..Default::default()
+        },
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(spec.depth_write),
+            depth_compare: Some(spec.depth_compare),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: wgpu::MultisampleState {
+            count: SAMPLES,
+            ..Default::default()
+        },
+        fragment: Some(wgpu::FragmentState {
+            module: shader,
+            entry_point: Some(fragment_entry.as_str()),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::ColorTargetState {
+                format: COLOR_FORMAT,
+                blend: spec.blend,
+                write_mask: wgpu::ColorWrites::ALL,
+            })],
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
 }
 
 /// One instanced draw: a part of a model, with a material, for a run of instances.

@@ -89,7 +89,7 @@ fn fs_mesh(in: MeshOut, @builtin(front_facing) front: bool) -> @location(0) vec4
     if in.selected > 0.5 {
         // Tint and a rim towards the outline, readable on dark and bright materials.
         let rim = pow(1.0 - max(dot(n, to_eye), 0.0), 2.0);
-        color = mix(color, vec3<f32>(1.0, 0.55, 0.12), 0.3 + 0.6 * rim);
+        color = mix(color, vec3<f32>(1.0, 0.55, 0.12), 0.2 + 0.6 * rim);
     }
     return vec4<f32>(color, 1.0);
 }
