@@ -9,9 +9,15 @@ use dependency_checker::Checker;
 /// level that reaches a changed file through references (a level including a prefab
 /// that uses a material that changed). Levels that no longer exist are left out.
 pub fn affected_levels(checker: &Checker, changed: &[String]) -> BTreeSet<String> {
-    referrers(checker, changed)
-        .into_iter()
+    levels_among(checker, &referrers(checker, changed))
+}
+
+/// The levels among `files` that still exist.
+pub fn levels_among(checker: &Checker, files: &HashSet<String>) -> BTreeSet<String> {
+    files
+        .iter()
         .filter(|f| f.ends_with(".level") && checker.index().contains(f))
+        .cloned()
         .collect()
 }
 

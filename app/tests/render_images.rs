@@ -393,3 +393,44 @@ fn picking_returns_the_front_object_where_two_overlap() {
         assert_eq!(pick(&list, outside, &mut model), None);
     }
 }
+
+/// Instance data goes to the GPU only where it changed: all of it the first time,
+/// none when nothing moved, and one run of 256 instances when one entity moved.
+#[test]
+fn only_the_instances_that_changed_are_uploaded() {
+    let _turn = turn();
+    let mut scene = Scene::new();
+    let red = scene.material("materials/red", [0.9, 0.1, 0.1], None);
+    for i in 0..1000 {
+        let at = Vec3::new(i as f32 * 0.2 - 100.0, 0.0, 0.0);
+        scene.add("cube", Vec3::splat(0.1), at, Vec3::ZERO, red);
+    }
+    let gpu = gpu();
+    let mut renderer = SceneRenderer::new(&gpu.device, &gpu.queue);
+    let mut assets = AssetCache::new(Project::open(scene.project.path()).unwrap(), None);
+    let versions = AssetVersions::default();
+    let view = Scene::view(&looking_at(Vec3::ZERO, 0.0, 30.0, 50.0));
+    let stride = std::mem::size_of::<kiln::render::scene::InstanceData>() as u64;
+    let mut list = scene.list();
+    let mut frame = |list: &DrawList, changed: bool| {
+        renderer.render(
+            SIZE,
+            &view,
+            list,
+            changed,
+            &scene.resources,
+            &mut assets,
+            &versions,
+        );
+        renderer.stats
+    };
+    let first = frame(&list, true);
+    assert_eq!(first.uploaded, 1000 * stride);
+    assert_eq!(
+        first.draws, 1,
+        "one instanced draw for one mesh and material"
+    );
+    assert_eq!(frame(&list, false).uploaded, 0);
+    list.instances[700].model[3][1] += 1.0;
+    assert_eq!(frame(&list, true).uploaded, 256 * stride);
+}

@@ -51,9 +51,7 @@ fn bench(c: &mut Criterion) {
                 resources.meshes.get(&m).map(|l| l.size)
             })
         };
-        let wait = |gpu: &HeadlessGpu| {
-            let _ = gpu.device.poll(kiln_gpu_wait());
-        };
+        let wait = |gpu: &HeadlessGpu| gpu.wait().expect("the GPU finishes");
         let mut list = build();
         renderer.render(size, &view, &list, true, resources, &mut assets, versions);
         assets.wait(Duration::from_secs(10));
@@ -103,10 +101,6 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-}
-
-fn kiln_gpu_wait() -> kiln::render::headless::PollType {
-    kiln::render::headless::wait_all()
 }
 
 criterion_group!(benches, bench);

@@ -78,8 +78,8 @@ pub struct AssetCache {
     replies: Receiver<Reply>,
     /// Bumped whenever an entry gets a new value, so that GPU copies know to update.
     generation: u64,
-    /// The primitive shapes' models, made once.
-    shapes: HashMap<&'static str, Arc<Model>>,
+    /// The primitive shapes' models and their keys, made once (not per frame).
+    shapes: HashMap<&'static str, (ModelKey, Arc<Model>)>,
 }
 
 impl std::fmt::Debug for AssetCache {
@@ -215,12 +215,11 @@ impl AssetCache {
             }
             None => {
                 let name = look.shape_name();
-                let model = self
+                let (key, model) = self
                     .shapes
                     .entry(name)
-                    .or_insert_with(|| Arc::new(Model::shape(name)))
-                    .clone();
-                Some((format!("shape:{name}"), model))
+                    .or_insert_with(|| (format!("shape:{name}"), Arc::new(Model::shape(name))));
+                Some((key.clone(), model.clone()))
             }
         }
     }

@@ -46,16 +46,16 @@ impl HeadlessGpu {
             adapter: format!("{} ({:?})", info.name, info.backend),
         })
     }
-}
 
-/// What to poll a device with to wait for everything submitted (benchmarks wait
-/// outside their timing).
-pub type PollType = wgpu::PollType;
-
-/// Waits for all submitted work, up to 30 seconds.
-pub fn wait_all() -> PollType {
-    wgpu::PollType::Wait {
-        submission_index: None,
-        timeout: Some(std::time::Duration::from_secs(30)),
+    /// Waits (up to 30 seconds) until everything submitted is done: benchmarks wait
+    /// outside their timing.
+    pub fn wait(&self) -> Result<(), String> {
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: Some(std::time::Duration::from_secs(30)),
+            })
+            .map(|_| ())
+            .map_err(|e| format!("waiting for the GPU failed: {e}"))
     }
 }

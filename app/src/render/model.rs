@@ -6,7 +6,6 @@
 //! leads outside the root, through a link out of it, or to something that is not a
 //! regular file is an error naming the glTF file and the URI.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use glam::{Mat3, Mat4, Vec3, Vec4};
@@ -95,6 +94,9 @@ pub struct Model {
     /// Problems that did not stop the model from loading (an image that failed, a
     /// primitive that is not triangles), each naming what it concerns.
     pub warnings: Vec<String>,
+    /// The box around every part, worked out on first use (framing and picking ask
+    /// for it per instance; a model's parts do not change once loaded).
+    bounds: std::sync::OnceLock<(Vec3, Vec3)>,
 }
 
 impl Model {
@@ -114,11 +116,13 @@ impl Model {
 
     /// The box around every part; a unit box around the origin when empty.
     pub fn bounds(&self) -> (Vec3, Vec3) {
-        self.parts
-            .iter()
-            .filter_map(|p| p.geometry.bounds())
-            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
-            .unwrap_or((Vec3::splat(-0.5), Vec3::splat(0.5)))
+        *self.bounds.get_or_init(|| {
+            self.parts
+                .iter()
+                .filter_map(|p| p.geometry.bounds())
+                .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+                .unwrap_or((Vec3::splat(-0.5), Vec3::splat(0.5)))
+        })
     }
 }
 
@@ -335,15 +339,6 @@ fn read_primitive(
         roughness: pbr.roughness_factor(),
         metallic: pbr.metallic_factor(),
     })
-}
-
-/// Whether `rel` names a glTF file (by extension).
-pub fn is_gltf(rel: &str) -> bool {
-    let ext = Path::new(rel)
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("");
-    ext.eq_ignore_ascii_case("gltf") || ext.eq_ignore_ascii_case("glb")
 }
 
 #[cfg(test)]

@@ -110,15 +110,4 @@ impl Resources {
         }
         out
     }
-
-    /// What a mesh id draws, for tooltips: its shape or model file, or `missing`.
-    pub fn mesh_name(&self, id: ResourceId) -> &str {
-        match self.meshes.get(&id) {
-            Some(MeshLook {
-                model: Some(file), ..
-            }) => file,
-            Some(m) => m.shape_name(),
-            None => "missing",
-        }
-    }
 }

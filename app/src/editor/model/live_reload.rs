@@ -5,18 +5,20 @@
 use dependency_checker::Checker;
 use dependency_checker::index::BuildOptions;
 use kiln_core::LevelDocument;
+use kiln_core::registry::ResourceFormat;
 
 use super::{Editor, LogLine, ReloadTiming, Severity};
 use crate::editor::history::DocEdit;
 use crate::editor::preview::Resources;
 
-/// Whether the viewport draws `file` straight from disk (a texture, a glTF model or
-/// its buffer).
-fn is_drawn_file(file: &str) -> bool {
+/// Whether `file` is read from disk only when drawn, never compiled into a level:
+/// a file of a binary type (a texture, a glTF buffer) or a glTF model, as the
+/// registry's resource types say.
+fn is_drawn_from_disk(registry: &kiln_core::Registry, file: &str) -> bool {
     let ext = file.rsplit_once('.').map_or("", |(_, e)| e);
-    ["png", "jpg", "jpeg", "gltf", "glb", "bin"]
-        .iter()
-        .any(|e| ext.eq_ignore_ascii_case(e))
+    registry
+        .resource_type(ext)
+        .is_some_and(|t| matches!(t.format, ResourceFormat::Binary | ResourceFormat::Gltf))
 }
 
 /// What taking a changed level file from disk did.
@@ -103,26 +105,27 @@ impl Editor {
         self.plugin_folders_changed(&changed);
         let Some(checker) = &self.checker else { return };
         self.findings = checker.findings();
+        // Everything the change reaches through references, worked out once.
+        let reached = crate::live::referrers(checker, &changed);
+        let affected = crate::live::levels_among(checker, &reached);
         // Textures and models are drawn from their files: the viewport reads a file
         // again, and a glTF whose buffer or image changed, when its version moves on.
         // They are not part of the compiled level, so they need no respawn.
-        let drawn: Vec<&String> = changed.iter().filter(|f| is_drawn_file(f)).collect();
-        if !drawn.is_empty() {
-            for file in crate::live::referrers(checker, &changed) {
-                if is_drawn_file(&file) {
-                    self.asset_versions.bump(&file);
-                }
-            }
-            if drawn.len() == changed.len() {
-                self.info(format!(
-                    "redrawn after {} changed",
-                    crate::live::summarize(&changed)
-                ));
-                return;
+        for file in &reached {
+            if is_drawn_from_disk(&self.registry, file) {
+                self.asset_versions.bump(file);
             }
         }
-        let Some(checker) = &self.checker else { return };
-        let affected = crate::live::affected_levels(checker, &changed);
+        if changed
+            .iter()
+            .all(|f| is_drawn_from_disk(&self.registry, f))
+        {
+            self.info(format!(
+                "redrawn after {} changed",
+                crate::live::summarize(&changed)
+            ));
+            return;
+        }
         if changed
             .iter()
             .any(|f| f.ends_with(".mesh") || f.ends_with(".material"))

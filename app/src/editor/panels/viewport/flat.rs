@@ -7,10 +7,11 @@
 
 use std::sync::Arc;
 
-use egui::{Color32, Pos2, Rect, pos2};
+use egui::{Color32, Pos2, Rect};
 use glam::{Mat4, Vec3, Vec4};
 use kiln_core::ResourceId;
 
+use super::to_screen;
 use crate::render::model::Model;
 use crate::render::scene::DrawList;
 
@@ -50,12 +51,7 @@ pub fn paint(
     let FlatBuffers { points, faces } = buffers;
     points.clear();
     faces.clear();
-    let to_screen = |c: Vec4| {
-        pos2(
-            rect.center().x + c.x / c.w * rect.width() * 0.5,
-            rect.center().y - c.y / c.w * rect.height() * 0.5,
-        )
-    };
+    let to_screen = |c: Vec4| to_screen(rect, c);
     let visible_area = rect.expand(40.0);
     let mut clipped: Vec<Vec4> = Vec::with_capacity(8);
     for batch in &list.batches {
@@ -155,6 +151,41 @@ pub fn paint(
         }
     }
     painter.add(egui::Shape::mesh(batch));
+}
+
+/// The ground grid of the flat view: a line every metre out to 20 m.
+pub fn grid(painter: &egui::Painter, rect: Rect, vp: &Mat4) {
+    for i in -20..=20 {
+        let f = i as f32;
+        let color = if i == 0 {
+            Color32::from_gray(95)
+        } else {
+            Color32::from_gray(60)
+        };
+        for (a, b) in [
+            (Vec3::new(f, 0.0, -20.0), Vec3::new(f, 0.0, 20.0)),
+            (Vec3::new(-20.0, 0.0, f), Vec3::new(20.0, 0.0, f)),
+        ] {
+            if let Some(segment) = project_segment(vp, rect, a, b) {
+                painter.line_segment(segment, egui::Stroke::new(1.0, color));
+            }
+        }
+    }
+}
+
+/// Projects a world segment, clipped to what lies in front of the camera.
+fn project_segment(vp: &Mat4, rect: Rect, a: Vec3, b: Vec3) -> Option<[Pos2; 2]> {
+    let (mut ca, mut cb) = (*vp * a.extend(1.0), *vp * b.extend(1.0));
+    if ca.w < NEAR_W && cb.w < NEAR_W {
+        return None;
+    }
+    // Move the endpoint behind the camera to where the segment crosses the near plane.
+    if ca.w < NEAR_W {
+        ca = cb + (ca - cb) * ((cb.w - NEAR_W) / (cb.w - ca.w));
+    } else if cb.w < NEAR_W {
+        cb = ca + (cb - ca) * ((ca.w - NEAR_W) / (ca.w - cb.w));
+    }
+    Some([to_screen(rect, ca), to_screen(rect, cb)])
 }
 
 /// Clips a triangle in clip space to `w >= NEAR_W` (what lies in front of the eye),

@@ -95,56 +95,15 @@ pub(super) fn project(vp: &Mat4, rect: Rect, p: Vec3) -> Option<(Pos2, f32)> {
     if c.w <= 1e-3 {
         return None;
     }
-    let ndc = c.truncate() / c.w;
-    Some((
-        pos2(
-            rect.center().x + ndc.x * rect.width() * 0.5,
-            rect.center().y - ndc.y * rect.height() * 0.5,
-        ),
-        ndc.z,
-    ))
+    Some((to_screen(rect, c), c.z / c.w))
 }
 
-/// The ground grid of the flat view: a line every metre out to 20 m.
-fn flat_grid(painter: &egui::Painter, rect: Rect, vp: &Mat4) {
-    for i in -20..=20 {
-        let f = i as f32;
-        let color = if i == 0 {
-            Color32::from_gray(95)
-        } else {
-            Color32::from_gray(60)
-        };
-        for (a, b) in [
-            (Vec3::new(f, 0.0, -20.0), Vec3::new(f, 0.0, 20.0)),
-            (Vec3::new(-20.0, 0.0, f), Vec3::new(20.0, 0.0, f)),
-        ] {
-            if let Some(segment) = project_segment(vp, rect, a, b) {
-                painter.line_segment(segment, egui::Stroke::new(1.0, color));
-            }
-        }
-    }
-}
-
-/// Projects a world segment, clipped to what lies in front of the camera.
-fn project_segment(vp: &Mat4, rect: Rect, a: Vec3, b: Vec3) -> Option<[Pos2; 2]> {
-    const NEAR: f32 = 0.05;
-    let (mut ca, mut cb) = (*vp * a.extend(1.0), *vp * b.extend(1.0));
-    if ca.w < NEAR && cb.w < NEAR {
-        return None;
-    }
-    // Move the endpoint behind the camera to where the segment crosses the near plane.
-    if ca.w < NEAR {
-        ca = cb + (ca - cb) * ((cb.w - NEAR) / (cb.w - ca.w));
-    } else if cb.w < NEAR {
-        cb = ca + (cb - ca) * ((ca.w - NEAR) / (ca.w - cb.w));
-    }
-    let to_screen = |c: Vec4| {
-        pos2(
-            rect.center().x + c.x / c.w * rect.width() * 0.5,
-            rect.center().y - c.y / c.w * rect.height() * 0.5,
-        )
-    };
-    Some([to_screen(ca), to_screen(cb)])
+/// A clip-space point (in front of the camera) on the screen.
+pub(super) fn to_screen(rect: Rect, c: Vec4) -> Pos2 {
+    pos2(
+        rect.center().x + c.x / c.w * rect.width() * 0.5,
+        rect.center().y - c.y / c.w * rect.height() * 0.5,
+    )
 }
 
 /// Shows the viewport.
@@ -267,7 +226,7 @@ pub fn show(
         None => {
             painter.rect_filled(rect, 0.0, Color32::from_rgb(38, 40, 46));
             if settings.show_grid {
-                flat_grid(&painter, rect, &vp);
+                flat::grid(&painter, rect, &vp);
             }
             let mut model =
                 |id: ResourceId| assets.mesh_model(resources, id, versions).map(|(_, m)| m);
