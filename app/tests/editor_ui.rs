@@ -1133,3 +1133,48 @@ fn show_in_asset_browser_reveals_the_file() {
     assert_eq!(h.state().panels.bottom, kiln::editor::BottomTab::Assets);
     h.get_by_label("🎨 grass.material");
 }
+
+/// Without a GPU (the glow renderer), textures still get thumbnails, decoded, and
+/// materials keep their icons and say why. A `.kiln/thumbnails` planted as a link to
+/// a folder outside the project gets nothing written through it, and the browser
+/// says that thumbnails are not kept.
+#[test]
+fn without_a_gpu_textures_get_thumbnails_and_a_planted_link_is_not_written_through() {
+    let dir = demo_copy();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".kiln")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join(".kiln/thumbnails")).unwrap();
+    let mut h = open(dir.path());
+    filter_files(&mut h, "grass");
+    let mut shown = false;
+    for _ in 0..300 {
+        h.run_steps(1);
+        let thumbnails = h.state().panels.thumbnails.as_ref().unwrap();
+        if thumbnails.shown("textures/grass.png").is_some()
+            && thumbnails.error("materials/grass.material").is_some()
+        {
+            shown = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        shown,
+        "the texture's thumbnail, and the material's reason for none"
+    );
+    let thumbnails = h.state().panels.thumbnails.as_ref().unwrap();
+    assert!(thumbnails.shown("materials/grass.material").is_none());
+    assert_eq!(
+        thumbnails.error("materials/grass.material"),
+        Some("no GPU to draw thumbnails with")
+    );
+    h.get_by_label("🖼 grass.png").click();
+    h.run_steps(3);
+    h.get_by_label("Thumbnail of textures/grass.png");
+    h.get_by_label_contains("Thumbnails are not kept: cannot write .kiln/thumbnails");
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing written through the link"
+    );
+}

@@ -11,6 +11,7 @@ mod model;
 mod panels;
 pub mod preview;
 mod settings;
+pub mod thumbnails;
 pub mod tree;
 
 pub use actions::{Action, UiCommand, UnsavedAnswer};

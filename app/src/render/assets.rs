@@ -30,17 +30,27 @@ pub type ModelKey = String;
 /// How many times the editor saw each file change on disk: a cached copy read at an
 /// older version is read again.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AssetVersions(HashMap<String, u64>);
+pub struct AssetVersions {
+    versions: HashMap<String, u64>,
+    changes: u64,
+}
 
 impl AssetVersions {
     /// The version of `path` (0 until it changes).
     pub fn of(&self, path: &str) -> u64 {
-        self.0.get(path).copied().unwrap_or(0)
+        self.versions.get(path).copied().unwrap_or(0)
     }
 
     /// Notes that `path` changed on disk.
     pub fn bump(&mut self, path: &str) {
-        *self.0.entry(path.to_owned()).or_default() += 1;
+        *self.versions.entry(path.to_owned()).or_default() += 1;
+        self.changes += 1;
+    }
+
+    /// How many changes were noted, of all files: when it has not moved, no file
+    /// drawn from disk changed.
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 }
 
@@ -192,6 +202,14 @@ impl AssetCache {
             Some(Loaded::Image(i)) => Some(i.clone()),
             _ => None,
         }
+    }
+
+    /// Whether `path` was read (or failed) at `version`: what is cached is the
+    /// file's content now, not an older one shown while the new one loads.
+    pub fn is_current(&self, path: &str, version: u64) -> bool {
+        self.entries
+            .get(path)
+            .is_some_and(|e| e.version == Some(version) && e.loading.is_none())
     }
 
     /// Why `path` failed to load the last time it was read, if it did.

@@ -1,6 +1,7 @@
 //! The viewport's renderer, apart from the editor's panels: the scene as plain data
 //! ([`scene`]), models and textures ([`model`], [`geometry`], loaded off the UI
-//! thread by [`assets`]), picking by ray casts ([`picking`]) and drawing with wgpu
+//! thread by [`assets`]), picking by ray casts ([`picking`]), the asset browser's thumbnails
+//! ([`thumbnail`]) and drawing with wgpu
 //! into an offscreen colour and depth target ([`gpu`]), in the editor's window or
 //! headless ([`headless`]) for tests, benchmarks and thumbnails.
 
@@ -12,3 +13,4 @@ pub mod model;
 pub mod picking;
 pub mod resources;
 pub mod scene;
+pub mod thumbnail;

@@ -51,6 +51,11 @@ pub struct Resources {
 static LOADS: AtomicU64 = AtomicU64::new(1);
 
 impl Resources {
+    /// A load number no other set of resources has had.
+    pub fn next_generation() -> u64 {
+        LOADS.fetch_add(1, Ordering::Relaxed)
+    }
+
     /// Reads every mesh and material of the project among `files`. Unreadable or
     /// broken ones are skipped here; the problems list reports them.
     pub fn load(
@@ -59,7 +64,7 @@ impl Resources {
         files: impl Iterator<Item = String>,
     ) -> Self {
         let mut out = Resources {
-            generation: LOADS.fetch_add(1, Ordering::Relaxed),
+            generation: Resources::next_generation(),
             ..Resources::default()
         };
         for file in files {

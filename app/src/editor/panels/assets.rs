@@ -10,6 +10,11 @@ use dependency_checker::rename::{MovePlan, MoveRequest};
 
 use crate::editor::actions::Action;
 use crate::editor::model::Editor;
+use crate::editor::thumbnails::Thumbnails;
+
+/// How large a thumbnail shows in a row, and when hovered or selected (points).
+const ROW_THUMBNAIL: f32 = 16.0;
+const LARGE_THUMBNAIL: f32 = 128.0;
 
 /// Asset browser state.
 #[derive(Debug, Default)]
@@ -106,7 +111,13 @@ fn icon(file: &str) -> &'static str {
 }
 
 /// Shows the asset browser.
-pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut AssetState, actions: &mut Vec<Action>) {
+pub fn show(
+    ui: &mut egui::Ui,
+    editor: &Editor,
+    state: &mut AssetState,
+    thumbnails: &mut Thumbnails,
+    actions: &mut Vec<Action>,
+) {
     let Some(checker) = &editor.checker() else {
         ui.label("The project could not be indexed; see the log.");
         return;
@@ -140,7 +151,20 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut AssetState, actions:
                     for file in list {
                         let short = file.rsplit('/').next().unwrap_or(file);
                         let selected = state.selected.as_deref() == Some(file);
-                        let r = ui.selectable_label(selected, format!("{} {short}", icon(file)));
+                        let name = format!("{} {short}", icon(file));
+                        let thumbnail = thumbnails.get(file).map(egui::TextureHandle::id);
+                        let row = match thumbnail {
+                            Some(t) => egui::Button::selectable(selected, (thumbnail_image(t, ROW_THUMBNAIL), short)),
+                            None => egui::Button::selectable(selected, name.as_str()),
+                        };
+                        let mut r = ui.add(row);
+                        // Named as without a thumbnail: the icon says the file's type.
+                        r.widget_info(|| egui::WidgetInfo::selected(egui::Role::Button, true, selected, &name));
+                        if let Some(t) = thumbnail {
+                            r = r.on_hover_ui(|ui| {
+                                ui.add(thumbnail_image(t, LARGE_THUMBNAIL));
+                            });
+                        }
                         if state.reveal.as_deref() == Some(file) {
                             r.scroll_to_me(Some(egui::Align::Center));
                         }
@@ -188,6 +212,11 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut AssetState, actions:
         state.reveal = None;
 
         let ui = &mut cols[1];
+        if state.results.is_none()
+            && let Some(file) = &state.selected
+        {
+            preview(ui, file, thumbnails);
+        }
         match &state.results {
             Some(query) => {
                 let refs = query.answer(checker);
@@ -218,6 +247,27 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut AssetState, actions:
         && file != target
     {
         state.open_rename(editor, &file, &target);
+    }
+}
+
+/// A thumbnail shown `size` points square.
+fn thumbnail_image(id: egui::TextureId, size: f32) -> egui::Image<'static> {
+    let size = egui::Vec2::splat(size);
+    egui::Image::from_texture(egui::load::SizedTexture::new(id, size)).fit_to_exact_size(size)
+}
+
+/// The selected file's large thumbnail, or why it has none.
+fn preview(ui: &mut egui::Ui, file: &str, thumbnails: &mut Thumbnails) {
+    // No title: the row is highlighted, and the inspector names the file.
+    if let Some(t) = thumbnails.get(file) {
+        let image =
+            thumbnail_image(t.id(), LARGE_THUMBNAIL).alt_text(format!("Thumbnail of {file}"));
+        ui.add(image);
+    } else if let Some(why) = thumbnails.error(file) {
+        ui.weak(format!("No thumbnail: {why}"));
+    }
+    if let Some(why) = thumbnails.cache_error() {
+        ui.weak(format!("Thumbnails are not kept: {why}"));
     }
 }
 

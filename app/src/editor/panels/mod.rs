@@ -13,6 +13,7 @@ pub use viewport::{Camera, Tool};
 use super::actions::Action;
 use super::model::Editor;
 use super::settings::Settings;
+use super::thumbnails::Thumbnails;
 
 /// Which tab the bottom panel shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,6 +48,23 @@ pub struct PanelState {
     pub bottom: BottomTab,
     /// Asset browser state.
     pub assets: assets::AssetState,
+    /// The asset browser's thumbnails (started on first use).
+    pub thumbnails: Option<Thumbnails>,
+}
+
+/// The thumbnails of the open project, started on first use.
+fn started<'a>(
+    thumbnails: &'a mut Option<Thumbnails>,
+    editor: &Editor,
+    ctx: &egui::Context,
+) -> &'a mut Thumbnails {
+    thumbnails.get_or_insert_with(|| {
+        let ctx = ctx.clone();
+        Thumbnails::new(
+            editor.project().clone(),
+            std::sync::Arc::new(move || ctx.request_repaint()),
+        )
+    })
 }
 
 /// Lays out and shows every panel.
@@ -90,13 +108,20 @@ pub fn show(
             });
             ui.separator();
             match state.bottom {
-                BottomTab::Assets => assets::show(ui, editor, &mut state.assets, actions),
+                BottomTab::Assets => {
+                    let thumbnails = started(&mut state.thumbnails, editor, ui.ctx());
+                    assets::show(ui, editor, &mut state.assets, thumbnails, actions);
+                }
                 BottomTab::Problems => {
                     problems::show(ui, editor, &mut state.assets, &drawing, actions)
                 }
                 BottomTab::Log => log::show(ui, editor),
             }
         });
+    if let Some(thumbnails) = &mut state.thumbnails {
+        let assets = state.viewport.assets(editor, ui.ctx());
+        thumbnails.update(ui.ctx(), editor, render_state, assets);
+    }
     assets::rename_dialog(ui.ctx(), editor, &mut state.assets, actions);
     egui::CentralPanel::default().show(ui, |ui| {
         viewport::show(ui, editor, state, settings, render_state, actions)
