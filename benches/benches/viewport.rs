@@ -14,6 +14,7 @@ use kiln::render::assets::AssetCache;
 use kiln::render::gpu::{SceneRenderer, View};
 use kiln::render::headless::HeadlessGpu;
 use kiln::render::scene::{DrawList, SceneKey};
+use kiln::render::thumbnail::{self, ThumbnailKind, ThumbnailScene};
 
 fn bench(c: &mut Criterion) {
     let gpu = HeadlessGpu::new().expect("a GPU adapter (apt-get install mesa-vulkan-drivers)");
@@ -103,5 +104,70 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Whole frames on the headless device, the GPU's work included: on a machine
+/// without a GPU this is Mesa's software rasterizer, a CPU emulating a GPU, recorded
+/// for reference. The demo project and a 10,000-entity level at 1280 x 720, the
+/// size of the viewport in a 1920 x 1080 window; and one thumbnail (drawn and read
+/// back).
+fn bench_software_frames(c: &mut Criterion) {
+    let gpu = HeadlessGpu::new().expect("a GPU adapter (apt-get install mesa-vulkan-drivers)");
+    let mut g = c.benchmark_group("viewport frame, GPU work included");
+    g.sample_size(10);
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/demo");
+    let big = std::env::temp_dir().join("kiln-bench-viewport-frames-10000");
+    let _ = std::fs::remove_dir_all(&big);
+    kiln_benches::write_editor_project(&big, 10_000).expect("write project");
+    for (name, dir) in [("demo project", demo.as_path()), ("10000 entities", big.as_path())] {
+        let mut app = KilnApp::with_settings(Settings::default());
+        app.open_project(dir);
+        let editor = app.editor.as_ref().expect("project opens");
+        let world = &editor.preview().world;
+        let resources = editor.resources();
+        let versions = editor.asset_versions();
+        let mut assets = AssetCache::new(editor.project().clone(), None);
+        let mut renderer = SceneRenderer::new(&gpu.device, &gpu.queue);
+        let camera = Camera {
+            distance: if name == "demo project" { 25.0 } else { 120.0 },
+            ..Camera::default()
+        };
+        let view = View {
+            view_projection: camera.view_projection(1280.0 / 720.0, false),
+            eye: camera.eye(false),
+            grid: true,
+            grid_fade: 300.0,
+        };
+        let list = DrawList::build(world, &HashSet::new(), |m| {
+            resources.meshes.get(&m).map(|l| l.size)
+        });
+        let size = [1280, 720];
+        renderer.render(size, &view, &list, true, resources, &mut assets, versions);
+        assets.wait(Duration::from_secs(20));
+        renderer.render(size, &view, &list, true, resources, &mut assets, versions);
+        gpu.wait().expect("the GPU finishes");
+        g.bench_function(format!("{name}, 1280x720"), |b| {
+            b.iter(|| {
+                renderer.render(size, &view, &list, false, resources, &mut assets, versions);
+                gpu.wait().expect("the GPU finishes");
+            })
+        });
+        if name == "demo project" {
+            let scene = ThumbnailScene::of(
+                ThumbnailKind::Material,
+                "materials/grass.material",
+                resources,
+            )
+            .expect("the demo has a grass material");
+            let mut thumbnails = SceneRenderer::new(&gpu.device, &gpu.queue);
+            g.bench_function("one material thumbnail, drawn and read back", |b| {
+                b.iter(|| {
+                    let drawn = thumbnail::draw(&mut thumbnails, &scene, &mut assets, versions);
+                    assert!(matches!(drawn, thumbnail::Drawn::Image(_)));
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_software_frames);
 criterion_main!(benches);

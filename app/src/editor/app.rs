@@ -529,10 +529,19 @@ impl KilnApp {
         if *frames == 3 {
             self.screenshot_scene();
         }
+        // After the scene settles and the thumbnails in view are in (at most a few
+        // hundred frames); once.
+        let thumbnails_busy = self
+            .panels
+            .thumbnails
+            .as_ref()
+            .is_some_and(super::thumbnails::Thumbnails::busy);
         let Some((path, frames)) = &mut self.screenshot else {
             return;
         };
-        if *frames == 20 {
+        const LAST_FRAME: u32 = 400;
+        if *frames == LAST_FRAME || (*frames >= 20 && *frames < LAST_FRAME && !thumbnails_busy) {
+            *frames = LAST_FRAME + 1;
             let path = path.clone();
             let ctx2 = ctx.clone();
             ctx.request_screenshot(move |image| {
