@@ -1178,3 +1178,64 @@ fn without_a_gpu_textures_get_thumbnails_and_a_planted_link_is_not_written_throu
         "nothing written through the link"
     );
 }
+
+/// Dragging the move handle's X arrow with the mouse moves the selection along X,
+/// and the view does not turn: the drag belongs to the handle from its first frame.
+#[test]
+fn dragging_the_move_handle_moves_the_selection_and_leaves_the_camera_alone() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.state_mut()
+        .apply_actions(vec![kiln::editor::Action::Select(vec!["boulder".into()])]);
+    h.key_press(Key::F);
+    h.run_steps(4);
+    let origin = glam::Vec3::from(editor(&h).world_pose("boulder").unwrap().translation);
+    let (yaw, pitch) = {
+        let c = &h.state().panels.camera;
+        (c.yaw, c.pitch)
+    };
+    let screen = |h: &Harness<'_, KilnApp>, p: glam::Vec3| {
+        let panels = &h.state().panels;
+        let rect = panels.viewport.rect.unwrap();
+        let c = panels
+            .camera
+            .view_projection(rect.width() / rect.height(), false)
+            * p.extend(1.0);
+        egui::pos2(
+            rect.center().x + c.x / c.w * rect.width() * 0.5,
+            rect.center().y - c.y / c.w * rect.height() * 0.5,
+        )
+    };
+    // Midway along the X arrow (its length is 12% of the camera's distance).
+    let len = h.state().panels.camera.distance * 0.12;
+    let grab = screen(&h, origin + glam::Vec3::X * len * 0.6);
+    let along = screen(&h, origin + glam::Vec3::X * len) - screen(&h, origin);
+    let step = along.normalized() * 8.0;
+    h.hover_at(grab);
+    h.run_steps(1);
+    h.event(egui::Event::PointerButton {
+        pos: grab,
+        button: egui::PointerButton::Primary,
+        pressed: true,
+        modifiers: egui::Modifiers::NONE,
+    });
+    h.run_steps(1);
+    let mut at = grab;
+    for _ in 0..6 {
+        at += step;
+        h.hover_at(at);
+        h.run_steps(1);
+    }
+    h.event(egui::Event::PointerButton {
+        pos: at,
+        button: egui::PointerButton::Primary,
+        pressed: false,
+        modifiers: egui::Modifiers::NONE,
+    });
+    h.run_steps(2);
+    let moved = glam::Vec3::from(editor(&h).world_pose("boulder").unwrap().translation);
+    assert!(moved.x > origin.x + 0.05, "{origin} -> {moved}");
+    assert!((moved.y - origin.y).abs() < 1e-4 && (moved.z - origin.z).abs() < 1e-4);
+    let c = &h.state().panels.camera;
+    assert_eq!((c.yaw, c.pitch), (yaw, pitch), "the view did not turn");
+}

@@ -170,8 +170,10 @@ pub fn show(
         }
     }
 
-    // Camera gestures (not while dragging the handle).
-    if viewport.dragging_axis.is_none() {
+    // Camera gestures (not while dragging the handle). Not on the frame a drag
+    // starts either: whether it grabbed a handle is only known once the handle is
+    // drawn below, and orbiting first made every handle drag turn the view a little.
+    if viewport.dragging_axis.is_none() && !response.drag_started() {
         let shift = ui.input(|i| i.modifiers.shift);
         if response.dragged_by(egui::PointerButton::Middle)
             || (shift && response.dragged_by(egui::PointerButton::Primary))
