@@ -51,6 +51,12 @@ pub fn run(
         writeln!(out, "error: {e}")?;
     }
     let out_root = out_dir.map_or_else(|| project.root().to_owned(), Path::to_owned);
+    // A folder named with --out is the user's choice, and may not exist yet; below
+    // it, `build/` is made without following links.
+    if out_dir.is_some() {
+        std::fs::create_dir_all(&out_root)
+            .with_context(|| format!("creating the output folder {}", out_root.display()))?;
+    }
     let levels = if levels.is_empty() {
         project.levels()?
     } else {

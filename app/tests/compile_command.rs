@@ -60,6 +60,38 @@ fn named_levels_and_out_dir() {
     assert!(!tmp.path().join("build").exists());
 }
 
+/// `--out` names a folder that does not exist yet: it is made, and the levels in
+/// nested folders land in nested folders below its `build/`.
+#[test]
+fn an_out_dir_that_does_not_exist_yet_is_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    copy_demo(tmp.path());
+    fs::create_dir_all(tmp.path().join("levels/campaign/act_1")).unwrap();
+    fs::copy(
+        tmp.path().join("levels/workshop.level"),
+        tmp.path().join("levels/campaign/act_1/workshop.level"),
+    )
+    .unwrap();
+    let target = out.path().join("not/yet");
+    let (code, stdout, stderr) = kiln(
+        &[
+            "compile",
+            "--project",
+            tmp.path().to_str().unwrap(),
+            "--out",
+            target.to_str().unwrap(),
+        ],
+        Path::new("/"),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        target
+            .join("build/levels/campaign/act_1/workshop.level.bin")
+            .is_file()
+    );
+}
+
 #[test]
 fn a_broken_level_reports_file_line_column_and_keeps_the_last_good_blob() {
     let tmp = tempfile::tempdir().unwrap();
