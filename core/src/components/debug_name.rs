@@ -6,9 +6,8 @@
 //! Names from a level blob are checked for UTF-8 when read, not when spawned: debug
 //! names are read rarely, levels are spawned often.
 
-use crate::component::{
-    ComponentManager, EntityMap, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
-};
+use crate::DenseEntityMap;
+use crate::component::{ComponentManager, GcRng, Instance, OwnedInstances, random_gc, sweep_dead};
 use crate::{Entity, EntityManager};
 
 /// Associates at most one debug name with an entity.
@@ -18,7 +17,8 @@ pub struct DebugNameManager {
     span: Vec<(u32, u32)>,
     text: Vec<u8>,
     garbage: usize,
-    map: EntityMap,
+    /// Nearly every entity of a level has one: indexed by entity index.
+    map: DenseEntityMap,
     rng: GcRng,
 }
 

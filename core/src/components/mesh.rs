@@ -6,10 +6,10 @@
 //! `next_instance`, starting from the instance the hash index points at (the seed's
 //! "exercise for the reader").
 
+use crate::DenseEntityMap;
 use crate::ResourceId;
 use crate::component::{
-    ComponentManager, DestroyPolicy, EntityMap, GcRng, Instance, NONE, OwnedInstances, random_gc,
-    sweep_dead,
+    ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead,
 };
 use crate::{Entity, EntityManager};
 
@@ -32,7 +32,8 @@ pub struct MeshManager {
     material: Vec<ResourceId>,
     visible: Vec<bool>,
     next_instance: Vec<u32>,
-    map: EntityMap,
+    /// Nearly every entity of a level has one: indexed by entity index.
+    map: DenseEntityMap,
     rng: GcRng,
     /// Bumped by every change (see [`MeshManager::change_count`]).
     changes: u64,

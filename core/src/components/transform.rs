@@ -13,8 +13,9 @@ use std::collections::HashMap;
 
 use glam::{Affine3A, Quat, Vec3};
 
+use crate::DenseEntityMap;
 use crate::component::{
-    ComponentManager, DestroyPolicy, EntityMap, GcRng, Instance, NONE, OwnedInstances, sweep_dead,
+    ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, sweep_dead,
 };
 use crate::{Entity, EntityManager};
 
@@ -28,7 +29,8 @@ pub struct TransformManager {
     first_child: Vec<u32>,
     next_sibling: Vec<u32>,
     prev_sibling: Vec<u32>,
-    map: EntityMap,
+    /// Nearly every entity of a level has one: indexed by entity index.
+    map: DenseEntityMap,
     rng: GcRng,
     /// Bumped by every change to a pose or to the set of instances, so that a reader
     /// (the viewport) can tell that nothing moved without comparing poses.
