@@ -117,7 +117,10 @@ fn bench_software_frames(c: &mut Criterion) {
     let big = std::env::temp_dir().join("kiln-bench-viewport-frames-10000");
     let _ = std::fs::remove_dir_all(&big);
     kiln_benches::write_editor_project(&big, 10_000).expect("write project");
-    for (name, dir) in [("demo project", demo.as_path()), ("10000 entities", big.as_path())] {
+    for (name, dir) in [
+        ("demo project", demo.as_path()),
+        ("10000 entities", big.as_path()),
+    ] {
         let mut app = KilnApp::with_settings(Settings::default());
         app.open_project(dir);
         let editor = app.editor.as_ref().expect("project opens");
