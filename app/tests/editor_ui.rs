@@ -1239,3 +1239,34 @@ fn dragging_the_move_handle_moves_the_selection_and_leaves_the_camera_alone() {
     let c = &h.state().panels.camera;
     assert_eq!((c.yaw, c.pitch), (yaw, pitch), "the view did not turn");
 }
+
+/// Thumbnails are made for the rows on screen only: an open folder of 300 textures
+/// lays out every row, but only the few in view are decoded.
+#[test]
+fn only_the_rows_in_view_get_thumbnails() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kiln.project"), "{}").unwrap();
+    std::fs::create_dir(dir.path().join("textures")).unwrap();
+    let pixel = image::RgbImage::from_pixel(2, 2, image::Rgb([10, 200, 30]));
+    for i in 0..300 {
+        pixel
+            .save(dir.path().join(format!("textures/t{i:03}.png")))
+            .unwrap();
+    }
+    let mut h = open(dir.path());
+    h.get_by_label("📁 textures").click();
+    let mut decoded = 0;
+    for _ in 0..300 {
+        h.run_steps(1);
+        let thumbnails = h.state().panels.thumbnails.as_ref().unwrap();
+        decoded = thumbnails.stats().decoded;
+        if decoded > 0 && !thumbnails.busy() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let thumbnails = h.state().panels.thumbnails.as_ref().unwrap();
+    assert!(thumbnails.shown("textures/t000.png").is_some(), "the first row has one");
+    assert!(thumbnails.shown("textures/t299.png").is_none(), "the last row is out of view");
+    assert!(decoded > 0 && decoded < 40, "{decoded} decoded of 300");
+}

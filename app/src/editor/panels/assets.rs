@@ -152,7 +152,11 @@ pub fn show(
                         let short = file.rsplit('/').next().unwrap_or(file);
                         let selected = state.selected.as_deref() == Some(file);
                         let name = format!("{} {short}", icon(file));
-                        let thumbnail = thumbnails.get(file).map(egui::TextureHandle::id);
+                        // Asked for only by rows on screen: an open folder of
+                        // thousands of files lays out every row, most scrolled away.
+                        let row = egui::Rect::from_min_size(ui.cursor().min, egui::vec2(ui.available_width(), ui.spacing().interact_size.y));
+                        let thumbnail = if ui.is_rect_visible(row) { thumbnails.get(file) } else { thumbnails.shown(file) };
+                        let thumbnail = thumbnail.map(egui::TextureHandle::id);
                         let row = match thumbnail {
                             Some(t) => egui::Button::selectable(selected, (thumbnail_image(t, ROW_THUMBNAIL), short)),
                             None => egui::Button::selectable(selected, name.as_str()),
