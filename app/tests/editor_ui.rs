@@ -1266,7 +1266,13 @@ fn only_the_rows_in_view_get_thumbnails() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let thumbnails = h.state().panels.thumbnails.as_ref().unwrap();
-    assert!(thumbnails.shown("textures/t000.png").is_some(), "the first row has one");
-    assert!(thumbnails.shown("textures/t299.png").is_none(), "the last row is out of view");
+    assert!(
+        thumbnails.shown("textures/t000.png").is_some(),
+        "the first row has one"
+    );
+    assert!(
+        thumbnails.shown("textures/t299.png").is_none(),
+        "the last row is out of view"
+    );
     assert!(decoded > 0 && decoded < 40, "{decoded} decoded of 300");
 }
