@@ -1276,3 +1276,55 @@ fn only_the_rows_in_view_get_thumbnails() {
     );
     assert!(decoded > 0 && decoded < 40, "{decoded} decoded of 300");
 }
+
+/// Crafted files in `.kiln/thumbnails` (garbage, or a PNG declaring a huge picture)
+/// are misses: the thumbnail is made again and replaces them.
+#[test]
+fn crafted_cached_thumbnails_are_made_again() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("kiln.project"), "{}").unwrap();
+    std::fs::create_dir(dir.path().join("textures")).unwrap();
+    image::RgbImage::from_pixel(4, 4, image::Rgb([200, 30, 30]))
+        .save(dir.path().join("textures/red.png"))
+        .unwrap();
+    let cache = dir.path().join(".kiln/thumbnails");
+    let run = |crafted: Option<&[u8]>| {
+        if let Some(bytes) = crafted {
+            for f in std::fs::read_dir(&cache).unwrap() {
+                std::fs::write(f.unwrap().path(), bytes).unwrap();
+            }
+        }
+        let mut h = open(dir.path());
+        h.get_by_label("📁 textures").click();
+        for _ in 0..300 {
+            h.run_steps(1);
+            if h.state()
+                .panels
+                .thumbnails
+                .as_ref()
+                .unwrap()
+                .shown("textures/red.png")
+                .is_some()
+            {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        h.state().panels.thumbnails.as_ref().unwrap().stats()
+    };
+    assert_eq!(run(None).decoded, 1);
+    assert_eq!(run(None).from_cache, 1, "a good cached thumbnail is used");
+    let mut huge = Vec::new();
+    image::GrayImage::new(4_000, 4_000)
+        .write_to(
+            &mut std::io::Cursor::new(&mut huge),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    for crafted in [&b"not a png"[..], &huge] {
+        let stats = run(Some(crafted));
+        assert_eq!((stats.from_cache, stats.decoded), (0, 1), "{stats:?}");
+    }
+    // The crafted file was replaced by a real thumbnail.
+    assert_eq!(run(None).from_cache, 1);
+}

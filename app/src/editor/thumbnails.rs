@@ -495,9 +495,15 @@ fn cache_file(key: u64) -> PathBuf {
 fn load_cached(root: &Path, key: u64) -> Option<Image> {
     // Never through a link in `.kiln/`; at most a few hundred kilobytes.
     let bytes = kiln_core::read_below(root, &cache_file(key), 4 << 20).ok()?;
-    let image = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
-        .ok()?
-        .to_rgba8();
+    let mut reader =
+        image::ImageReader::with_format(std::io::Cursor::new(bytes), image::ImageFormat::Png);
+    // A crafted file could declare a huge picture in a few bytes: only a
+    // thumbnail's size is decoded, anything else is a miss and is made again.
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(thumbnail::THUMBNAIL_SIZE);
+    limits.max_image_height = Some(thumbnail::THUMBNAIL_SIZE);
+    reader.limits(limits);
+    let image = reader.decode().ok()?.to_rgba8();
     (image.dimensions() == (thumbnail::THUMBNAIL_SIZE, thumbnail::THUMBNAIL_SIZE)).then_some(image)
 }
 
