@@ -502,7 +502,21 @@ pub fn create_dir_below(base: &Path, rel: &Path) -> io::Result<PathBuf> {
                 ));
             }
             Ok(_) => {}
-            Err(_) => fs::create_dir(&dir)?,
+            Err(_) => match fs::create_dir(&dir) {
+                Ok(()) => {}
+                // Another process (two commands at once) made it between the
+                // look and the make: fine if what it made is a real folder.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let made = fs::symlink_metadata(&dir)?;
+                    if made.file_type().is_symlink() {
+                        return Err(planted_link(&dir));
+                    }
+                    if !made.is_dir() {
+                        return Err(e);
+                    }
+                }
+                Err(e) => return Err(e),
+            },
         }
     }
     Ok(dir)
@@ -511,6 +525,23 @@ pub fn create_dir_below(base: &Path, rel: &Path) -> io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_makers_of_one_folder_at_once_both_succeed() {
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let base = dir.path();
+            let results: Vec<io::Result<PathBuf>> = std::thread::scope(|s| {
+                let makers: Vec<_> = (0..4)
+                    .map(|_| s.spawn(|| create_dir_below(base, Path::new("a/b/c/d"))))
+                    .collect();
+                makers.into_iter().map(|m| m.join().unwrap()).collect()
+            });
+            for made in results {
+                assert_eq!(made.unwrap(), base.join("a/b/c/d"));
+            }
+        }
+    }
 
     #[test]
     fn writes_below_a_folder_never_follow_a_link() {
