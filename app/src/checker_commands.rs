@@ -60,7 +60,7 @@ pub fn open_checker_with(project: &Path, registry: Arc<Registry>) -> anyhow::Res
 }
 
 /// How `kiln check` runs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CheckOptions {
     /// Patch stale paths (references to paths the redirect log moved).
     pub fix: bool,
@@ -78,14 +78,29 @@ pub struct CheckOptions {
 pub fn check(project: &Path, options: CheckOptions, out: &mut dyn Write) -> anyhow::Result<u8> {
     let (mut checker, plugins) = open_checker(project)?;
     report(&plugins, false, &mut std::io::stderr());
+    check_with(&mut checker, &plugin_errors(&plugins), options, out)
+}
+
+/// Why each of the project's plugins that failed did not load.
+pub fn plugin_errors(plugins: &ProjectPlugins) -> Vec<String> {
+    plugins.errors.iter().map(|e| e.to_string()).collect()
+}
+
+/// `kiln check` on an open checker; `plugin_errors` are reported as errors.
+pub fn check_with(
+    checker: &mut Checker,
+    plugin_errors: &[String],
+    options: CheckOptions,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
     let mut fixes = None;
     if options.fix {
-        let plan = rename::plan_redirect_fixes(&checker);
+        let plan = rename::plan_redirect_fixes(checker);
         if !options.json {
             print_plan(&plan, out)?;
         }
         if !options.dry_run && !plan.is_empty() {
-            rename::apply(&mut checker, &plan)?;
+            rename::apply(checker, &plan)?;
         }
         if !options.json {
             let verb = if options.dry_run {
@@ -102,13 +117,12 @@ pub fn check(project: &Path, options: CheckOptions, out: &mut dyn Write) -> anyh
         fixes = Some(plan);
     }
     let findings = checker.findings();
-    let plugin_errors: Vec<String> = plugins.errors.iter().map(|e| e.to_string()).collect();
     let errors = findings.iter().filter(|f| f.is_error()).count() + plugin_errors.len();
     let warnings = findings.len() + plugin_errors.len() - errors;
     if options.json {
         let mut report = json!({
             "schema": "kiln-check/1",
-            "files": checker.index().stats().files,
+            "files": checker.index().len(),
             "errors": errors,
             "warnings": warnings,
             "findings": findings.iter().map(finding_json).collect::<Vec<_>>(),
@@ -124,7 +138,7 @@ pub fn check(project: &Path, options: CheckOptions, out: &mut dyn Write) -> anyh
         }
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        for e in &plugin_errors {
+        for e in plugin_errors {
             writeln!(out, "error: {e}")?;
         }
         for f in &findings {
@@ -134,7 +148,7 @@ pub fn check(project: &Path, options: CheckOptions, out: &mut dyn Write) -> anyh
             out,
             "{} findings ({errors} errors, {warnings} warnings) in {} files",
             findings.len() + plugin_errors.len(),
-            checker.index().stats().files
+            checker.index().len()
         )?;
     }
     let failed = errors > 0 || (options.deny_warnings && warnings > 0);
@@ -201,7 +215,17 @@ pub fn refs(
 ) -> anyhow::Result<u8> {
     let (checker, plugins) = open_checker(project)?;
     report(&plugins, true, &mut std::io::stderr());
-    require_exists(&checker, resource)?;
+    refs_with(&checker, resource, as_json, out)
+}
+
+/// `kiln refs` on an open checker.
+pub fn refs_with(
+    checker: &Checker,
+    resource: &str,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    require_exists(checker, resource)?;
     let refs = checker.references_to(resource);
     let maybe = checker.ambiguous_references_to(resource);
     if as_json {
@@ -240,7 +264,17 @@ pub fn deps(
 ) -> anyhow::Result<u8> {
     let (checker, plugins) = open_checker(project)?;
     report(&plugins, true, &mut std::io::stderr());
-    require_exists(&checker, resource)?;
+    deps_with(&checker, resource, as_json, out)
+}
+
+/// `kiln deps` on an open checker.
+pub fn deps_with(
+    checker: &Checker,
+    resource: &str,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    require_exists(checker, resource)?;
     let deps = checker.dependencies_of(resource);
     if as_json {
         let report = json!({
@@ -337,8 +371,40 @@ pub fn mv(
 ) -> anyhow::Result<u8> {
     let (mut checker, plugins) = open_checker(project)?;
     report(&plugins, true, &mut std::io::stderr());
+    let options = MoveOptions { dry_run, as_json };
+    mv_with(
+        &mut checker,
+        paths,
+        options,
+        (out, &mut std::io::stderr()),
+        &mut |checker| {
+            *checker = open_checker_with(project, checker.index().registry().clone())?;
+            Ok(())
+        },
+    )
+}
+
+/// How `kiln mv` runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MoveOptions {
+    /// Print the plan and change nothing.
+    pub dry_run: bool,
+    /// Machine-readable output.
+    pub as_json: bool,
+}
+
+/// `kiln mv` on an open checker, printing its result on `out` and notes on `err`.
+/// `reread` brings the checker up to date with the disk when a file changed while
+/// the move was planned (the move is then planned again).
+pub fn mv_with(
+    checker: &mut Checker,
+    paths: &[String],
+    MoveOptions { dry_run, as_json }: MoveOptions,
+    (out, err): (&mut dyn Write, &mut dyn Write),
+    reread: &mut dyn FnMut(&mut Checker) -> anyhow::Result<()>,
+) -> anyhow::Result<u8> {
     let request = move_request(checker.project().root(), paths)?;
-    let mut plan = rename::plan(&checker, &request)?;
+    let mut plan = rename::plan(checker, &request)?;
     let apply = !dry_run && !plan.is_empty();
     // Another process (a second `kiln mv`, an editor saving) may change a file to
     // patch between planning and applying; the apply then refuses, changing nothing,
@@ -346,13 +412,16 @@ pub fn mv(
     let mut attempts = 0;
     if apply {
         loop {
-            match rename::apply(&mut checker, &plan) {
+            match rename::apply(checker, &plan) {
                 Ok(_) => break,
                 Err(dependency_checker::CheckerError::Changed { file }) if attempts < 3 => {
                     attempts += 1;
-                    eprintln!("{file} changed while the move was being planned; planning again");
-                    checker = open_checker_with(project, checker.index().registry().clone())?;
-                    plan = rename::plan(&checker, &request)?;
+                    writeln!(
+                        err,
+                        "{file} changed while the move was being planned; planning again"
+                    )?;
+                    reread(checker)?;
+                    plan = rename::plan(checker, &request)?;
                 }
                 Err(e) => return Err(e.into()),
             }

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::query_service::Query;
+
 /// Kiln: level editor and data compiler.
 #[derive(Debug, Parser)]
 #[command(name = "kiln", version, about)]
@@ -147,32 +149,61 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
             dry_run,
             deny_warnings,
             json,
-        } => crate::checker_commands::check(
-            &project,
-            crate::checker_commands::CheckOptions {
+        } => {
+            let options = crate::checker_commands::CheckOptions {
                 fix,
                 dry_run,
                 json,
                 deny_warnings,
-            },
-            out,
-        ),
+            };
+            served_or(&project, Query::Check(options), out, |out| {
+                crate::checker_commands::check(&project, options, out)
+            })
+        }
         Tool::Refs {
             project,
             json,
             resource,
-        } => crate::checker_commands::refs(&project, &resource, json, out),
+        } => {
+            let query = Query::Refs {
+                resource: resource.clone(),
+                json,
+            };
+            served_or(&project, query, out, |out| {
+                crate::checker_commands::refs(&project, &resource, json, out)
+            })
+        }
         Tool::Deps {
             project,
             json,
             resource,
-        } => crate::checker_commands::deps(&project, &resource, json, out),
+        } => {
+            let query = Query::Deps {
+                resource: resource.clone(),
+                json,
+            };
+            served_or(&project, query, out, |out| {
+                crate::checker_commands::deps(&project, &resource, json, out)
+            })
+        }
         Tool::Mv {
             project,
             dry_run,
             json,
             paths,
-        } => crate::checker_commands::mv(&project, &paths, dry_run, json, out),
+        } => {
+            let options = crate::checker_commands::MoveOptions {
+                dry_run,
+                as_json: json,
+            };
+            let query = Query::Mv {
+                paths: paths.clone(),
+                options,
+            };
+            served_or(&project, query, out, |out| {
+                crate::checker_commands::mv(&project, &paths, dry_run, json, out)
+            })
+        }
     };
     match result {
         Ok(status) => status,
@@ -182,6 +213,24 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
             eprintln!("error: {e:#}");
             EXIT_ERROR
         }
+    }
+}
+
+/// Has a running `kiln watch` answer `query` (see [`crate::query_service`]), or
+/// runs `alone` when none does.
+fn served_or(
+    project: &std::path::Path,
+    query: Query,
+    out: &mut dyn std::io::Write,
+    alone: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<u8>,
+) -> anyhow::Result<u8> {
+    match crate::query_service::ask(project, &query)? {
+        Some(answer) => {
+            eprint!("{}", answer.stderr);
+            out.write_all(answer.stdout.as_bytes())?;
+            Ok(answer.status)
+        }
+        None => alone(out),
     }
 }
 

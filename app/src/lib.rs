@@ -10,5 +10,6 @@ pub mod compile_command;
 pub mod editor;
 pub mod live;
 pub mod plugins;
+pub mod query_service;
 pub mod render;
 pub mod watch_command;

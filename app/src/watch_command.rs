@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use dependency_checker::watch::{Debounce, ProjectWatcher};
 
 use crate::checker_commands::open_checker;
+use crate::query_service::{Answering, QueryServer, SOCKET};
 use anyhow::Context;
 
 use crate::compile_command::{blob_path, write_blob};
@@ -38,6 +39,11 @@ pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> a
     crate::plugins::report(&plugins, true, &mut std::io::stderr());
     let root = checker.project().root().to_owned();
     let out_root = out_dir.map_or_else(|| root.clone(), Path::to_owned);
+    // As for `kiln compile`: a folder named with --out may not exist yet.
+    if out_dir.is_some() {
+        std::fs::create_dir_all(&out_root)
+            .with_context(|| format!("creating the output folder {}", out_root.display()))?;
+    }
     // Watch first, so that nothing changed during the first build is missed.
     let watcher = ProjectWatcher::start(&root, Debounce::default())?;
     let levels = checker.project().levels()?;
@@ -50,6 +56,23 @@ pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> a
             start.elapsed().as_secs_f64() * 1000.0
         )?;
     }
+    // Answer `kiln check`, `refs`, `deps` and `mv` from this process's index while it
+    // runs (see `query_service`); without a socket, those commands work alone.
+    let (queries, mut answering) = Answering::new(watcher.sync_cookies());
+    let _server = match QueryServer::start(&root, watcher.sync_cookies(), queries) {
+        Ok(server) => {
+            writeln!(
+                out,
+                "answering kiln check, refs, deps and mv on {}",
+                root.join(SOCKET).display()
+            )?;
+            Some(server)
+        }
+        Err(e) => {
+            writeln!(out, "note: not answering queries: {e:#}")?;
+            None
+        }
+    };
     writeln!(
         out,
         "watching {} for changes (Ctrl+C stops)",
@@ -58,8 +81,10 @@ pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> a
     out.flush()?;
     loop {
         // Wake now and then even without events: a project folder renamed or
-        // deleted must be noticed before the next edit is silently ignored.
-        let batch = watcher.next_batch(Duration::from_secs(1));
+        // deleted must be noticed before the next edit is silently ignored. A
+        // question whose sync cookie is lost is answered after a re-walk.
+        let wake = if answering.busy() { 50 } else { 1000 };
+        let batch = watcher.next_batch(Duration::from_millis(wake));
         if watcher.root_is_gone() {
             writeln!(
                 out,
@@ -70,9 +95,11 @@ pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> a
             return Ok(crate::cli::EXIT_ERROR);
         }
         let Some(batch) = batch else {
+            answering.answer_ready(&mut checker, &plugins, &[])?;
             continue;
         };
         let report = checker.apply_changes(&batch)?;
+        answering.answer_ready(&mut checker, &plugins, &batch.synced)?;
         if report.changed.is_empty() {
             continue;
         }

@@ -57,25 +57,12 @@ impl Checker {
         options: &BuildOptions,
     ) -> Result<Self, CheckerError> {
         let project = Project::open(dir)?;
-        let root = project.root();
         let waiting = || {
             if let Some(w) = &options.waiting {
                 w()
             }
         };
-        // Index only a committed state: wait for an operation in progress, and roll
-        // back one that a crash interrupted (under the lock, so never another
-        // process's live operation).
-        let _reading = loop {
-            if crate::journal::exists(root) {
-                let _writing = crate::lock::exclusive(root, &waiting)?;
-                crate::journal::recover(root)?;
-            }
-            let reading = crate::lock::shared(root, &waiting)?;
-            if !crate::journal::is_pending(root) {
-                break reading;
-            }
-        };
+        let _reading = Self::committed_state(project.root(), &waiting)?;
         let rules = Arc::new(DeclaredRules::new(&project.config().references));
         let cached = crate::cache::load(project.root(), &registry, &rules);
         let index = Index::build_from(&project, registry, cached.as_ref(), options)?;
@@ -93,6 +80,33 @@ impl Checker {
             ..options.clone()
         };
         Ok(checker)
+    }
+
+    /// Waits until the project at `root` is in a committed state and holds it there
+    /// for reading until the returned lock is dropped: an operation in progress (a
+    /// move in another process) is waited for, and one that a crash interrupted is
+    /// rolled back (under the lock, so never another process's live operation).
+    /// `waiting` is called once if that takes a moment.
+    pub fn committed_state(
+        root: &Path,
+        waiting: &dyn Fn(),
+    ) -> Result<crate::lock::ProjectLock, CheckerError> {
+        loop {
+            if crate::journal::exists(root) {
+                let _writing = crate::lock::exclusive(root, waiting)?;
+                crate::journal::recover(root)?;
+            }
+            let reading = crate::lock::shared(root, waiting)?;
+            if !crate::journal::is_pending(root) {
+                return Ok(reading);
+            }
+        }
+    }
+
+    /// Whether an operation that changes files (a move) is under way in the project
+    /// at `root`, or was cut short by a crash and awaits its roll-back.
+    pub fn operation_in_progress(root: &Path) -> bool {
+        crate::journal::exists(root)
     }
 
     /// Tells whoever opened the checker that the project lock is busy.

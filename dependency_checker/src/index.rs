@@ -477,6 +477,15 @@ impl Index {
     pub fn walk_issues(&self) -> &[WalkIssue] {
         &self.issues
     }
+    /// The number of files indexed now (the last build's [`BuildStats::files`] does
+    /// not follow later updates).
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+    /// Whether no file is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
     /// What the last build did.
     pub fn stats(&self) -> BuildStats {
         self.stats

@@ -28,7 +28,7 @@ const PATIENCE: Duration = Duration::from_millis(300);
 
 /// A held lock; dropping it releases it.
 #[derive(Debug)]
-pub(crate) struct ProjectLock {
+pub struct ProjectLock {
     _file: Option<fs::File>,
 }
 

@@ -7,6 +7,12 @@
 //! stop for `quiet` (or `max_wait` passed since the first). When the operating system's
 //! event queue overflows, the batch says `rescan` and the whole project is re-walked
 //! (re-reading only what changed).
+//!
+//! [`SyncCookies`] answer "has the watcher seen everything written so far?" as git's
+//! fsmonitor and watchman do: write a file under `.kiln/`, and once its event comes
+//! through, every earlier change has come through too (the kernel's queue is in
+//! order). The batch holding it is sent at once, without waiting for quiet, naming
+//! the cookie in [`ChangeBatch::synced`].
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -27,6 +33,64 @@ pub struct ChangeBatch {
     pub rescan: bool,
     /// When the first event of the batch arrived (for latency measurements).
     pub first_event: Option<Instant>,
+    /// The [`SyncCookies`] this batch completes: every change made before each of
+    /// them was written is in this batch or an earlier one.
+    pub synced: Vec<u64>,
+}
+
+/// The prefix of sync cookie files under `.kiln/`, followed by the process id, `-`,
+/// and the cookie's number.
+const COOKIE_PREFIX: &str = ".kiln/sync-";
+
+/// Writes sync cookies for one [`ProjectWatcher`]; cheap to clone and to send to
+/// another thread.
+#[derive(Debug, Clone)]
+pub struct SyncCookies {
+    root: PathBuf,
+    next: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl SyncCookies {
+    fn cookie_path(&self, n: u64) -> PathBuf {
+        self.root
+            .join(format!("{COOKIE_PREFIX}{}-{n}", std::process::id()))
+    }
+
+    /// A new cookie's number, to be written with [`SyncCookies::write`] (the
+    /// number is known first so that a waiter can be registered before the watcher
+    /// can possibly report it).
+    pub fn reserve(&self) -> u64 {
+        self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Writes cookie `n`; the watcher's batches name it in [`ChangeBatch::synced`]
+    /// once it has seen it. Call [`SyncCookies::remove`] after.
+    pub fn write(&self, n: u64) -> Result<(), CheckerError> {
+        // A real `.kiln` folder of the project: never through a link planted there.
+        let dir = crate::lock::kiln_dir(&self.root)?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.cookie_path(n))
+            .map_err(crate::error::io_err(&dir))?;
+        Ok(())
+    }
+
+    /// Removes cookie `n` (a missing one is fine).
+    pub fn remove(&self, n: u64) {
+        if crate::lock::existing_kiln_dir(&self.root).is_some() {
+            let _ = std::fs::remove_file(self.cookie_path(n));
+        }
+    }
+}
+
+/// The number of our own cookie named by the project-relative `rel`.
+fn own_cookie(rel: &str) -> Option<u64> {
+    let rest = rel.strip_prefix(COOKIE_PREFIX)?;
+    let (pid, n) = rest.split_once('-')?;
+    (pid.parse::<u32>().ok()? == std::process::id())
+        .then(|| n.parse().ok())
+        .flatten()
 }
 
 /// Timing of the debouncer.
@@ -57,6 +121,7 @@ pub struct ProjectWatcher {
     /// The root folder's device and inode when watching began: a folder renamed away
     /// (or deleted and made again) is another folder.
     root_identity: Option<(u64, u64)>,
+    cookies: SyncCookies,
 }
 
 fn identity(path: &Path) -> Option<(u64, u64)> {
@@ -90,6 +155,10 @@ impl ProjectWatcher {
     ) -> Result<Self, CheckerError> {
         let root = root.to_owned();
         let root_identity = identity(&root);
+        // Kiln's folder exists before the watch starts, so that the first sync
+        // cookie's event is not lost while a watch on a new folder is being added.
+        // Best effort: without it, cookies fail to write and callers fall back.
+        let _ = crate::lock::kiln_dir(&root);
         let watched_root = root.clone();
         let (raw_tx, raw_rx) = mpsc::channel::<Raw>();
         let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
@@ -123,9 +192,18 @@ impl ProjectWatcher {
         Ok(ProjectWatcher {
             _watcher: watcher,
             batches,
+            cookies: SyncCookies {
+                root: watched_root.clone(),
+                next: Default::default(),
+            },
             root: watched_root,
             root_identity,
         })
+    }
+
+    /// The cookie writer that syncs with this watcher.
+    pub fn sync_cookies(&self) -> SyncCookies {
+        self.cookies.clone()
     }
 
     /// Whether the watched project folder is gone: renamed, moved or deleted (its
@@ -165,7 +243,11 @@ fn debounce_loop(
         let mut paths = BTreeSet::new();
         let mut rescan = false;
         let mut first_event = None;
-        let mut take = |msg: Raw, paths: &mut BTreeSet<String>, rescan: &mut bool| match msg {
+        let mut synced = Vec::new();
+        let mut take = |msg: Raw,
+                        paths: &mut BTreeSet<String>,
+                        rescan: &mut bool,
+                        synced: &mut Vec<u64>| match msg {
             Raw::Paths(ps, at) => {
                 first_event.get_or_insert(at);
                 for p in ps {
@@ -174,7 +256,11 @@ fn debounce_loop(
                         && let Some(rel) = rel.to_str()
                     {
                         let rel = rel.replace('\\', "/");
-                        if !rel.is_empty() && !is_excluded(&rel) {
+                        if let Some(n) = own_cookie(&rel) {
+                            if !synced.contains(&n) {
+                                synced.push(n);
+                            }
+                        } else if !rel.is_empty() && !is_excluded(&rel) {
                             paths.insert(rel);
                         }
                     }
@@ -185,25 +271,27 @@ fn debounce_loop(
                 *rescan = true;
             }
         };
-        take(first, &mut paths, &mut rescan);
-        loop {
+        take(first, &mut paths, &mut rescan, &mut synced);
+        // A cookie ends the batch at once: someone is waiting for it.
+        while synced.is_empty() {
             let left = timing.max_wait.saturating_sub(started.elapsed());
             if left.is_zero() {
                 break;
             }
             match raw.recv_timeout(timing.quiet.min(left)) {
-                Ok(msg) => take(msg, &mut paths, &mut rescan),
+                Ok(msg) => take(msg, &mut paths, &mut rescan, &mut synced),
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => return,
             }
         }
-        if paths.is_empty() && !rescan {
+        if paths.is_empty() && !rescan && synced.is_empty() {
             continue;
         }
         let batch = ChangeBatch {
             paths: paths.into_iter().collect(),
             rescan,
             first_event,
+            synced,
         };
         if out.send(batch).is_err() {
             return;

@@ -127,6 +127,7 @@ fn a_rescan_batch_catches_changes_whose_events_were_lost() {
             paths: Vec::new(),
             rescan: true,
             first_event: None,
+            synced: Vec::new(),
         })
         .unwrap();
     assert_eq!(
@@ -164,4 +165,58 @@ fn a_folder_moved_in_a_file_manager_is_seen_whole() {
     );
     assert!(checker.index().file("materials/bark.material").is_none());
     assert!(checker.index().file("surfaces/stone.material").is_some());
+}
+
+#[test]
+fn a_sync_cookie_arrives_after_every_change_made_before_it_and_without_the_quiet_wait() {
+    let dir = project();
+    // A long quiet time: without the cookie ending the batch, it would take 5 s.
+    let slow = Debounce {
+        quiet: Duration::from_secs(5),
+        max_wait: Duration::from_secs(20),
+    };
+    let w = ProjectWatcher::start(dir.path(), slow).unwrap();
+    let cookies = w.sync_cookies();
+    for round in 0..5 {
+        let name = format!("materials/m{round}.material");
+        fs::write(dir.path().join(&name), "{}").unwrap();
+        let start = Instant::now();
+        let n = cookies.reserve();
+        cookies.write(n).unwrap();
+        let batches = collect(&w, |b| b.iter().any(|b| b.synced.contains(&n)));
+        cookies.remove(n);
+        assert!(
+            batches.iter().any(|b| b.synced.contains(&n)),
+            "round {round}: cookie {n} never came through: {batches:?}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "the cookie waited for quiet"
+        );
+        assert!(seen(&batches, &name), "round {round}: {batches:?}");
+        assert!(
+            batches
+                .iter()
+                .all(|b| b.paths.iter().all(|p| !p.contains("sync-"))),
+            "cookies are not project files"
+        );
+    }
+    let left: Vec<_> = fs::read_dir(dir.path().join(".kiln"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("sync-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_sync_cookie_is_never_written_through_a_planted_link() {
+    let dir = project();
+    let outside = tempfile::tempdir().unwrap();
+    let w = ProjectWatcher::start(dir.path(), Debounce::default()).unwrap();
+    let _ = fs::remove_dir_all(dir.path().join(".kiln"));
+    std::os::unix::fs::symlink(outside.path(), dir.path().join(".kiln")).unwrap();
+    let cookies = w.sync_cookies();
+    assert!(cookies.write(cookies.reserve()).is_err());
+    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
 }

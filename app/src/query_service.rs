@@ -1,0 +1,473 @@
+//! Queries served by a running `kiln watch`: `kiln check`, `refs`, `deps` and `mv`
+//! answered from its index in memory instead of by a process that loads and checks
+//! the whole index first.
+//!
+//! A command started in a terminal costs what the project costs: it reads the cache
+//! and stats every file before it can trust a single answer (see `BENCHMARKS.md`).
+//! A `kiln watch` running beside it already has the index current, so it answers, as
+//! watchman and rust-analyzer answer their clients, over a Unix socket at
+//! [`SOCKET`]. Freshness is settled the way git's fsmonitor settles it: before
+//! answering, the server writes a sync cookie under `.kiln/` and waits until its
+//! watcher reports it; every change made before the question was asked has then
+//! been folded in.
+//!
+//! The answer is exactly what the command would print by itself (the same functions
+//! print it), so a client prints it and exits with its status. Without a server, or
+//! when anything about the socket is off (a link or a plain file in its place, a
+//! server that died), the command does the work itself. `KILN_SERVER=off` always
+//! does; `KILN_SERVER=require` fails rather than work alone (tests and benchmarks
+//! use it to know which path they measure).
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use dependency_checker::Checker;
+use dependency_checker::watch::SyncCookies;
+use kiln_plugin_host::project::ProjectPlugins;
+use serde::{Deserialize, Serialize};
+
+use crate::checker_commands::{self, CheckOptions, MoveOptions};
+use crate::cli::EXIT_ERROR;
+
+/// The server's socket, relative to the project root.
+pub const SOCKET: &str = ".kiln/query.sock";
+
+/// The largest request a server reads (a `kiln mv` of many files is a few KB).
+const MAX_REQUEST: u64 = 1 << 20;
+
+/// How long a server waits for its watcher to report a sync cookie before it
+/// re-walks the project instead (an event lost to a full queue).
+const COOKIE_PATIENCE: Duration = Duration::from_secs(2);
+
+/// A question a client asks: one of the checker commands with its options.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Query {
+    /// `kiln check`.
+    Check(CheckOptions),
+    /// `kiln refs RESOURCE`.
+    Refs {
+        /// The file or folder.
+        resource: String,
+        /// `--json`.
+        json: bool,
+    },
+    /// `kiln deps RESOURCE`.
+    Deps {
+        /// The file or folder.
+        resource: String,
+        /// `--json`.
+        json: bool,
+    },
+    /// `kiln mv PATHS...`.
+    Mv {
+        /// OLD NEW, or SOURCE... FOLDER.
+        paths: Vec<String>,
+        /// `--dry-run`, `--json`.
+        options: MoveOptions,
+    },
+}
+
+impl Query {
+    /// Whether answering it may change project files.
+    fn changes_files(&self) -> bool {
+        match self {
+            Query::Check(o) => o.fix && !o.dry_run,
+            Query::Mv { options, .. } => !options.dry_run,
+            Query::Refs { .. } | Query::Deps { .. } => false,
+        }
+    }
+}
+
+/// What a command printed and its exit status.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Answer {
+    /// Exit status.
+    pub status: u8,
+    /// What it printed on standard output.
+    pub stdout: String,
+    /// What it printed on standard error.
+    pub stderr: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Request {
+    /// The protocol's version: a server answers only its own.
+    kiln_query: u32,
+    query: Query,
+}
+
+const PROTOCOL: u32 = 1;
+
+/// Whether commands ask a running server (`KILN_SERVER`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerUse {
+    /// Ask one if it runs, else work alone (the default).
+    Auto,
+    /// Always work alone (`KILN_SERVER=off`).
+    Off,
+    /// Fail when no server answers (`KILN_SERVER=require`).
+    Require,
+}
+
+impl ServerUse {
+    /// From the environment.
+    pub fn from_env() -> Self {
+        match std::env::var("KILN_SERVER").as_deref() {
+            Ok("off") | Ok("0") => ServerUse::Off,
+            Ok("require") => ServerUse::Require,
+            _ => ServerUse::Auto,
+        }
+    }
+}
+
+/// The socket of the project at `project`, if one is there to be asked: a real
+/// `.kiln` folder holding a socket (never a link, which could lead anywhere).
+fn socket_of(project: &Path) -> Option<PathBuf> {
+    let kiln = project.join(".kiln");
+    let dir = std::fs::symlink_metadata(&kiln).ok()?;
+    if !dir.is_dir() {
+        return None;
+    }
+    let path = project.join(SOCKET);
+    std::fs::symlink_metadata(&path)
+        .ok()?
+        .file_type()
+        .is_socket()
+        .then_some(path)
+}
+
+/// Asks the server running on `project` (if any, see [`ServerUse`]); `None` means
+/// the caller answers by itself.
+pub fn ask(project: &Path, query: &Query) -> anyhow::Result<Option<Answer>> {
+    let usage = ServerUse::from_env();
+    if usage == ServerUse::Off {
+        return Ok(None);
+    }
+    let answer = socket_of(project).and_then(|socket| ask_at(&socket, query));
+    match (answer, usage) {
+        (Some(a), _) => Ok(Some(a)),
+        (None, ServerUse::Require) => anyhow::bail!(
+            "no running kiln watch answered on {} (KILN_SERVER=require)",
+            project.join(SOCKET).display()
+        ),
+        (None, _) => Ok(None),
+    }
+}
+
+fn ask_at(socket: &Path, query: &Query) -> Option<Answer> {
+    let mut stream = UnixStream::connect(socket).ok()?;
+    // Only a server of this user: anyone else's answers (or a socket they put
+    // there) are not trusted.
+    let mine = std::fs::symlink_metadata(socket).ok()?.uid() == rustix::process::getuid().as_raw();
+    if !mine {
+        return None;
+    }
+    stream
+        .set_write_timeout(Some(Duration::from_secs(5)))
+        .ok()?;
+    // A question is answered after whatever the server is doing (compiling a
+    // level); a read-only one that takes too long is answered here instead. A move
+    // is waited for: it may be under way, and doing it twice would be wrong.
+    if !query.changes_files() {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .ok()?;
+    }
+    let mut line = serde_json::to_vec(&Request {
+        kiln_query: PROTOCOL,
+        query: query.clone(),
+    })
+    .ok()?;
+    line.push(b'\n');
+    stream.write_all(&line).ok()?;
+    stream.shutdown(std::net::Shutdown::Write).ok()?;
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).ok()?;
+    serde_json::from_slice(&reply).ok()
+}
+
+/// Runs `query` on `checker` and captures what it prints, as the command would
+/// print it by itself.
+pub fn answer(checker: &mut Checker, plugins: &ProjectPlugins, query: &Query) -> Answer {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let result = match query {
+        Query::Check(options) => {
+            crate::plugins::report(plugins, false, &mut err);
+            checker_commands::check_with(
+                checker,
+                &checker_commands::plugin_errors(plugins),
+                *options,
+                &mut out,
+            )
+        }
+        Query::Refs { resource, json } => {
+            crate::plugins::report(plugins, true, &mut err);
+            checker_commands::refs_with(checker, resource, *json, &mut out)
+        }
+        Query::Deps { resource, json } => {
+            crate::plugins::report(plugins, true, &mut err);
+            checker_commands::deps_with(checker, resource, *json, &mut out)
+        }
+        Query::Mv { paths, options } => {
+            crate::plugins::report(plugins, true, &mut err);
+            let mut notes = Vec::new();
+            let result = checker_commands::mv_with(
+                checker,
+                paths,
+                *options,
+                (&mut out, &mut notes),
+                &mut |checker| Ok(checker.rescan()?),
+            );
+            err.extend(notes);
+            result
+        }
+    };
+    let status = result.unwrap_or_else(|e| {
+        let _ = writeln!(err, "error: {e:#}");
+        EXIT_ERROR
+    });
+    Answer {
+        status,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
+
+/// A question waiting for the watcher to catch up; the loop that owns the checker
+/// answers it (see [`Answering`]).
+#[derive(Debug)]
+pub struct PendingQuery {
+    query: Query,
+    /// The sync cookie written after the question was queued.
+    cookie: u64,
+    asked: Instant,
+    reply: Sender<Answer>,
+}
+
+/// A running server: the socket and the thread that accepts on it. Dropping it
+/// removes the socket (if it is still this server's).
+#[derive(Debug)]
+pub struct QueryServer {
+    path: PathBuf,
+    inode: u64,
+}
+
+impl QueryServer {
+    /// Serves the project at `root`: questions go to `queries`, each after a sync
+    /// cookie written with `cookies`. Fails when another server already answers
+    /// there or the socket cannot be made (the caller goes on without serving).
+    pub fn start(
+        root: &Path,
+        cookies: SyncCookies,
+        queries: Sender<PendingQuery>,
+    ) -> anyhow::Result<Self> {
+        let kiln = root.join(".kiln");
+        let dir = std::fs::symlink_metadata(&kiln)
+            .with_context(|| format!("{} is missing", kiln.display()))?;
+        if !dir.is_dir() {
+            anyhow::bail!("{} is not a folder", kiln.display());
+        }
+        let path = root.join(SOCKET);
+        match std::fs::symlink_metadata(&path) {
+            Err(_) => {}
+            Ok(m) if m.file_type().is_socket() => {
+                if UnixStream::connect(&path).is_ok() {
+                    anyhow::bail!(
+                        "another kiln watch already answers queries on {}",
+                        path.display()
+                    );
+                }
+                // Left by a server that was killed: nobody listens.
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("removing the stale {}", path.display()))?;
+            }
+            Ok(_) => anyhow::bail!(
+                "{} is not a socket; remove it to let kiln watch answer queries",
+                path.display()
+            ),
+        }
+        let listener = UnixListener::bind(&path)
+            .with_context(|| format!("listening on {}", path.display()))?;
+        // Only this user may ask (a move changes their files).
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .with_context(|| format!("restricting {}", path.display()))?;
+        let inode = std::fs::symlink_metadata(&path)
+            .with_context(|| format!("reading {}", path.display()))?
+            .ino();
+        std::thread::Builder::new()
+            .name("kiln-query-server".into())
+            .spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let (cookies, queries) = (cookies.clone(), queries.clone());
+                    let _ = std::thread::Builder::new()
+                        .name("kiln-query".into())
+                        .spawn(move || serve_one(stream, &cookies, &queries));
+                }
+            })
+            .context("starting the query server")?;
+        Ok(QueryServer { path, inode })
+    }
+}
+
+impl Drop for QueryServer {
+    fn drop(&mut self) {
+        let ours = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.ino() == self.inode);
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Reads one question from `stream`, has it answered, writes the answer.
+fn serve_one(stream: UnixStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) {
+    let peer_is_me = rustix::net::sockopt::socket_peercred(&stream)
+        .is_ok_and(|cred| cred.uid == rustix::process::getuid());
+    let answer = if peer_is_me {
+        ask_owner(&stream, cookies, queries)
+    } else {
+        Answer {
+            status: EXIT_ERROR,
+            stderr: "error: kiln watch answers only its own user\n".into(),
+            ..Answer::default()
+        }
+    };
+    let mut stream = stream;
+    if let Ok(bytes) = serde_json::to_vec(&answer) {
+        let _ = stream.write_all(&bytes);
+    }
+}
+
+fn ask_owner(stream: &UnixStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) -> Answer {
+    let refuse = |why: String| Answer {
+        status: EXIT_ERROR,
+        stderr: format!("error: {why}\n"),
+        ..Answer::default()
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut line = String::new();
+    if BufReader::new(stream.take(MAX_REQUEST))
+        .read_line(&mut line)
+        .is_err()
+    {
+        return refuse("the question could not be read".into());
+    }
+    let request: Request = match serde_json::from_str(&line) {
+        Ok(r) => r,
+        Err(e) => return refuse(format!("not a question kiln watch understands: {e}")),
+    };
+    if request.kiln_query != PROTOCOL {
+        return refuse(format!(
+            "this kiln watch speaks protocol {PROTOCOL}, not {}",
+            request.kiln_query
+        ));
+    }
+    // The question is queued before its cookie is written, so the batch that
+    // reports the cookie always finds it waiting.
+    let n = cookies.reserve();
+    let (reply, answered) = mpsc::channel();
+    let pending = PendingQuery {
+        query: request.query,
+        cookie: n,
+        asked: Instant::now(),
+        reply,
+    };
+    if queries.send(pending).is_err() {
+        return refuse("kiln watch is stopping".into());
+    }
+    // Unwritten, the cookie never comes: the question is answered after a re-walk
+    // once the owner's patience runs out.
+    let _ = cookies.write(n);
+    let answer = answered
+        .recv()
+        .unwrap_or_else(|_| refuse("kiln watch stopped before answering".into()));
+    cookies.remove(n);
+    answer
+}
+
+/// The owner's side: questions waiting for their cookies, answered once the
+/// watcher's batches show them (see [`Answering::answer_ready`]).
+#[derive(Debug)]
+pub struct Answering {
+    cookies: SyncCookies,
+    queries: Receiver<PendingQuery>,
+    waiting: Vec<PendingQuery>,
+    /// Cookies the watcher reported before their question was taken from the
+    /// channel.
+    seen: HashSet<u64>,
+}
+
+impl Answering {
+    /// The channel end a [`QueryServer`] sends to, and the owner's side, which
+    /// writes its own cookies with `cookies` (those of the owner's watcher).
+    pub fn new(cookies: SyncCookies) -> (Sender<PendingQuery>, Self) {
+        let (tx, queries) = mpsc::channel();
+        (
+            tx,
+            Answering {
+                cookies,
+                queries,
+                waiting: Vec::new(),
+                seen: HashSet::new(),
+            },
+        )
+    }
+
+    /// Whether questions are waiting (the owner should wake often).
+    pub fn busy(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
+    /// Notes the cookies a batch (already applied to `checker`) completes, then
+    /// answers every question whose cookie has come through. A question whose
+    /// cookie is lost or could not be written is answered after a re-walk. Files a
+    /// move changed come back through the owner's next batches, as any change.
+    pub fn answer_ready(
+        &mut self,
+        checker: &mut Checker,
+        plugins: &ProjectPlugins,
+        synced: &[u64],
+    ) -> anyhow::Result<()> {
+        self.seen.extend(synced);
+        self.waiting.extend(self.queries.try_iter());
+        let mut rest = Vec::new();
+        let mut rescanned = false;
+        for mut q in std::mem::take(&mut self.waiting) {
+            let ready = self.seen.remove(&q.cookie);
+            let lost = q.asked.elapsed() > COOKIE_PATIENCE;
+            if !ready && !lost {
+                rest.push(q);
+                continue;
+            }
+            if Checker::operation_in_progress(checker.project().root()) {
+                // A move in another process is under way (or was cut short by a
+                // crash): the index may hold half of it. Wait for it to commit (or
+                // roll it back), then sync again, so the answer sees all of it.
+                drop(Checker::committed_state(checker.project().root(), &|| {})?);
+                q.cookie = self.cookies.reserve();
+                q.asked = Instant::now();
+                let _ = self.cookies.write(q.cookie);
+                rest.push(q);
+                continue;
+            }
+            if !ready && !rescanned {
+                checker.rescan()?;
+                rescanned = true;
+            }
+            let answer = answer(checker, plugins, &q.query);
+            let _ = q.reply.send(answer);
+        }
+        self.waiting = rest;
+        // Cookies of questions that were never taken (a client that went away) do
+        // not pile up.
+        if self.waiting.is_empty() && self.seen.len() > 1024 {
+            self.seen.clear();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,311 @@
+//! Queries answered by a running `kiln watch` (the real binaries): the same output
+//! as a command working alone, changes made just before a question seen in its
+//! answer, moves done by the server, and sockets that are not to be trusted.
+// Test helpers may panic on broken fixtures: that is a failed run.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+struct Watch {
+    child: Child,
+    /// Kept: dropping it would close kiln watch's stdout.
+    _lines: Receiver<String>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Watch {
+    fn start(dir: &Path) -> (Watch, Vec<String>) {
+        let out = tempfile::tempdir().unwrap().keep();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .arg("watch")
+            .arg("--out")
+            .arg(out)
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                if tx.send(line.unwrap_or_default()).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut seen = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(line) = lines.recv_timeout(Duration::from_millis(100)) {
+                let done = line.starts_with("watching");
+                seen.push(line);
+                if done {
+                    return (
+                        Watch {
+                            child,
+                            _lines: lines,
+                        },
+                        seen,
+                    );
+                }
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("kiln watch did not start; saw {seen:#?}");
+    }
+}
+
+/// Runs `kiln ARGS` in `dir` with `KILN_SERVER=mode`: exit code, stdout, stderr.
+fn kiln(mode: &str, args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .env("KILN_SERVER", mode)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// A small project: a level using a unit, materials and textures, one broken
+/// reference and one ambiguous one.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        ("kiln.project", r#"{"boot_levels": ["levels/a"]}"#),
+        (
+            "levels/a.level",
+            r#"{"entities": [
+  {"id": "tree", "prefab": "units/tree", "components": {"transform": {}}},
+  {"id": "rock", "components": {"transform": {}, "mesh": {"mesh": "meshes/rock", "material": "materials/stone"}}},
+  {"id": "lost", "components": {"mesh": {"mesh": "meshes/gone", "material": "materials/bark"}}}
+]}"#,
+        ),
+        (
+            "units/tree.unit",
+            r#"{"entities": [{"id": "trunk", "components": {"mesh": {"mesh": "meshes/rock", "material": "materials/bark"}}}]}"#,
+        ),
+        ("meshes/rock.mesh", r#"{"shape": "sphere"}"#),
+        ("materials/bark.material", r#"{"texture": "textures/bark"}"#),
+        (
+            "materials/stone.material",
+            r#"{"texture": "textures/stone"}"#,
+        ),
+        ("textures/bark.png", "png"),
+        ("textures/stone.png", "png"),
+        ("textures/stone.jpg", "jpg"),
+        ("notes/readme.json", r#"{"see": "textures/stone"}"#),
+    ];
+    for (path, text) in files {
+        let full = dir.path().join(path);
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(full, text).unwrap();
+    }
+    dir
+}
+
+/// The questions compared between a served answer and one worked alone.
+const QUESTIONS: &[&[&str]] = &[
+    &["check"],
+    &["check", "--json"],
+    &["check", "--deny-warnings"],
+    &["refs", "materials/bark.material"],
+    &["refs", "--json", "textures/stone.png"],
+    &["refs", "textures"],
+    &["deps", "levels/a.level"],
+    &["deps", "--json", "units/tree.unit"],
+    &["refs", "nothing/here.png"],
+    &[
+        "mv",
+        "--dry-run",
+        "materials/bark.material",
+        "materials/wood.material",
+    ],
+];
+
+fn assert_served_matches_alone(dir: &Path, when: &str) {
+    for args in QUESTIONS {
+        let served = kiln("require", args, dir);
+        let alone = kiln("off", args, dir);
+        assert_eq!(served, alone, "{when}: kiln {args:?}");
+    }
+}
+
+#[test]
+fn served_answers_are_the_answers_worked_alone_and_see_changes_made_just_before() {
+    let dir = project();
+    let root = dir.path();
+    let (mut watch, started) = Watch::start(root);
+    assert!(
+        started
+            .iter()
+            .any(|l| l.starts_with("answering kiln check")),
+        "{started:?}"
+    );
+    assert_served_matches_alone(root, "at start");
+
+    // Each question is asked right after a change: the answer must include it
+    // (the sync cookie), however quickly it was asked.
+    for i in 0..8 {
+        let name = format!("materials/new{i}.material");
+        fs::write(root.join(&name), r#"{"texture": "textures/bark"}"#).unwrap();
+        let asked = Instant::now();
+        let (code, out, err) = kiln("require", &["refs", "textures/bark.png"], root);
+        // Well under the 2 s after which a server stops waiting for its cookie
+        // and re-walks the project instead.
+        assert!(
+            asked.elapsed() < Duration::from_millis(1500),
+            "round {i}: slow"
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(&format!("{name}:")), "round {i}: {out}");
+        assert!(
+            out.contains(&format!("{} references to textures/bark.png", i + 2)),
+            "round {i}: {out}"
+        );
+    }
+    fs::remove_file(root.join("materials/new3.material")).unwrap();
+    let (_, out, _) = kiln("require", &["refs", "textures/bark.png"], root);
+    assert!(!out.contains("new3"), "{out}");
+    assert_served_matches_alone(root, "after changes");
+
+    // A move done by the server: files move and references are patched, as alone.
+    let (code, out, err) = kiln(
+        "require",
+        &["mv", "materials/bark.material", "materials/wood.material"],
+        root,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("moved 1 files and patched 2 references in 2 files"),
+        "{out}"
+    );
+    assert!(root.join("materials/wood.material").is_file());
+    assert!(
+        fs::read_to_string(root.join("units/tree.unit"))
+            .unwrap()
+            .contains("\"materials/wood\"")
+    );
+    assert_served_matches_alone(root, "after a served move");
+
+    // An error is reported as alone, with the same status.
+    let served = kiln(
+        "require",
+        &["mv", "materials/none.material", "x.material"],
+        root,
+    );
+    assert_eq!(
+        served,
+        kiln(
+            "off",
+            &["mv", "materials/none.material", "x.material"],
+            root
+        )
+    );
+    assert_eq!(served.0, 2, "{served:?}");
+
+    // Killed without a chance to clean up: its socket stays, nobody listens. Commands
+    // work alone; `require` says no server answered; a new watch takes over.
+    watch.child.kill().unwrap();
+    watch.child.wait().unwrap();
+    assert!(root.join(".kiln/query.sock").exists());
+    let (code, out, _) = kiln("auto", &["refs", "materials/wood.material"], root);
+    assert_eq!(code, 0);
+    assert!(out.contains("2 references"), "{out}");
+    let (code, _, err) = kiln("require", &["refs", "materials/wood.material"], root);
+    assert_eq!(code, 2);
+    assert!(err.contains("no running kiln watch answered"), "{err}");
+    drop(watch);
+    let (_watch, started) = Watch::start(root);
+    assert!(
+        started
+            .iter()
+            .any(|l| l.starts_with("answering kiln check")),
+        "{started:?}"
+    );
+    assert_served_matches_alone(root, "after a new watch took over");
+}
+
+#[test]
+fn a_second_watch_does_not_take_the_first_ones_socket() {
+    let dir = project();
+    let (_first, _) = Watch::start(dir.path());
+    let (_second, started) = Watch::start(dir.path());
+    assert!(
+        started
+            .iter()
+            .any(|l| l.contains("another kiln watch already answers")),
+        "{started:?}"
+    );
+    let (code, out, err) = kiln("require", &["refs", "textures/stone.png"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 references to textures/stone.png"), "{out}");
+}
+
+#[test]
+fn a_planted_link_or_file_in_place_of_the_socket_is_never_asked() {
+    let dir = project();
+    let root = dir.path();
+    fs::create_dir_all(root.join(".kiln")).unwrap();
+    // Someone else's server, reached through a link planted in .kiln.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let hostile = UnixListener::bind(elsewhere.path().join("evil.sock")).unwrap();
+    hostile.set_nonblocking(true).unwrap();
+    std::os::unix::fs::symlink(
+        elsewhere.path().join("evil.sock"),
+        root.join(".kiln/query.sock"),
+    )
+    .unwrap();
+    let (code, out, err) = kiln("auto", &["refs", "materials/bark.material"], root);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2 references"), "{out}");
+    assert!(hostile.accept().is_err(), "the planted link was followed");
+    // A watch started there refuses to replace it, and still watches.
+    let (_watch, started) = Watch::start(root);
+    assert!(
+        started.iter().any(|l| l.contains("not answering queries")),
+        "{started:?}"
+    );
+    assert!(
+        fs::symlink_metadata(root.join(".kiln/query.sock"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(hostile.accept().is_err(), "the planted link was followed");
+
+    // A plain file there: same, and the file is left alone.
+    let other = project();
+    fs::create_dir_all(other.path().join(".kiln")).unwrap();
+    fs::write(other.path().join(".kiln/query.sock"), "mine").unwrap();
+    let (code, out, _) = kiln("auto", &["refs", "materials/bark.material"], other.path());
+    assert_eq!(code, 0);
+    assert!(out.contains("2 references"), "{out}");
+    let (_watch, started) = Watch::start(other.path());
+    assert!(
+        started.iter().any(|l| l.contains("is not a socket")),
+        "{started:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(other.path().join(".kiln/query.sock")).unwrap(),
+        "mine"
+    );
+}
