@@ -29,7 +29,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use dependency_checker::Checker;
 use dependency_checker::watch::SyncCookies;
-use kiln_plugin_host::project::ProjectPlugins;
 use serde::{Deserialize, Serialize};
 
 use crate::checker_commands::{self, CheckOptions, MoveOptions};
@@ -193,29 +192,26 @@ fn ask_at(socket: &Path, query: &Query) -> Option<Answer> {
 }
 
 /// Runs `query` on `checker` and captures what it prints, as the command would
-/// print it by itself.
-pub fn answer(checker: &mut Checker, plugins: &ProjectPlugins, query: &Query) -> Answer {
+/// print it by itself; `plugin_errors` say why plugins of the project did not load.
+pub fn answer(checker: &mut Checker, plugin_errors: &[String], query: &Query) -> Answer {
     let (mut out, mut err) = (Vec::new(), Vec::new());
+    // As `plugins::report` says them: `check` lists them among its findings.
+    if !matches!(query, Query::Check(_)) {
+        for e in plugin_errors {
+            let _ = writeln!(err, "error: {e}");
+        }
+    }
     let result = match query {
         Query::Check(options) => {
-            crate::plugins::report(plugins, false, &mut err);
-            checker_commands::check_with(
-                checker,
-                &checker_commands::plugin_errors(plugins),
-                *options,
-                &mut out,
-            )
+            checker_commands::check_with(checker, plugin_errors, *options, &mut out)
         }
         Query::Refs { resource, json } => {
-            crate::plugins::report(plugins, true, &mut err);
             checker_commands::refs_with(checker, resource, *json, &mut out)
         }
         Query::Deps { resource, json } => {
-            crate::plugins::report(plugins, true, &mut err);
             checker_commands::deps_with(checker, resource, *json, &mut out)
         }
         Query::Mv { paths, options } => {
-            crate::plugins::report(plugins, true, &mut err);
             let mut notes = Vec::new();
             let result = checker_commands::mv_with(
                 checker,
@@ -430,7 +426,7 @@ impl Answering {
     pub fn answer_ready(
         &mut self,
         checker: &mut Checker,
-        plugins: &ProjectPlugins,
+        plugin_errors: &[String],
         synced: &[u64],
     ) -> anyhow::Result<()> {
         self.seen.extend(synced);
@@ -459,7 +455,7 @@ impl Answering {
                 checker.rescan()?;
                 rescanned = true;
             }
-            let answer = answer(checker, plugins, &q.query);
+            let answer = answer(checker, plugin_errors, &q.query);
             let _ = q.reply.send(answer);
         }
         self.waiting = rest;

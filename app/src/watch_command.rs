@@ -59,6 +59,7 @@ pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> a
     // Answer `kiln check`, `refs`, `deps` and `mv` from this process's index while it
     // runs (see `query_service`); without a socket, those commands work alone.
     let (queries, mut answering) = Answering::new(watcher.sync_cookies());
+    let plugin_errors = crate::checker_commands::plugin_errors(&plugins);
     let _server = match QueryServer::start(&root, watcher.sync_cookies(), queries) {
         Ok(server) => {
             writeln!(
@@ -95,11 +96,11 @@ pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> a
             return Ok(crate::cli::EXIT_ERROR);
         }
         let Some(batch) = batch else {
-            answering.answer_ready(&mut checker, &plugins, &[])?;
+            answering.answer_ready(&mut checker, &plugin_errors, &[])?;
             continue;
         };
         let report = checker.apply_changes(&batch)?;
-        answering.answer_ready(&mut checker, &plugins, &batch.synced)?;
+        answering.answer_ready(&mut checker, &plugin_errors, &batch.synced)?;
         if report.changed.is_empty() {
             continue;
         }

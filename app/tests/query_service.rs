@@ -309,3 +309,49 @@ fn a_planted_link_or_file_in_place_of_the_socket_is_never_asked() {
         "mine"
     );
 }
+
+#[test]
+fn an_open_editor_answers_too_and_sees_its_own_watchers_changes() {
+    let dir = project();
+    let root = dir.path();
+    let mut editor = kiln::editor::Editor::open(root).unwrap();
+    // The editor answers from its frame loop: run frames while a command waits.
+    let mut ask = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+            .args(args)
+            .env("KILN_SERVER", "require")
+            .current_dir(root)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "no answer from the editor");
+            editor.tick(0.0, Duration::from_secs(3));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for args in QUESTIONS {
+        assert_eq!(ask(args), kiln("off", args, root), "kiln {args:?}");
+    }
+    fs::write(
+        root.join("materials/late.material"),
+        r#"{"texture": "textures/stone"}"#,
+    )
+    .unwrap();
+    let (code, out, err) = ask(&["refs", "textures/stone.png"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("materials/late.material:"), "{out}");
+    drop(editor);
+    assert!(
+        !root.join(".kiln/query.sock").exists(),
+        "a closed editor leaves no socket"
+    );
+}

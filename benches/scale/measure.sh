@@ -12,8 +12,12 @@
 #   deps         kiln deps of a large level, warm cache
 #   check-warm   kiln check, warm cache, nothing changed
 #   check-cold   kiln check without .kiln/index.bin (the page cache stays warm)
-#   mv           kiln mv of the hub, alternately there and back, beside
+#   mv           kiln mv of the hub, alternately there and back, beside the floor
+#                (benches/src/bin/rewrite-floor.rs: the same files read, patched,
+#                written to a temporary file and renamed, nothing else) and
 #                `rg -l | xargs sed -i` + `mv` doing the same
+#   served-*     refs, deps, check and mv again, answered by a `kiln watch` running
+#                on the project (see app/src/query_service.rs), beside the same peers
 #   memory       peak resident memory (/usr/bin/time -v) of kiln check and rg
 #   size         .kiln/ (without plugins/) against the project's file contents
 #
@@ -23,6 +27,8 @@
 # Environment:
 #   KILN_BIN     kiln binary (default target/release/kiln, from the current folder or
 #                the repository root)
+#   FLOOR_BIN    the floor (default target/release/rewrite-floor; build it with
+#                cargo build --release -p kiln_benches --bin rewrite-floor)
 #   SCALE_DIR    prefix of the cached projects (default /tmp/kiln-scale)
 #   RESULTS_DIR  where results go (default /tmp/kiln-scale-results/DATE-TIME)
 #   WARMUP, RUNS hyperfine's --warmup and --runs (default 2 and 10)
@@ -40,6 +46,14 @@ if [ ! -x "$kiln" ]; then
     echo "error: no kiln binary at $kiln (cargo build --release -p kiln, or set KILN_BIN)" >&2
     exit 2
 fi
+floor=${FLOOR_BIN:-$(dirname "$kiln")/rewrite-floor}
+if [ ! -x "$floor" ]; then
+    echo "error: no floor binary at $floor (cargo build --release -p kiln_benches --bin rewrite-floor, or set FLOOR_BIN)" >&2
+    exit 2
+fi
+# Commands work alone unless a case says otherwise (a kiln watch left running on a
+# project must not answer the cases that measure working alone).
+export KILN_SERVER=off
 
 missing=()
 command -v hyperfine >/dev/null || missing+=(hyperfine)
@@ -74,6 +88,7 @@ gen_hash=$(sha256sum "$here/generate.py" | cut -d' ' -f1)
 
 q() { printf '%q' "$1"; }
 K=$(q "$kiln")
+F=$(q "$floor")
 # The binary may be rebuilt under us (by a cargo build beside this run): say so.
 stamp() { date -u -r "$kiln" '+%Y-%m-%d %H:%M:%S UTC'; }
 built=$(stamp)
@@ -203,18 +218,47 @@ for n in "${sizes[@]}"; do
     bench check-cold --prepare "rm -f $D/.kiln/index.bin" \
         -n "kiln check (no cache)" "$K check --project $D" -n "rg" "$rg_cmd"
     ignore=
+    # The files kiln mv patches, for the floor.
+    list=$res/hub-files-$n.txt
+    "$kiln" refs --json "$hub" --project "$dir" |
+        python3 -c 'import json,sys; print("\n".join(sorted({r["file"] for r in json.load(sys.stdin)["references"]})))' >"$list"
+    L=$(q "$list")
     # Each run moves the hub there or back, so every run has 1,000 files to patch;
     # the tree is reset after each command's runs (kiln.redirects, mtimes aside, an
     # even number of runs leaves it as it was anyway).
     kiln_mv="if [ -e $D/$hub ]; then $K mv $hub $hub2 --project $D; else $K mv $hub2 $hub --project $D; fi"
+    floor_mv="if [ -e $D/$hub ]; then $F $D $L $needle ${needle}2 $hub $hub2; else $F $D $L ${needle}2 $needle $hub2 $hub; fi"
     sed_mv="if [ -e $D/$hub ]; then a=${hub%.material} b=${hub2%.material}; else a=${hub2%.material} b=${hub%.material}; fi; rg -l -0 -F \$a $D | xargs -0 sed -i \"s,\$a,\$b,g\" && mv $D/\$a.material $D/\$b.material"
     bench mv --cleanup "$(reset_cmd "$dir")" \
-        -n "kiln mv" "$kiln_mv" -n "rg, xargs sed -i, mv" "$sed_mv"
+        -n "kiln mv" "$kiln_mv" -n "floor: rewrite the same files" "$floor_mv" \
+        -n "rg, xargs sed -i, mv" "$sed_mv"
     eval "$(reset_cmd "$dir")"
     if [ ! -f "$dir/$hub" ] || [ -n "$(git -C "$dir" status --porcelain)" ]; then
         echo "error: the project was not reset after the moves" >&2
         exit 2
     fi
+
+    # The same questions answered by a kiln watch running on the project.
+    "$kiln" check --project "$dir" >/dev/null 2>&1 || true
+    watch_log=$res/watch-$n.log
+    KILN_SERVER=off "$kiln" watch --project "$dir" --out "$res/watch-out-$n" >"$watch_log" 2>&1 &
+    watch_pid=$!
+    for _ in $(seq 1 600); do
+        grep -q '^watching' "$watch_log" && break
+        sleep 0.5
+    done
+    grep -q '^answering' "$watch_log" || { echo "error: kiln watch does not answer (see $watch_log)" >&2; kill $watch_pid; exit 2; }
+    S="KILN_SERVER=require"
+    bench served-refs -n "kiln refs (served)" "$S $K refs $hub --project $D" -n "rg" "$rg_cmd"
+    bench served-deps -n "kiln deps (served)" "$S $K deps $deps_level --project $D" -n "rg" "$rg_cmd"
+    bench served-check -n "kiln check (served)" "$S $K check --project $D" -n "rg" "$rg_cmd"
+    served_mv="if [ -e $D/$hub ]; then $S $K mv $hub $hub2 --project $D; else $S $K mv $hub2 $hub --project $D; fi"
+    # No reset between: the watch follows the moves; an even number of runs of
+    # each leaves the hub where it was.
+    bench served-mv -n "kiln mv (served)" "$served_mv" -n "floor: rewrite the same files" "$floor_mv"
+    kill $watch_pid
+    wait $watch_pid 2>/dev/null || true
+    eval "$(reset_cmd "$dir")"
 
     echo
     echo "== memory ($n files)"

@@ -623,6 +623,8 @@ impl KilnApp {
                 editor.tick(dt, Duration::from_secs(3));
                 if editor.preview().playing {
                     ctx.request_repaint();
+                } else if editor.answering_queries() {
+                    ctx.request_repaint_after(Duration::from_millis(50));
                 }
                 panels::show(
                     ui,

@@ -39,7 +39,19 @@ impl Editor {
             debounce,
             waker,
         ) {
-            Ok(w) => self.watcher = Some(w),
+            Ok(w) => {
+                let (tx, answering) = crate::query_service::Answering::new(w.sync_cookies());
+                match crate::query_service::QueryServer::start(
+                    self.project.root(),
+                    w.sync_cookies(),
+                    tx,
+                ) {
+                    Ok(server) => self.queries = Some((server, answering)),
+                    // Commands in a terminal then work alone: slower, as correct.
+                    Err(e) => self.info(format!("not answering kiln commands: {e:#}")),
+                }
+                self.watcher = Some(w);
+            }
             Err(e) => self.note(
                 Severity::Warning,
                 format!("{e}; changes made outside Kiln show after Refresh"),
@@ -70,6 +82,22 @@ impl Editor {
         if !batches.is_empty() {
             let first_event = batches.iter().filter_map(|b| b.first_event).min();
             self.fold_batches(&batches, first_event);
+        }
+        self.answer_queries(&batches);
+    }
+
+    /// Answers the questions of commands run in a terminal whose sync cookies came
+    /// through in `batches` (already folded into the index).
+    fn answer_queries(&mut self, batches: &[dependency_checker::watch::ChangeBatch]) {
+        let synced: Vec<u64> = batches.iter().flat_map(|b| b.synced.clone()).collect();
+        let (Some((_, answering)), Some(checker)) = (&mut self.queries, &mut self.checker) else {
+            return;
+        };
+        if synced.is_empty() && !answering.busy() {
+            return;
+        }
+        if let Err(e) = answering.answer_ready(checker, &self.plugins.errors, &synced) {
+            self.error(format!("answering a kiln command: {e:#}"));
         }
     }
 

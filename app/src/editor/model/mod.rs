@@ -111,6 +111,12 @@ pub struct Editor {
     /// Watches the project so that problems, resources and the preview follow
     /// changes made outside the editor.
     watcher: Option<dependency_checker::watch::ProjectWatcher>,
+    /// Answers `kiln check`, `refs`, `deps` and `mv` run in a terminal while the
+    /// editor is open, from its index (see `query_service`).
+    queries: Option<(
+        crate::query_service::QueryServer,
+        crate::query_service::Answering,
+    )>,
     /// The open level changed on disk while it had unsaved edits: the version on
     /// disk, waiting for the user to choose.
     disk_conflict: Option<LevelDocument>,
@@ -312,6 +318,7 @@ impl Editor {
             recovery: None,
             recovery_written: None,
             watcher: None,
+            queries: None,
             disk_conflict: None,
             last_reload: None,
             plugins,
@@ -352,6 +359,13 @@ impl Editor {
             self.preview.step(dt);
         }
         self.write_recovery(recovery_interval);
+    }
+
+    /// Whether a command's question waits to be answered: the window should wake
+    /// soon even if nothing else happens (a question whose sync cookie was lost is
+    /// answered after a short wait).
+    pub fn answering_queries(&self) -> bool {
+        self.queries.as_ref().is_some_and(|(_, a)| a.busy())
     }
 
     /// What applying actions asked of the view since the last call.

@@ -19,7 +19,7 @@ use super::{Editor, Severity};
 pub(crate) struct EditorPlugins {
     loaded: Vec<LoadedPlugin>,
     /// Why listed plugins are not loaded, for Problems.
-    errors: Vec<String>,
+    pub(super) errors: Vec<String>,
     /// The build running in the background, if any: its folders and its result.
     building: Option<(Vec<String>, Receiver<BuildOutcome>)>,
     /// Folders whose sources changed while a build was running: built next.
