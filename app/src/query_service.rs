@@ -23,6 +23,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
@@ -42,7 +44,18 @@ const MAX_REQUEST: u64 = 1 << 20;
 
 /// How long a server waits for its watcher to report a sync cookie before it
 /// re-walks the project instead (an event lost to a full queue).
-const COOKIE_PATIENCE: Duration = Duration::from_secs(2);
+const COOKIE_PATIENCE: Duration = Duration::from_secs(1);
+
+/// How long a question waits for the loop that owns the index to take it up. An
+/// editor whose frame loop is held (a modal dialog, a test that drives it) or a
+/// `kiln watch` compiling a huge level declines, and the client works alone.
+const CLAIM_PATIENCE: Duration = Duration::from_secs(3);
+
+/// Where a question is: waiting, taken up by the owner (it will be answered), or
+/// given up by the server (it never will be, and the client works alone).
+const WAITING: u8 = 0;
+const CLAIMED: u8 = 1;
+const ABANDONED: u8 = 2;
 
 /// A question a client asks: one of the checker commands with its options.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,6 +105,15 @@ pub struct Answer {
     pub stdout: String,
     /// What it printed on standard error.
     pub stderr: String,
+}
+
+/// What a server sends back.
+#[derive(Debug, Serialize, Deserialize)]
+enum Reply {
+    /// The command's output.
+    Answer(Answer),
+    /// Not taken up in time, and never will be: the client works alone.
+    Declined,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -148,18 +170,22 @@ pub fn ask(project: &Path, query: &Query) -> anyhow::Result<Option<Answer>> {
     if usage == ServerUse::Off {
         return Ok(None);
     }
-    let answer = socket_of(project).and_then(|socket| ask_at(&socket, query));
-    match (answer, usage) {
-        (Some(a), _) => Ok(Some(a)),
+    let reply = socket_of(project).and_then(|socket| ask_at(&socket, query));
+    match (reply, usage) {
+        (Some(Reply::Answer(a)), _) => Ok(Some(a)),
+        (Some(Reply::Declined), ServerUse::Require) => anyhow::bail!(
+            "the kiln watch or editor on {} was too busy to answer (KILN_SERVER=require)",
+            project.display()
+        ),
         (None, ServerUse::Require) => anyhow::bail!(
             "no running kiln watch answered on {} (KILN_SERVER=require)",
             project.join(SOCKET).display()
         ),
-        (None, _) => Ok(None),
+        (_, _) => Ok(None),
     }
 }
 
-fn ask_at(socket: &Path, query: &Query) -> Option<Answer> {
+fn ask_at(socket: &Path, query: &Query) -> Option<Reply> {
     let mut stream = UnixStream::connect(socket).ok()?;
     // Only a server of this user: anyone else's answers (or a socket they put
     // there) are not trusted.
@@ -170,9 +196,10 @@ fn ask_at(socket: &Path, query: &Query) -> Option<Answer> {
     stream
         .set_write_timeout(Some(Duration::from_secs(5)))
         .ok()?;
-    // A question is answered after whatever the server is doing (compiling a
-    // level); a read-only one that takes too long is answered here instead. A move
-    // is waited for: it may be under way, and doing it twice would be wrong.
+    // The server answers or declines within its patience. A question that changes
+    // nothing is answered here instead if it does not (a server stopped with
+    // SIGSTOP); a move is waited for: it may be under way, and doing it twice would
+    // be wrong.
     if !query.changes_files() {
         stream
             .set_read_timeout(Some(Duration::from_secs(60)))
@@ -242,6 +269,8 @@ pub struct PendingQuery {
     query: Query,
     /// The sync cookie written after the question was queued.
     cookie: u64,
+    /// [`WAITING`], [`CLAIMED`] or [`ABANDONED`].
+    state: Arc<AtomicU8>,
     asked: Instant,
     reply: Sender<Answer>,
 }
@@ -324,26 +353,28 @@ impl Drop for QueryServer {
 fn serve_one(stream: UnixStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) {
     let peer_is_me = rustix::net::sockopt::socket_peercred(&stream)
         .is_ok_and(|cred| cred.uid == rustix::process::getuid());
-    let answer = if peer_is_me {
+    let reply = if peer_is_me {
         ask_owner(&stream, cookies, queries)
     } else {
-        Answer {
+        Reply::Answer(Answer {
             status: EXIT_ERROR,
             stderr: "error: kiln watch answers only its own user\n".into(),
             ..Answer::default()
-        }
+        })
     };
     let mut stream = stream;
-    if let Ok(bytes) = serde_json::to_vec(&answer) {
+    if let Ok(bytes) = serde_json::to_vec(&reply) {
         let _ = stream.write_all(&bytes);
     }
 }
 
-fn ask_owner(stream: &UnixStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) -> Answer {
-    let refuse = |why: String| Answer {
-        status: EXIT_ERROR,
-        stderr: format!("error: {why}\n"),
-        ..Answer::default()
+fn ask_owner(stream: &UnixStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) -> Reply {
+    let refuse = |why: String| {
+        Reply::Answer(Answer {
+            status: EXIT_ERROR,
+            stderr: format!("error: {why}\n"),
+            ..Answer::default()
+        })
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let mut line = String::new();
@@ -367,10 +398,12 @@ fn ask_owner(stream: &UnixStream, cookies: &SyncCookies, queries: &Sender<Pendin
     // reports the cookie always finds it waiting.
     let n = cookies.reserve();
     let (reply, answered) = mpsc::channel();
+    let state = Arc::new(AtomicU8::new(WAITING));
     let pending = PendingQuery {
         query: request.query,
         cookie: n,
         asked: Instant::now(),
+        state: Arc::clone(&state),
         reply,
     };
     if queries.send(pending).is_err() {
@@ -379,11 +412,21 @@ fn ask_owner(stream: &UnixStream, cookies: &SyncCookies, queries: &Sender<Pendin
     // Unwritten, the cookie never comes: the question is answered after a re-walk
     // once the owner's patience runs out.
     let _ = cookies.write(n);
-    let answer = answered
-        .recv()
-        .unwrap_or_else(|_| refuse("kiln watch stopped before answering".into()));
+    let stopped = || refuse("kiln watch stopped before answering".into());
+    let reply = match answered.recv_timeout(CLAIM_PATIENCE) {
+        Ok(answer) => Reply::Answer(answer),
+        Err(mpsc::RecvTimeoutError::Disconnected) => stopped(),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            // Give the question up, unless the owner has just taken it: then its
+            // answer comes, however long it takes.
+            match state.compare_exchange(WAITING, ABANDONED, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => Reply::Declined,
+                Err(_) => answered.recv().map_or_else(|_| stopped(), Reply::Answer),
+            }
+        }
+    };
     cookies.remove(n);
-    answer
+    reply
 }
 
 /// The owner's side: questions waiting for their cookies, answered once the
@@ -451,6 +494,14 @@ impl Answering {
                 rest.push(q);
                 continue;
             }
+            let taken = q
+                .state
+                .compare_exchange(WAITING, CLAIMED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok();
+            if !taken {
+                // Given up: the client works alone.
+                continue;
+            }
             if !ready && !rescanned {
                 checker.rescan()?;
                 rescanned = true;
@@ -465,5 +516,53 @@ impl Answering {
             self.seen.clear();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dependency_checker::index::BuildOptions;
+    use dependency_checker::watch::{Debounce, ProjectWatcher};
+
+    fn pending(cookie: u64, state: u8) -> (PendingQuery, Receiver<Answer>) {
+        let (reply, answered) = mpsc::channel();
+        let query = Query::Refs {
+            resource: "a.material".into(),
+            json: false,
+        };
+        let q = PendingQuery {
+            query,
+            cookie,
+            asked: Instant::now(),
+            state: Arc::new(AtomicU8::new(state)),
+            reply,
+        };
+        (q, answered)
+    }
+
+    #[test]
+    fn a_question_given_up_is_never_answered_and_one_waiting_is_answered_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("kiln.project"), "{}").unwrap();
+        std::fs::write(dir.path().join("a.material"), "{}").unwrap();
+        let registry = Arc::new(kiln_core::Registry::with_builtins());
+        let mut checker = Checker::open(dir.path(), registry, &BuildOptions::default()).unwrap();
+        let watcher = ProjectWatcher::start(dir.path(), Debounce::default()).unwrap();
+        let (tx, mut answering) = Answering::new(watcher.sync_cookies());
+        let (given_up, given_up_answer) = pending(7, ABANDONED);
+        let (waiting, waiting_answer) = pending(8, WAITING);
+        let waiting_state = Arc::clone(&waiting.state);
+        tx.send(given_up).unwrap();
+        tx.send(waiting).unwrap();
+        answering.answer_ready(&mut checker, &[], &[7, 8]).unwrap();
+        assert!(given_up_answer.try_recv().is_err());
+        let answer = waiting_answer.try_recv().unwrap();
+        assert!(
+            answer.stdout.contains("0 references to a.material"),
+            "{answer:?}"
+        );
+        assert_eq!(waiting_state.load(Ordering::Acquire), CLAIMED);
+        assert!(!answering.busy());
     }
 }

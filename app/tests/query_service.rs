@@ -355,3 +355,33 @@ fn an_open_editor_answers_too_and_sees_its_own_watchers_changes() {
         "a closed editor leaves no socket"
     );
 }
+
+#[test]
+fn a_question_an_editor_does_not_take_up_is_declined_and_worked_alone_once() {
+    let dir = project();
+    let root = dir.path();
+    // An editor whose frame loop is held: never ticked while the commands run.
+    let mut editor = kiln::editor::Editor::open(root).unwrap();
+    let asked = Instant::now();
+    let (code, _, err) = kiln("require", &["refs", "textures/bark.png"], root);
+    assert_eq!(code, 2);
+    assert!(err.contains("too busy to answer"), "{err}");
+    assert!(asked.elapsed() < Duration::from_secs(10));
+    let (code, out, err) = kiln(
+        "auto",
+        &["mv", "materials/bark.material", "materials/wood.material"],
+        root,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("patched 2 references"), "{out}");
+    let after = support::snapshot(root);
+    // Frames resume: the given-up questions are not answered after all (the move
+    // is not done a second time, nothing else changes).
+    for _ in 0..40 {
+        editor.tick(0.0, Duration::from_secs(3));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(support::snapshot(root), after);
+    assert!(root.join("materials/wood.material").is_file());
+    assert!(!root.join("materials/bark.material").exists());
+}

@@ -161,7 +161,10 @@ impl ProjectWatcher {
         let _ = crate::lock::kiln_dir(&root);
         let watched_root = root.clone();
         let (raw_tx, raw_rx) = mpsc::channel::<Raw>();
-        let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        // Changes only: with access events, every file any program opens in the
+        // project (a search, a build, our own walk) would wake this process.
+        let config = notify::Config::default().with_event_kinds(notify::EventKindMask::CORE);
+        let handler = move |res: notify::Result<notify::Event>| {
             let now = Instant::now();
             let msg = match res {
                 Ok(event) if event.need_rescan() => Raw::Rescan(now),
@@ -170,11 +173,12 @@ impl ProjectWatcher {
                 Err(_) => Raw::Rescan(now),
             };
             let _ = raw_tx.send(msg);
-        })
-        .map_err(|e| CheckerError::Watch {
-            path: root.clone(),
-            message: e.to_string(),
-        })?;
+        };
+        let mut watcher =
+            notify::RecommendedWatcher::new(handler, config).map_err(|e| CheckerError::Watch {
+                path: root.clone(),
+                message: e.to_string(),
+            })?;
         watcher
             .watch(&root, RecursiveMode::Recursive)
             .map_err(|e| CheckerError::Watch {
