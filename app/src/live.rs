@@ -24,14 +24,13 @@ pub fn levels_among(checker: &Checker, files: &HashSet<String>) -> BTreeSet<Stri
 /// `changed` and every file that references one of them, directly or through
 /// others.
 pub fn referrers(checker: &Checker, changed: &[String]) -> HashSet<String> {
-    let graph = checker.graph();
     let mut seen: HashSet<String> = HashSet::new();
     let mut queue: Vec<String> = changed.to_vec();
     while let Some(file) = queue.pop() {
         if !seen.insert(file.clone()) {
             continue;
         }
-        for r in graph.references_to(&file) {
+        for r in checker.refs_to(&file) {
             if !seen.contains(&*r.file) {
                 queue.push(r.file.to_string());
             }

@@ -7,8 +7,9 @@ use kiln_core::{Project, Registry};
 
 use crate::error::CheckerError;
 use crate::findings::{Finding, Place, check};
-use crate::graph::{Graph, Target};
+use crate::graph::{Graph, ResolvedRef, Target};
 use crate::index::{BuildOptions, Index};
+use crate::lookup::Lookup;
 use crate::redirects::Redirects;
 use crate::rules::DeclaredRules;
 
@@ -43,6 +44,12 @@ pub struct Checker {
     /// Built on first use after a change, so that a change (a rename of a thousand
     /// files) costs what it touches, and a burst of changes one rebuild.
     graph: std::cell::OnceCell<Graph>,
+    /// What the graph, index and redirect log give `kiln check`, kept until one of
+    /// them changes: a server answers `check` again and again between changes.
+    graph_findings: std::cell::OnceCell<Vec<Finding>>,
+    /// References by the key they resolve through: built on first use, then kept
+    /// current change by change (unlike the graph, which is rebuilt).
+    lookup: std::cell::OnceCell<Lookup>,
     redirects: Redirects,
     /// How the checker was opened (kept for the lock's waiting notice).
     options: BuildOptions,
@@ -124,6 +131,8 @@ impl Checker {
             project,
             index,
             graph,
+            graph_findings: std::cell::OnceCell::new(),
+            lookup: std::cell::OnceCell::new(),
             redirects,
             options: BuildOptions::default(),
         })
@@ -141,6 +150,33 @@ impl Checker {
     pub fn graph(&self) -> &Graph {
         self.graph.get_or_init(|| Graph::build(&self.index))
     }
+    /// The references by key, for [`Checker::references_to`] and the like.
+    pub fn lookup(&self) -> &Lookup {
+        self.lookup.get_or_init(|| Lookup::build(&self.index))
+    }
+
+    /// Everything that references `file` (which may be missing): the graph's
+    /// incoming edges, without the graph.
+    pub fn refs_to(&self, file: &str) -> Vec<ResolvedRef> {
+        self.lookup().references_to(&self.index, file)
+    }
+
+    /// The ambiguous references that have `file` among their candidates.
+    pub fn ambiguous_refs_to(&self, file: &str) -> Vec<ResolvedRef> {
+        self.lookup().ambiguous_references_to(&self.index, file)
+    }
+
+    /// What `file` references, in file order.
+    pub fn refs_from(&self, file: &str) -> Vec<ResolvedRef> {
+        Lookup::references_from(&self.index, file)
+    }
+
+    /// Drops what was worked out from the index (rebuilt on next use).
+    fn forget_derived(&mut self) {
+        self.graph = std::cell::OnceCell::new();
+        self.graph_findings = std::cell::OnceCell::new();
+    }
+
     /// The redirect log.
     pub fn redirects(&self) -> &Redirects {
         &self.redirects
@@ -169,10 +205,14 @@ impl Checker {
                 return Ok(changed);
             }
             self.project = project;
+            self.forget_derived();
         }
         let changed = self.index.update(paths);
+        if let Some(lookup) = self.lookup.get_mut() {
+            lookup.update(&self.index, &changed);
+        }
         if !changed.is_empty() {
-            self.graph = std::cell::OnceCell::new();
+            self.forget_derived();
             self.redirects = Redirects::load(self.project.root())?;
         }
         Ok(changed)
@@ -249,7 +289,8 @@ impl Checker {
             &BuildOptions::default(),
         )?;
         self.index = index;
-        self.graph = std::cell::OnceCell::new();
+        self.forget_derived();
+        self.lookup = std::cell::OnceCell::new();
         self.redirects = Redirects::load(self.project.root())?;
         let _ = crate::cache::save(&self.index);
         Ok(())
@@ -257,13 +298,18 @@ impl Checker {
 
     /// Everything `kiln check` reports.
     pub fn findings(&self) -> Vec<Finding> {
-        let mut findings = check(
-            &self.index,
-            self.graph(),
-            &self.redirects,
-            &self.project.config().boot_levels,
-            &self.project.config().plugins,
-        );
+        let mut findings = self
+            .graph_findings
+            .get_or_init(|| {
+                check(
+                    &self.index,
+                    self.graph(),
+                    &self.redirects,
+                    &self.project.config().boot_levels,
+                    &self.project.config().plugins,
+                )
+            })
+            .clone();
         for (file, reason) in crate::journal::set_aside_journals(self.project.root()) {
             findings.push(Finding::JournalSetAside { file, reason });
         }
@@ -323,25 +369,25 @@ impl Checker {
 
     /// Every place that references `path` (a file, or any file under a folder).
     pub fn references_to(&self, path: &str) -> Vec<ReferenceView> {
-        self.views_of_edges_into(path, Graph::references_to)
+        self.views_of_edges_into(path, Checker::refs_to)
     }
 
     /// The ambiguous references that may mean `path` (a file, or any file under a
     /// folder): written without extension where it is one of several matches.
     pub fn ambiguous_references_to(&self, path: &str) -> Vec<ReferenceView> {
-        self.views_of_edges_into(path, Graph::ambiguous_references_to)
+        self.views_of_edges_into(path, Checker::ambiguous_refs_to)
     }
 
     /// The references `edges` gives for each file under `path`, sorted by place.
-    fn views_of_edges_into<'g>(
-        &'g self,
+    fn views_of_edges_into(
+        &self,
         path: &str,
-        edges: impl Fn(&'g Graph, &str) -> Vec<&'g crate::graph::ResolvedRef>,
+        edges: impl Fn(&Self, &str) -> Vec<ResolvedRef>,
     ) -> Vec<ReferenceView> {
         let mut out: Vec<ReferenceView> = self
             .files_under(path)
             .iter()
-            .flat_map(|f| edges(self.graph(), f))
+            .flat_map(|f| edges(self, f))
             .filter_map(|r| self.view(&r.file, r.index, &r.target))
             .collect();
         out.sort_by(|a, b| (&a.place.file, a.place.line).cmp(&(&b.place.file, b.place.line)));
@@ -353,7 +399,7 @@ impl Checker {
     pub fn dependencies_of(&self, path: &str) -> Vec<ReferenceView> {
         self.files_under(path)
             .iter()
-            .flat_map(|f| self.graph().references_from(f))
+            .flat_map(|f| self.refs_from(f))
             .filter_map(|r| self.view(&r.file, r.index, &r.target))
             .collect()
     }

@@ -64,7 +64,7 @@ fn is_prefab_field(pointer: &str) -> bool {
 
 /// Whether `s` is a canonical resource path, without allocating (the common case;
 /// [`ResourcePath::parse`] explains a failure).
-fn is_canonical(s: &str) -> bool {
+pub(crate) fn is_canonical(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with('/')
         && !s.ends_with('/')
@@ -156,7 +156,10 @@ impl Graph {
             let holds_entities = crate::index::split_extension(&f.path)
                 .and_then(|(_, ext)| index.registry().resource_type(ext))
                 .is_some_and(|t| matches!(t.format, kiln_core::registry::ResourceFormat::Entities));
-            for (i, r) in f.scan.iter().enumerate() {
+            // Positions as `FileScan::get` numbers them (a record it cannot read, in
+            // a crafted cache, is skipped without shifting the others).
+            for i in 0..f.scan.len() {
+                let Some(r) = f.scan.get(i) else { continue };
                 let Some((target, to)) =
                     resolve(&nodes, &graph, &base_paths, (&f.path, &r), &mut buf)
                 else {

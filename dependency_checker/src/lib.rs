@@ -43,6 +43,7 @@ pub mod graph;
 pub mod index;
 mod journal;
 pub mod lock;
+pub mod lookup;
 pub mod redirects;
 pub mod rename;
 pub mod rules;

@@ -546,7 +546,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
     for (old, new) in &moves {
         let ext_old = split_extension(old).map(|(_, e)| e);
         let ext_new = split_extension(new).map(|(_, e)| e);
-        for r in checker.graph().references_to(old) {
+        for r in checker.refs_to(old) {
             let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
                 continue;
             };
@@ -583,7 +583,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         }
         // A file with relative URIs (a glTF file) that moves without what they name
         // must name it from where it goes; moving with it, it needs no patch.
-        for r in checker.graph().references_from(old) {
+        for r in checker.refs_from(old) {
             let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
                 continue;
             };
@@ -664,7 +664,7 @@ fn adopted(checker: &Checker, moved: &HashMap<&str, &str>) -> Vec<(String, Strin
     let mut texts: HashSet<&str> = HashSet::new();
     for new in moved.values() {
         whole.insert(new);
-        for r in checker.graph().references_to(new) {
+        for r in checker.refs_to(new) {
             if let Some(raw) = index.file(&r.file).and_then(|f| f.scan.get(r.index)) {
                 out.push((r.file.to_string(), raw.pointer.to_owned()));
             }
@@ -768,15 +768,14 @@ fn shares_base_after(checker: &Checker, moved: &HashMap<&str, &str>, new: &str) 
 /// ambiguous one touched by the move, and any unambiguous one the move makes
 /// ambiguous, is listed.
 fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) -> Vec<Skipped> {
-    let graph = checker.graph();
     let index = checker.index();
     let mut skipped = Vec::new();
-    let mut seen: HashSet<(&str, usize)> = HashSet::new();
+    let mut seen: HashSet<(std::sync::Arc<str>, usize)> = HashSet::new();
     let mut sources: Vec<&&str> = moved.keys().collect();
     sources.sort();
     for old in sources {
-        for r in graph.ambiguous_references_to(old) {
-            if !seen.insert((&r.file, r.index)) {
+        for r in checker.ambiguous_refs_to(old) {
+            if !seen.insert((r.file.clone(), r.index)) {
                 continue;
             }
             let Target::Ambiguous(candidates) = &r.target else {
@@ -828,7 +827,7 @@ fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) 
             .filter(|p| !moved.contains_key(p))
             .collect();
         for file in &staying {
-            for r in graph.references_to(file) {
+            for r in checker.refs_to(file) {
                 let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
                     continue;
                 };
@@ -857,7 +856,7 @@ fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) 
 pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
     let mut edits = Edits::default();
     // Typed references still point at the missing file in the graph.
-    for r in checker.graph().references_to(old) {
+    for r in checker.refs_to(old) {
         if let Some(raw) = checker
             .index()
             .file(&r.file)

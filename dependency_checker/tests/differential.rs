@@ -22,7 +22,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use dependency_checker::graph::Target;
+use dependency_checker::graph::{Graph, ResolvedRef, Target};
 use dependency_checker::index::BuildOptions;
 use dependency_checker::rename::{self, MoveRequest, Operation};
 use dependency_checker::{Checker, CheckerError};
@@ -670,6 +670,108 @@ fn check_move(
     Ok(())
 }
 
+// ---------------------------------------------------------------------------------
+// The lookup against the graph.
+
+/// The checker's lookup (kept current change by change) answers every question as
+/// a graph built from scratch on the same index: for every file and every missing
+/// target, what references it, which ambiguous references may mean it, and what it
+/// references.
+fn lookup_agrees_with_graph(checker: &Checker, when: &str) -> Result<(), TestCaseError> {
+    let graph = Graph::build(checker.index());
+    let key = |r: &ResolvedRef| (r.file.to_string(), r.index, format!("{:?}", r.target));
+    let sorted = |mut v: Vec<(String, usize, String)>| {
+        v.sort();
+        v
+    };
+    let mut paths: BTreeSet<String> = checker
+        .index()
+        .files()
+        .map(|f| f.path.to_string())
+        .collect();
+    for r in graph.references() {
+        if let Target::Missing(p) = &r.target {
+            paths.insert(p.to_string());
+        }
+    }
+    for p in &paths {
+        prop_assert_eq!(
+            sorted(graph.references_to(p).into_iter().map(key).collect()),
+            sorted(checker.refs_to(p).iter().map(key).collect()),
+            "{}: references to {}",
+            when,
+            p
+        );
+        prop_assert_eq!(
+            sorted(
+                graph
+                    .ambiguous_references_to(p)
+                    .into_iter()
+                    .map(key)
+                    .collect()
+            ),
+            sorted(checker.ambiguous_refs_to(p).iter().map(key).collect()),
+            "{}: ambiguous references to {}",
+            when,
+            p
+        );
+        prop_assert_eq!(
+            graph
+                .references_from(p)
+                .into_iter()
+                .map(key)
+                .collect::<Vec<_>>(),
+            checker.refs_from(p).iter().map(key).collect::<Vec<_>>(),
+            "{}: references from {}",
+            when,
+            p
+        );
+    }
+    Ok(())
+}
+
+/// A random change outside Kiln: a file copied to a new name (new references, and
+/// maybe new ambiguity), a file deleted, or a file's content replaced by another's.
+/// Returns the paths to refresh.
+fn random_edit(rng: &mut Rng, root: &Path, checker: &Checker) -> Vec<String> {
+    let files: Vec<String> = checker
+        .index()
+        .files()
+        .map(|f| f.path.to_string())
+        .filter(|p| p != "kiln.project" && p != "kiln.redirects")
+        .collect();
+    if files.is_empty() {
+        return Vec::new();
+    }
+    let a = rng.pick(&files).clone();
+    let b = rng.pick(&files).clone();
+    match rng.below(3) {
+        0 => {
+            let name = format!(
+                "{}/{}.{}",
+                rng.pick(FOLDERS),
+                rng.pick(NAMES),
+                rng.pick(EXTS)
+            );
+            let name = name.trim_end_matches('.').to_owned();
+            if root.join(&name).exists() {
+                return Vec::new();
+            }
+            fs::create_dir_all(root.join(&name).parent().unwrap()).unwrap();
+            fs::copy(root.join(&a), root.join(&name)).unwrap();
+            vec![name]
+        }
+        1 => {
+            fs::remove_file(root.join(&a)).unwrap();
+            vec![a]
+        }
+        _ => {
+            fs::write(root.join(&a), fs::read(root.join(&b)).unwrap()).unwrap();
+            vec![a]
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
 
@@ -714,6 +816,7 @@ proptest! {
             check_move(&before, &before_tree, &plan, root)?;
             // The index, kept current by the move, still agrees with the oracle.
             prop_assert_eq!(checker_references(&checker), oracle(root));
+            lookup_agrees_with_graph(&checker, &format!("after {request:?}"))?;
         }
         while let Some(inverse) = undo.pop() {
             let plan = inverse
@@ -724,5 +827,22 @@ proptest! {
         }
         let restored = tree(root);
         prop_assert!(restored == original, "not restored: {}", difference(&original, &restored));
+    }
+
+    /// The lookup, kept current through edits made outside Kiln, answers as a graph
+    /// built from scratch.
+    #[test]
+    fn the_lookup_kept_current_answers_as_a_graph_built_from_scratch(seed in any::<u64>()) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut rng = Rng(seed);
+        generate(&mut rng, root);
+        let mut checker = open(root);
+        lookup_agrees_with_graph(&checker, "at start")?;
+        for step in 0..6 {
+            let paths = random_edit(&mut rng, root, &checker);
+            checker.refresh(&paths).unwrap();
+            lookup_agrees_with_graph(&checker, &format!("step {step}: {paths:?}"))?;
+        }
     }
 }

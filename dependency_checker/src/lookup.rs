@@ -1,0 +1,231 @@
+//! [`Lookup`]: what references a file and what a file references, answered from the
+//! index without the whole [`Graph`](crate::graph::Graph), and kept current file by
+//! file.
+//!
+//! The graph resolves every reference of the project; a change drops it and the next
+//! question rebuilds it, which costs what the project costs. A move of a file with
+//! 1,000 referrers, a running `kiln watch` working out which levels a change reaches,
+//! and a server answering `kiln refs` need a few files' references, not all of them.
+//! So each reference is filed under the one key it can resolve through (the path it
+//! names with its type's extension, its text for a reference written without type,
+//! or a glTF URI's resolved path) and resolved only when asked about, against the
+//! index as it is then. A changed file takes its keys back and files its new ones;
+//! the rest stays. The answers are the graph's, reference for reference (a property
+//! test compares them on random projects and random changes).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kiln_core::ResourcePath;
+
+use crate::graph::{ResolvedRef, Target, is_canonical};
+use crate::index::{FileEntry, Index, split_extension};
+use crate::scan::{Naming, RefView};
+
+/// References filed by the key they resolve through.
+#[derive(Debug, Default)]
+pub struct Lookup {
+    /// Key -> the references (file, position) written with it.
+    by_key: HashMap<Box<str>, Vec<(Arc<str>, u32)>>,
+    /// The keys each file filed references under, to take them back.
+    keys_of: HashMap<Arc<str>, Vec<Box<str>>>,
+}
+
+/// The one key `r` (written in `file`) can resolve through; `None` for a relative
+/// URI that names no file of the project.
+fn key_of(file: &str, r: &RefView) -> Option<Box<str>> {
+    if r.naming == Naming::RelativeUri {
+        return crate::gltf::resolve_uri(file, r.text)
+            .ok()
+            .map(String::into_boxed_str);
+    }
+    Some(match r.expected_type {
+        Some(ty) => format!("{}.{ty}", r.text).into_boxed_str(),
+        None => r.text.into(),
+    })
+}
+
+/// The files whose path without extension is `base` (`textures/rose` ->
+/// `textures/rose.png`, ...), in path order.
+fn files_with_base<'a>(index: &'a Index, base: &'a str) -> Vec<&'a Arc<str>> {
+    let from = format!("{base}.");
+    index
+        .files_from(&from)
+        .take_while(|f| f.path.starts_with(from.as_str()))
+        .filter(|f| split_extension(&f.path).is_some_and(|(b, _)| b == base))
+        .filter_map(|f| index.path_key(&f.path))
+        .collect()
+}
+
+/// What `r`, written in `file`, points at in `index` now; `None` when it is no
+/// reference at all (a string written without type that names no file). The same
+/// rules as the graph's.
+pub(crate) fn resolve(index: &Index, file: &str, r: &RefView) -> Option<Target> {
+    if r.naming == Naming::RelativeUri {
+        return Some(match crate::gltf::resolve_uri(file, r.text) {
+            Ok(path) => match index.path_key(&path) {
+                Some(found) => Target::Resolved(found.clone()),
+                None => Target::Missing(Arc::from(path)),
+            },
+            Err(reason) => Target::Invalid(format!("\"{}\" {reason}", r.text)),
+        });
+    }
+    match r.expected_type {
+        Some(ty) => {
+            let name = format!("{}.{ty}", r.text);
+            if let Some(found) = index.path_key(&name) {
+                return Some(Target::Resolved(found.clone()));
+            }
+            if !is_canonical(r.text) {
+                let reason = ResourcePath::parse(r.text)
+                    .err()
+                    .map_or_else(|| "not a canonical path".to_owned(), |e| e.to_string());
+                return Some(Target::Invalid(reason));
+            }
+            Some(Target::Missing(Arc::from(name)))
+        }
+        None => {
+            if let Some(found) = index.path_key(r.text) {
+                return Some(Target::Resolved(found.clone()));
+            }
+            match files_with_base(index, r.text).as_slice() {
+                [] => None,
+                [one] => Some(Target::Resolved((*one).clone())),
+                many => Some(Target::Ambiguous(
+                    many.iter().map(|p| (*p).clone()).collect(),
+                )),
+            }
+        }
+    }
+}
+
+impl Lookup {
+    /// Files every reference of `index`.
+    pub fn build(index: &Index) -> Self {
+        let mut lookup = Lookup::default();
+        for entry in index.files() {
+            lookup.add_file(entry);
+        }
+        lookup
+    }
+
+    fn add_file(&mut self, entry: &FileEntry) {
+        let mut keys = Vec::new();
+        for i in 0..entry.scan.len() {
+            let Some(r) = entry.scan.get(i) else { continue };
+            let Some(key) = key_of(&entry.path, &r) else {
+                continue;
+            };
+            self.by_key
+                .entry(key.clone())
+                .or_default()
+                .push((entry.path.clone(), i as u32));
+            keys.push(key);
+        }
+        if !keys.is_empty() {
+            keys.sort_unstable();
+            keys.dedup();
+            self.keys_of.insert(entry.path.clone(), keys);
+        }
+    }
+
+    fn remove_file(&mut self, path: &str) {
+        let Some(keys) = self.keys_of.remove(path) else {
+            return;
+        };
+        for key in keys {
+            if let Some(refs) = self.by_key.get_mut(&key) {
+                refs.retain(|(file, _)| &**file != path);
+                if refs.is_empty() {
+                    self.by_key.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Takes the files in `changed` (created, modified or removed) as they are in
+    /// `index` now.
+    pub fn update(&mut self, index: &Index, changed: &[String]) {
+        for path in changed {
+            self.remove_file(path);
+            if let Some(entry) = index.file(path) {
+                self.add_file(entry);
+            }
+        }
+    }
+
+    /// The references filed under `key`, resolved, that point at `file` (existing or
+    /// missing) when `want` says so.
+    fn resolved_under(
+        &self,
+        index: &Index,
+        key: &str,
+        want: impl Fn(&Target) -> bool,
+        out: &mut Vec<ResolvedRef>,
+    ) {
+        for (from, i) in self.by_key.get(key).into_iter().flatten() {
+            let Some(r) = index.file(from).and_then(|e| e.scan.get(*i as usize)) else {
+                continue;
+            };
+            if let Some(target) = resolve(index, from, &r)
+                && want(&target)
+            {
+                out.push(ResolvedRef {
+                    file: from.clone(),
+                    index: *i as usize,
+                    target,
+                });
+            }
+        }
+    }
+
+    /// The references that point at `file` (which may be missing), by file and
+    /// position.
+    pub fn references_to(&self, index: &Index, file: &str) -> Vec<ResolvedRef> {
+        let points_here = |t: &Target| match t {
+            Target::Resolved(p) | Target::Missing(p) => &**p == file,
+            _ => false,
+        };
+        let mut out = Vec::new();
+        self.resolved_under(index, file, points_here, &mut out);
+        // Written without extension, a unique match means this file.
+        if let Some((base, _)) = split_extension(file) {
+            self.resolved_under(index, base, points_here, &mut out);
+        }
+        out.sort_by(|a, b| (&a.file, a.index).cmp(&(&b.file, b.index)));
+        out.dedup_by(|a, b| a.file == b.file && a.index == b.index);
+        out
+    }
+
+    /// The ambiguous references that may mean `file` (it is one of their
+    /// candidates), by file and position.
+    pub fn ambiguous_references_to(&self, index: &Index, file: &str) -> Vec<ResolvedRef> {
+        let Some((base, _)) = split_extension(file) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let among =
+            |t: &Target| matches!(t, Target::Ambiguous(c) if c.iter().any(|p| &**p == file));
+        self.resolved_under(index, base, among, &mut out);
+        out.sort_by(|a, b| (&a.file, a.index).cmp(&(&b.file, b.index)));
+        out
+    }
+
+    /// The references `file` makes, in file order (needs no filing: the file's own
+    /// entry lists them).
+    pub fn references_from(index: &Index, file: &str) -> Vec<ResolvedRef> {
+        let Some(entry) = index.file(file) else {
+            return Vec::new();
+        };
+        (0..entry.scan.len())
+            .filter_map(|i| {
+                let r = entry.scan.get(i)?;
+                Some(ResolvedRef {
+                    file: entry.path.clone(),
+                    index: i,
+                    target: resolve(index, file, &r)?,
+                })
+            })
+            .collect()
+    }
+}
