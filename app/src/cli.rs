@@ -46,6 +46,10 @@ pub enum Tool {
         /// Where to put build/ (default: the project folder).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Compile nothing: only keep the index current and answer `kiln check`,
+        /// `refs`, `deps` and `mv` run beside it.
+        #[arg(long, conflicts_with = "out")]
+        no_build: bool,
     },
     /// Report missing, unused, ambiguous, stale and non-canonical references.
     /// Exit status 0 with no errors (warnings are printed), 1 with errors, 2 when the
@@ -142,7 +146,8 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
         Tool::Watch {
             project,
             out: out_dir,
-        } => crate::watch_command::run(&project, out_dir.as_deref(), out),
+            no_build,
+        } => crate::watch_command::run(&project, out_dir.as_deref(), !no_build, out),
         Tool::Check {
             project,
             fix,

@@ -33,8 +33,15 @@ fn rebuild(
     })
 }
 
-/// Runs `kiln watch` until the process is stopped.
-pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> anyhow::Result<u8> {
+/// Runs `kiln watch` until the process is stopped; with `build` false
+/// (`--no-build`) it only keeps the index current and answers queries, writing no
+/// build output.
+pub fn run(
+    project_dir: &Path,
+    out_dir: Option<&Path>,
+    build: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
     let (mut checker, plugins) = open_checker(project_dir)?;
     crate::plugins::report(&plugins, true, &mut std::io::stderr());
     let root = checker.project().root().to_owned();
@@ -46,7 +53,11 @@ pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> a
     }
     // Watch first, so that nothing changed during the first build is missed.
     let watcher = ProjectWatcher::start(&root, Debounce::default())?;
-    let levels = checker.project().levels()?;
+    let levels = if build {
+        checker.project().levels()?
+    } else {
+        Vec::new()
+    };
     for level in &levels {
         let start = Instant::now();
         let line = rebuild(&checker, &out_root, level)?;
@@ -59,6 +70,8 @@ pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> a
     // Answer `kiln check`, `refs`, `deps` and `mv` from this process's index while it
     // runs (see `query_service`); without a socket, those commands work alone.
     let (queries, mut answering) = Answering::new(watcher.sync_cookies());
+    // Filed now, kept current after: the first question does not pay for it.
+    checker.lookup();
     let plugin_errors = crate::checker_commands::plugin_errors(&plugins);
     let _server = match QueryServer::start(&root, watcher.sync_cookies(), queries) {
         Ok(server) => {
@@ -109,6 +122,9 @@ pub fn run(project_dir: &Path, out_dir: Option<&Path>, out: &mut dyn Write) -> a
                 out,
                 "note: {old} was renamed to {new} outside Kiln; `kiln check` lists the references to fix"
             )?;
+        }
+        if !build {
+            continue;
         }
         let affected = affected_levels(&checker, &report.changed);
         let detect_ms = batch

@@ -30,10 +30,13 @@ impl Drop for Watch {
 impl Watch {
     fn start(dir: &Path) -> (Watch, Vec<String>) {
         let out = tempfile::tempdir().unwrap().keep();
+        Watch::start_with(dir, &["--out".as_ref(), out.as_os_str()])
+    }
+
+    fn start_with(dir: &Path, args: &[&std::ffi::OsStr]) -> (Watch, Vec<String>) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
             .arg("watch")
-            .arg("--out")
-            .arg(out)
+            .args(args)
             .current_dir(dir)
             .stdout(Stdio::piped())
             .spawn()
@@ -384,4 +387,25 @@ fn a_question_an_editor_does_not_take_up_is_declined_and_worked_alone_once() {
     assert_eq!(support::snapshot(root), after);
     assert!(root.join("materials/wood.material").is_file());
     assert!(!root.join("materials/bark.material").exists());
+}
+
+#[test]
+fn watch_no_build_answers_and_writes_no_build_output() {
+    let dir = project();
+    let root = dir.path();
+    let (_watch, started) = Watch::start_with(root, &["--no-build".as_ref()]);
+    assert!(
+        started.iter().all(|l| !l.starts_with("built")),
+        "{started:?}"
+    );
+    assert_served_matches_alone(root, "kiln watch --no-build");
+    fs::write(
+        root.join("levels/b.level"),
+        r#"{"entities": [{"id": "x", "components": {"mesh": {"material": "materials/bark"}}}]}"#,
+    )
+    .unwrap();
+    let (code, out, err) = kiln("require", &["refs", "materials/bark.material"], root);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("levels/b.level:"), "{out}");
+    assert!(!root.join("build").exists());
 }

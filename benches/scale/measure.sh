@@ -16,8 +16,9 @@
 #                (benches/src/bin/rewrite-floor.rs: the same files read, patched,
 #                written to a temporary file and renamed, nothing else) and
 #                `rg -l | xargs sed -i` + `mv` doing the same
-#   served-*     refs, deps, check and mv again, answered by a `kiln watch` running
-#                on the project (see app/src/query_service.rs), beside the same peers
+#   served-*     refs, deps, check and mv again, answered by a `kiln watch --no-build`
+#                running on the project (see app/src/query_service.rs), beside the
+#                same peers
 #   memory       peak resident memory (/usr/bin/time -v) of kiln check and rg
 #   size         .kiln/ (without plugins/) against the project's file contents
 #
@@ -241,7 +242,9 @@ for n in "${sizes[@]}"; do
     # The same questions answered by a kiln watch running on the project.
     "$kiln" check --project "$dir" >/dev/null 2>&1 || true
     watch_log=$res/watch-$n.log
-    KILN_SERVER=off "$kiln" watch --project "$dir" --out "$res/watch-out-$n" >"$watch_log" 2>&1 &
+    # --no-build: the server is measured, not the compiler (with builds, every move
+    # of the hub recompiles the hundreds of levels it reaches, on the same 2 cores).
+    KILN_SERVER=off "$kiln" watch --project "$dir" --no-build >"$watch_log" 2>&1 &
     watch_pid=$!
     for _ in $(seq 1 600); do
         grep -q '^watching' "$watch_log" && break
