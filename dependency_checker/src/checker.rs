@@ -231,16 +231,23 @@ impl Checker {
                 .map(|f| (f.path.to_string(), f.hash))
                 .collect()
         } else {
-            // The reported paths, and everything under those that were folders.
-            let prefixes: Vec<String> = batch.paths.iter().map(|p| format!("{p}/")).collect();
-            self.index
-                .files()
-                .filter(|f| {
-                    batch.paths.iter().any(|p| *p == *f.path)
-                        || prefixes.iter().any(|p| f.path.starts_with(p.as_str()))
-                })
-                .map(|f| (f.path.to_string(), f.hash))
-                .collect()
+            // The reported paths, and everything under those that were folders:
+            // looked up, so that a batch costs what it holds, not the project.
+            let mut before = std::collections::HashMap::new();
+            for p in &batch.paths {
+                if let Some(f) = self.index.file(p) {
+                    before.insert(f.path.to_string(), f.hash);
+                }
+                let prefix = format!("{p}/");
+                for f in self
+                    .index
+                    .files_from(&prefix)
+                    .take_while(|f| f.path.starts_with(prefix.as_str()))
+                {
+                    before.insert(f.path.to_string(), f.hash);
+                }
+            }
+            before
         };
         let changed = if batch.rescan {
             self.rescan()?;
@@ -351,8 +358,8 @@ impl Checker {
         }
         let prefix = format!("{path}/");
         self.index
-            .files()
-            .filter(|f| f.path.starts_with(&prefix))
+            .files_from(&prefix)
+            .take_while(|f| f.path.starts_with(prefix.as_str()))
             .map(|f| f.path.to_string())
             .collect()
     }
@@ -369,25 +376,35 @@ impl Checker {
 
     /// Every place that references `path` (a file, or any file under a folder).
     pub fn references_to(&self, path: &str) -> Vec<ReferenceView> {
-        self.views_of_edges_into(path, Checker::refs_to)
+        self.views_of_edges_into(path, Lookup::references_to)
     }
 
     /// The ambiguous references that may mean `path` (a file, or any file under a
     /// folder): written without extension where it is one of several matches.
     pub fn ambiguous_references_to(&self, path: &str) -> Vec<ReferenceView> {
-        self.views_of_edges_into(path, Checker::ambiguous_refs_to)
+        self.views_of_edges_into(path, Lookup::ambiguous_references_to)
     }
 
     /// The references `edges` gives for each file under `path`, sorted by place.
+    /// Without a lookup kept by an earlier question, only the references that can
+    /// name those files are filed, in one pass (a command asks once and exits).
     fn views_of_edges_into(
         &self,
         path: &str,
-        edges: impl Fn(&Self, &str) -> Vec<ResolvedRef>,
+        edges: impl Fn(&Lookup, &Index, &str) -> Vec<ResolvedRef>,
     ) -> Vec<ReferenceView> {
-        let mut out: Vec<ReferenceView> = self
-            .files_under(path)
+        let files = self.files_under(path);
+        let partial;
+        let lookup = match self.lookup.get() {
+            Some(kept) => kept,
+            None => {
+                partial = Lookup::for_files(&self.index, &files);
+                &partial
+            }
+        };
+        let mut out: Vec<ReferenceView> = files
             .iter()
-            .flat_map(|f| edges(self, f))
+            .flat_map(|f| edges(lookup, &self.index, f))
             .filter_map(|r| self.view(&r.file, r.index, &r.target))
             .collect();
         out.sort_by(|a, b| (&a.place.file, a.place.line).cmp(&(&b.place.file, b.place.line)));

@@ -360,12 +360,13 @@ impl Index {
                 Ok(meta) if meta.is_dir() => self.collect_files(rel, &mut work),
                 Ok(_) => work.push(rel.clone()),
                 Err(_) => {
+                    // What was under it, if it was a folder (a range, not a scan of
+                    // every file: a batch of a thousand removals stays cheap).
                     let prefix = format!("{rel}/");
                     work.extend(
-                        self.files
-                            .keys()
-                            .filter(|k| k.starts_with(&prefix))
-                            .map(|k| k.to_string()),
+                        self.files_from(&prefix)
+                            .take_while(|f| f.path.starts_with(prefix.as_str()))
+                            .map(|f| f.path.to_string()),
                     );
                     work.push(rel.clone());
                 }

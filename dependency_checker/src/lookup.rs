@@ -109,6 +109,52 @@ impl Lookup {
         lookup
     }
 
+    /// Files only the references under the keys that can name one of `files` (the
+    /// file's path, and its path without extension), in one pass that files
+    /// nothing else: a command working alone asks one question and exits, and
+    /// filing every reference first would cost more than the question.
+    pub fn for_files(index: &Index, files: &[String]) -> Self {
+        let mut keys: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for f in files {
+            keys.insert(f);
+            if let Some((base, _)) = split_extension(f) {
+                keys.insert(base);
+            }
+        }
+        let mut lookup = Lookup::default();
+        let mut typed = String::new();
+        for entry in index.files() {
+            for i in 0..entry.scan.len() {
+                let Some(r) = entry.scan.get(i) else { continue };
+                // The key, without allocating for the common kinds.
+                let uri;
+                let key: &str = if r.naming == Naming::RelativeUri {
+                    let Ok(path) = crate::gltf::resolve_uri(&entry.path, r.text) else {
+                        continue;
+                    };
+                    uri = path;
+                    &uri
+                } else if let Some(ty) = r.expected_type {
+                    typed.clear();
+                    typed.push_str(r.text);
+                    typed.push('.');
+                    typed.push_str(ty);
+                    &typed
+                } else {
+                    r.text
+                };
+                if keys.contains(key) {
+                    lookup
+                        .by_key
+                        .entry(key.into())
+                        .or_default()
+                        .push((entry.path.clone(), i as u32));
+                }
+            }
+        }
+        lookup
+    }
+
     fn add_file(&mut self, entry: &FileEntry) {
         let mut keys = Vec::new();
         for i in 0..entry.scan.len() {
@@ -152,6 +198,13 @@ impl Lookup {
                 self.add_file(entry);
             }
         }
+    }
+
+    /// The references (file, position) filed under `key`: typed ones naming
+    /// `key` with their extension, those written without type as `key`, and glTF
+    /// URIs that resolve to `key`.
+    pub fn filed_under(&self, key: &str) -> &[(Arc<str>, u32)] {
+        self.by_key.get(key).map_or(&[], Vec::as_slice)
     }
 
     /// The references filed under `key`, resolved, that point at `file` (existing or

@@ -29,6 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::Path;
+use std::sync::Arc;
 
 use kiln_core::ResourcePath;
 use serde::{Deserialize, Serialize};
@@ -673,22 +674,29 @@ fn adopted(checker: &Checker, moved: &HashMap<&str, &str>) -> Vec<(String, Strin
             texts.insert(base);
         }
     }
-    // Every reference of the project is looked at: a length check first keeps that
-    // to a comparison of integers for nearly all of them.
-    let lengths: HashSet<usize> = whole.iter().chain(&texts).map(|t| t.len()).collect();
-    for f in index.files() {
-        for raw in f.scan.iter() {
-            if raw.expected_type.is_some()
-                || raw.naming != Naming::ProjectPath
-                || !lengths.contains(&raw.text.len())
-            {
-                continue;
-            }
-            let named_after = whole.contains(raw.text)
-                || (texts.contains(raw.text) && !has_base(index, raw.text));
-            if named_after && !index.contains(raw.text) {
-                out.push((f.path.to_string(), raw.pointer.to_owned()));
-            }
+    // A string written without type is filed under its text: only those written as
+    // one of these are looked at, in file order.
+    let mut generic: BTreeSet<(&Arc<str>, u32)> = BTreeSet::new();
+    for text in whole.iter().chain(&texts) {
+        generic.extend(
+            checker
+                .lookup()
+                .filed_under(text)
+                .iter()
+                .map(|(f, i)| (f, *i)),
+        );
+    }
+    for (file, i) in generic {
+        let Some(raw) = index.file(file).and_then(|f| f.scan.get(i as usize)) else {
+            continue;
+        };
+        if raw.expected_type.is_some() || raw.naming != Naming::ProjectPath {
+            continue;
+        }
+        let named_after =
+            whole.contains(raw.text) || (texts.contains(raw.text) && !has_base(index, raw.text));
+        if named_after && !index.contains(raw.text) {
+            out.push((file.to_string(), raw.pointer.to_owned()));
         }
     }
     out
@@ -770,7 +778,7 @@ fn shares_base_after(checker: &Checker, moved: &HashMap<&str, &str>, new: &str) 
 fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) -> Vec<Skipped> {
     let index = checker.index();
     let mut skipped = Vec::new();
-    let mut seen: HashSet<(std::sync::Arc<str>, usize)> = HashSet::new();
+    let mut seen: HashSet<(Arc<str>, usize)> = HashSet::new();
     let mut sources: Vec<&&str> = moved.keys().collect();
     sources.sort();
     for old in sources {

@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use dependency_checker::graph::{Graph, ResolvedRef, Target};
 use dependency_checker::index::BuildOptions;
+use dependency_checker::lookup::Lookup;
 use dependency_checker::rename::{self, MoveRequest, Operation};
 use dependency_checker::{Checker, CheckerError};
 use kiln_core::Registry;
@@ -699,6 +700,40 @@ fn lookup_agrees_with_graph(checker: &Checker, when: &str) -> Result<(), TestCas
             sorted(graph.references_to(p).into_iter().map(key).collect()),
             sorted(checker.refs_to(p).iter().map(key).collect()),
             "{}: references to {}",
+            when,
+            p
+        );
+        // A lookup filed for this one question (as a command working alone files it).
+        let partial = Lookup::for_files(checker.index(), std::slice::from_ref(p));
+        prop_assert_eq!(
+            sorted(graph.references_to(p).into_iter().map(key).collect()),
+            sorted(
+                partial
+                    .references_to(checker.index(), p)
+                    .iter()
+                    .map(key)
+                    .collect()
+            ),
+            "{}: references to {} (filed for the question)",
+            when,
+            p
+        );
+        let mut maybe: Vec<_> = graph
+            .ambiguous_references_to(p)
+            .into_iter()
+            .map(key)
+            .collect();
+        maybe.sort();
+        prop_assert_eq!(
+            maybe,
+            sorted(
+                partial
+                    .ambiguous_references_to(checker.index(), p)
+                    .iter()
+                    .map(key)
+                    .collect()
+            ),
+            "{}: ambiguous references to {} (filed for the question)",
             when,
             p
         );
