@@ -175,13 +175,19 @@ impl Lookup {
         }
     }
 
-    fn remove_file(&mut self, path: &str) {
-        let Some(keys) = self.keys_of.remove(path) else {
-            return;
-        };
-        for key in keys {
+    /// Takes back everything `files` filed: each key they used is filtered once,
+    /// so that a thousand files patched by one move, all naming the same file, cost
+    /// one pass over that key's references, not a thousand.
+    fn remove_files(&mut self, files: &std::collections::HashSet<&str>) {
+        let mut touched: std::collections::HashSet<Box<str>> = std::collections::HashSet::new();
+        for path in files {
+            if let Some(keys) = self.keys_of.remove(*path) {
+                touched.extend(keys);
+            }
+        }
+        for key in touched {
             if let Some(refs) = self.by_key.get_mut(&key) {
-                refs.retain(|(file, _)| &**file != path);
+                refs.retain(|(file, _)| !files.contains(&**file));
                 if refs.is_empty() {
                     self.by_key.remove(&key);
                 }
@@ -192,8 +198,9 @@ impl Lookup {
     /// Takes the files in `changed` (created, modified or removed) as they are in
     /// `index` now.
     pub fn update(&mut self, index: &Index, changed: &[String]) {
-        for path in changed {
-            self.remove_file(path);
+        let files: std::collections::HashSet<&str> = changed.iter().map(String::as_str).collect();
+        self.remove_files(&files);
+        for path in &files {
             if let Some(entry) = index.file(path) {
                 self.add_file(entry);
             }
