@@ -7,85 +7,22 @@
 mod support;
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::os::unix::net::UnixListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Watch {
-    child: Child,
-    /// Kept: dropping it would close kiln watch's stdout.
-    _lines: Receiver<String>,
-}
+use support::watch::Watch;
 
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Watch {
-    fn start(dir: &Path) -> (Watch, Vec<String>) {
-        let out = tempfile::tempdir().unwrap().keep();
-        Watch::start_with(dir, &["--out".as_ref(), out.as_os_str()])
-    }
-
-    fn start_with(dir: &Path, args: &[&std::ffi::OsStr]) -> (Watch, Vec<String>) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-            .arg("watch")
-            .args(args)
-            .current_dir(dir)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                if tx.send(line.unwrap_or_default()).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut seen = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Ok(line) = lines.recv_timeout(Duration::from_millis(100)) {
-                let done = line.starts_with("watching");
-                seen.push(line);
-                if done {
-                    return (
-                        Watch {
-                            child,
-                            _lines: lines,
-                        },
-                        seen,
-                    );
-                }
-            }
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("kiln watch did not start; saw {seen:#?}");
-    }
+/// `kiln watch --out TEMP` in `dir`, with the lines it printed until it watched.
+fn start_watch(dir: &Path) -> (Watch, Vec<String>) {
+    let out = tempfile::tempdir().unwrap().keep();
+    Watch::start_with(dir, &["--out".as_ref(), out.as_os_str()])
 }
 
 /// Runs `kiln ARGS` in `dir` with `KILN_SERVER=mode`: exit code, stdout, stderr.
 fn kiln(mode: &str, args: &[&str], dir: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .args(args)
-        .env("KILN_SERVER", mode)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    support::kiln_with_env(args, dir, &[("KILN_SERVER", mode)])
 }
 
 /// A small project: a level using a unit, materials and textures, one broken
@@ -156,7 +93,7 @@ fn assert_served_matches_alone(dir: &Path, when: &str) {
 fn served_answers_are_the_answers_worked_alone_and_see_changes_made_just_before() {
     let dir = project();
     let root = dir.path();
-    let (mut watch, started) = Watch::start(root);
+    let (mut watch, started) = start_watch(root);
     assert!(
         started
             .iter()
@@ -237,7 +174,7 @@ fn served_answers_are_the_answers_worked_alone_and_see_changes_made_just_before(
     assert_eq!(code, 2);
     assert!(err.contains("no running kiln watch answered"), "{err}");
     drop(watch);
-    let (_watch, started) = Watch::start(root);
+    let (_watch, started) = start_watch(root);
     assert!(
         started
             .iter()
@@ -250,8 +187,8 @@ fn served_answers_are_the_answers_worked_alone_and_see_changes_made_just_before(
 #[test]
 fn a_second_watch_does_not_take_the_first_ones_socket() {
     let dir = project();
-    let (_first, _) = Watch::start(dir.path());
-    let (_second, started) = Watch::start(dir.path());
+    let (_first, _) = start_watch(dir.path());
+    let (_second, started) = start_watch(dir.path());
     assert!(
         started
             .iter()
@@ -282,7 +219,7 @@ fn a_planted_link_or_file_in_place_of_the_socket_is_never_asked() {
     assert!(out.contains("2 references"), "{out}");
     assert!(hostile.accept().is_err(), "the planted link was followed");
     // A watch started there refuses to replace it, and still watches.
-    let (_watch, started) = Watch::start(root);
+    let (_watch, started) = start_watch(root);
     assert!(
         started.iter().any(|l| l.contains("not answering queries")),
         "{started:?}"
@@ -302,7 +239,7 @@ fn a_planted_link_or_file_in_place_of_the_socket_is_never_asked() {
     let (code, out, _) = kiln("auto", &["refs", "materials/bark.material"], other.path());
     assert_eq!(code, 0);
     assert!(out.contains("2 references"), "{out}");
-    let (_watch, started) = Watch::start(other.path());
+    let (_watch, started) = start_watch(other.path());
     assert!(
         started.iter().any(|l| l.contains("is not a socket")),
         "{started:?}"

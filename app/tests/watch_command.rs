@@ -5,73 +5,10 @@
 
 mod support;
 use support::atomic_write;
+use support::watch::Watch;
 
 use std::fs;
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
-
-struct Watch {
-    child: Child,
-    lines: Receiver<String>,
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Watch {
-    fn start(dir: &Path) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-            .arg("watch")
-            .current_dir(dir)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                if tx.send(line.unwrap_or_default()).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut w = Watch { child, lines };
-        w.until(|l| l.starts_with("watching"));
-        w
-    }
-
-    /// Lines until one matches (panics after 10 s).
-    fn until(&mut self, pred: impl Fn(&str) -> bool) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut seen = Vec::new();
-        while Instant::now() < deadline {
-            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(100)) {
-                let done = pred(&line);
-                seen.push(line);
-                if done {
-                    return seen;
-                }
-            }
-        }
-        panic!("no matching line; saw {seen:#?}");
-    }
-
-    /// Every line printed until the watcher has been quiet for `quiet`.
-    fn settle(&mut self, quiet: Duration) -> Vec<String> {
-        let mut seen = Vec::new();
-        while let Ok(line) = self.lines.recv_timeout(quiet) {
-            seen.push(line);
-        }
-        seen
-    }
-}
 
 #[test]
 fn rebuilds_exactly_the_levels_each_change_affects() {

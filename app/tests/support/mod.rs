@@ -2,6 +2,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod ui;
+pub mod watch;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -71,8 +72,14 @@ pub fn copy_demo(to: &Path) {
 
 /// Runs the real `kiln` binary in `dir`; returns exit code, stdout and stderr.
 pub fn kiln(args: &[&str], dir: &Path) -> (i32, String, String) {
+    kiln_with_env(args, dir, &[])
+}
+
+/// [`kiln`] with environment variables set.
+pub fn kiln_with_env(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .output()
         .unwrap();
