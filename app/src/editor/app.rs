@@ -624,7 +624,10 @@ impl KilnApp {
                 if editor.preview().playing {
                     ctx.request_repaint();
                 } else if editor.answering_queries() {
-                    ctx.request_repaint_after(Duration::from_millis(50));
+                    // The cookie's batch wakes the window when the question can be
+                    // answered; this only catches a cookie that never comes (frames
+                    // are not spent polling: each would delay the answer).
+                    ctx.request_repaint_after(Duration::from_millis(1100));
                 }
                 panels::show(
                     ui,

@@ -362,8 +362,8 @@ impl Editor {
     }
 
     /// Whether a command's question waits to be answered: the window should wake
-    /// soon even if nothing else happens (a question whose sync cookie was lost is
-    /// answered after a short wait).
+    /// within a second even if nothing else happens (a question whose sync cookie
+    /// was lost is answered after that wait).
     pub fn answering_queries(&self) -> bool {
         self.queries.as_ref().is_some_and(|(_, a)| a.busy())
     }
