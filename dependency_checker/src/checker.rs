@@ -218,6 +218,26 @@ impl Checker {
         Ok(changed)
     }
 
+    /// [`Checker::refresh`] for `paths`, and takes the files Kiln itself has just
+    /// written from the bytes it wrote (see [`Index::take_written`]): a move that
+    /// patched a thousand files does not read them back.
+    pub fn refresh_written(
+        &mut self,
+        paths: &[String],
+        written: &[crate::index::Written],
+    ) -> Result<Vec<String>, CheckerError> {
+        let mut changed = self.refresh(paths)?;
+        let more = self.index.take_written(written);
+        if !more.is_empty() {
+            if let Some(lookup) = self.lookup.get_mut() {
+                lookup.update(&self.index, &more);
+            }
+            self.forget_derived();
+            changed.extend(more);
+        }
+        Ok(changed)
+    }
+
     /// Folds a watcher batch into the index: re-indexes its paths (or re-walks the
     /// project after an overflow), and recognises renames done outside Kiln: a file
     /// that disappeared and one that appeared with the same content.

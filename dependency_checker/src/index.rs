@@ -42,6 +42,18 @@ impl FileEntry {
     }
 }
 
+/// A file Kiln has just written: see [`Index::take_written`].
+#[derive(Debug, Clone, Copy)]
+pub struct Written<'a> {
+    /// Project-relative path.
+    pub path: &'a str,
+    /// What was written.
+    pub bytes: &'a [u8],
+    /// The modification time of the file holding exactly these bytes, taken from
+    /// the open file before it was renamed into place.
+    pub mtime_ns: u64,
+}
+
 /// Something the walk found that is not an ordinary file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WalkIssue {
@@ -412,6 +424,48 @@ impl Index {
             }
         }
         self.checked_at_ns = started;
+        changed
+    }
+
+    /// Takes files Kiln has just written itself, from the bytes it wrote, without
+    /// reading them back. Each is checked by one stat: a file whose size or time is
+    /// not that of the bytes (another program wrote it since) is read as usual.
+    /// Returns the paths whose entry changed.
+    pub fn take_written(&mut self, written: &[Written]) -> Vec<String> {
+        let started = now_ns();
+        let mut changed = Vec::new();
+        let mut read_back = Vec::new();
+        for w in written {
+            let same = fs::symlink_metadata(self.root.join(w.path)).is_ok_and(|m| {
+                m.is_file() && m.len() == w.bytes.len() as u64 && mtime_ns(&m) == w.mtime_ns
+            });
+            if !same || is_excluded(w.path) {
+                read_back.push(w.path.to_owned());
+                continue;
+            }
+            let hash = xxhash_rust::xxh3::xxh3_64(w.bytes);
+            let prev = self.files.get(w.path);
+            let scan = match prev {
+                Some(p) if p.hash == hash => p.scan.clone(),
+                _ => {
+                    let ext = split_extension(w.path).map_or("", |(_, e)| e);
+                    Arc::new(scan_file(&self.registry, &self.rules, ext, w.bytes))
+                }
+            };
+            let entry = FileEntry {
+                path: prev.map_or_else(|| w.path.into(), |p| p.path.clone()),
+                size: w.bytes.len() as u64,
+                mtime_ns: w.mtime_ns,
+                hash,
+                scan,
+            };
+            if prev != Some(&entry) {
+                changed.push(w.path.to_owned());
+                self.files.insert(entry.path.clone(), entry);
+            }
+        }
+        changed.extend(self.update(&read_back));
+        self.checked_at_ns = self.checked_at_ns.min(started);
         changed
     }
 

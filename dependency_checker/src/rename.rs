@@ -1142,6 +1142,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     }
     journal::begin(&root, &journal, &backups)?;
 
+    let mut mtimes: Vec<u64> = Vec::with_capacity(patched.len());
     let result = (|| -> Result<(), CheckerError> {
         for ((file, _, new_bytes), identity) in patched.iter().zip(&identities) {
             let path = root.join(file);
@@ -1152,7 +1153,10 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
                 return Err(CheckerError::Changed { file: file.clone() });
             }
             let temp = journal::temp_name(&path, std::process::id());
-            fs::write(&temp, new_bytes).map_err(io_err(&temp))?;
+            // The time of the file that holds exactly these bytes, from the open
+            // file (a rename keeps it): the index takes them without reading back.
+            let mtime = write_and_stat(&temp, new_bytes).map_err(io_err(&temp))?;
+            mtimes.push(mtime);
             crash_point()?;
             fs::rename(&temp, &path).map_err(io_err(&path))?;
             crash_point()?;
@@ -1185,13 +1189,29 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     journal::remove_empty_dirs(&root, &plan.remove_dirs);
     drop(lock);
 
-    let mut touched: Vec<String> = patched.iter().map(|(f, _, _)| f.clone()).collect();
+    // Patched files are taken from the bytes written (where a rename carried one
+    // along, at its new path); the moves and the log are looked at on disk.
+    let final_paths: Vec<String> = patched
+        .iter()
+        .map(|(f, _, _)| renamed_path(&plan.renames, f))
+        .collect();
+    let written: Vec<crate::index::Written> = patched
+        .iter()
+        .zip(&final_paths)
+        .zip(&mtimes)
+        .map(|(((_, _, bytes), path), &mtime_ns)| crate::index::Written {
+            path,
+            bytes,
+            mtime_ns,
+        })
+        .collect();
+    let mut touched: Vec<String> = Vec::new();
     for (old, new) in &plan.renames {
         touched.push(old.clone());
         touched.push(new.clone());
     }
     touched.push(REDIRECT_FILE.to_owned());
-    checker.refresh(&touched)?;
+    checker.refresh_written(&touched, &written)?;
     if plan.renames.is_empty() {
         return Ok(Operation::Patch(Box::new(MovePlan::patches(inverse_edits))));
     }
@@ -1288,6 +1308,18 @@ fn before_replace_hook(path: &Path) {
 
 /// A temporary file and a rename, without an fsync of its own (the journal was
 /// flushed before; see `journal::begin`).
+/// Writes `bytes` to a new file at `path`; returns its modification time in
+/// nanoseconds, read from the open file.
+fn write_and_stat(path: &Path, bytes: &[u8]) -> std::io::Result<u64> {
+    use std::io::Write;
+    let mut file = fs::File::create(path)?;
+    file.write_all(bytes)?;
+    let modified = file.metadata()?.modified()?;
+    Ok(modified
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64))
+}
+
 fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let temp = journal::temp_name(path, std::process::id());
     fs::write(&temp, bytes)?;

@@ -237,3 +237,47 @@ fn changed_reference_rules_reindex_the_project() {
     );
     assert_eq!(deps[0].expected_type.as_deref(), Some("mesh"));
 }
+
+#[test]
+fn files_kiln_wrote_are_taken_from_their_bytes_unless_someone_wrote_them_since() {
+    use dependency_checker::index::Written;
+    use std::time::UNIX_EPOCH;
+    let dir = project();
+    let mut checker = open(dir.path());
+    let mtime = |p: &str| {
+        fs::metadata(dir.path().join(p))
+            .unwrap()
+            .modified()
+            .unwrap()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+    };
+    let before = checker.references_to("textures/bark.png").len();
+    // Written by Kiln: the index takes these bytes as they are.
+    let ours = br#"{"texture": "textures/bark"}"#;
+    fs::write(dir.path().join("materials/new.material"), ours).unwrap();
+    let written = [Written {
+        path: "materials/new.material",
+        bytes: ours,
+        mtime_ns: mtime("materials/new.material"),
+    }];
+    let changed = checker.refresh_written(&[], &written).unwrap();
+    assert_eq!(changed, vec!["materials/new.material".to_owned()]);
+    assert_eq!(checker.references_to("textures/bark.png").len(), before + 1);
+    // Another program wrote the same path since (same size, other content, other
+    // time): the index reads the file instead of trusting the bytes it was given.
+    let theirs = br#"{"texture": "textures/barn"}"#;
+    assert_eq!(ours.len(), theirs.len());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    fs::write(dir.path().join("materials/new.material"), theirs).unwrap();
+    let stale = [Written {
+        path: "materials/new.material",
+        bytes: ours,
+        mtime_ns: written[0].mtime_ns,
+    }];
+    checker.refresh_written(&[], &stale).unwrap();
+    let entry = checker.index().file("materials/new.material").unwrap();
+    assert_eq!(entry.hash, xxhash_rust::xxh3::xxh3_64(theirs));
+    assert_eq!(checker.references_to("textures/bark.png").len(), before);
+}
