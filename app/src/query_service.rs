@@ -114,6 +114,12 @@ enum Reply {
     Answer(Answer),
     /// Not taken up in time, and never will be: the client works alone.
     Declined,
+    /// The client's own verdict: the server went away after the question was sent,
+    /// so whether a move was applied is unknown. The client works alone, which
+    /// first rolls back any half-done move from its journal, then plans against
+    /// the disk as it is (a move already done finds nothing to move).
+    #[serde(skip)]
+    Broken,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -181,6 +187,14 @@ pub fn ask(project: &Path, query: &Query) -> anyhow::Result<Option<Answer>> {
             "no running kiln watch answered on {} (KILN_SERVER=require)",
             project.join(SOCKET).display()
         ),
+        (Some(Reply::Broken), ServerUse::Require) => anyhow::bail!(
+            "the kiln watch or editor on {} did not reply (KILN_SERVER=require)",
+            project.display()
+        ),
+        (Some(Reply::Broken), _) => {
+            eprintln!("note: the kiln watch or editor answering this did not reply; working alone");
+            Ok(None)
+        }
         (_, _) => Ok(None),
     }
 }
@@ -213,9 +227,12 @@ fn ask_at(socket: &Path, query: &Query) -> Option<Reply> {
     line.push(b'\n');
     stream.write_all(&line).ok()?;
     stream.shutdown(std::net::Shutdown::Write).ok()?;
+    // From here on the server may be acting on the question.
     let mut reply = Vec::new();
-    stream.read_to_end(&mut reply).ok()?;
-    serde_json::from_slice(&reply).ok()
+    if stream.read_to_end(&mut reply).is_err() {
+        return Some(Reply::Broken);
+    }
+    Some(serde_json::from_slice(&reply).unwrap_or(Reply::Broken))
 }
 
 /// Runs `query` on `checker` and captures what it prints, as the command would

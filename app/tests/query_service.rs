@@ -346,3 +346,55 @@ fn watch_no_build_answers_and_writes_no_build_output() {
     assert!(out.contains("levels/b.level:"), "{out}");
     assert!(!root.join("build").exists());
 }
+
+#[test]
+fn a_garbled_question_is_refused_and_the_server_keeps_answering() {
+    use std::io::{Read, Write};
+    let dir = project();
+    let root = dir.path();
+    let (_watch, _) = start_watch(root);
+    for garbage in [
+        &b"garbage\n"[..],
+        &[0xff; 3000][..],
+        &b"{\"kiln_query\": 99}\n"[..],
+    ] {
+        let mut s = std::os::unix::net::UnixStream::connect(root.join(".kiln/query.sock")).unwrap();
+        s.write_all(garbage).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        assert!(reply.contains("\"status\":2"), "{reply}");
+    }
+    // A client that connects and says nothing holds nothing up.
+    let _silent = std::os::unix::net::UnixStream::connect(root.join(".kiln/query.sock")).unwrap();
+    assert_served_matches_alone(root, "after garbled questions");
+}
+
+#[test]
+fn a_server_that_goes_away_without_replying_leaves_the_command_to_work_alone() {
+    use std::io::Read;
+    let dir = project();
+    let root = dir.path();
+    fs::create_dir_all(root.join(".kiln")).unwrap();
+    // Reads the question, then closes without a word (as a killed server would).
+    let listener = UnixListener::bind(root.join(".kiln/query.sock")).unwrap();
+    let server = std::thread::spawn(move || {
+        for _ in 0..2 {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut question = Vec::new();
+            let _ = s.read_to_end(&mut question);
+            assert!(!question.is_empty());
+        }
+    });
+    let (code, out, err) = kiln("auto", &["refs", "materials/bark.material"], root);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("2 references to materials/bark.material"),
+        "{out}"
+    );
+    assert!(err.contains("did not reply; working alone"), "{err}");
+    let (code, _, err) = kiln("require", &["refs", "materials/bark.material"], root);
+    assert_eq!(code, 2);
+    assert!(err.contains("did not reply"), "{err}");
+    server.join().unwrap();
+}
