@@ -1306,8 +1306,6 @@ fn before_replace_hook(path: &Path) {
     let _ = path;
 }
 
-/// A temporary file and a rename, without an fsync of its own (the journal was
-/// flushed before; see `journal::begin`).
 /// Writes `bytes` to a new file at `path`; returns its modification time in
 /// nanoseconds, read from the open file.
 fn write_and_stat(path: &Path, bytes: &[u8]) -> std::io::Result<u64> {
@@ -1320,6 +1318,8 @@ fn write_and_stat(path: &Path, bytes: &[u8]) -> std::io::Result<u64> {
         .map_or(0, |d| d.as_nanos() as u64))
 }
 
+/// A temporary file and a rename, without an fsync of its own (the journal was
+/// flushed before; see `journal::begin`).
 fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let temp = journal::temp_name(path, std::process::id());
     fs::write(&temp, bytes)?;
