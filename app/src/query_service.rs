@@ -156,11 +156,7 @@ impl ServerUse {
 /// The socket of the project at `project`, if one is there to be asked: a real
 /// `.kiln` folder holding a socket (never a link, which could lead anywhere).
 fn socket_of(project: &Path) -> Option<PathBuf> {
-    let kiln = project.join(".kiln");
-    let dir = std::fs::symlink_metadata(&kiln).ok()?;
-    if !dir.is_dir() {
-        return None;
-    }
+    dependency_checker::lock::existing_kiln_dir(project)?;
     let path = project.join(SOCKET);
     std::fs::symlink_metadata(&path)
         .ok()?
@@ -309,11 +305,8 @@ impl QueryServer {
         cookies: SyncCookies,
         queries: Sender<PendingQuery>,
     ) -> anyhow::Result<Self> {
-        let kiln = root.join(".kiln");
-        let dir = std::fs::symlink_metadata(&kiln)
-            .with_context(|| format!("{} is missing", kiln.display()))?;
-        if !dir.is_dir() {
-            anyhow::bail!("{} is not a folder", kiln.display());
+        if dependency_checker::lock::existing_kiln_dir(root).is_none() {
+            anyhow::bail!("{} is not a folder", root.join(".kiln").display());
         }
         let path = root.join(SOCKET);
         match std::fs::symlink_metadata(&path) {

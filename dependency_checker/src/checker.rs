@@ -171,6 +171,15 @@ impl Checker {
         Lookup::references_from(&self.index, file)
     }
 
+    /// Brings what was worked out from the index up to date with the entries of
+    /// `changed`: the lookup file by file, the rest rebuilt on next use.
+    fn follow_index(&mut self, changed: &[String]) {
+        if let Some(lookup) = self.lookup.get_mut() {
+            lookup.update(&self.index, changed);
+        }
+        self.forget_derived();
+    }
+
     /// Drops what was worked out from the index (rebuilt on next use).
     fn forget_derived(&mut self) {
         self.graph = std::cell::OnceCell::new();
@@ -208,11 +217,8 @@ impl Checker {
             self.forget_derived();
         }
         let changed = self.index.update(paths);
-        if let Some(lookup) = self.lookup.get_mut() {
-            lookup.update(&self.index, &changed);
-        }
         if !changed.is_empty() {
-            self.forget_derived();
+            self.follow_index(&changed);
             self.redirects = Redirects::load(self.project.root())?;
         }
         Ok(changed)
@@ -229,10 +235,7 @@ impl Checker {
         let mut changed = self.refresh(paths)?;
         let more = self.index.take_written(written);
         if !more.is_empty() {
-            if let Some(lookup) = self.lookup.get_mut() {
-                lookup.update(&self.index, &more);
-            }
-            self.forget_derived();
+            self.follow_index(&more);
             changed.extend(more);
         }
         Ok(changed)
@@ -258,12 +261,7 @@ impl Checker {
                 if let Some(f) = self.index.file(p) {
                     before.insert(f.path.to_string(), f.hash);
                 }
-                let prefix = format!("{p}/");
-                for f in self
-                    .index
-                    .files_from(&prefix)
-                    .take_while(|f| f.path.starts_with(prefix.as_str()))
-                {
+                for f in self.index.files_in_folder(p) {
                     before.insert(f.path.to_string(), f.hash);
                 }
             }
@@ -376,10 +374,8 @@ impl Checker {
         if self.index.contains(path) {
             return vec![path.to_owned()];
         }
-        let prefix = format!("{path}/");
         self.index
-            .files_from(&prefix)
-            .take_while(|f| f.path.starts_with(prefix.as_str()))
+            .files_in_folder(path)
             .map(|f| f.path.to_string())
             .collect()
     }

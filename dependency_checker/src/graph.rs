@@ -78,25 +78,43 @@ pub(crate) fn is_canonical(s: &str) -> bool {
         })
 }
 
-/// Resolves `r` (found in `file`) against the existing files: `files` maps each
-/// file's path to its node, `base_paths` groups files by path without extension.
-/// `buf` is scratch space reused across calls.
-fn resolve(
-    files: &HashMap<Arc<str>, NodeIndex>,
-    graph: &DiGraph<Arc<str>, u32>,
-    base_paths: &HashMap<&str, Vec<&Arc<str>>>,
+/// The files a reference may be resolved against: the graph's build uses maps
+/// made once for all references, [`crate::lookup`] the index itself.
+pub(crate) trait FileSet {
+    /// The file at exactly `path`, as the index spells it.
+    fn file(&self, path: &str) -> Option<&Arc<str>>;
+    /// The files whose path without extension is `base`, in path order.
+    fn with_base(&self, base: &str) -> BaseMatch<'_>;
+}
+
+/// The files a path without extension matches.
+pub(crate) enum BaseMatch<'a> {
+    /// None.
+    None,
+    /// Exactly one.
+    One(&'a Arc<str>),
+    /// Several, in path order.
+    Many(Vec<Arc<str>>),
+}
+
+/// What `r`, written in `file`, points at among `files`; `None` when it is no
+/// reference at all (a string written without type that names no file). `buf` is
+/// scratch space reused across calls. The one place that says how a reference
+/// resolves: the graph and the lookup both ask it.
+pub(crate) fn resolve<F: FileSet>(
+    files: &F,
     (file, r): (&str, &RefView),
     buf: &mut String,
-) -> Option<(Target, Option<NodeIndex>)> {
+) -> Option<Target> {
     if r.naming == Naming::RelativeUri {
         // Relative to the file's folder, with its extension; never followed
         // outside the project (only the index is consulted).
         return Some(match crate::gltf::resolve_uri(file, r.text) {
-            Ok(path) => match files.get(path.as_str()) {
-                Some(&node) => (Target::Resolved(graph[node].clone()), Some(node)),
-                None => (Target::Missing(Arc::from(path)), None),
+            Ok(path) => match files.file(&path) {
+                Some(found) => Target::Resolved(found.clone()),
+                None => Target::Missing(Arc::from(path)),
             },
-            Err(reason) => (Target::Invalid(format!("\"{}\" {reason}", r.text)), None),
+            Err(reason) => Target::Invalid(format!("\"{}\" {reason}", r.text)),
         });
     }
     match r.expected_type {
@@ -107,32 +125,47 @@ fn resolve(
             buf.push_str(ty);
             // A file with that name is what the reference names, however it is
             // spelled (`findings` reports a non-canonical spelling).
-            if let Some(&node) = files.get(buf.as_str()) {
-                return Some((Target::Resolved(graph[node].clone()), Some(node)));
+            if let Some(found) = files.file(buf) {
+                return Some(Target::Resolved(found.clone()));
             }
             if !is_canonical(r.text) {
                 let reason = ResourcePath::parse(r.text)
                     .err()
                     .map_or_else(|| "not a canonical path".to_owned(), |e| e.to_string());
-                return Some((Target::Invalid(reason), None));
+                return Some(Target::Invalid(reason));
             }
-            Some((Target::Missing(Arc::from(buf.as_str())), None))
+            Some(Target::Missing(Arc::from(buf.as_str())))
         }
         None => {
-            if let Some(&node) = files.get(r.text) {
-                return Some((Target::Resolved(graph[node].clone()), Some(node)));
+            if let Some(found) = files.file(r.text) {
+                return Some(Target::Resolved(found.clone()));
             }
-            match base_paths.get(r.text).map(Vec::as_slice) {
-                Some([one]) => files
-                    .get(&***one)
-                    .map(|&node| (Target::Resolved(graph[node].clone()), Some(node))),
-                Some(many) if many.len() > 1 => Some((
-                    Target::Ambiguous(many.iter().map(|p| (*p).clone()).collect()),
-                    None,
-                )),
+            match files.with_base(r.text) {
+                BaseMatch::One(found) => Some(Target::Resolved(found.clone())),
+                BaseMatch::Many(candidates) => Some(Target::Ambiguous(candidates)),
                 // A string that names no file is not a reference.
-                _ => None,
+                BaseMatch::None => None,
             }
+        }
+    }
+}
+
+/// The graph build's view of the files: `nodes` maps each file's path to its
+/// node, `base_paths` groups files by path without extension.
+struct BuildFiles<'a> {
+    nodes: &'a HashMap<Arc<str>, NodeIndex>,
+    base_paths: &'a HashMap<&'a str, Vec<&'a Arc<str>>>,
+}
+
+impl FileSet for BuildFiles<'_> {
+    fn file(&self, path: &str) -> Option<&Arc<str>> {
+        self.nodes.get_key_value(path).map(|(k, _)| k)
+    }
+    fn with_base(&self, base: &str) -> BaseMatch<'_> {
+        match self.base_paths.get(base).map(Vec::as_slice) {
+            None | Some([]) => BaseMatch::None,
+            Some([one]) => BaseMatch::One(one),
+            Some(many) => BaseMatch::Many(many.iter().map(|p| (*p).clone()).collect()),
         }
     }
 }
@@ -160,10 +193,16 @@ impl Graph {
             // a crafted cache, is skipped without shifting the others).
             for i in 0..f.scan.len() {
                 let Some(r) = f.scan.get(i) else { continue };
-                let Some((target, to)) =
-                    resolve(&nodes, &graph, &base_paths, (&f.path, &r), &mut buf)
-                else {
+                let files = BuildFiles {
+                    nodes: &nodes,
+                    base_paths: &base_paths,
+                };
+                let Some(target) = resolve(&files, (&f.path, &r), &mut buf) else {
                     continue;
+                };
+                let to = match &target {
+                    Target::Resolved(p) => nodes.get(p).copied(),
+                    _ => None,
                 };
                 match (&target, to) {
                     (_, Some(to)) => {

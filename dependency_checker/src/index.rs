@@ -96,7 +96,7 @@ fn now_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-fn mtime_ns(meta: &fs::Metadata) -> u64 {
+pub(crate) fn mtime_ns(meta: &fs::Metadata) -> u64 {
     meta.modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
@@ -372,14 +372,8 @@ impl Index {
                 Ok(meta) if meta.is_dir() => self.collect_files(rel, &mut work),
                 Ok(_) => work.push(rel.clone()),
                 Err(_) => {
-                    // What was under it, if it was a folder (a range, not a scan of
-                    // every file: a batch of a thousand removals stays cheap).
-                    let prefix = format!("{rel}/");
-                    work.extend(
-                        self.files_from(&prefix)
-                            .take_while(|f| f.path.starts_with(prefix.as_str()))
-                            .map(|f| f.path.to_string()),
-                    );
+                    // What was under it, if it was a folder.
+                    work.extend(self.files_in_folder(rel).map(|f| f.path.to_string()));
                     work.push(rel.clone());
                 }
             }
@@ -511,10 +505,17 @@ impl Index {
     }
     /// The files from `path` on, in path order (those starting with a prefix are
     /// together).
-    pub fn files_from<'a>(&'a self, path: &'a str) -> impl Iterator<Item = &'a FileEntry> + 'a {
+    pub fn files_from<'a>(&'a self, path: &str) -> impl Iterator<Item = &'a FileEntry> + use<'a> {
         self.files
             .range::<str, _>((std::ops::Bound::Included(path), std::ops::Bound::Unbounded))
             .map(|(_, e)| e)
+    }
+    /// The files inside the folder `folder` (at any depth), in path order: a range
+    /// of the index, not a scan of every file.
+    pub fn files_in_folder<'a>(&'a self, folder: &str) -> impl Iterator<Item = &'a FileEntry> + 'a {
+        let prefix = format!("{}/", folder.trim_end_matches('/'));
+        self.files_from(&prefix)
+            .take_while(move |e| e.path.starts_with(prefix.as_str()))
     }
     /// The file at `path`.
     pub fn file(&self, path: &str) -> Option<&FileEntry> {

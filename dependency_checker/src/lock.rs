@@ -34,7 +34,7 @@ pub struct ProjectLock {
 
 /// Kiln's own folder in the project if it exists as a real folder (not a link):
 /// only then is anything read from it.
-pub(crate) fn existing_kiln_dir(root: &Path) -> Option<std::path::PathBuf> {
+pub fn existing_kiln_dir(root: &Path) -> Option<std::path::PathBuf> {
     let dir = root.join(".kiln");
     fs::symlink_metadata(&dir)
         .is_ok_and(|m| m.is_dir())

@@ -16,9 +16,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use kiln_core::ResourcePath;
-
-use crate::graph::{ResolvedRef, Target, is_canonical};
+use crate::graph::{BaseMatch, FileSet, ResolvedRef, Target, resolve};
 use crate::index::{FileEntry, Index, split_extension};
 use crate::scan::{Naming, RefView};
 
@@ -32,68 +30,44 @@ pub struct Lookup {
 }
 
 /// The one key `r` (written in `file`) can resolve through; `None` for a relative
-/// URI that names no file of the project.
-fn key_of(file: &str, r: &RefView) -> Option<Box<str>> {
+/// URI that names no file of the project. A key that is not the reference's own
+/// text is built in `buf`, so that looking at every reference allocates nothing.
+fn key_of<'k>(file: &str, r: &RefView<'k>, buf: &'k mut String) -> Option<&'k str> {
     if r.naming == Naming::RelativeUri {
-        return crate::gltf::resolve_uri(file, r.text)
-            .ok()
-            .map(String::into_boxed_str);
-    }
-    Some(match r.expected_type {
-        Some(ty) => format!("{}.{ty}", r.text).into_boxed_str(),
-        None => r.text.into(),
-    })
-}
-
-/// The files whose path without extension is `base` (`textures/rose` ->
-/// `textures/rose.png`, ...), in path order.
-fn files_with_base<'a>(index: &'a Index, base: &'a str) -> Vec<&'a Arc<str>> {
-    let from = format!("{base}.");
-    index
-        .files_from(&from)
-        .take_while(|f| f.path.starts_with(from.as_str()))
-        .filter(|f| split_extension(&f.path).is_some_and(|(b, _)| b == base))
-        .filter_map(|f| index.path_key(&f.path))
-        .collect()
-}
-
-/// What `r`, written in `file`, points at in `index` now; `None` when it is no
-/// reference at all (a string written without type that names no file). The same
-/// rules as the graph's.
-pub(crate) fn resolve(index: &Index, file: &str, r: &RefView) -> Option<Target> {
-    if r.naming == Naming::RelativeUri {
-        return Some(match crate::gltf::resolve_uri(file, r.text) {
-            Ok(path) => match index.path_key(&path) {
-                Some(found) => Target::Resolved(found.clone()),
-                None => Target::Missing(Arc::from(path)),
-            },
-            Err(reason) => Target::Invalid(format!("\"{}\" {reason}", r.text)),
-        });
+        *buf = crate::gltf::resolve_uri(file, r.text).ok()?;
+        return Some(buf);
     }
     match r.expected_type {
         Some(ty) => {
-            let name = format!("{}.{ty}", r.text);
-            if let Some(found) = index.path_key(&name) {
-                return Some(Target::Resolved(found.clone()));
-            }
-            if !is_canonical(r.text) {
-                let reason = ResourcePath::parse(r.text)
-                    .err()
-                    .map_or_else(|| "not a canonical path".to_owned(), |e| e.to_string());
-                return Some(Target::Invalid(reason));
-            }
-            Some(Target::Missing(Arc::from(name)))
+            buf.clear();
+            buf.push_str(r.text);
+            buf.push('.');
+            buf.push_str(ty);
+            Some(buf)
         }
-        None => {
-            if let Some(found) = index.path_key(r.text) {
-                return Some(Target::Resolved(found.clone()));
-            }
-            match files_with_base(index, r.text).as_slice() {
-                [] => None,
-                [one] => Some(Target::Resolved((*one).clone())),
-                many => Some(Target::Ambiguous(
-                    many.iter().map(|p| (*p).clone()).collect(),
-                )),
+        None => Some(r.text),
+    }
+}
+
+impl FileSet for Index {
+    fn file(&self, path: &str) -> Option<&Arc<str>> {
+        self.path_key(path)
+    }
+    /// A range of the index: the files named `base.` and an extension.
+    fn with_base(&self, base: &str) -> BaseMatch<'_> {
+        let from = format!("{base}.");
+        let mut found = self
+            .files_from(&from)
+            .take_while(|f| f.path.starts_with(from.as_str()))
+            .filter(|f| split_extension(&f.path).is_some_and(|(b, _)| b == base))
+            .map(|f| &f.path);
+        match (found.next(), found.next()) {
+            (None, _) => BaseMatch::None,
+            (Some(one), None) => BaseMatch::One(one),
+            (Some(a), Some(b)) => {
+                let mut many = vec![a.clone(), b.clone()];
+                many.extend(found.cloned());
+                BaseMatch::Many(many)
             }
         }
     }
@@ -122,26 +96,12 @@ impl Lookup {
             }
         }
         let mut lookup = Lookup::default();
-        let mut typed = String::new();
+        let mut buf = String::new();
         for entry in index.files() {
             for i in 0..entry.scan.len() {
                 let Some(r) = entry.scan.get(i) else { continue };
-                // The key, without allocating for the common kinds.
-                let uri;
-                let key: &str = if r.naming == Naming::RelativeUri {
-                    let Ok(path) = crate::gltf::resolve_uri(&entry.path, r.text) else {
-                        continue;
-                    };
-                    uri = path;
-                    &uri
-                } else if let Some(ty) = r.expected_type {
-                    typed.clear();
-                    typed.push_str(r.text);
-                    typed.push('.');
-                    typed.push_str(ty);
-                    &typed
-                } else {
-                    r.text
+                let Some(key) = key_of(&entry.path, &r, &mut buf) else {
+                    continue;
                 };
                 if keys.contains(key) {
                     lookup
@@ -157,11 +117,13 @@ impl Lookup {
 
     fn add_file(&mut self, entry: &FileEntry) {
         let mut keys = Vec::new();
+        let mut buf = String::new();
         for i in 0..entry.scan.len() {
             let Some(r) = entry.scan.get(i) else { continue };
-            let Some(key) = key_of(&entry.path, &r) else {
+            let Some(key) = key_of(&entry.path, &r, &mut buf) else {
                 continue;
             };
+            let key: Box<str> = key.into();
             self.by_key
                 .entry(key.clone())
                 .or_default()
@@ -227,7 +189,7 @@ impl Lookup {
             let Some(r) = index.file(from).and_then(|e| e.scan.get(*i as usize)) else {
                 continue;
             };
-            if let Some(target) = resolve(index, from, &r)
+            if let Some(target) = resolve(index, (from, &r), &mut String::new())
                 && want(&target)
             {
                 out.push(ResolvedRef {
@@ -283,7 +245,7 @@ impl Lookup {
                 Some(ResolvedRef {
                     file: entry.path.clone(),
                     index: i,
-                    target: resolve(index, file, &r)?,
+                    target: resolve(index, (file, &r), &mut String::new())?,
                 })
             })
             .collect()

@@ -1312,10 +1312,7 @@ fn write_and_stat(path: &Path, bytes: &[u8]) -> std::io::Result<u64> {
     use std::io::Write;
     let mut file = fs::File::create(path)?;
     file.write_all(bytes)?;
-    let modified = file.metadata()?.modified()?;
-    Ok(modified
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64))
+    Ok(crate::index::mtime_ns(&file.metadata()?))
 }
 
 /// A temporary file and a rename, without an fsync of its own (the journal was
