@@ -86,6 +86,7 @@ impl Editor {
             }
         }
         self.prefabs.forget(&files);
+        self.tree_changed();
         self.levels = self.project.levels().unwrap_or_default();
         self.reload_resources();
         self.after_edit();

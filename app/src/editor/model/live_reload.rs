@@ -130,6 +130,7 @@ impl Editor {
             return;
         }
         self.prefabs.forget(&changed);
+        self.tree_changed();
         self.plugin_folders_changed(&changed);
         let Some(checker) = &self.checker else { return };
         self.findings = checker.findings();

@@ -75,6 +75,13 @@ pub enum Effect {
     Toast(LogLine),
 }
 
+/// A tree revision no editor has used, so that a view built for another project's
+/// editor is never taken for current.
+fn next_tree_revision() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The editor's whole state. Fields are private: panels read them through the
 /// accessors and change them only by returning [`Action`]s.
 pub struct Editor {
@@ -87,6 +94,8 @@ pub struct Editor {
     level: Option<OpenLevel>,
     /// The hierarchy of the open level (rebuilt after each edit).
     tree: SceneTree,
+    /// Bumped whenever the hierarchy or the prefabs it shows may have changed.
+    tree_revision: u64,
     /// Selected authoring ids; the first is the primary one.
     selection: Vec<String>,
     history: History,
@@ -174,6 +183,17 @@ impl Editor {
     /// The hierarchy of the open level.
     pub fn tree(&self) -> &SceneTree {
         &self.tree
+    }
+
+    /// A number that changes whenever [`Self::tree`] or the prefab units it shows
+    /// may have changed: views built from them are rebuilt when it moves on.
+    pub fn tree_revision(&self) -> u64 {
+        self.tree_revision
+    }
+
+    /// Says the tree (or the prefabs it shows) may have changed.
+    fn tree_changed(&mut self) {
+        self.tree_revision = next_tree_revision();
     }
     /// Selected authoring ids; the first is the primary one.
     pub fn selection(&self) -> &[String] {
@@ -304,6 +324,7 @@ impl Editor {
             levels,
             level: None,
             tree: SceneTree::default(),
+            tree_revision: 0,
             selection: Vec::new(),
             history: History::default(),
             preview: Preview::default(),
@@ -431,6 +452,7 @@ impl Editor {
     fn after_edit(&mut self) {
         let Some(level) = &self.level else { return };
         self.tree = SceneTree::build(&level.doc);
+        self.tree_revision = next_tree_revision();
         self.prefabs.load_for(&self.project, &level.doc);
         let ids: HashSet<&str> = level.doc.entities.iter().map(|e| e.id.as_str()).collect();
         // A part stays selected while its instance exists.

@@ -4,7 +4,7 @@ pub(crate) mod assets;
 mod inspector;
 mod log;
 mod problems;
-mod scene_tree;
+pub(crate) mod scene_tree;
 mod status_bar;
 mod viewport;
 
@@ -38,8 +38,8 @@ pub struct PanelState {
     pub renaming: Option<String>,
     /// A rename asked for (F2, the menu), started on the next frame (focus once).
     pub begin_rename: Option<String>,
-    /// Scene tree widget state (openness, selection).
-    pub tree: egui_ltreeview::TreeViewState<String>,
+    /// Scene tree state (openness, keyboard cursor, drag).
+    pub tree: scene_tree::SceneTreeState,
     /// Viewport camera.
     pub camera: Camera,
     /// Viewport gesture state.

@@ -1,0 +1,450 @@
+//! The scene tree's rows as plain data: the open level's hierarchy flattened in the
+//! order it is drawn, folders the user closed left out, the filter applied, prefab
+//! parts under their instances. Built only when the tree, the openness or the filter
+//! changes, so a frame draws the rows in view and never walks a million entities.
+
+use std::collections::HashMap;
+
+use kiln_core::LevelDocument;
+
+use crate::editor::model::prefab_parts::{LoadedUnit, PrefabLibrary};
+use crate::editor::tree::SceneTree;
+
+/// What a row shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowItem {
+    /// An entity of the open file, by index into `doc.entities`.
+    Entity(usize),
+    /// A part of a prefab instance: its id (`tree_01/trunk`, the compiler's naming)
+    /// and the name it is shown with.
+    Part {
+        /// Instance id, `/`, the part's id in its unit (nested instances add more).
+        id: String,
+        /// The part's name, or its id when it has none.
+        label: String,
+    },
+}
+
+/// One line of the tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// The entity or part.
+    pub item: RowItem,
+    /// Nesting level: 0 for roots.
+    pub depth: u32,
+    /// `None` for a row without children; `Some(open)` for a folder.
+    pub folder: Option<bool>,
+    /// The row of the parent, if any.
+    pub parent: Option<u32>,
+}
+
+impl Row {
+    /// The entity id or part id of the row.
+    pub fn id<'a>(&'a self, doc: &'a LevelDocument) -> &'a str {
+        match &self.item {
+            RowItem::Entity(i) => &doc.entities[*i].id,
+            RowItem::Part { id, .. } => id,
+        }
+    }
+
+    /// Whether the row is a prefab part (not moved or dropped onto).
+    pub fn is_part(&self) -> bool {
+        matches!(self.item, RowItem::Part { .. })
+    }
+}
+
+/// Which folders are open. Entities with children are open until closed; parts of
+/// prefab instances are closed until opened. Only the user's choices are stored.
+#[derive(Debug, Clone, Default)]
+pub struct Openness {
+    chosen: HashMap<String, bool>,
+    /// Bumped by every change, so that the rows know to rebuild.
+    revision: u64,
+}
+
+impl Openness {
+    /// Whether the folder `id` is open, given the default of its kind.
+    pub fn is_open(&self, id: &str, default: bool) -> bool {
+        if self.chosen.is_empty() {
+            return default;
+        }
+        self.chosen.get(id).copied().unwrap_or(default)
+    }
+
+    /// Opens or closes the folder `id`.
+    pub fn set(&mut self, id: &str, open: bool) {
+        if self.chosen.get(id) != Some(&open) {
+            self.chosen.insert(id.to_owned(), open);
+            self.revision += 1;
+        }
+    }
+
+    /// A number that changes whenever a folder is opened or closed.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+}
+
+/// The default openness of a folder row.
+pub fn open_by_default(is_part: bool) -> bool {
+    !is_part
+}
+
+/// What the rows were built from; they are built again when it differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct BuiltFrom {
+    tree: u64,
+    openness: u64,
+    filter: String,
+}
+
+/// The rows, kept between frames.
+#[derive(Debug, Default)]
+pub struct Rows {
+    rows: Vec<Row>,
+    built_from: Option<BuiltFrom>,
+}
+
+impl Rows {
+    /// Brings the rows up to date: rebuilt only when `tree_revision` (the level's
+    /// hierarchy and its prefabs), the openness or the filter changed.
+    pub fn update(
+        &mut self,
+        doc: &LevelDocument,
+        tree: &SceneTree,
+        tree_revision: u64,
+        prefabs: &PrefabLibrary,
+        openness: &Openness,
+        filter: &str,
+    ) {
+        let wanted = BuiltFrom {
+            tree: tree_revision,
+            openness: openness.revision(),
+            filter: filter.to_owned(),
+        };
+        if self.built_from.as_ref() != Some(&wanted) {
+            self.rows = build(doc, tree, &|p| prefabs.unit(p), openness, filter);
+            self.built_from = Some(wanted);
+        }
+    }
+
+    /// The rows, in drawing order.
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+
+    /// The row showing `id`.
+    pub fn position(&self, doc: &LevelDocument, id: &str) -> Option<usize> {
+        self.rows.iter().position(|r| r.id(doc) == id)
+    }
+}
+
+/// Something left to lay out, on an explicit stack (a level may nest deeply).
+enum Task<'a> {
+    Entity {
+        node: usize,
+        depth: u32,
+        parent: Option<u32>,
+    },
+    /// The parts of an instance (or nested instance) whose row is `parent`.
+    UnitRoots {
+        unit: &'a LoadedUnit,
+        prefix: String,
+        nesting: usize,
+        depth: u32,
+        parent: u32,
+    },
+    Part {
+        unit: &'a LoadedUnit,
+        node: usize,
+        prefix: String,
+        nesting: usize,
+        depth: u32,
+        parent: u32,
+    },
+}
+
+/// Flattens the tree into rows, depth first, children in file order and an
+/// instance's parts after its children. While a filter is on, only matches and their
+/// ancestors are shown, every folder among them open, and no parts.
+pub fn build<'a>(
+    doc: &LevelDocument,
+    tree: &SceneTree,
+    unit_of: &dyn Fn(&str) -> Option<&'a LoadedUnit>,
+    openness: &Openness,
+    filter: &str,
+) -> Vec<Row> {
+    let visible = tree.visible(doc, filter);
+    let filtering = visible.is_some();
+    let shown = |i: usize| visible.as_ref().is_none_or(|v| v.contains(&i));
+    let instance_unit = |node: usize| {
+        if filtering {
+            return None;
+        }
+        unit_of(doc.entities[node].prefab.as_deref()?)
+    };
+    let mut rows = Vec::with_capacity(visible.as_ref().map_or(doc.entities.len(), |v| v.len()));
+    let mut stack: Vec<Task> = tree
+        .roots
+        .iter()
+        .rev()
+        .filter(|&&r| shown(r))
+        .map(|&node| Task::Entity {
+            node,
+            depth: 0,
+            parent: None,
+        })
+        .collect();
+    while let Some(task) = stack.pop() {
+        match task {
+            Task::Entity {
+                node,
+                depth,
+                parent,
+            } => {
+                let unit = instance_unit(node);
+                let has_children = tree.children[node].iter().any(|&c| shown(c));
+                let folder = (has_children || unit.is_some()).then(|| {
+                    filtering || openness.is_open(&doc.entities[node].id, open_by_default(false))
+                });
+                let row = rows.len() as u32;
+                rows.push(Row {
+                    item: RowItem::Entity(node),
+                    depth,
+                    folder,
+                    parent,
+                });
+                if folder != Some(true) {
+                    continue;
+                }
+                if let Some(unit) = unit {
+                    stack.push(Task::UnitRoots {
+                        unit,
+                        prefix: doc.entities[node].id.clone(),
+                        nesting: 0,
+                        depth: depth + 1,
+                        parent: row,
+                    });
+                }
+                stack.extend(
+                    tree.children[node]
+                        .iter()
+                        .rev()
+                        .filter(|&&c| shown(c))
+                        .map(|&c| Task::Entity {
+                            node: c,
+                            depth: depth + 1,
+                            parent: Some(row),
+                        }),
+                );
+            }
+            Task::UnitRoots {
+                unit,
+                prefix,
+                nesting,
+                depth,
+                parent,
+            } => {
+                if nesting > kiln_core::compiler::MAX_PREFAB_DEPTH {
+                    continue;
+                }
+                stack.extend(unit.tree.roots.iter().rev().map(|&node| Task::Part {
+                    unit,
+                    node,
+                    prefix: prefix.clone(),
+                    nesting,
+                    depth,
+                    parent,
+                }));
+            }
+            Task::Part {
+                unit,
+                node,
+                prefix,
+                nesting,
+                depth,
+                parent,
+            } => {
+                let e = &unit.doc.entities[node];
+                // Parts are named by id alone below their instance, whatever their
+                // parent inside the unit: the compiler's naming.
+                let id = format!("{prefix}/{}", e.id);
+                let nested = e.prefab.as_deref().and_then(unit_of);
+                let has_children = !unit.tree.children[node].is_empty() || nested.is_some();
+                let folder = has_children.then(|| openness.is_open(&id, open_by_default(true)));
+                let row = rows.len() as u32;
+                let label = if e.name.is_empty() { &e.id } else { &e.name };
+                rows.push(Row {
+                    item: RowItem::Part {
+                        id: id.clone(),
+                        label: label.clone(),
+                    },
+                    depth,
+                    folder,
+                    parent: Some(parent),
+                });
+                if folder != Some(true) {
+                    continue;
+                }
+                if let Some(nested) = nested {
+                    stack.push(Task::UnitRoots {
+                        unit: nested,
+                        prefix: id,
+                        nesting: nesting + 1,
+                        depth: depth + 1,
+                        parent: row,
+                    });
+                }
+                stack.extend(unit.tree.children[node].iter().rev().map(|&c| Task::Part {
+                    unit,
+                    node: c,
+                    prefix: prefix.clone(),
+                    nesting,
+                    depth: depth + 1,
+                    parent: row,
+                }));
+            }
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> LevelDocument {
+        LevelDocument::parse(text, "t.level").unwrap()
+    }
+
+    fn unit(text: &str) -> LoadedUnit {
+        let doc = doc(text);
+        let tree = SceneTree::build(&doc);
+        LoadedUnit { doc, tree }
+    }
+
+    /// Each row as `depth id folder-mark`, for readable comparisons.
+    fn lines(d: &LevelDocument, rows: &[Row]) -> Vec<String> {
+        rows.iter()
+            .map(|r| {
+                let mark = match r.folder {
+                    None => "",
+                    Some(true) => " v",
+                    Some(false) => " >",
+                };
+                format!("{}{}{mark}", "  ".repeat(r.depth as usize), r.id(d))
+            })
+            .collect()
+    }
+
+    const LEVEL: &str = r#"{"entities": [
+        {"id": "table", "name": "Table"},
+        {"id": "lamp", "parent": "table", "name": "Desk lamp"},
+        {"id": "bulb", "parent": "lamp"},
+        {"id": "leg", "parent": "table"},
+        {"id": "tree_01", "prefab": "units/tree"},
+        {"id": "rock"}
+    ]}"#;
+
+    const TREE_UNIT: &str = r#"{"entities": [
+        {"id": "trunk", "name": "Trunk"},
+        {"id": "crown", "parent": "trunk"},
+        {"id": "nest", "prefab": "units/nest"}
+    ]}"#;
+
+    #[test]
+    fn folders_are_open_until_closed_and_parts_closed_until_opened() {
+        let d = doc(LEVEL);
+        let t = SceneTree::build(&d);
+        let tree_unit = unit(TREE_UNIT);
+        let nest = unit(r#"{"entities": [{"id": "egg"}]}"#);
+        let units = |p: &str| match p {
+            "units/tree" => Some(&tree_unit),
+            "units/nest" => Some(&nest),
+            _ => None,
+        };
+        let mut open = Openness::default();
+        let rows = build(&d, &t, &units, &open, "");
+        assert_eq!(
+            lines(&d, &rows),
+            [
+                "table v",
+                "  lamp v",
+                "    bulb",
+                "  leg",
+                "tree_01 v",
+                "  tree_01/trunk >",
+                "  tree_01/nest >",
+                "rock"
+            ]
+        );
+        assert_eq!(rows[2].parent, Some(1));
+        assert_eq!(rows[5].parent, Some(4));
+        assert!(rows[5].is_part() && !rows[4].is_part());
+
+        open.set("lamp", false);
+        open.set("tree_01/trunk", true);
+        open.set("tree_01/nest", true);
+        let rows = build(&d, &t, &units, &open, "");
+        assert_eq!(
+            lines(&d, &rows),
+            [
+                "table v",
+                "  lamp >",
+                "  leg",
+                "tree_01 v",
+                "  tree_01/trunk v",
+                "    tree_01/crown",
+                "  tree_01/nest v",
+                "    tree_01/nest/egg",
+                "rock"
+            ]
+        );
+        assert_eq!(
+            rows[7].item,
+            RowItem::Part {
+                id: "tree_01/nest/egg".into(),
+                label: "egg".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_filter_shows_matches_and_their_ancestors_open_and_no_parts() {
+        let d = doc(LEVEL);
+        let t = SceneTree::build(&d);
+        let tree_unit = unit(TREE_UNIT);
+        let units = |_: &str| Some(&tree_unit);
+        let mut open = Openness::default();
+        open.set("table", false);
+        let rows = build(&d, &t, &units, &open, "BULB");
+        assert_eq!(lines(&d, &rows), ["table v", "  lamp v", "    bulb"]);
+        let rows = build(&d, &t, &units, &open, "tree");
+        assert_eq!(lines(&d, &rows), ["tree_01"]);
+    }
+
+    #[test]
+    fn rows_are_rebuilt_only_when_what_they_show_changed() {
+        let d = doc(LEVEL);
+        let t = SceneTree::build(&d);
+        let prefabs = PrefabLibrary::default();
+        let mut open = Openness::default();
+        let mut rows = Rows::default();
+        rows.update(&d, &t, 1, &prefabs, &open, "");
+        assert_eq!(rows.rows().len(), 6);
+        assert_eq!(rows.position(&d, "leg"), Some(3));
+        // The same inputs keep the rows, even for a different document: the
+        // revision is what says the hierarchy changed.
+        let other = doc(r#"{"entities": [{"id": "x"}]}"#);
+        rows.update(&other, &SceneTree::build(&other), 1, &prefabs, &open, "");
+        assert_eq!(rows.rows().len(), 6);
+        rows.update(&other, &SceneTree::build(&other), 2, &prefabs, &open, "");
+        assert_eq!(rows.rows().len(), 1);
+        rows.update(&d, &t, 3, &prefabs, &open, "");
+        open.set("table", false);
+        rows.update(&d, &t, 3, &prefabs, &open, "");
+        assert_eq!(lines(&d, rows.rows()), ["table >", "tree_01", "rock"]);
+        rows.update(&d, &t, 3, &prefabs, &open, "lamp");
+        assert_eq!(lines(&d, rows.rows()), ["table v", "  lamp"]);
+    }
+}
