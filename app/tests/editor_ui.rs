@@ -173,14 +173,7 @@ fn reparent_by_drag_and_drop_keeps_the_world_pose() {
     let before = editor(&h).world_pose("boulder").unwrap();
     let from = h.get_by_label("Boulder").rect().center();
     let to = h.get_by_label("Grove").rect().center();
-    h.drag_at(from);
-    h.run_steps(2);
-    for k in 1..=8 {
-        h.hover_at(from + (to - from) * (k as f32 / 8.0));
-        h.run_steps(1);
-    }
-    h.drop_at(to);
-    h.run_steps(4);
+    support::ui::drag(&mut h, from, to);
     let boulder = editor(&h).entity("boulder").unwrap();
     assert_eq!(boulder.parent.as_deref(), Some("grove"));
     let after = editor(&h).world_pose("boulder").unwrap();
@@ -285,14 +278,7 @@ fn dragging_a_file_onto_a_folder_previews_the_move_and_f2_renames_in_the_browser
     filter_files(&mut h, "bark");
     let from = h.get_by_label_contains("bark.png").rect().center();
     let to = h.get_by_label_contains("materials").rect().center();
-    h.drag_at(from);
-    h.run_steps(2);
-    for k in 1..=8 {
-        h.hover_at(from + (to - from) * (k as f32 / 8.0));
-        h.run_steps(1);
-    }
-    h.drop_at(to);
-    h.run_steps(3);
+    support::ui::drag(&mut h, from, to);
     // The move is previewed, not done.
     let dialog = h
         .state()

@@ -12,7 +12,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use kiln::editor::KilnApp;
 use support::demo_copy;
-use support::ui::{editor, open};
+use support::ui::{drag, editor, open};
 
 /// A project whose one level has `groups` roots named `Group k`, each with nine
 /// children named `Item k.j`.
@@ -167,18 +167,6 @@ fn click_at(h: &mut Harness<'_, KilnApp>, pos: egui::Pos2) {
     h.drag_at(pos);
     h.run_steps(1);
     h.drop_at(pos);
-}
-
-/// Drags the row labelled `from` to `to` with the mouse, in small steps.
-fn drag(h: &mut Harness<'_, KilnApp>, from: egui::Pos2, to: egui::Pos2) {
-    h.drag_at(from);
-    h.run_steps(2);
-    for k in 1..=8 {
-        h.hover_at(from + (to - from) * (k as f32 / 8.0));
-        h.run_steps(1);
-    }
-    h.drop_at(to);
-    h.run_steps(4);
 }
 
 #[test]

@@ -19,3 +19,15 @@ pub fn open(dir: &Path) -> Harness<'static, KilnApp> {
 pub fn editor<'a>(h: &'a Harness<'_, KilnApp>) -> &'a Editor {
     h.state().editor.as_ref().expect("the project opens")
 }
+
+/// Drags with the primary button from `from` to `to`, in small steps, as a hand does.
+pub fn drag(h: &mut Harness<'_, KilnApp>, from: egui::Pos2, to: egui::Pos2) {
+    h.drag_at(from);
+    h.run_steps(2);
+    for k in 1..=8 {
+        h.hover_at(from + (to - from) * (k as f32 / 8.0));
+        h.run_steps(1);
+    }
+    h.drop_at(to);
+    h.run_steps(4);
+}

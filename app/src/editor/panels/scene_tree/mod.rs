@@ -111,6 +111,11 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
 
     let doc = &level.doc;
     let tree_state = &mut state.tree;
+    // A selection made elsewhere first opens the folders above it.
+    let selection_changed = tree_state.seen_selection != editor.selection();
+    if selection_changed {
+        reveal_selection(editor, tree_state);
+    }
     tree_state.rows.update(
         doc,
         editor.tree(),
@@ -119,16 +124,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
         &tree_state.openness,
         &state.tree_filter,
     );
-    if tree_state.seen_selection != editor.selection() {
-        reveal_selection(editor, tree_state);
-        tree_state.rows.update(
-            doc,
-            editor.tree(),
-            editor.tree_revision(),
-            editor.prefabs(),
-            &tree_state.openness,
-            &state.tree_filter,
-        );
+    if selection_changed {
         tree_state.scroll_to = editor
             .selection()
             .first()
