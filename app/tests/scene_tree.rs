@@ -105,6 +105,10 @@ fn a_large_level_lays_out_only_the_rows_in_view_and_the_keyboard_scrolls_to_the_
     assert_eq!(editor(&h).selection(), ["g0"]);
     h.get_by_role_and_label(Role::TreeItem, "Group 0");
     assert!(rows_laid_out(&h) < 200);
+    // Shift+End selects every row at once (the folder of 1999 is open again).
+    h.key_press_modifiers(egui::Modifiers::SHIFT, Key::End);
+    h.run_steps(4);
+    assert_eq!(editor(&h).selection().len(), 20_000);
 }
 
 #[test]

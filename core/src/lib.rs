@@ -41,6 +41,7 @@ pub mod components;
 mod dense_entity_map;
 pub mod entity;
 mod entity_map;
+mod id_index;
 pub mod json_format;
 pub mod level;
 pub mod path;
@@ -56,6 +57,7 @@ pub use components::TransformManager;
 pub use dense_entity_map::DenseEntityMap;
 pub use entity::{Entity, EntityManager, MINIMUM_FREE_INDICES};
 pub use entity_map::EntityMap;
+pub use id_index::IdIndex;
 pub use level::{EntityDocument, LevelDocument};
 pub use path::{PathError, ResourceId, ResourcePath};
 pub use project::{

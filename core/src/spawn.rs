@@ -3,7 +3,7 @@
 
 use crate::blob::{BlobError, LevelBlob};
 use crate::registry::{ComponentBatch, SpawnContext};
-use crate::{Entity, EntityManager, Registry, World};
+use crate::{Entity, EntityManager, IdIndex, Registry, World};
 
 /// Why a level could not be spawned. Nothing of it is left in the world.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,12 +33,19 @@ pub struct SpawnedLevel {
     /// Things skipped while spawning, such as component types this runtime does
     /// not know.
     pub warnings: Vec<String>,
+    /// Authoring id -> position, built on the first lookup by id: a spawn that is
+    /// never asked pays nothing, an editor asking every frame pays once.
+    index: std::sync::OnceLock<IdIndex>,
 }
 
 impl SpawnedLevel {
     /// The runtime entity of the level entity with authoring id `id`.
     pub fn entity(&self, id: &str) -> Option<Entity> {
-        self.ids().position(|i| i == id).map(|k| self.entities[k])
+        let index = self
+            .index
+            .get_or_init(|| IdIndex::build(self.ids(), self.id_ends.len()));
+        let k = index.find(id, |k| self.id(k))?;
+        self.entities.get(k).copied()
     }
 
     /// Authoring id of the `k`-th level entity.
@@ -135,6 +142,7 @@ pub fn spawn_level(
         id_text: blob.id_text.to_owned(),
         id_ends: blob.id_ends,
         warnings,
+        index: std::sync::OnceLock::new(),
     })
 }
 

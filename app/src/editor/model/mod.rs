@@ -96,6 +96,10 @@ pub struct Editor {
     tree: SceneTree,
     /// Bumped whenever the hierarchy or the prefabs it shows may have changed.
     tree_revision: u64,
+    /// Authoring id -> position in the open level's entities, rebuilt with the tree,
+    /// so that looking an entity up (the inspector, the handles, every frame) does
+    /// not search a million entities.
+    entity_index: kiln_core::IdIndex,
     /// Selected authoring ids; the first is the primary one.
     selection: Vec<String>,
     history: History,
@@ -251,7 +255,22 @@ impl Editor {
     }
     /// The entity with authoring id `id` in the open level.
     pub fn entity(&self, id: &str) -> Option<&EntityDocument> {
-        self.level.as_ref()?.doc.entity(id)
+        let k = self.entity_position(id)?;
+        self.level.as_ref()?.doc.entities.get(k)
+    }
+    /// The position of the entity `id` in the open level's entity list.
+    pub fn entity_position(&self, id: &str) -> Option<usize> {
+        let entities = &self.level.as_ref()?.doc.entities;
+        let at = |k: usize| entities.get(k).map(|e| e.id.as_str());
+        match self.entity_index.find(id, at) {
+            Some(k) => Some(k),
+            // Every edit rebuilds the index; should one have slipped past (the
+            // count tells), a search still finds the entity.
+            None if self.entity_index.len() != entities.len() => {
+                entities.iter().position(|e| e.id == id)
+            }
+            None => None,
+        }
     }
     /// The units the open level's instances use.
     pub fn prefabs(&self) -> &prefab_parts::PrefabLibrary {
@@ -325,6 +344,7 @@ impl Editor {
             level: None,
             tree: SceneTree::default(),
             tree_revision: 0,
+            entity_index: kiln_core::IdIndex::default(),
             selection: Vec::new(),
             history: History::default(),
             preview: Preview::default(),
@@ -453,6 +473,10 @@ impl Editor {
         let Some(level) = &self.level else { return };
         self.tree = SceneTree::build(&level.doc);
         self.tree_revision = next_tree_revision();
+        self.entity_index = kiln_core::IdIndex::build(
+            level.doc.entities.iter().map(|e| e.id.as_str()),
+            level.doc.entities.len(),
+        );
         self.prefabs.load_for(&self.project, &level.doc);
         let ids: HashSet<&str> = level.doc.entities.iter().map(|e| e.id.as_str()).collect();
         // A part stays selected while its instance exists.

@@ -14,6 +14,7 @@ use self::rows::{Openness, Row, RowItem, Rows};
 use super::PanelState;
 use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
+use crate::editor::model::prefab_parts;
 
 /// The scene tree's own UI state.
 #[derive(Debug, Default)]
@@ -331,7 +332,7 @@ fn drop_action(editor: &Editor, rows: &[Row], dragged: &[String], drop: &Drop) -
     };
     let dragged_indices: Vec<usize> = dragged
         .iter()
-        .filter_map(|id| doc.entities.iter().position(|e| e.id == *id))
+        .filter_map(|id| editor.entity_position(id))
         .collect();
     let inside_dragged = |i: usize| {
         dragged_indices
@@ -441,25 +442,32 @@ fn drag_and_drop(
 fn reveal_selection(editor: &Editor, state: &mut SceneTreeState) {
     let Some(level) = editor.level() else { return };
     let doc = &level.doc;
-    for id in editor.selection() {
-        let entity =
-            crate::editor::model::prefab_parts::split_part(id).map_or(id.as_str(), |(e, _)| e);
-        if let Some(index) = doc.entities.iter().position(|e| e.id == entity) {
-            let mut up = editor.tree().parent[index];
-            while let Some(p) = up {
-                state.openness.set(&doc.entities[p].id, true);
-                up = editor.tree().parent[p];
-            }
+    let selection = editor.selection();
+    let entities = selection
+        .iter()
+        .map(|id| prefab_parts::split_part(id).map_or(id.as_str(), |(e, _)| e));
+    for index in entities.filter_map(|id| editor.entity_position(id)) {
+        let mut up = editor.tree().parent[index];
+        while let Some(p) = up {
+            state
+                .openness
+                .reveal(&doc.entities[p].id, rows::open_by_default(false));
+            up = editor.tree().parent[p];
         }
-        // A part: its instance and the nested instances above it.
-        let segments: Vec<&str> = id.split('/').collect();
+    }
+    // A part: its instance and the nested instances above it.
+    for id in selection.iter().filter(|id| prefab_parts::is_part(id)) {
         let mut ancestor = String::new();
-        for segment in &segments[..segments.len().saturating_sub(1)] {
-            if !ancestor.is_empty() {
+        let segments: Vec<&str> = id.split('/').collect();
+        for segment in &segments[..segments.len() - 1] {
+            let is_part = !ancestor.is_empty();
+            if is_part {
                 ancestor.push('/');
             }
             ancestor.push_str(segment);
-            state.openness.set(&ancestor, true);
+            state
+                .openness
+                .reveal(&ancestor, rows::open_by_default(is_part));
         }
     }
 }
@@ -590,7 +598,7 @@ fn row_input(
         let dragged: Vec<String> = if selection.contains(&id) {
             selection
                 .iter()
-                .filter(|s| !crate::editor::model::prefab_parts::is_part(s))
+                .filter(|s| !prefab_parts::is_part(s))
                 .cloned()
                 .collect()
         } else {

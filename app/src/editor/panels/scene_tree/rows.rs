@@ -79,6 +79,14 @@ impl Openness {
         }
     }
 
+    /// Opens the folder `id` if it is closed; an open one is left alone (and
+    /// unrecorded), so revealing many rows stores only the folders it opened.
+    pub fn reveal(&mut self, id: &str, default: bool) {
+        if !self.is_open(id, default) {
+            self.set(id, true);
+        }
+    }
+
     /// A number that changes whenever a folder is opened or closed.
     pub fn revision(&self) -> u64 {
         self.revision
