@@ -279,7 +279,7 @@ fn put(out: &mut Vec<u8>, v: u32) {
 
 /// Writes a blob. `parent_index[i]` must be `< i` or [`NO_PARENT`]; `ids` is empty or
 /// has one id per entity.
-pub fn write_blob(parent_index: &[u32], components: &[ComponentBlock], ids: &[String]) -> Vec<u8> {
+pub fn write_blob(parent_index: &[u32], components: &[ComponentBlock], ids: &[&str]) -> Vec<u8> {
     let mut body = Vec::new();
     put(&mut body, parent_index.len() as u32);
     put(&mut body, components.len() as u32);
@@ -347,11 +347,7 @@ mod tests {
                 data: vec![],
             },
         ];
-        write_blob(
-            &[NO_PARENT, 0, 1],
-            &blocks,
-            &["a".into(), "bb".into(), "a/c".into()],
-        )
+        write_blob(&[NO_PARENT, 0, 1], &blocks, &["a", "bb", "a/c"])
     }
 
     #[test]

@@ -6,13 +6,14 @@
 //! parents-first (depth first, siblings in file order); validate every component
 //! against its schema; call each type's compile function; write the blob.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
 use crate::blob::{ComponentBlock, NO_PARENT, write_blob};
-use crate::level::{LevelDocument, SyntaxError, valid_authoring_id};
+use crate::level::{EntityDocument, LevelDocument, SyntaxError, valid_authoring_id};
 use crate::schema::FieldValues;
 use crate::{Registry, ResourcePath};
 
@@ -171,7 +172,7 @@ pub fn compile_document(
         out: Vec::new(),
         max_entities,
     };
-    flat.expand(doc, file, "", None, &Map::new(), file)?;
+    flat.expand(Source::Level(doc), file, "", None, &Map::new(), file)?;
     let units: BTreeSet<String> = flat.units.keys().cloned().collect();
     let entities = flat.out;
     let order = parents_first(&entities)?;
@@ -224,7 +225,7 @@ pub fn compile_document(
             if ty.implicit {
                 if ty.name == "debug_name" && !e.name.is_empty() {
                     let fields =
-                        Map::from_iter([("name".to_owned(), Value::String(e.name.clone()))]);
+                        Map::from_iter([("name".to_owned(), Value::String(e.name.to_string()))]);
                     let values = FieldValues::validate(&ty.fields, &fields).map_err(
                         |(field, message)| e.field_error(&e.file, &ty.name, field, message),
                     )?;
@@ -234,8 +235,8 @@ pub fn compile_document(
                 continue;
             }
             for c in e.components.iter().filter(|c| c.name == ty.name) {
-                let items: Vec<&Value> = match &c.value {
-                    Value::Object(_) => vec![&c.value],
+                let items: Vec<&Value> = match &*c.value {
+                    Value::Object(_) => vec![&*c.value],
                     Value::Array(items) if ty.multiple => items.iter().collect(),
                     Value::Array(_) => {
                         return Err(e.component_error(
@@ -273,7 +274,7 @@ pub fn compile_document(
             blocks.push(block);
         }
     }
-    let ids: Vec<String> = order.iter().map(|&i| entities[i].id.clone()).collect();
+    let ids: Vec<&str> = order.iter().map(|&i| &*entities[i].id).collect();
     Ok(CompiledLevel {
         blob: write_blob(&parent_index, &blocks, &ids),
         entity_count: entities.len(),
@@ -281,34 +282,76 @@ pub fn compile_document(
     })
 }
 
-struct FlatComponent {
-    name: String,
-    value: Value,
+/// A component of a flattened entity. The level's own entities borrow their names
+/// and values from its document; entities placed from prefab units own copies (a unit
+/// document lives only as long as the flattening). A level of a million entities
+/// is then not copied whole before it is compiled.
+struct FlatComponent<'d> {
+    name: Cow<'d, str>,
+    value: Cow<'d, Value>,
     /// The file this value was last written in (a unit, or the level that overrode it).
-    file: String,
+    file: Rc<str>,
 }
 
-struct FlatEntity {
-    id: String,
-    name: String,
+struct FlatEntity<'d> {
+    id: Cow<'d, str>,
+    name: Cow<'d, str>,
     parent: Option<usize>,
-    components: Vec<FlatComponent>,
-    file: String,
+    components: Vec<FlatComponent<'d>>,
+    file: Rc<str>,
 }
 
-impl FlatEntity {
+impl<'d> FlatEntity<'d> {
+    /// The entity `e` of a document the compile borrows (the level itself).
+    fn borrowed(e: &'d EntityDocument, file: &Rc<str>) -> Self {
+        FlatEntity {
+            id: Cow::Borrowed(&e.id),
+            name: Cow::Borrowed(&e.name),
+            parent: None,
+            components: e
+                .components
+                .iter()
+                .map(|(name, value)| FlatComponent {
+                    name: Cow::Borrowed(name),
+                    value: Cow::Borrowed(value),
+                    file: Rc::clone(file),
+                })
+                .collect(),
+            file: Rc::clone(file),
+        }
+    }
+
+    /// The entity `e` of a prefab unit, copied, its id under `prefix`.
+    fn copied(e: &EntityDocument, prefix: &str, file: &Rc<str>) -> Self {
+        FlatEntity {
+            id: Cow::Owned(format!("{prefix}{}", e.id)),
+            name: Cow::Owned(e.name.clone()),
+            parent: None,
+            components: e
+                .components
+                .iter()
+                .map(|(name, value)| FlatComponent {
+                    name: Cow::Owned(name.clone()),
+                    value: Cow::Owned(value.clone()),
+                    file: Rc::clone(file),
+                })
+                .collect(),
+            file: Rc::clone(file),
+        }
+    }
+
     fn entity_error(&self, message: String) -> CompileError {
         CompileError::Entity {
-            file: self.file.clone(),
-            entity: self.id.clone(),
+            file: self.file.to_string(),
+            entity: self.id.to_string(),
             message,
         }
     }
     fn component_error(&self, c: &FlatComponent, message: String) -> CompileError {
         CompileError::Component {
-            file: c.file.clone(),
-            entity: self.id.clone(),
-            component: c.name.clone(),
+            file: c.file.to_string(),
+            entity: self.id.to_string(),
+            component: c.name.to_string(),
             message,
         }
     }
@@ -321,7 +364,7 @@ impl FlatEntity {
     ) -> CompileError {
         CompileError::Field {
             file: file.to_owned(),
-            entity: self.id.clone(),
+            entity: self.id.to_string(),
             component: component.to_owned(),
             field,
             message,
@@ -334,7 +377,8 @@ impl FlatEntity {
             return Err(self.entity_error("an override must be an object of components".into()));
         };
         for (name, value) in patch {
-            let existing = self.components.iter().position(|c| &c.name == name);
+            let existing = self.components.iter().position(|c| c.name == name.as_str());
+            let file: Rc<str> = Rc::from(file);
             match (existing, value) {
                 (Some(i), Value::Null) => {
                     self.components.remove(i);
@@ -342,25 +386,25 @@ impl FlatEntity {
                 (None, Value::Null) => {}
                 (Some(i), Value::Object(fields)) if self.components[i].value.is_object() => {
                     let c = &mut self.components[i];
-                    if let Value::Object(base) = &mut c.value {
+                    if let Value::Object(base) = c.value.to_mut() {
                         for (k, v) in fields {
                             base.insert(k.clone(), v.clone());
                         }
                     }
-                    c.file = file.to_owned();
+                    c.file = file;
                 }
                 (Some(i), v) => {
                     self.components[i] = FlatComponent {
-                        name: name.clone(),
-                        value: v.clone(),
-                        file: file.to_owned(),
+                        name: Cow::Owned(name.clone()),
+                        value: Cow::Owned(v.clone()),
+                        file,
                     };
                 }
                 (None, v) => {
                     self.components.push(FlatComponent {
-                        name: name.clone(),
-                        value: v.clone(),
-                        file: file.to_owned(),
+                        name: Cow::Owned(name.clone()),
+                        value: Cow::Owned(v.clone()),
+                        file,
                     });
                 }
             }
@@ -369,26 +413,42 @@ impl FlatEntity {
     }
 }
 
-struct Flattener<'s> {
+/// The document `expand` places: the level, borrowed for the whole compile, or a
+/// prefab unit, shared with the cache of units.
+enum Source<'d> {
+    Level(&'d LevelDocument),
+    Unit(Rc<LevelDocument>),
+}
+
+struct Flattener<'s, 'd> {
     source: &'s mut dyn ResourceSource,
     units: HashMap<String, Rc<LevelDocument>>,
     /// Files being expanded, outermost first, for cycle detection.
     stack: Vec<String>,
-    out: Vec<FlatEntity>,
+    out: Vec<FlatEntity<'d>>,
     /// The most entities the level may flatten to.
     max_entities: usize,
 }
 
-impl Flattener<'_> {
+impl<'d> Flattener<'_, 'd> {
     fn expand(
         &mut self,
-        doc: &LevelDocument,
+        source: Source<'d>,
         file: &str,
         prefix: &str,
         root_parent: Option<usize>,
         overrides: &Map<String, Value>,
         overrides_file: &str,
     ) -> Result<(), CompileError> {
+        let unit;
+        let (doc, level): (&LevelDocument, Option<&'d LevelDocument>) = match source {
+            Source::Level(d) => (d, Some(d)),
+            Source::Unit(u) => {
+                unit = u;
+                (&*unit, None)
+            }
+        };
+        let file_name: Rc<str> = Rc::from(file);
         let base = self.out.len();
         // Checked before anything of this file is allocated.
         if base + doc.entities.len() > self.max_entities {
@@ -403,10 +463,9 @@ impl Flattener<'_> {
         }
         let mut local: HashMap<&str, usize> = HashMap::new();
         for (k, e) in doc.entities.iter().enumerate() {
-            let id = format!("{prefix}{}", e.id);
             let err = |message: String| CompileError::Entity {
                 file: file.to_owned(),
-                entity: id.clone(),
+                entity: format!("{prefix}{}", e.id),
                 message,
             };
             if !valid_authoring_id(&e.id) {
@@ -418,21 +477,13 @@ impl Flattener<'_> {
             if e.prefab.is_none() && !e.overrides.is_empty() {
                 return Err(err("has \"overrides\" but no \"prefab\"".into()));
             }
-            let mut flat = FlatEntity {
-                id,
-                name: e.name.clone(),
-                parent: root_parent,
-                components: e
-                    .components
-                    .iter()
-                    .map(|(name, value)| FlatComponent {
-                        name: name.clone(),
-                        value: value.clone(),
-                        file: file.to_owned(),
-                    })
-                    .collect(),
-                file: file.to_owned(),
+            let mut flat = match level {
+                Some(level) if prefix.is_empty() => {
+                    FlatEntity::borrowed(&level.entities[k], &file_name)
+                }
+                _ => FlatEntity::copied(e, prefix, &file_name),
             };
+            flat.parent = root_parent;
             if let Some(patch) = overrides.get(&e.id) {
                 flat.apply_patch(patch, overrides_file)?;
             }
@@ -467,7 +518,7 @@ impl Flattener<'_> {
                     let text = self.source.read_text(&path, "unit").map_err(|reason| {
                         CompileError::MissingPrefab {
                             file: file.to_owned(),
-                            entity: self.out[instance].id.clone(),
+                            entity: self.out[instance].id.to_string(),
                             prefab: prefab.clone(),
                             reason,
                         }
@@ -523,7 +574,14 @@ impl Flattener<'_> {
                 });
             }
             self.stack.push(unit_file.clone());
-            self.expand(&unit, &unit_file, &prefix, Some(instance), &nested, file)?;
+            self.expand(
+                Source::Unit(unit),
+                &unit_file,
+                &prefix,
+                Some(instance),
+                &nested,
+                file,
+            )?;
             self.stack.pop();
         }
         Ok(())
@@ -558,10 +616,8 @@ fn parents_first(entities: &[FlatEntity]) -> Result<Vec<usize>, CompileError> {
             let mut node = start;
             while let Some(p) = entities[node].parent {
                 if let Some(pos) = seen.iter().position(|&s| s == p) {
-                    let mut names: Vec<&str> = seen[pos..]
-                        .iter()
-                        .map(|&s| entities[s].id.as_str())
-                        .collect();
+                    let mut names: Vec<&str> =
+                        seen[pos..].iter().map(|&s| &*entities[s].id).collect();
                     names.push(&entities[p].id);
                     return Err(
                         entities[p].entity_error(format!("parent cycle: {}", names.join(" -> ")))

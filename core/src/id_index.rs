@@ -2,19 +2,20 @@
 //! open-addressing table of positions, hashed by the id text. A level's document and
 //! a spawned level keep their ids in their own storage; the index only points into
 //! it, so it costs 8 bytes or less per id and one pass to build.
-//!
-//! ```
-//! use kiln_core::IdIndex;
-//! let ids = ["rock", "tree", "lamp"];
-//! let index = IdIndex::build(ids.iter().copied(), ids.len());
-//! assert_eq!(index.find("tree", |k| ids.get(k).copied()), Some(1));
-//! assert_eq!(index.find("pond", |k| ids.get(k).copied()), None);
-//! ```
 
 /// Marks an empty slot.
 const EMPTY: u32 = u32::MAX;
 
-/// Positions of ids, found by hashing the id: see the module documentation.
+/// Positions of ids, found by hashing the id: a table of positions into the
+/// storage that holds the ids, which is read back to confirm a match.
+///
+/// ```
+/// use kiln_core::IdIndex;
+/// let ids = ["rock", "tree", "lamp"];
+/// let index = IdIndex::build(ids.iter().copied(), ids.len());
+/// assert_eq!(index.find("tree", |k| ids.get(k).copied()), Some(1));
+/// assert_eq!(index.find("pond", |k| ids.get(k).copied()), None);
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct IdIndex {
     /// Position of an id in each slot, or [`EMPTY`]. A power of two long, at most

@@ -573,7 +573,7 @@ proptest! {
                 blocks[j].entity_index = ei;
             }
         }
-        let ids: Vec<String> = blob.ids().map(str::to_owned).collect();
+        let ids: Vec<&str> = blob.ids().collect();
         let mutated = kiln_core::blob::write_blob(&blob.parent_index, &blocks, &ids);
         let registry = Registry::with_builtins();
         let mut entities = EntityManager::new();
