@@ -11,38 +11,8 @@ use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use kiln::editor::KilnApp;
-use support::demo_copy;
 use support::ui::{drag, editor, open};
-
-/// A project whose one level has `groups` roots named `Group k`, each with nine
-/// children named `Item k.j`.
-fn big_project(groups: usize) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("levels")).unwrap();
-    std::fs::write(
-        dir.path().join("kiln.project"),
-        r#"{"name": "Big", "boot_levels": ["levels/big"]}"#,
-    )
-    .unwrap();
-    let mut entities = Vec::new();
-    for k in 0..groups {
-        entities.push(serde_json::json!({"id": format!("g{k}"), "name": format!("Group {k}")}));
-        for j in 0..9 {
-            entities.push(serde_json::json!({
-                "id": format!("g{k}_{j}"),
-                "name": format!("Item {k}.{j}"),
-                "parent": format!("g{k}"),
-            }));
-        }
-    }
-    let level = serde_json::json!({ "entities": entities });
-    std::fs::write(
-        dir.path().join("levels/big.level"),
-        serde_json::to_string_pretty(&level).unwrap(),
-    )
-    .unwrap();
-    dir
-}
+use support::{big_project, demo_copy};
 
 fn rows_laid_out(h: &Harness<'_, KilnApp>) -> usize {
     h.query_all_by_role(Role::TreeItem).count()

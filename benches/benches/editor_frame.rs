@@ -38,6 +38,9 @@ fn bench(c: &mut Criterion) {
         let mut app = KilnApp::with_settings(Settings::default());
         let opened = std::time::Instant::now();
         app.open_project(&dir);
+        if let Some(editor) = app.editor.as_mut() {
+            editor.finish_opening();
+        }
         let opened = opened.elapsed();
         let editor = app.editor.as_mut().expect("project opens");
         assert_eq!(

@@ -27,6 +27,7 @@ fn main() {
     let level = kiln_benches::write_editor_project(&dir, 10_000).expect("project");
     let path = dir.join(&level);
     let mut editor = Editor::open(&dir).expect("opens");
+    editor.finish_opening();
     assert_eq!(
         editor.preview().entities.len(),
         10_000,

@@ -56,6 +56,7 @@ fn main() {
     fs::write(dir.join("levels/big.level"), level).unwrap();
 
     let mut editor = Editor::open(&dir).expect("opens");
+    editor.finish_opening();
     assert!(editor.wait_for_plugin_builds(Duration::from_secs(120)));
     assert_eq!(
         editor.preview().entities.len(),

@@ -27,6 +27,9 @@ fn bench(c: &mut Criterion) {
         kiln_benches::write_editor_project(&dir, n).expect("write project");
         let mut app = KilnApp::with_settings(Settings::default());
         app.open_project(&dir);
+        if let Some(editor) = app.editor.as_mut() {
+            editor.finish_opening();
+        }
         let editor = app.editor.as_ref().expect("project opens");
         assert_eq!(editor.preview().entities.len(), n);
         let world = &editor.preview().world;
@@ -123,6 +126,9 @@ fn bench_software_frames(c: &mut Criterion) {
     ] {
         let mut app = KilnApp::with_settings(Settings::default());
         app.open_project(dir);
+        if let Some(editor) = app.editor.as_mut() {
+            editor.finish_opening();
+        }
         let editor = app.editor.as_ref().expect("project opens");
         let world = &editor.preview().world;
         let resources = editor.resources();

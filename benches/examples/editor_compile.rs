@@ -13,6 +13,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
     kiln_benches::write_editor_project(&dir, 10_000).unwrap();
     let mut editor = Editor::open(&dir).unwrap();
+    editor.finish_opening();
     for k in 0..8 {
         let t = std::time::Instant::now();
         editor.apply(Action::Rename {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use egui::{Color32, RichText, ViewportCommand};
 
 use super::actions::{Action, UiCommand, UnsavedAnswer};
+use super::model::level_loading::LoadStage;
 use super::model::{Editor, Effect, Severity};
 use super::panels::{self, PanelState, Tool};
 use super::settings::Settings;
@@ -425,6 +426,39 @@ impl KilnApp {
         });
     }
 
+    /// While a large level opens on a worker thread: its stage, size and time, over a
+    /// window that takes no input until it is open.
+    fn opening_dialog(&self, ctx: &egui::Context) {
+        let Some(status) = self.editor.as_ref().and_then(Editor::opening) else {
+            return;
+        };
+        egui::Modal::new(egui::Id::unique("kiln opening level")).show(ctx, |ui| {
+            ui.heading(format!("Opening {}", status.file));
+            // The stage's share of the whole, crept through while it lasts (no stage
+            // reports its own progress), so the bar is seen to move.
+            let creep = 1.0 - (-status.seconds / 8.0).exp();
+            let next = match status.stage {
+                LoadStage::Reading => LoadStage::Parsing.fraction(),
+                LoadStage::Parsing => LoadStage::Compiling.fraction(),
+                LoadStage::Compiling => LoadStage::Spawning.fraction(),
+                LoadStage::Spawning => 1.0,
+            };
+            let start = status.stage.fraction();
+            let bar = egui::ProgressBar::new(start + (next - start) * creep * 0.9)
+                .desired_width(360.0)
+                .text(format!("{}…", status.stage.describe()))
+                .animate(true);
+            ui.add(bar);
+            ui.label(format!(
+                "{:.0} MB, {:.1} s",
+                status.bytes as f64 / 1e6,
+                status.seconds
+            ));
+        });
+        // The worker wakes the window at each stage; this keeps the time moving.
+        ctx.request_repaint_after(Duration::from_millis(250));
+    }
+
     /// Offers to restore unsaved edits recovered from a crash.
     fn recovery_dialog(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
         let Some(editor) = &self.editor else {
@@ -656,6 +690,7 @@ impl KilnApp {
             }
         }
 
+        self.opening_dialog(&ctx);
         self.recovery_dialog(&ctx, &mut actions);
         self.disk_conflict_dialog(&ctx, &mut actions);
         self.unsaved_dialog(&ctx, &mut actions);

@@ -63,8 +63,19 @@ impl Preview {
         let compiled = compile_document(registry, &mut ProjectUnits(project), file, doc)
             .map_err(|e| e.to_string())?;
         let compile_ms = start.elapsed().as_secs_f64() * 1000.0;
+        self.install(registry, compiled.blob, compile_ms)
+    }
+
+    /// Spawns a level compiled elsewhere (a large level opened on a worker thread),
+    /// `compile_ms` being how long its compile took.
+    pub fn install(
+        &mut self,
+        registry: &Registry,
+        blob: Vec<u8>,
+        compile_ms: f64,
+    ) -> Result<(), String> {
         let start = Instant::now();
-        self.respawn(registry, compiled.blob)?;
+        self.respawn(registry, blob)?;
         self.timing = RebuildTiming {
             compile_ms,
             spawn_ms: start.elapsed().as_secs_f64() * 1000.0,

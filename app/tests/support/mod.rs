@@ -127,3 +127,33 @@ pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// A project whose one level has `groups` roots named `Group k`, each with nine
+/// children named `Item k.j`.
+pub fn big_project(groups: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("levels")).unwrap();
+    std::fs::write(
+        dir.path().join("kiln.project"),
+        r#"{"name": "Big", "boot_levels": ["levels/big"]}"#,
+    )
+    .unwrap();
+    let mut entities = Vec::new();
+    for k in 0..groups {
+        entities.push(serde_json::json!({"id": format!("g{k}"), "name": format!("Group {k}")}));
+        for j in 0..9 {
+            entities.push(serde_json::json!({
+                "id": format!("g{k}_{j}"),
+                "name": format!("Item {k}.{j}"),
+                "parent": format!("g{k}"),
+            }));
+        }
+    }
+    let level = serde_json::json!({ "entities": entities });
+    std::fs::write(
+        dir.path().join("levels/big.level"),
+        serde_json::to_string_pretty(&level).unwrap(),
+    )
+    .unwrap();
+    dir
+}

@@ -8,9 +8,11 @@
 //! - `prefab_parts`: the parts of prefab instances and their overrides.
 //! - `live_reload`: changes made outside the editor.
 //! - `recovery`: unsaved edits kept across a crash.
+//! - `level_loading`: large levels read, parsed and compiled on a worker thread.
 
 mod disk_operations;
 pub mod entity_edits;
+pub mod level_loading;
 mod live_reload;
 mod plugins;
 pub mod prefab_parts;
@@ -75,6 +77,10 @@ pub enum Effect {
     Toast(LogLine),
 }
 
+/// Levels from this size up open on a worker thread (about 25,000 entities of the
+/// demo's kind; such a level takes a few tenths of a second to open).
+pub const DEFAULT_BACKGROUND_OPEN_BYTES: u64 = 4 << 20;
+
 /// A tree revision no editor has used, so that a view built for another project's
 /// editor is never taken for current.
 fn next_tree_revision() -> u64 {
@@ -100,6 +106,15 @@ pub struct Editor {
     /// so that looking an entity up (the inspector, the handles, every frame) does
     /// not search a million entities.
     entity_index: kiln_core::IdIndex,
+    /// A large level being read, parsed and compiled on a worker thread.
+    opening: Option<level_loading::LevelLoad>,
+    /// Levels at least this large open on a worker thread, with progress shown.
+    background_open_bytes: u64,
+    /// A compiled blob (or compile error) for the next rebuild to spawn instead of
+    /// compiling the document again: the worker's, for a level it opened.
+    precompiled: Option<Result<(Vec<u8>, f64), String>>,
+    /// Wakes the window (the GUI's repaint request).
+    waker: Option<dependency_checker::watch::Waker>,
     /// Selected authoring ids; the first is the primary one.
     selection: Vec<String>,
     history: History,
@@ -345,6 +360,10 @@ impl Editor {
             tree: SceneTree::default(),
             tree_revision: 0,
             entity_index: kiln_core::IdIndex::default(),
+            opening: None,
+            background_open_bytes: DEFAULT_BACKGROUND_OPEN_BYTES,
+            precompiled: None,
+            waker: waker.clone(),
             selection: Vec::new(),
             history: History::default(),
             preview: Preview::default(),
@@ -394,6 +413,7 @@ impl Editor {
     /// outside the editor, advances the simulation by `dt` seconds while it plays,
     /// and keeps the recovery file at most `recovery_interval` behind.
     pub fn tick(&mut self, dt: f32, recovery_interval: std::time::Duration) {
+        self.poll_opening();
         self.poll_changes();
         self.poll_plugins();
         if self.preview.playing {
@@ -435,18 +455,78 @@ impl Editor {
     }
 
     /// Opens a level, replacing the current one (the GUI asks about unsaved edits first).
+    /// A large one opens on a worker thread: see [`Editor::opening`].
     fn open_level(&mut self, file: &str) {
-        let text = match self.project.resolve(file).and_then(|p| {
-            std::fs::read_to_string(&p)
-                .map_err(|e| kiln_core::ProjectError::Io { path: p, source: e })
-        }) {
+        let bytes = self
+            .project
+            .resolve(file)
+            .ok()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map_or(0, |m| m.len());
+        if bytes >= self.background_open_bytes {
+            self.opening = Some(level_loading::LevelLoad::start(
+                self.project.clone(),
+                Arc::clone(&self.registry),
+                file,
+                bytes,
+                self.waker.clone(),
+            ));
+            self.info(format!("opening {file} ({:.0} MB)", bytes as f64 / 1e6));
+            return;
+        }
+        self.opening = None;
+        let text = match level_loading::read(&self.project, file) {
             Ok(t) => t,
-            Err(e) => return self.error(format!("cannot open {file}: {e}")),
-        };
-        let doc = match LevelDocument::parse(&text, file) {
-            Ok(d) => d,
             Err(e) => return self.error(format!("cannot open {e}")),
         };
+        match LevelDocument::parse(&text, file) {
+            Ok(doc) => self.install_level(file, doc, None),
+            Err(e) => self.error(format!("cannot open {e}")),
+        }
+    }
+
+    /// The level being opened on a worker thread, if any.
+    pub fn opening(&self) -> Option<level_loading::OpeningStatus> {
+        self.opening.as_ref().map(|o| o.status())
+    }
+
+    /// Opens levels of at least `bytes` on a worker thread (tests use 0 to take that
+    /// path with a small level).
+    pub fn set_background_open_threshold(&mut self, bytes: u64) {
+        self.background_open_bytes = bytes;
+    }
+
+    /// Waits until a level opening on the worker is open (benchmarks and tools that
+    /// drive the editor without a window).
+    pub fn finish_opening(&mut self) {
+        while self.opening.is_some() {
+            self.poll_opening();
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    /// Installs a level the worker finished.
+    fn poll_opening(&mut self) {
+        let Some(loaded) = self.opening.as_mut().and_then(|o| o.poll()) else {
+            return;
+        };
+        let Some(load) = self.opening.take() else {
+            return;
+        };
+        match loaded.doc {
+            Ok(doc) => self.install_level(load.file(), doc, Some(loaded.compiled)),
+            Err(e) => self.error(format!("cannot open {e}")),
+        }
+    }
+
+    /// Makes `doc` the open level; `compiled` is its blob when it was compiled
+    /// already (on the worker), so it is not compiled twice.
+    fn install_level(
+        &mut self,
+        file: &str,
+        doc: LevelDocument,
+        compiled: Option<Result<(Vec<u8>, f64), String>>,
+    ) {
         self.recovery = self.read_recovery(file).filter(|r| *r != doc);
         if self.recovery.is_some() {
             self.note(
@@ -462,6 +542,7 @@ impl Editor {
         self.selection.clear();
         self.history.clear();
         self.preview = Preview::default();
+        self.precompiled = compiled;
         self.after_edit();
         self.effects.push(Effect::FrameSelection);
         self.info(format!("opened {file}"));
@@ -486,9 +567,13 @@ impl Editor {
         });
         let playing = self.preview.playing;
         // Fields borrowed apart, so the document is compiled in place, not cloned.
-        let result = self
-            .preview
-            .rebuild(&self.registry, &self.project, &level.file, &level.doc);
+        let result = match self.precompiled.take() {
+            Some(Ok((blob, compile_ms))) => self.preview.install(&self.registry, blob, compile_ms),
+            Some(Err(e)) => Err(e),
+            None => self
+                .preview
+                .rebuild(&self.registry, &self.project, &level.file, &level.doc),
+        };
         match result {
             Ok(()) => self.compile_error = None,
             Err(e) if !self.plugins_building().is_empty() => {

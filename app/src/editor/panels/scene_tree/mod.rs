@@ -53,6 +53,9 @@ enum Drop {
 pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions: &mut Vec<Action>) {
     let Some(level) = &editor.level() else {
         ui.label("No level open.");
+        // Keep the panel's width for the level to come (one opening on the worker):
+        // a panel holding only this label would shrink to it.
+        ui.allocate_space(ui.available_size());
         return;
     };
     ui.horizontal(|ui| {
