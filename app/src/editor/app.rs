@@ -559,6 +559,11 @@ impl KilnApp {
         let Some((_, frames)) = &mut self.screenshot else {
             return;
         };
+        // A level opening on the worker is waited for: the picture is of it.
+        if self.editor.as_ref().is_some_and(|e| e.opening().is_some()) {
+            ctx.request_repaint_after(Duration::from_millis(20));
+            return;
+        }
         *frames += 1;
         if *frames == 3 {
             self.screenshot_scene();
