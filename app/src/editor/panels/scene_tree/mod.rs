@@ -185,7 +185,8 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
             ui.ctx().request_repaint();
         }
     }
-    if let Some(k) = tree_state.scroll_to.take() {
+    // Before the first frame has measured the view, the row waits a frame.
+    if let Some(k) = tree_state.scroll_to.take_if(|_| tree_state.view.1 > 0.0) {
         let (offset, height) = tree_state.view;
         let top = k as f32 * pitch;
         if top < offset {

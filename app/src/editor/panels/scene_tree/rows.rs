@@ -99,7 +99,7 @@ pub fn open_by_default(is_part: bool) -> bool {
 }
 
 /// What the rows were built from; they are built again when it differs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 struct BuiltFrom {
     tree: u64,
     openness: u64,
@@ -125,14 +125,16 @@ impl Rows {
         openness: &Openness,
         filter: &str,
     ) {
-        let wanted = BuiltFrom {
-            tree: tree_revision,
-            openness: openness.revision(),
-            filter: filter.to_owned(),
-        };
-        if self.built_from.as_ref() != Some(&wanted) {
+        let current = self.built_from.as_ref().is_some_and(|b| {
+            b.tree == tree_revision && b.openness == openness.revision() && b.filter == filter
+        });
+        if !current {
             self.rows = build(doc, tree, &|p| prefabs.unit(p), openness, filter);
-            self.built_from = Some(wanted);
+            self.built_from = Some(BuiltFrom {
+                tree: tree_revision,
+                openness: openness.revision(),
+                filter: filter.to_owned(),
+            });
         }
     }
 
