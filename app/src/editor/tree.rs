@@ -33,16 +33,35 @@ impl SceneTree {
             .iter()
             .map(|e| e.parent.as_deref().and_then(|p| index.get(p).copied()))
             .collect();
-        // Break cycles: walk up from each entity; if the walk comes back, cut there.
+        // Break cycles: walk up from each entity not yet known to reach a root,
+        // marking the walk; a walk that meets its own marks is in a cycle, which is
+        // cut at the entity where it closes. Each entity is walked once, so a chain a
+        // hundred thousand deep costs what it holds, not its square.
+        const UNKNOWN: u32 = u32::MAX;
+        const REACHES_ROOT: u32 = u32::MAX - 1;
+        let mut state = vec![UNKNOWN; n];
         for start in 0..n {
-            let mut seen = HashSet::new();
             let mut node = start;
-            while let Some(p) = parent[node] {
-                if !seen.insert(node) || p == start {
-                    parent[start] = None;
-                    break;
+            // Walk up, marking with this walk's number, until a known entity.
+            while state[node] == UNKNOWN {
+                state[node] = start as u32;
+                match parent[node] {
+                    Some(p) => node = p,
+                    None => break,
                 }
-                node = p;
+            }
+            if state[node] == start as u32 && parent[node].is_some() {
+                // Back on this walk's own marks: `node` closes a cycle.
+                parent[node] = None;
+            }
+            // Everything this walk marked now reaches a root.
+            let mut k = start;
+            while state[k] == start as u32 {
+                state[k] = REACHES_ROOT;
+                match parent[k] {
+                    Some(p) => k = p,
+                    None => break,
+                }
             }
         }
         let mut children = vec![Vec::new(); n];
@@ -132,6 +151,38 @@ mod tests {
         // The cycle a <-> b is cut so both stay visible.
         assert!(t.roots.contains(&4) || t.roots.contains(&5));
         assert_eq!(t.subtree(1), vec![1, 0, 2]);
+    }
+
+    #[test]
+    fn a_deep_chain_builds_in_one_pass_and_a_long_cycle_is_cut_once() {
+        // 50,000 deep: a walk per entity to the root would take 1.25e9 steps.
+        let n = 50_000;
+        let mut entities = vec![serde_json::json!({"id": "e0"})];
+        for i in 1..n {
+            entities
+                .push(serde_json::json!({"id": format!("e{i}"), "parent": format!("e{}", i - 1)}));
+        }
+        let chain = LevelDocument::parse(
+            &serde_json::json!({ "entities": entities }).to_string(),
+            "t.level",
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let t = SceneTree::build(&chain);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(t.roots, vec![0]);
+        assert_eq!(t.parent[n - 1], Some(n - 2));
+
+        // The same chain closed into a ring: exactly one link is cut.
+        entities[0]["parent"] = serde_json::json!(format!("e{}", n - 1));
+        let ring = LevelDocument::parse(
+            &serde_json::json!({ "entities": entities }).to_string(),
+            "t.level",
+        )
+        .unwrap();
+        let t = SceneTree::build(&ring);
+        assert_eq!(t.roots.len(), 1);
+        assert_eq!(t.parent.iter().filter(|p| p.is_some()).count(), n - 1);
     }
 
     #[test]
