@@ -148,6 +148,8 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
             },
         )
     });
+    // Any selection made in the tree (a click, the keys) hands F2 back to the tree.
+    let actions_before = actions.len();
     // Registered first, so the rows drawn over it take their own clicks: it takes
     // clicks on empty space (deselect), keyboard focus, and drops below the rows.
     let view_rect = ui.available_rect_before_wrap();
@@ -163,7 +165,6 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
 
     let row_height = ui.spacing().interact_size.y;
     let pitch = row_height + ui.spacing().item_spacing.y;
-    let actions_before = actions.len();
     let mut scroll = egui::ScrollArea::both()
         .id_salt("scene tree rows")
         .auto_shrink([false, false]);
