@@ -518,19 +518,24 @@ fn read_affine(record: &[u8]) -> Affine3A {
 }
 
 fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    let records = batch.fixed_records(TRANSFORM_RECORD)?;
-    let records: Vec<&[u8]> = records.collect();
+    // Checks the length; record `i` is then `data[48 i..48 (i + 1)]`.
+    let _records = batch.fixed_records(TRANSFORM_RECORD)?;
+    let record = |i: usize| &batch.data[i * TRANSFORM_RECORD..(i + 1) * TRANSFORM_RECORD];
     // Instances in entity order, so that a parent's transform precedes its children's.
-    let mut order: Vec<usize> = (0..batch.len()).collect();
-    if !batch.entity_index.is_sorted() {
+    // The compiler writes them in that order, so the sort is for other writers.
+    let order: Option<Vec<usize>> = (!batch.entity_index.is_sorted()).then(|| {
+        let mut order: Vec<usize> = (0..batch.len()).collect();
         order.sort_by_key(|&i| batch.entity_index[i]);
-    }
+        order
+    });
+    let nth = |k: usize| order.as_ref().map_or(k, |o| o[k]);
     let tm = &mut ctx.world.transforms;
     let first = tm.len() as u32;
     // Transform instance of each level entity made in this batch.
     let mut made = vec![u32::MAX; batch.entity_lookup.len()];
     let mut all_finite = true;
-    let new = order.iter().enumerate().map(|(k, &i)| {
+    let new = (0..batch.len()).map(|k| {
+        let i = nth(k);
         let entity_index = batch.entity_index[i] as usize;
         // The nearest ancestor that has a transform is the parent in the scene graph.
         let mut up = batch.parent_index[entity_index];
@@ -543,7 +548,7 @@ fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(),
             up = batch.parent_index[up as usize];
         }
         made[entity_index] = first + k as u32;
-        let local = read_affine(records[i]);
+        let local = read_affine(record(i));
         all_finite &= local.is_finite();
         NewTransform {
             entity: batch.owner(i),

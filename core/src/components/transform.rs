@@ -137,7 +137,7 @@ impl TransformManager {
         local: Affine3A,
         parent: Option<Instance>,
     ) -> Instance {
-        let i = self.push(entity, local);
+        let i = self.push(entity, local, local);
         if let Some(p) = parent {
             self.append_child(p.0, i.0, NONE);
         }
@@ -168,7 +168,13 @@ impl TransformManager {
         let mut batch_tail = vec![NONE; count];
         let mut old_tail: HashMap<u32, u32> = HashMap::new();
         for t in batch {
-            let i = self.push(t.entity, t.local);
+            // Parents precede children in the batch (or already existed), so the
+            // parent's world pose is final and this one is computed as it is stored.
+            let world = match t.parent {
+                Some(p) => self.world[p.index()] * t.local,
+                None => t.local,
+            };
+            let i = self.push(t.entity, t.local, world);
             if let Some(p) = t.parent {
                 let slot = match p.index().checked_sub(first) {
                     Some(k) => &mut batch_tail[k],
@@ -179,26 +185,16 @@ impl TransformManager {
                 self.append_child(p.0, i.0, tail);
             }
         }
-        // Parents precede children in the batch (or already existed), so one forward
-        // pass computes every world pose.
-        for i in first..self.entity.len() {
-            let p = self.parent[i];
-            self.world[i] = if p == NONE {
-                self.local[i]
-            } else {
-                self.world[p as usize] * self.local[i]
-            };
-        }
     }
 
-    fn push(&mut self, entity: Entity, local: Affine3A) -> Instance {
+    fn push(&mut self, entity: Entity, local: Affine3A, world: Affine3A) -> Instance {
         self.changes = self.changes.wrapping_add(1);
         let i = Instance(self.entity.len() as u32);
         let previous = self.map.insert(entity, i);
         assert!(previous.is_none(), "{entity:?} already has a transform");
         self.entity.push(entity);
         self.local.push(local);
-        self.world.push(local);
+        self.world.push(world);
         self.parent.push(NONE);
         self.first_child.push(NONE);
         self.next_sibling.push(NONE);
