@@ -459,7 +459,89 @@ impl ComponentManager for TransformManager {
         crate::component::random_gc(self, entities);
     }
     fn sweep(&mut self, entities: &EntityManager) {
-        sweep_dead(self, entities);
+        let dead = self.entity.iter().filter(|&&e| !entities.alive(e)).count();
+        // A few dead: destroyed one by one. Many (a level despawned): one pass.
+        if dead * 4 < self.entity.len() {
+            sweep_dead(self, entities);
+        } else if dead > 0 {
+            self.retain(|e| entities.alive(e));
+        }
+    }
+}
+
+impl TransformManager {
+    /// Keeps the transforms whose owner `keep` says to keep, in one pass: what
+    /// destroying the others one by one would give (children of a destroyed parent
+    /// become roots at the same world pose; siblings keep their order), without
+    /// re-rooting children that are going too. Instances keep their relative order.
+    fn retain(&mut self, keep: impl Fn(Entity) -> bool) {
+        self.changes = self.changes.wrapping_add(1);
+        let n = self.entity.len();
+        let mut new_index = vec![NONE; n];
+        let mut kept = 0u32;
+        for (i, slot) in new_index.iter_mut().enumerate() {
+            if keep(self.entity[i]) {
+                *slot = kept;
+                kept += 1;
+            }
+        }
+        let kept = kept as usize;
+        // Child lists, rebuilt in each kept parent's old link order.
+        let mut first_child = vec![NONE; kept];
+        let mut next_sibling = vec![NONE; kept];
+        let mut prev_sibling = vec![NONE; kept];
+        for p in 0..n {
+            let np = new_index[p];
+            if np == NONE {
+                continue;
+            }
+            let mut tail = NONE;
+            let mut c = self.first_child[p];
+            while c != NONE {
+                let nc = new_index[c as usize];
+                if nc != NONE {
+                    if tail == NONE {
+                        first_child[np as usize] = nc;
+                    } else {
+                        next_sibling[tail as usize] = nc;
+                        prev_sibling[nc as usize] = tail;
+                    }
+                    tail = nc;
+                }
+                c = self.next_sibling[c as usize];
+            }
+        }
+        // Kept instances move down (a new index is never above the old one).
+        for i in 0..n {
+            let ni = new_index[i];
+            if ni == NONE {
+                self.map.remove(self.entity[i]);
+                continue;
+            }
+            let ni = ni as usize;
+            let p = self.parent[i];
+            let (parent, local) = match p {
+                NONE => (NONE, self.local[i]),
+                // A destroyed parent: a root where it stands.
+                p if new_index[p as usize] == NONE => (NONE, self.world[i]),
+                p => (new_index[p as usize], self.local[i]),
+            };
+            self.entity[ni] = self.entity[i];
+            self.local[ni] = local;
+            self.world[ni] = self.world[i];
+            self.parent[ni] = parent;
+            if ni != i {
+                self.map
+                    .redirect(self.entity[ni], Instance(i as u32), Instance(ni as u32));
+            }
+        }
+        self.entity.truncate(kept);
+        self.local.truncate(kept);
+        self.world.truncate(kept);
+        self.parent.truncate(kept);
+        self.first_child = first_child;
+        self.next_sibling = next_sibling;
+        self.prev_sibling = prev_sibling;
     }
 }
 
@@ -605,6 +687,49 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// Differential: removing many transforms in one pass gives what destroying
+        /// them one by one gives: for every survivor the same parent, the same
+        /// children in the same order and the same world pose.
+        #[test]
+        fn one_pass_removal_matches_destroying_one_by_one(
+            parents in proptest::collection::vec(proptest::option::of(0usize..1000), 1..60),
+            dies in proptest::collection::vec(any::<bool>(), 60),
+            xs in proptest::collection::vec(-10.0f32..10.0, 60),
+        ) {
+            let owners = entities(parents.len());
+            let mut tm = TransformManager::new();
+            for (i, p) in parents.iter().enumerate() {
+                // A parent made earlier, or a root.
+                let parent = p.filter(|_| i > 0).map(|p| Instance((p % i) as u32));
+                tm.create(owners[i], t(xs[i]) * Affine3A::from_rotation_y(xs[i]), parent);
+            }
+            let dead: Vec<Entity> = owners.iter().zip(&dies).filter(|(_, d)| **d).map(|(e, _)| *e).collect();
+            let mut one_by_one = tm.clone();
+            for &e in &dead {
+                one_by_one.destroy_entity(e);
+            }
+            let mut one_pass = tm.clone();
+            one_pass.retain(|e| !dead.contains(&e));
+            assert_consistent(&one_pass);
+            prop_assert_eq!(one_pass.len(), one_by_one.len());
+            let describe = |tm: &TransformManager, e: Entity| {
+                let i = tm.lookup(e).unwrap();
+                let parent = tm.parent(i).map(|p| tm.entity(p));
+                let children: Vec<Entity> = tm.children(i).map(|c| tm.entity(c)).collect();
+                (parent, children, tm.world(i))
+            };
+            for &e in owners.iter().filter(|e| !dead.contains(e)) {
+                let (p1, c1, w1) = describe(&one_pass, e);
+                let (p2, c2, w2) = describe(&one_by_one, e);
+                prop_assert_eq!(p1, p2);
+                prop_assert_eq!(c1, c2);
+                prop_assert!(w1.abs_diff_eq(w2, 1e-3), "{:?} vs {:?}", w1, w2);
+            }
+            for &e in &dead {
+                prop_assert!(one_pass.lookup(e).is_none());
+            }
+        }
 
         /// Any sequence of operations keeps links mutual and world poses current, and
         /// reparenting with keep_world_pose never moves the child in the world.
