@@ -69,6 +69,10 @@ fn a_large_level_lays_out_only_the_rows_in_view_and_the_keyboard_scrolls_to_the_
     h.key_press(Key::ArrowRight);
     h.run_steps(3);
     assert_eq!(editor(&h).selection(), ["g1999_0"]);
+    // Enter frames the selection and keeps it.
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    assert_eq!(editor(&h).selection(), ["g1999_0"]);
     // Home goes back to the top.
     h.key_press(Key::Home);
     h.run_steps(4);
@@ -79,6 +83,29 @@ fn a_large_level_lays_out_only_the_rows_in_view_and_the_keyboard_scrolls_to_the_
     h.key_press_modifiers(egui::Modifiers::SHIFT, Key::End);
     h.run_steps(4);
     assert_eq!(editor(&h).selection().len(), 20_000);
+}
+
+#[test]
+fn after_an_f2_rename_ended_with_enter_the_arrows_move_in_the_tree_again() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_role_and_label(Role::TreeItem, "Firefly").click();
+    h.run_steps(3);
+    h.key_press(Key::F2);
+    h.run_steps(3);
+    h.get_by_label("Rename:").type_text(" 2");
+    h.run_steps(1);
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    assert_eq!(editor(&h).entity("firefly").unwrap().name, "Firefly 2");
+    assert_eq!(
+        editor(&h).selection(),
+        ["firefly"],
+        "the rename keeps the selection"
+    );
+    h.key_press(Key::ArrowUp);
+    h.run_steps(3);
+    assert_eq!(editor(&h).selection(), ["blade_b"]);
 }
 
 #[test]

@@ -103,11 +103,19 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
             state.renaming = None;
             let name = std::mem::take(&mut state.rename_text);
             // Esc cancels; Enter, Tab and clicking away commit.
-            if !ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+            let (escape, enter) =
+                ui.input(|i| (i.key_pressed(Key::Escape), i.key_pressed(Key::Enter)));
+            if !escape {
                 actions.push(Action::Rename {
                     entity: id.clone(),
                     name,
                 });
+            }
+            // Ended from the keyboard: the keys go back to the tree (a click
+            // elsewhere keeps the focus where it went).
+            if escape || enter {
+                let tree_id = ui.make_persistent_id("scene tree");
+                ui.memory_mut(|m| m.request_focus(tree_id));
             }
         }
     }
@@ -155,7 +163,8 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
     let view_rect = ui.available_rect_before_wrap();
     let background = ui.interact(view_rect, tree_id, Sense::click());
     background.widget_info(|| WidgetInfo::labeled(Role::Tree, true, "Scene tree"));
-    if background.clicked() {
+    // By the pointer only: egui also reports Enter on the focused tree as a click.
+    if background.clicked_by(egui::PointerButton::Primary) {
         ui.memory_mut(|m| m.request_focus(tree_id));
         actions.push(Action::Select(Vec::new()));
     }
