@@ -97,6 +97,15 @@ pub(crate) enum BaseMatch<'a> {
     Many(Vec<Arc<str>>),
 }
 
+/// The file a reference declared of type `ty` names: `text.ty`, built in `buf`.
+pub(crate) fn typed_name<'b>(buf: &'b mut String, text: &str, ty: &str) -> &'b str {
+    buf.clear();
+    buf.push_str(text);
+    buf.push('.');
+    buf.push_str(ty);
+    buf
+}
+
 /// What `r`, written in `file`, points at among `files`; `None` when it is no
 /// reference at all (a string written without type that names no file). `buf` is
 /// scratch space reused across calls. The one place that says how a reference
@@ -119,10 +128,7 @@ pub(crate) fn resolve<F: FileSet>(
     }
     match r.expected_type {
         Some(ty) => {
-            buf.clear();
-            buf.push_str(r.text);
-            buf.push('.');
-            buf.push_str(ty);
+            typed_name(buf, r.text, ty);
             // A file with that name is what the reference names, however it is
             // spelled (`findings` reports a non-canonical spelling).
             if let Some(found) = files.file(buf) {

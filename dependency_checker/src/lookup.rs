@@ -38,13 +38,7 @@ fn key_of<'k>(file: &str, r: &RefView<'k>, buf: &'k mut String) -> Option<&'k st
         return Some(buf);
     }
     match r.expected_type {
-        Some(ty) => {
-            buf.clear();
-            buf.push_str(r.text);
-            buf.push('.');
-            buf.push_str(ty);
-            Some(buf)
-        }
+        Some(ty) => Some(crate::graph::typed_name(buf, r.text, ty)),
         None => Some(r.text),
     }
 }

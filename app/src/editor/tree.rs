@@ -2,9 +2,9 @@
 //! drawn (so it is testable without a GUI): parents, children in file order, and the
 //! filter's matches with their ancestors.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use kiln_core::LevelDocument;
+use kiln_core::{IdIndex, LevelDocument};
 
 /// The hierarchy of a level's entities, by index into `doc.entities`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -21,17 +21,19 @@ impl SceneTree {
     /// Builds the tree. An entity whose parent does not exist, or that is in a parent
     /// cycle, is shown as a root so that nothing disappears from view.
     pub fn build(doc: &LevelDocument) -> Self {
-        let index: HashMap<&str, usize> = doc
-            .entities
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.id.as_str(), i))
-            .collect();
+        let ids = doc.entities.iter().map(|e| e.id.as_str());
+        Self::build_indexed(doc, &IdIndex::build(ids, doc.entities.len()))
+    }
+
+    /// [`SceneTree::build`] with the document's id index made already (the editor
+    /// keeps one per edit, for its own lookups).
+    pub fn build_indexed(doc: &LevelDocument, index: &IdIndex) -> Self {
         let n = doc.entities.len();
+        let id_at = |k: usize| doc.entities.get(k).map(|e| e.id.as_str());
         let mut parent: Vec<Option<usize>> = doc
             .entities
             .iter()
-            .map(|e| e.parent.as_deref().and_then(|p| index.get(p).copied()))
+            .map(|e| e.parent.as_deref().and_then(|p| index.find(p, id_at)))
             .collect();
         // Break cycles: walk up from each entity not yet known to reach a root,
         // marking the walk; a walk that meets its own marks is in a cycle, which is

@@ -18,7 +18,6 @@ mod plugins;
 pub mod prefab_parts;
 mod recovery;
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -552,18 +551,20 @@ impl Editor {
     /// that are gone leave it), and the preview world.
     fn after_edit(&mut self) {
         let Some(level) = &self.level else { return };
-        self.tree = SceneTree::build(&level.doc);
-        self.tree_revision = next_tree_revision();
+        // One id index per edit, for the tree, the selection and every lookup after.
         self.entity_index = kiln_core::IdIndex::build(
             level.doc.entities.iter().map(|e| e.id.as_str()),
             level.doc.entities.len(),
         );
+        self.tree = SceneTree::build_indexed(&level.doc, &self.entity_index);
+        self.tree_revision = next_tree_revision();
         self.prefabs.load_for(&self.project, &level.doc);
-        let ids: HashSet<&str> = level.doc.entities.iter().map(|e| e.id.as_str()).collect();
+        let id_at = |k: usize| level.doc.entities.get(k).map(|e| e.id.as_str());
+        let index = &self.entity_index;
         // A part stays selected while its instance exists.
         self.selection.retain(|s| {
             let entity = prefab_parts::split_part(s).map_or(s.as_str(), |(instance, _)| instance);
-            ids.contains(entity)
+            index.find(entity, id_at).is_some()
         });
         let playing = self.preview.playing;
         // Fields borrowed apart, so the document is compiled in place, not cloned.

@@ -213,8 +213,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
         for k in range {
             let row = &tree_state.rows.rows()[k];
             let id = row.id(doc);
-            let (rect, response) =
-                draw_row(ui, tree_id, editor, row, selected.contains(id), focused);
+            let (rect, response) = draw_row(ui, tree_id, doc, row, selected.contains(id), focused);
             drawn.push((k, rect));
             row_input(ui, tree_id, editor, tree_state, k, rect, &response, actions);
         }
@@ -490,16 +489,11 @@ fn reveal_selection(editor: &Editor, state: &mut SceneTreeState) {
 fn draw_row(
     ui: &mut egui::Ui,
     tree_id: egui::Id,
-    editor: &Editor,
+    doc: &kiln_core::LevelDocument,
     row: &Row,
     selected: bool,
     focused: bool,
 ) -> (Rect, egui::Response) {
-    let Some(level) = editor.level() else {
-        let (rect, response) = ui.allocate_exact_size(egui::Vec2::ZERO, Sense::hover());
-        return (rect, response);
-    };
-    let doc = &level.doc;
     let text: egui::WidgetText = match &row.item {
         RowItem::Entity(i) => {
             let e = &doc.entities[*i];
