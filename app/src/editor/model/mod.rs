@@ -109,9 +109,6 @@ pub struct Editor {
     opening: Option<level_loading::LevelLoad>,
     /// Levels at least this large open on a worker thread, with progress shown.
     background_open_bytes: u64,
-    /// A compiled blob (or compile error) for the next rebuild to spawn instead of
-    /// compiling the document again: the worker's, for a level it opened.
-    precompiled: Option<Result<(Vec<u8>, f64), String>>,
     /// Wakes the window (the GUI's repaint request).
     waker: Option<dependency_checker::watch::Waker>,
     /// Selected authoring ids; the first is the primary one.
@@ -361,7 +358,6 @@ impl Editor {
             entity_index: kiln_core::IdIndex::default(),
             opening: None,
             background_open_bytes: DEFAULT_BACKGROUND_OPEN_BYTES,
-            precompiled: None,
             waker: waker.clone(),
             selection: Vec::new(),
             history: History::default(),
@@ -541,8 +537,7 @@ impl Editor {
         self.selection.clear();
         self.history.clear();
         self.preview = Preview::default();
-        self.precompiled = compiled;
-        self.after_edit();
+        self.follow_document(compiled);
         self.effects.push(Effect::FrameSelection);
         self.info(format!("opened {file}"));
     }
@@ -550,6 +545,13 @@ impl Editor {
     /// Rebuilds what follows from the document: the tree, the selection (entities
     /// that are gone leave it), and the preview world.
     fn after_edit(&mut self) {
+        self.follow_document(None);
+    }
+
+    /// [`Editor::after_edit`], spawning `compiled` (a blob and its compile time in
+    /// milliseconds, or the compile error) when the document was compiled already
+    /// (on the worker that opened it) instead of compiling it again.
+    fn follow_document(&mut self, compiled: Option<Result<(Vec<u8>, f64), String>>) {
         let Some(level) = &self.level else { return };
         // One id index per edit, for the tree, the selection and every lookup after.
         self.entity_index = kiln_core::IdIndex::build(
@@ -568,7 +570,7 @@ impl Editor {
         });
         let playing = self.preview.playing;
         // Fields borrowed apart, so the document is compiled in place, not cloned.
-        let result = match self.precompiled.take() {
+        let result = match compiled {
             Some(Ok((blob, compile_ms))) => self.preview.install(&self.registry, blob, compile_ms),
             Some(Err(e)) => Err(e),
             None => self
