@@ -91,6 +91,7 @@ fn after_an_f2_rename_ended_with_enter_the_arrows_move_in_the_tree_again() {
     let mut h = open(dir.path());
     h.get_by_role_and_label(Role::TreeItem, "Firefly").click();
     h.run_steps(3);
+    let camera_before = h.state().panels.camera;
     h.key_press(Key::F2);
     h.run_steps(3);
     h.get_by_label("Rename:").type_text(" 2");
@@ -98,6 +99,11 @@ fn after_an_f2_rename_ended_with_enter_the_arrows_move_in_the_tree_again() {
     h.key_press(Key::Enter);
     h.run_steps(3);
     assert_eq!(editor(&h).entity("firefly").unwrap().name, "Firefly 2");
+    assert_eq!(
+        h.state().panels.camera.distance,
+        camera_before.distance,
+        "the Enter that ended the rename does not frame the selection"
+    );
     assert_eq!(
         editor(&h).selection(),
         ["firefly"],
@@ -189,6 +195,11 @@ fn dropping_on_a_row_edge_reorders_and_below_the_rows_makes_a_root() {
         egui::pos2(blade_a.center().x, blade_a.top() + 2.0),
     );
     assert_eq!(parent(&h, "boulder").as_deref(), Some("rotor"));
+    assert_eq!(
+        editor(&h).selection(),
+        ["boulder"],
+        "what was dragged is selected"
+    );
     let order = ids(&h);
     let at = |id: &str| order.iter().position(|e| e == id).unwrap();
     assert!(at("boulder") < at("blade_a"), "{order:?}");

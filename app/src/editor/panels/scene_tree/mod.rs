@@ -116,6 +116,12 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
             if escape || enter {
                 let tree_id = ui.make_persistent_id("scene tree");
                 ui.memory_mut(|m| m.request_focus(tree_id));
+                // The key ended the rename; the tree must not act on it too (Enter
+                // would frame the selection).
+                ui.input_mut(|i| {
+                    i.consume_key(egui::Modifiers::NONE, Key::Enter);
+                    i.consume_key(egui::Modifiers::NONE, Key::Escape);
+                });
             }
         }
     }
@@ -610,6 +616,11 @@ fn row_input(
                 .cloned()
                 .collect()
         } else {
+            // Dragging a row that was not selected selects it, as a press does in
+            // other editors: what moved is then what the inspector and F2 act on.
+            state.anchor = Some(id.clone());
+            state.cursor = Some(id.clone());
+            actions.push(Action::Select(vec![id.clone()]));
             vec![id.clone()]
         };
         state.dragging = Some(dragged);
