@@ -33,15 +33,16 @@ fn main() {
         cold.stats().files
     );
     let t = Instant::now();
-    let bytes = dependency_checker::cache::encode(&cold);
+    let bytes = dependency_checker::cache::encode(&cold, None);
     println!(
         "cache encode    {:>7.1} ms ({} bytes)",
         t.elapsed().as_secs_f64() * 1e3,
         bytes.len()
     );
     let t = Instant::now();
-    let cached = dependency_checker::cache::decode(&bytes, project.root(), &registry, cold.rules())
-        .expect("decodes");
+    let cached = dependency_checker::cache::decode(bytes, project.root(), &registry, cold.rules())
+        .expect("decodes")
+        .index;
     println!(
         "cache decode    {:>7.1} ms",
         t.elapsed().as_secs_f64() * 1e3

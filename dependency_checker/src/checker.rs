@@ -53,6 +53,19 @@ pub struct Checker {
     redirects: Redirects,
     /// How the checker was opened (kept for the lock's waiting notice).
     options: BuildOptions,
+    /// The index differs from the cache on disk. It is written when `kiln check`'s
+    /// findings are known, to store them with it, or else when the checker is
+    /// dropped: a check with no cache writes it once, not twice.
+    cache_unsaved: std::cell::Cell<bool>,
+}
+
+impl Drop for Checker {
+    fn drop(&mut self) {
+        if self.cache_unsaved.get() {
+            // A cache that cannot be written only costs the next start some time.
+            let _ = crate::cache::save(&self.index, self.graph_findings.get().map(Vec::as_slice));
+        }
+    }
 }
 
 impl Checker {
@@ -72,20 +85,27 @@ impl Checker {
         let _reading = Self::committed_state(project.root(), &waiting)?;
         let rules = Arc::new(DeclaredRules::new(&project.config().references));
         let cached = crate::cache::load(project.root(), &registry, &rules);
-        let index = Index::build_from(&project, registry, cached.as_ref(), options)?;
-        // Rewrite the cache only if something changed behind it. A cache that cannot
-        // be written only costs the next start some time.
+        let index = Index::build_from(
+            &project,
+            registry,
+            cached.as_ref().map(|c| &c.index),
+            options,
+        )?;
+        // Rewrite the cache only if something changed behind it.
         let unchanged = cached
             .as_ref()
-            .is_some_and(|c| index.stats().read == 0 && c.files().count() == index.stats().files);
-        if !unchanged {
-            let _ = crate::cache::save(&index);
-        }
+            .is_some_and(|c| index.stats().read == 0 && c.index.len() == index.stats().files);
         let mut checker = Self::from_index(project, index)?;
         checker.options = BuildOptions {
             progress: None,
             ..options.clone()
         };
+        match cached.and_then(|c| c.findings_for(&checker.index)) {
+            Some(findings) => {
+                let _ = checker.graph_findings.set(findings);
+            }
+            None => checker.cache_unsaved.set(!unchanged),
+        }
         Ok(checker)
     }
 
@@ -135,6 +155,7 @@ impl Checker {
             lookup: std::cell::OnceCell::new(),
             redirects,
             options: BuildOptions::default(),
+            cache_unsaved: std::cell::Cell::new(false),
         })
     }
 
@@ -317,15 +338,18 @@ impl Checker {
         self.forget_derived();
         self.lookup = std::cell::OnceCell::new();
         self.redirects = Redirects::load(self.project.root())?;
-        let _ = crate::cache::save(&self.index);
+        self.cache_unsaved.set(false);
+        let _ = crate::cache::save(&self.index, None);
         Ok(())
     }
 
     /// Everything `kiln check` reports.
     pub fn findings(&self) -> Vec<Finding> {
+        let mut computed = false;
         let mut findings = self
             .graph_findings
             .get_or_init(|| {
+                computed = true;
                 check(
                     &self.index,
                     self.graph(),
@@ -335,6 +359,10 @@ impl Checker {
                 )
             })
             .clone();
+        // Stored with the index, a check with nothing changed prints them as they are.
+        if computed && self.cache_unsaved.replace(false) {
+            let _ = crate::cache::save(&self.index, Some(&findings));
+        }
         for (file, reason) in crate::journal::set_aside_journals(self.project.root()) {
             findings.push(Finding::JournalSetAside { file, reason });
         }
@@ -381,7 +409,7 @@ impl Checker {
     }
 
     fn view(&self, file: &str, index: usize, target: &Target) -> Option<ReferenceView> {
-        let raw = self.index.file(file)?.scan.get(index)?;
+        let raw = self.index.file(file)?.scan().get(index)?;
         Some(ReferenceView {
             place: Place::of(file, &raw),
             text: raw.text.to_owned(),
@@ -435,5 +463,76 @@ impl Checker {
             .flat_map(|f| self.refs_from(f))
             .filter_map(|r| self.view(&r.file, r.index, &r.target))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, c) in [
+            ("kiln.project", "{}"),
+            (
+                "levels/a.level",
+                r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/gone"}}}]}"#,
+            ),
+            ("meshes/m.mesh", "{}"),
+        ] {
+            let full = dir.path().join(p);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, c).unwrap();
+        }
+        dir
+    }
+
+    fn open(dir: &Path) -> Checker {
+        Checker::open(
+            dir,
+            Arc::new(Registry::with_builtins()),
+            &BuildOptions::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_check_with_nothing_changed_prints_the_stored_findings_without_the_graph() {
+        let dir = project();
+        // Files written now are re-read by the next start (racy); age them.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        for f in ["kiln.project", "levels/a.level", "meshes/m.mesh"] {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(f))
+                .unwrap();
+            file.set_modified(old).unwrap();
+        }
+        let first = open(dir.path()).findings();
+        assert!(first.iter().any(|f| matches!(f, Finding::Missing { .. })));
+        let second = open(dir.path());
+        assert!(second.graph_findings.get().is_some(), "read from the cache");
+        assert_eq!(second.findings(), first);
+        assert!(second.graph.get().is_none(), "no reference was resolved");
+        drop(second);
+
+        // A link leading out changes no file of the index, yet is a finding.
+        std::os::unix::fs::symlink("/etc", dir.path().join("outside")).unwrap();
+        let third = open(dir.path());
+        assert!(
+            third.graph_findings.get().is_none(),
+            "stored findings are stale"
+        );
+        let findings = third.findings();
+        assert!(
+            findings
+                .iter()
+                .any(|f| matches!(f, Finding::LinkOutside { .. }))
+        );
+        drop(third);
+        // A changed file, too.
+        std::fs::write(dir.path().join("meshes/gone.mesh"), "{}").unwrap();
+        let fourth = open(dir.path()).findings();
+        assert!(!fourth.iter().any(|f| matches!(f, Finding::Missing { .. })));
     }
 }

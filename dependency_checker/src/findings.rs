@@ -4,7 +4,7 @@
 use std::fmt;
 
 use kiln_core::ResourcePath;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::graph::{Graph, Target};
 use crate::index::{Index, WalkIssue};
@@ -12,7 +12,7 @@ use crate::redirects::Redirects;
 use crate::scan::{Naming, RefView};
 
 /// Where a reference is written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Place {
     /// The file, from the project root.
     pub file: String,
@@ -59,7 +59,7 @@ impl fmt::Display for Place {
 }
 
 /// One finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     /// A reference to a file that does not exist.
@@ -474,14 +474,14 @@ pub fn check(
                 reason,
             });
         }
-        if let Some(e) = &f.scan.error
+        if let Some(e) = &f.scan().error
             && e.line == 0
         {
             out.push(Finding::MalformedBinary {
                 file: f.path.to_string(),
                 message: e.message.clone(),
             });
-        } else if let Some(e) = &f.scan.error {
+        } else if let Some(e) = &f.scan().error {
             let known_type = crate::index::split_extension(&f.path)
                 .is_some_and(|(_, ext)| index.registry().resource_type(ext).is_some());
             let (file, line, column, message) =
@@ -517,7 +517,7 @@ pub fn check(
         }
     }
     for r in graph.references() {
-        let Some(raw) = index.file(&r.file).and_then(|f| f.scan.get(r.index)) else {
+        let Some(raw) = index.file(&r.file).and_then(|f| f.scan().get(r.index)) else {
             continue;
         };
         let place = Place::of(&r.file, &raw);
@@ -598,7 +598,7 @@ pub fn check(
         let base_paths = index.by_base_path();
         for f in index.files() {
             for raw in f
-                .scan
+                .scan()
                 .iter()
                 .filter(|r| r.expected_type.is_none() && r.naming == Naming::ProjectPath)
             {

@@ -197,8 +197,8 @@ impl Graph {
                 .is_some_and(|t| matches!(t.format, kiln_core::registry::ResourceFormat::Entities));
             // Positions as `FileScan::get` numbers them (a record it cannot read, in
             // a crafted cache, is skipped without shifting the others).
-            for i in 0..f.scan.len() {
-                let Some(r) = f.scan.get(i) else { continue };
+            for i in 0..f.scan().len() {
+                let Some(r) = f.scan().get(i) else { continue };
                 let files = BuildFiles {
                     nodes: &nodes,
                     base_paths: &base_paths,

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kiln_core::project::NON_RESOURCE_DIRS;
@@ -21,7 +21,11 @@ use crate::scan::{FileScan, scan_file};
 use crate::walk::FileStat;
 
 /// One file of the project and what it references.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Two entries are equal when their path, size, time and content hash are: a scan is
+/// a function of the content (under one registry and set of rules, which an index
+/// never mixes), so comparing it too would only decode cached scans for nothing.
+#[derive(Debug, Clone)]
 pub struct FileEntry {
     /// Path from the project root with `/` separators, as on disk.
     pub path: Arc<str>,
@@ -32,10 +36,102 @@ pub struct FileEntry {
     /// xxh3-64 of the content.
     pub hash: u64,
     /// References found in it (shared: an unchanged file's entry is reused as is).
-    pub scan: Arc<FileScan>,
+    scan: ScanCell,
+}
+
+impl PartialEq for FileEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+            && self.size == other.size
+            && self.mtime_ns == other.mtime_ns
+            && self.hash == other.hash
+    }
+}
+
+impl Eq for FileEntry {}
+
+/// A file's scan: made now, or still encoded in the cache the entry was loaded from
+/// and decoded on first use. A warm command that asks about a few files decodes a
+/// few; the rest of the cache is never turned into scans.
+#[derive(Clone)]
+pub(crate) struct ScanCell {
+    decoded: OnceLock<Arc<FileScan>>,
+    encoded: Option<crate::cache::EncodedScan>,
+}
+
+impl ScanCell {
+    pub(crate) fn new(scan: Arc<FileScan>) -> Self {
+        ScanCell {
+            decoded: OnceLock::from(scan),
+            encoded: None,
+        }
+    }
+
+    pub(crate) fn encoded(encoded: crate::cache::EncodedScan) -> Self {
+        ScanCell {
+            decoded: OnceLock::new(),
+            encoded: Some(encoded),
+        }
+    }
+
+    /// The scan still in its cache's bytes, if it was not decoded yet (the cache
+    /// copies those bytes as they are when it is written again).
+    pub(crate) fn still_encoded(&self) -> Option<&crate::cache::EncodedScan> {
+        self.decoded
+            .get()
+            .is_none()
+            .then_some(self.encoded.as_ref())
+            .flatten()
+    }
+
+    fn get(&self, path: &str) -> &Arc<FileScan> {
+        self.decoded.get_or_init(|| match &self.encoded {
+            Some(e) => Arc::new(e.decode(path)),
+            None => Arc::default(),
+        })
+    }
+}
+
+impl std::fmt::Debug for ScanCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.decoded.get() {
+            Some(scan) => scan.fmt(f),
+            None => f.write_str("FileScan { still encoded in the cache }"),
+        }
+    }
 }
 
 impl FileEntry {
+    /// An entry of a file scanned now.
+    pub fn new(path: Arc<str>, size: u64, mtime_ns: u64, hash: u64, scan: Arc<FileScan>) -> Self {
+        Self::with_cell(path, size, mtime_ns, hash, ScanCell::new(scan))
+    }
+
+    pub(crate) fn with_cell(
+        path: Arc<str>,
+        size: u64,
+        mtime_ns: u64,
+        hash: u64,
+        scan: ScanCell,
+    ) -> Self {
+        FileEntry {
+            path,
+            size,
+            mtime_ns,
+            hash,
+            scan,
+        }
+    }
+
+    /// The references found in it (decoded from the cache on first use).
+    pub fn scan(&self) -> &FileScan {
+        self.scan.get(&self.path)
+    }
+
+    pub(crate) fn scan_cell(&self) -> &ScanCell {
+        &self.scan
+    }
+
     /// The file's canonical resource path and type, if its name is canonical.
     pub fn resource(&self) -> Option<(ResourcePath, String)> {
         ResourcePath::split_file(&self.path).ok()
@@ -182,16 +278,16 @@ fn index_file(
         _ => {
             stats.parsed.fetch_add(1, Ordering::Relaxed);
             let ext = split_extension(rel).map_or("", |(_, e)| e);
-            Arc::new(scan_file(registry, rules, ext, bytes))
+            ScanCell::new(Arc::new(scan_file(registry, rules, ext, bytes)))
         }
     };
-    Ok(FileEntry {
-        path: rel.into(),
-        size: bytes.len() as u64,
-        mtime_ns: st.mtime_ns,
+    Ok(FileEntry::with_cell(
+        rel.into(),
+        bytes.len() as u64,
+        st.mtime_ns,
         hash,
         scan,
-    })
+    ))
 }
 
 #[derive(Default)]
@@ -443,16 +539,21 @@ impl Index {
                 Some(p) if p.hash == hash => p.scan.clone(),
                 _ => {
                     let ext = split_extension(w.path).map_or("", |(_, e)| e);
-                    Arc::new(scan_file(&self.registry, &self.rules, ext, w.bytes))
+                    ScanCell::new(Arc::new(scan_file(
+                        &self.registry,
+                        &self.rules,
+                        ext,
+                        w.bytes,
+                    )))
                 }
             };
-            let entry = FileEntry {
-                path: prev.map_or_else(|| w.path.into(), |p| p.path.clone()),
-                size: w.bytes.len() as u64,
-                mtime_ns: w.mtime_ns,
+            let entry = FileEntry::with_cell(
+                prev.map_or_else(|| w.path.into(), |p| p.path.clone()),
+                w.bytes.len() as u64,
+                w.mtime_ns,
                 hash,
                 scan,
-            };
+            );
             if prev != Some(&entry) {
                 changed.push(w.path.to_owned());
                 self.files.insert(entry.path.clone(), entry);

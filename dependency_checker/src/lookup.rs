@@ -91,9 +91,30 @@ impl Lookup {
         }
         let mut lookup = Lookup::default();
         let mut buf = String::new();
+        // A reference can name one of the files only if its text is one of the keys
+        // (a typed one is written without its extension, a generic one with or
+        // without) or it is a relative URI: files still encoded in the cache that
+        // mention none of them are skipped without decoding them.
+        let texts: Vec<&str> = keys.iter().copied().collect();
+        let mut mentioned: Option<(crate::cache::EncodedScan, std::collections::HashSet<u32>)> =
+            None;
         for entry in index.files() {
-            for i in 0..entry.scan.len() {
-                let Some(r) = entry.scan.get(i) else { continue };
+            if let Some(encoded) = entry.scan_cell().still_encoded() {
+                let numbers = match &mentioned {
+                    Some((seen, numbers)) if seen.same_cache(encoded) => numbers,
+                    _ => {
+                        let numbers = encoded.numbers_of(&texts);
+                        &mentioned.insert((encoded.clone(), numbers)).1
+                    }
+                };
+                if !encoded.may_mention(numbers) {
+                    continue;
+                }
+            }
+            for i in 0..entry.scan().len() {
+                let Some(r) = entry.scan().get(i) else {
+                    continue;
+                };
                 let Some(key) = key_of(&entry.path, &r, &mut buf) else {
                     continue;
                 };
@@ -112,8 +133,10 @@ impl Lookup {
     fn add_file(&mut self, entry: &FileEntry) {
         let mut keys = Vec::new();
         let mut buf = String::new();
-        for i in 0..entry.scan.len() {
-            let Some(r) = entry.scan.get(i) else { continue };
+        for i in 0..entry.scan().len() {
+            let Some(r) = entry.scan().get(i) else {
+                continue;
+            };
             let Some(key) = key_of(&entry.path, &r, &mut buf) else {
                 continue;
             };
@@ -180,7 +203,7 @@ impl Lookup {
         out: &mut Vec<ResolvedRef>,
     ) {
         for (from, i) in self.by_key.get(key).into_iter().flatten() {
-            let Some(r) = index.file(from).and_then(|e| e.scan.get(*i as usize)) else {
+            let Some(r) = index.file(from).and_then(|e| e.scan().get(*i as usize)) else {
                 continue;
             };
             if let Some(target) = resolve(index, (from, &r), &mut String::new())
@@ -233,9 +256,9 @@ impl Lookup {
         let Some(entry) = index.file(file) else {
             return Vec::new();
         };
-        (0..entry.scan.len())
+        (0..entry.scan().len())
             .filter_map(|i| {
-                let r = entry.scan.get(i)?;
+                let r = entry.scan().get(i)?;
                 Some(ResolvedRef {
                     file: entry.path.clone(),
                     index: i,

@@ -320,7 +320,7 @@ impl Edits {
         let Some(entry) = checker.index().file(file) else {
             return;
         };
-        let Some(raw) = entry.scan.get(index) else {
+        let Some(raw) = entry.scan().get(index) else {
             return;
         };
         let change = Change {
@@ -548,7 +548,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         let ext_old = split_extension(old).map(|(_, e)| e);
         let ext_new = split_extension(new).map(|(_, e)| e);
         for r in checker.refs_to(old) {
-            let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
+            let Some(raw) = index.file(&r.file).and_then(|e| e.scan().get(r.index)) else {
                 continue;
             };
             if raw.expected_type.is_some() && ext_old != ext_new {
@@ -585,7 +585,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         // A file with relative URIs (a glTF file) that moves without what they name
         // must name it from where it goes; moving with it, it needs no patch.
         for r in checker.refs_from(old) {
-            let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
+            let Some(raw) = index.file(&r.file).and_then(|e| e.scan().get(r.index)) else {
                 continue;
             };
             if raw.naming != Naming::RelativeUri {
@@ -666,7 +666,7 @@ fn adopted(checker: &Checker, moved: &HashMap<&str, &str>) -> Vec<(String, Strin
     for new in moved.values() {
         whole.insert(new);
         for r in checker.refs_to(new) {
-            if let Some(raw) = index.file(&r.file).and_then(|f| f.scan.get(r.index)) {
+            if let Some(raw) = index.file(&r.file).and_then(|f| f.scan().get(r.index)) {
                 out.push((r.file.to_string(), raw.pointer.to_owned()));
             }
         }
@@ -687,7 +687,7 @@ fn adopted(checker: &Checker, moved: &HashMap<&str, &str>) -> Vec<(String, Strin
         );
     }
     for (file, i) in generic {
-        let Some(raw) = index.file(file).and_then(|f| f.scan.get(i as usize)) else {
+        let Some(raw) = index.file(file).and_then(|f| f.scan().get(i as usize)) else {
             continue;
         };
         if raw.expected_type.is_some() || raw.naming != Naming::ProjectPath {
@@ -726,7 +726,7 @@ fn restore_spellings(
         .map(|(file, pointer, text)| ((file.as_str(), pointer.as_str()), text.as_str()))
         .collect();
     for edit in edits.0.values_mut() {
-        let scan = checker.index().file(&edit.file).map(|e| &e.scan);
+        let scan = checker.index().file(&edit.file).map(|e| e.scan());
         for c in &mut edit.changes {
             let Some(&text) = before.get(&(c.place.file.as_str(), c.place.pointer.as_str())) else {
                 continue;
@@ -789,7 +789,7 @@ fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) 
             let Target::Ambiguous(candidates) = &r.target else {
                 continue;
             };
-            let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
+            let Some(raw) = index.file(&r.file).and_then(|e| e.scan().get(r.index)) else {
                 continue;
             };
             let new_bases: BTreeSet<Option<&str>> = candidates
@@ -836,7 +836,7 @@ fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) 
             .collect();
         for file in &staying {
             for r in checker.refs_to(file) {
-                let Some(raw) = index.file(&r.file).and_then(|e| e.scan.get(r.index)) else {
+                let Some(raw) = index.file(&r.file).and_then(|e| e.scan().get(r.index)) else {
                     continue;
                 };
                 if raw.expected_type.is_some()
@@ -868,7 +868,7 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
         if let Some(raw) = checker
             .index()
             .file(&r.file)
-            .and_then(|f| f.scan.get(r.index))
+            .and_then(|f| f.scan().get(r.index))
         {
             edits.add_reference(
                 checker,
@@ -883,7 +883,7 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
     let base = split_extension(old).map_or(old, |(b, _)| b);
     let base_paths = checker.index().by_base_path();
     for f in checker.index().files() {
-        for (i, raw) in f.scan.iter().enumerate() {
+        for (i, raw) in f.scan().iter().enumerate() {
             let names_it = raw.text == old || raw.text == base;
             let resolves = checker.index().contains(raw.text) || base_paths.contains_key(raw.text);
             let generic = raw.expected_type.is_none() && raw.naming == Naming::ProjectPath;
@@ -915,7 +915,7 @@ pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
             continue;
         };
         let Some(raw) = entry
-            .scan
+            .scan()
             .iter()
             .find(|r| r.pointer == place.pointer && r.line == place.line)
         else {

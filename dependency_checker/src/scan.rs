@@ -30,7 +30,7 @@ pub enum Naming {
 }
 
 impl Naming {
-    fn code(self) -> u32 {
+    pub(crate) fn code(self) -> u32 {
         match self {
             Naming::ProjectPath => 0,
             Naming::RelativeUri => 1,
@@ -124,6 +124,24 @@ pub struct ScanError {
     pub message: String,
 }
 
+/// The strings [`FileScan::push`] stored last, to store a repeat once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LastStored {
+    ty: TextRange,
+    entity: TextRange,
+    component: TextRange,
+}
+
+impl Default for LastStored {
+    fn default() -> Self {
+        LastStored {
+            ty: NO_TEXT,
+            entity: NO_TEXT,
+            component: NO_TEXT,
+        }
+    }
+}
+
 /// A string stored in a [`FileScan`]'s text: start and end, `NO_TEXT` for none.
 type TextRange = (u32, u32);
 const NO_TEXT: TextRange = (u32::MAX, u32::MAX);
@@ -142,50 +160,12 @@ pub(crate) struct RefRecord {
     pub(crate) naming: Naming,
 }
 
-impl RefRecord {
-    /// The record as the cache stores it: fifteen numbers.
-    pub(crate) fn to_words(self) -> [u32; 15] {
-        [
-            self.text.0,
-            self.text.1,
-            self.span.0,
-            self.span.1,
-            self.line,
-            self.column,
-            self.pointer.0,
-            self.pointer.1,
-            self.expected_type.0,
-            self.expected_type.1,
-            self.entity.0,
-            self.entity.1,
-            self.component.0,
-            self.component.1,
-            self.naming.code(),
-        ]
-    }
-
-    /// The record of [`RefRecord::to_words`]; `None` if `words` cannot be one.
-    pub(crate) fn from_words(w: [u32; 15]) -> Option<Self> {
-        Some(RefRecord {
-            text: (w[0], w[1]),
-            span: (w[2], w[3]),
-            line: w[4],
-            column: w[5],
-            pointer: (w[6], w[7]),
-            expected_type: (w[8], w[9]),
-            entity: (w[10], w[11]),
-            component: (w[12], w[13]),
-            naming: Naming::from_code(w[14])?,
-        })
-    }
-}
-
 /// What scanning a file produced: its references and candidates, in file order.
 ///
 /// All of a file's strings share one buffer and each reference is a fixed-size
 /// record, so an index of 200,000 references is 40,000 allocations, not a million,
 /// and loading it from the cache is mostly copying.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct FileScan {
     pub(crate) strings: String,
     pub(crate) records: Vec<RefRecord>,
@@ -193,6 +173,16 @@ pub struct FileScan {
     /// file's layout is wrong.
     pub error: Option<ScanError>,
 }
+
+/// Two scans are equal when they hold the same references and error, however their
+/// strings are laid out (a scan decoded from the cache stores them in its own order).
+impl PartialEq for FileScan {
+    fn eq(&self, other: &Self) -> bool {
+        self.error == other.error && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for FileScan {}
 
 impl FileScan {
     /// Number of references.
@@ -250,35 +240,51 @@ impl FileScan {
             error,
             ..Default::default()
         };
-        let (mut t, mut c, mut e) = (NO_TEXT, NO_TEXT, NO_TEXT);
+        let mut last = Default::default();
         for r in references {
-            let text = scan.intern(&r.text, &mut NO_TEXT.clone());
-            let pointer = scan.intern(&r.pointer, &mut NO_TEXT.clone());
-            let expected_type = r
-                .expected_type
-                .as_deref()
-                .map_or(NO_TEXT, |s| scan.intern(s, &mut t));
-            let entity = r
-                .entity
-                .as_deref()
-                .map_or(NO_TEXT, |s| scan.intern(s, &mut e));
-            let component = r
-                .component
-                .as_deref()
-                .map_or(NO_TEXT, |s| scan.intern(s, &mut c));
-            scan.records.push(RefRecord {
-                text,
-                span: r.span,
-                line: r.line,
-                column: r.column,
-                pointer,
-                expected_type,
-                entity,
-                component,
-                naming: r.naming,
-            });
+            scan.push(
+                &RefView {
+                    text: &r.text,
+                    span: r.span,
+                    line: r.line,
+                    column: r.column,
+                    pointer: &r.pointer,
+                    expected_type: r.expected_type.as_deref(),
+                    naming: r.naming,
+                    entity: r.entity.as_deref(),
+                    component: r.component.as_deref(),
+                },
+                &mut last,
+            );
         }
         scan
+    }
+
+    /// Appends a copy of `r`; `last` remembers the type, entity and component stored
+    /// last, which repeat in runs.
+    pub(crate) fn push(&mut self, r: &RefView, last: &mut LastStored) {
+        let text = self.intern(r.text, &mut NO_TEXT.clone());
+        let pointer = self.intern(r.pointer, &mut NO_TEXT.clone());
+        let expected_type = r
+            .expected_type
+            .map_or(NO_TEXT, |s| self.intern(s, &mut last.ty));
+        let entity = r
+            .entity
+            .map_or(NO_TEXT, |s| self.intern(s, &mut last.entity));
+        let component = r
+            .component
+            .map_or(NO_TEXT, |s| self.intern(s, &mut last.component));
+        self.records.push(RefRecord {
+            text,
+            span: r.span,
+            line: r.line,
+            column: r.column,
+            pointer,
+            expected_type,
+            entity,
+            component,
+            naming: r.naming,
+        });
     }
 
     /// Owned copies of every reference.

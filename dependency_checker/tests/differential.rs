@@ -718,6 +718,31 @@ fn lookup_agrees_with_graph(checker: &Checker, when: &str) -> Result<(), TestCas
             when,
             p
         );
+        // The same question asked of the index as a later command loads it from
+        // the cache: references still encoded, files that cannot mention it skipped.
+        let index = checker.index();
+        let cached = dependency_checker::cache::decode(
+            dependency_checker::cache::encode(index, None),
+            index.root(),
+            index.registry(),
+            index.rules(),
+        )
+        .expect("the cache just written reads back")
+        .index;
+        let from_cache = Lookup::for_files(&cached, std::slice::from_ref(p));
+        prop_assert_eq!(
+            sorted(graph.references_to(p).into_iter().map(key).collect()),
+            sorted(
+                from_cache
+                    .references_to(&cached, p)
+                    .iter()
+                    .map(key)
+                    .collect()
+            ),
+            "{}: references to {} (from the cache)",
+            when,
+            p
+        );
         let mut maybe: Vec<_> = graph
             .ambiguous_references_to(p)
             .into_iter()

@@ -333,7 +333,7 @@ impl Editor {
             return;
         };
         let Some(raw) = entry
-            .scan
+            .scan()
             .iter()
             .find(|r| r.pointer == place.pointer && r.line == place.line && r.text == old)
         else {
