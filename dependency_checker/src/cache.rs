@@ -311,7 +311,8 @@ fn decode_scan(body: &CacheBody, bytes: &[u8]) -> Option<FileScan> {
 /// Builds the string table while files are encoded.
 #[derive(Default)]
 struct Strings<'a> {
-    ids: HashMap<&'a str, u32>,
+    /// xxh3, not SipHash: a cold check numbers every string of the project twice.
+    ids: HashMap<&'a str, u32, xxhash_rust::xxh3::Xxh3Builder>,
     table: Vec<&'a str>,
     /// How often each string was named.
     uses: Vec<u32>,
@@ -875,5 +876,148 @@ mod tests {
         assert!(warm.file("meshes/n.mesh").is_some());
         assert!(warm.file("materials/bad.material").is_none());
         assert_eq!(warm.file("meshes/m.mesh").unwrap().size, 19);
+    }
+
+    mod random {
+        use super::*;
+        use crate::scan::RawReference;
+        use proptest::prelude::*;
+
+        fn text() -> impl Strategy<Value = String> {
+            prop::sample::select(vec![
+                "",
+                "a",
+                "mesh",
+                "meshes/m",
+                "ö/é",
+                "/entities/0/",
+                "日本",
+            ])
+            .prop_map(str::to_owned)
+        }
+
+        fn reference() -> impl Strategy<Value = RawReference> {
+            (
+                (text(), text()),
+                (0u32..5000, 0u32..300),
+                (0u32..u32::MAX, 0u32..500),
+                (text(), text()),
+                (
+                    prop::option::of(text()),
+                    prop::option::of(text()),
+                    prop::option::of(text()),
+                    any::<bool>(),
+                ),
+            )
+                .prop_map(
+                    |(
+                        (t1, t2),
+                        (start, len),
+                        (line, column),
+                        (p1, p2),
+                        (ty, entity, component, uri),
+                    )| {
+                        RawReference {
+                            text: t1 + &t2,
+                            span: (start, start + len),
+                            line,
+                            column,
+                            pointer: p1 + &p2,
+                            expected_type: ty,
+                            naming: if uri {
+                                Naming::RelativeUri
+                            } else {
+                                Naming::ProjectPath
+                            },
+                            entity,
+                            component,
+                        }
+                    },
+                )
+        }
+
+        fn scan() -> impl Strategy<Value = FileScan> {
+            (
+                prop::collection::vec(reference(), 0..12),
+                prop::option::of((any::<u32>(), any::<u32>(), text())),
+            )
+                .prop_map(|(refs, error)| {
+                    let error = error.map(|(line, column, message)| ScanError {
+                        line,
+                        column,
+                        message,
+                    });
+                    FileScan::from_references(&refs, error)
+                })
+        }
+
+        fn index_of(root: &Path, scans: &[FileScan], stamp: u64) -> Index {
+            let files = scans
+                .iter()
+                .enumerate()
+                .map(|(i, scan)| {
+                    FileEntry::new(
+                        format!("d/ö{i}.json").into(),
+                        i as u64,
+                        stamp.wrapping_mul(i as u64 + 1),
+                        stamp ^ i as u64,
+                        Arc::new(scan.clone()),
+                    )
+                })
+                .collect();
+            let registry = Arc::new(Registry::with_builtins());
+            let rules = Arc::new(DeclaredRules::default());
+            Index::from_parts(root.to_owned(), registry, rules, files, stamp)
+        }
+
+        proptest! {
+            /// Any scans read back as they were written, whether the cache encodes
+            /// them anew or copies them from the cache they were loaded from, with
+            /// some files replaced by new ones in between.
+            #[test]
+            fn scans_round_trip_encoded_anew_or_copied(
+                scans in prop::collection::vec(scan(), 0..8),
+                replaced in prop::collection::vec(scan(), 0..8),
+                stamp in any::<u64>(),
+            ) {
+                let root = Path::new("/nonexistent-kiln-root");
+                let index = index_of(root, &scans, stamp);
+                let read = |index: &Index| {
+                    decode(encode(index, None), root, index.registry(), index.rules())
+                        .expect("reads back")
+                        .index
+                };
+                let loaded = read(&index);
+                prop_assert_eq!(loaded.files().collect::<Vec<_>>(), index.files().collect::<Vec<_>>());
+                for (a, b) in loaded.files().zip(index.files()) {
+                    prop_assert_eq!(a.scan(), b.scan());
+                }
+                // Reload (nothing decoded), replace some files, write again.
+                let reloaded = read(&index);
+                let mut expected = scans.clone();
+                let entries: Vec<FileEntry> = reloaded
+                    .files()
+                    .enumerate()
+                    .map(|(i, old)| match replaced.get(i).filter(|_| i % 2 == 0) {
+                        Some(scan) => {
+                            expected[i] = scan.clone();
+                            FileEntry::new(old.path.clone(), 1, 2, 3, Arc::new(scan.clone()))
+                        }
+                        None => old.clone(),
+                    })
+                    .collect();
+                let mixed = Index::from_parts(
+                    root.to_owned(),
+                    index.registry().clone(),
+                    index.rules().clone(),
+                    entries,
+                    stamp,
+                );
+                let again = read(&mixed);
+                for (i, f) in again.files().enumerate() {
+                    prop_assert_eq!(f.scan(), &expected[i], "file {}", i);
+                }
+            }
+        }
     }
 }
