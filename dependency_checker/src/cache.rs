@@ -524,10 +524,14 @@ impl Loaded {
     /// `kiln.redirects`, the findings' other inputs, are unchanged too), holds the
     /// same files, and its walk met the same links and unreadable folders.
     pub fn findings_for(self, now: &Index) -> Option<Vec<Finding>> {
-        let same = now.stats().read == 0
-            && now.len() == self.index.len()
-            && walk_issues_hash(now) == self.walked;
+        let same = self.describes(now) && walk_issues_hash(now) == self.walked;
         self.findings.filter(|_| same)
+    }
+
+    /// Whether `now`, built from this cache, found every file as the cache has it
+    /// (read none, and holds as many): then the cache needs no rewrite.
+    pub fn describes(&self, now: &Index) -> bool {
+        now.stats().read == 0 && now.len() == self.index.len()
     }
 }
 

@@ -92,9 +92,7 @@ impl Checker {
             options,
         )?;
         // Rewrite the cache only if something changed behind it.
-        let unchanged = cached
-            .as_ref()
-            .is_some_and(|c| index.stats().read == 0 && c.index.len() == index.stats().files);
+        let unchanged = cached.as_ref().is_some_and(|c| c.describes(&index));
         let mut checker = Self::from_index(project, index)?;
         checker.options = BuildOptions {
             progress: None,
