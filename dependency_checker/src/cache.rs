@@ -331,14 +331,22 @@ impl<'a> Strings<'a> {
 
     /// The same strings, numbered from the most named: a type or component name,
     /// named by thousands of references, takes one byte each time, not three.
-    fn by_use(self) -> Self {
+    /// Returns the new number of each old one too.
+    fn by_use(self) -> (Self, Vec<u32>) {
         let mut order: Vec<usize> = (0..self.table.len()).collect();
         // Alphabetical among equals: the table is written with each string's start
         // shared with the one before (`materials/props/`...), and most strings are
         // named once or twice.
-        order.sort_by_key(|&i| (std::cmp::Reverse(self.uses[i]), self.table[i]));
+        order.sort_unstable_by(|&a, &b| {
+            (std::cmp::Reverse(self.uses[a]), self.table[a])
+                .cmp(&(std::cmp::Reverse(self.uses[b]), self.table[b]))
+        });
+        let mut renumber = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            renumber[old] = new as u32;
+        }
         let table: Vec<&str> = order.iter().map(|&i| self.table[i]).collect();
-        Strings {
+        let strings = Strings {
             ids: table
                 .iter()
                 .enumerate()
@@ -346,8 +354,10 @@ impl<'a> Strings<'a> {
                 .collect(),
             uses: vec![0; table.len()],
             table,
-        }
+        };
+        (strings, renumber)
     }
+
     /// See [`repeated`].
     fn repeated(&mut self, s: Option<&'a str>, previous: &mut Option<&'a str>) -> u64 {
         let code = match s {
@@ -398,6 +408,44 @@ fn encode_scan<'a>(scan: &'a FileScan, strings: &mut Strings<'a>, out: &mut Vec<
     }
 }
 
+/// One file's references as [`encode_scan`] wrote them, with each string number
+/// `n` replaced by `renumber[n]`; `None` if they do not read as such.
+fn renumber_scan(bytes: &[u8], renumber: &[u32], out: &mut Vec<u8>) -> Option<()> {
+    let mut r = Reader { bytes, at: 0 };
+    let new = |n: u64| {
+        renumber
+            .get(usize::try_from(n).ok()?)
+            .map(|&m| u64::from(m))
+    };
+    // See `repeated`: 0 and 1 name no string.
+    let repeated = |code: u64| match code {
+        0 | 1 => Some(code),
+        n => Some(new(n - 2)? + 2),
+    };
+    let error = r.varint()?;
+    put_varint(out, error);
+    if error == 1 {
+        put_varint(out, r.varint()?);
+        put_varint(out, r.varint()?);
+        put_varint(out, new(r.varint()?)?);
+    }
+    let count = r.varint()?;
+    put_varint(out, count);
+    for _ in 0..count {
+        put_varint(out, new(r.varint()?)?);
+        let typed = r.varint()?;
+        put_varint(out, repeated(typed >> 1)? << 1 | typed & 1);
+        // Span start and length, line, column, the pointer's shared bytes.
+        for _ in 0..5 {
+            put_varint(out, r.varint()?);
+        }
+        put_varint(out, new(r.varint()?)?);
+        put_varint(out, repeated(r.varint()?)?);
+        put_varint(out, repeated(r.varint()?)?);
+    }
+    r.done().then_some(())
+}
+
 /// Serialises `index`, with the findings of a check of exactly this index if there
 /// are any.
 pub fn encode(index: &Index, findings: Option<&[Finding]>) -> Vec<u8> {
@@ -419,6 +467,8 @@ pub fn encode(index: &Index, findings: Option<&[Finding]>) -> Vec<u8> {
         .map(|(_, body)| body);
     let mut strings = Strings::default();
     let mut scan_bytes = Vec::new();
+    // Without a seed, every file's references encoded once, and the renumbering.
+    let (mut provisional, mut first_pass, mut renumber) = (Vec::new(), Vec::new(), Vec::new());
     match seed {
         Some(body) => {
             for id in 0..body.strings.len() as u32 {
@@ -433,18 +483,23 @@ pub fn encode(index: &Index, findings: Option<&[Finding]>) -> Vec<u8> {
             strings.uses = vec![0; strings.table.len()];
         }
         None => {
-            // Counted first, to number the strings by use.
+            // Encoded once with numbers in order of first use, counting uses; then
+            // renumbered by use, which reads varints and hashes nothing (hashing
+            // every string of the project twice was a fifth of a cold check).
             for f in &files {
-                scan_bytes.clear();
-                encode_scan(f.scan(), &mut strings, &mut scan_bytes);
+                let start = provisional.len();
+                encode_scan(f.scan(), &mut strings, &mut provisional);
+                first_pass.push((start, provisional.len()));
             }
-            strings = strings.by_use();
+            let (by_use, numbers) = strings.by_use();
+            strings = by_use;
+            renumber = numbers;
         }
     }
     let mut body_out = Vec::with_capacity(files.len() * 64);
     let mut previous: &str = "";
     let mut mtime = 0u64;
-    for f in &files {
+    for (i, f) in files.iter().enumerate() {
         let shared = shared_prefix(&f.path, previous);
         put_varint(&mut body_out, shared as u64);
         put_varint(&mut body_out, (f.path.len() - shared) as u64);
@@ -466,7 +521,13 @@ pub fn encode(index: &Index, findings: Option<&[Finding]>) -> Vec<u8> {
             }
             None => {
                 scan_bytes.clear();
-                encode_scan(f.scan(), &mut strings, &mut scan_bytes);
+                let renumbered = first_pass.get(i).and_then(|&(a, b)| {
+                    renumber_scan(&provisional[a..b], &renumber, &mut scan_bytes)
+                });
+                if renumbered.is_none() {
+                    scan_bytes.clear();
+                    encode_scan(f.scan(), &mut strings, &mut scan_bytes);
+                }
                 put_varint(&mut body_out, scan_bytes.len() as u64);
                 body_out.extend_from_slice(&scan_bytes);
             }
