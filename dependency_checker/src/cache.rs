@@ -846,6 +846,28 @@ mod tests {
     }
 
     #[test]
+    fn a_cold_encode_renumbers_what_it_encoded_without_encoding_again() {
+        let (_dir, project, registry) = project();
+        let index = Index::build(&project, registry, &BuildOptions::default()).unwrap();
+        let mut strings = Strings::default();
+        let mut first = Vec::new();
+        let mut ranges = Vec::new();
+        for f in index.files() {
+            let start = first.len();
+            encode_scan(f.scan(), &mut strings, &mut first);
+            ranges.push((f, start, first.len()));
+        }
+        let (mut by_use, renumber) = strings.by_use();
+        for (f, a, b) in ranges {
+            let mut renumbered = Vec::new();
+            assert!(renumber_scan(&first[a..b], &renumber, &mut renumbered).is_some());
+            let mut direct = Vec::new();
+            encode_scan(f.scan(), &mut by_use, &mut direct);
+            assert_eq!(renumbered, direct, "{}", f.path);
+        }
+    }
+
+    #[test]
     fn a_record_that_does_not_decode_reads_the_file_instead() {
         let (_dir, project, registry) = project();
         let index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
