@@ -4,7 +4,7 @@
 //! Seed part 2 allows this "if almost every entity has this component and lookups
 //! are performance critical". A lookup is one load and one compare, with no hashing
 //! and no probing, and a bulk spawn of consecutive entities fills consecutive slots.
-//! The cost is memory for every index up to the largest one seen, 12 bytes each, also
+//! The cost is memory for every index up to the largest one seen, 8 bytes each, also
 //! for entities without the component. That is why sparse components keep the hash
 //! index ([`crate::EntityMap`]).
 //!
@@ -16,16 +16,27 @@
 
 use crate::{Entity, Instance};
 
-/// Marks an empty slot (no live entity has these bits: index `u32::MAX` is never
-/// handed out).
-const EMPTY: u64 = u64::MAX;
+/// Marks an empty slot: the instance no manager hands out (instances are array
+/// positions, and an array of 2^32 - 1 components would not fit in memory first).
+const EMPTY: u32 = u32::MAX;
+
+/// One index's entry: the generation of the entity it belongs to and that entity's
+/// instance, or [`EMPTY`]. Eight bytes, so a lookup touches one cache line.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    generation: u32,
+    instance: u32,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    generation: 0,
+    instance: EMPTY,
+};
 
 /// Entity -> instance, by entity index.
 #[derive(Clone, Debug, Default)]
 pub struct DenseEntityMap {
-    /// The full id of the entity in each slot, or [`EMPTY`].
-    keys: Vec<u64>,
-    values: Vec<u32>,
+    slots: Vec<Slot>,
     len: usize,
 }
 
@@ -48,21 +59,24 @@ impl DenseEntityMap {
     /// Makes room for entity indices up to `len + additional` without growing
     /// again (a bulk spawn's new entities usually come next).
     pub fn reserve(&mut self, additional: usize) {
-        let wanted = self.keys.len().max(self.len + additional);
-        self.keys.reserve(wanted - self.keys.len());
-        self.values.reserve(wanted - self.values.len());
+        let wanted = self.slots.len().max(self.len + additional);
+        self.slots.reserve(wanted - self.slots.len());
     }
 
+    /// The slot of `entity` if it holds `entity` (this generation of its index).
     #[inline]
     fn slot(&self, entity: Entity) -> Option<usize> {
-        let slot = entity.index() as usize;
-        (self.keys.get(slot) == Some(&entity.to_bits())).then_some(slot)
+        let index = entity.index() as usize;
+        let slot = self.slots.get(index)?;
+        (slot.instance != EMPTY && slot.generation == entity.generation()).then_some(index)
     }
 
     /// The instance of `entity`.
     #[inline]
     pub fn get(&self, entity: Entity) -> Option<Instance> {
-        self.slot(entity).map(|s| Instance(self.values[s]))
+        let slot = self.slots.get(entity.index() as usize)?;
+        (slot.instance != EMPTY && slot.generation == entity.generation())
+            .then_some(Instance(slot.instance))
     }
 
     /// Whether `entity` has an entry.
@@ -73,24 +87,75 @@ impl DenseEntityMap {
     /// Sets the instance of `entity`; returns the previous one. An entry of an
     /// older generation of the same index (a dead entity) is replaced, and not
     /// returned.
+    ///
+    /// # Panics
+    /// If `instance` is `u32::MAX`, which marks empty slots.
     #[inline]
     pub fn insert(&mut self, entity: Entity, instance: Instance) -> Option<Instance> {
-        let slot = entity.index() as usize;
-        if slot >= self.keys.len() {
-            self.keys.resize(slot + 1, EMPTY);
-            self.values.resize(slot + 1, 0);
+        assert!(instance.0 != EMPTY, "instance u32::MAX cannot be indexed");
+        let index = entity.index() as usize;
+        if index >= self.slots.len() {
+            self.slots.resize(index + 1, EMPTY_SLOT);
         }
-        let key = entity.to_bits();
-        let old_key = std::mem::replace(&mut self.keys[slot], key);
-        let old_value = std::mem::replace(&mut self.values[slot], instance.0);
-        if old_key == key {
-            Some(Instance(old_value))
-        } else {
-            if old_key == EMPTY {
-                self.len += 1;
-            }
+        let new = Slot {
+            generation: entity.generation(),
+            instance: instance.0,
+        };
+        let old = std::mem::replace(&mut self.slots[index], new);
+        if old.instance == EMPTY {
+            self.len += 1;
             None
+        } else {
+            (old.generation == new.generation).then_some(Instance(old.instance))
         }
+    }
+
+    /// Maps `entities[k]` to instance `first + k`, in order, growing the array once
+    /// for the largest index. Stops at the first entity that already has an entry
+    /// and returns its position in `entities`: the entries before it are made, it
+    /// and those after it are not.
+    ///
+    /// # Panics
+    /// If an instance would reach `u32::MAX`, which marks empty slots.
+    pub fn insert_new(&mut self, entities: &[Entity], first: u32) -> Result<(), usize> {
+        assert!(
+            (first as usize).saturating_add(entities.len()) < EMPTY as usize,
+            "instance u32::MAX cannot be indexed"
+        );
+        // A fresh world's spawn: the entities take the next indices in order, so the
+        // slots are appended as they are made, with no empty fill first.
+        let next = self.slots.len();
+        if entities
+            .iter()
+            .enumerate()
+            .all(|(k, e)| e.index() as usize == next + k)
+        {
+            self.slots
+                .extend(entities.iter().zip(first..).map(|(e, instance)| Slot {
+                    generation: e.generation(),
+                    instance,
+                }));
+            self.len += entities.len();
+            return Ok(());
+        }
+        let Some(top) = entities.iter().map(|e| e.index() as usize).max() else {
+            return Ok(());
+        };
+        if top >= self.slots.len() {
+            self.slots.resize(top + 1, EMPTY_SLOT);
+        }
+        for (k, (instance, &entity)) in (first..).zip(entities).enumerate() {
+            let slot = &mut self.slots[entity.index() as usize];
+            if slot.instance != EMPTY && slot.generation == entity.generation() {
+                return Err(k);
+            }
+            self.len += usize::from(slot.instance == EMPTY);
+            *slot = Slot {
+                generation: entity.generation(),
+                instance,
+            };
+        }
+        Ok(())
     }
 
     /// The instance of `entity`, inserting `instance` first if there is none.
@@ -107,20 +172,20 @@ impl DenseEntityMap {
 
     /// Removes `entity`; returns its instance.
     pub fn remove(&mut self, entity: Entity) -> Option<Instance> {
-        let slot = self.slot(entity)?;
-        self.keys[slot] = EMPTY;
+        let index = self.slot(entity)?;
+        let removed = std::mem::replace(&mut self.slots[index], EMPTY_SLOT);
         self.len -= 1;
-        Some(Instance(self.values[slot]))
+        Some(Instance(removed.instance))
     }
 
     /// Changes the instance stored for `entity` if it is `from` (after a swap-erase
     /// moved that instance to `to`).
     #[inline]
     pub fn redirect(&mut self, entity: Entity, from: Instance, to: Instance) {
-        if let Some(slot) = self.slot(entity)
-            && self.values[slot] == from.0
+        if let Some(index) = self.slot(entity)
+            && self.slots[index].instance == from.0
         {
-            self.values[slot] = to.0;
+            self.slots[index].instance = to.0;
         }
     }
 }
@@ -135,7 +200,7 @@ mod tests {
         /// Any mix of inserts and removes agrees with a model that keeps, per index,
         /// the latest generation inserted (the one live entity an index can have).
         #[test]
-        fn matches_a_model(ops in prop::collection::vec((0u32..300, 0u32..3, any::<bool>(), any::<u32>()), 1..2000)) {
+        fn matches_a_model(ops in prop::collection::vec((0u32..300, 0u32..3, any::<bool>(), 0..u32::MAX), 1..2000)) {
             let mut m = DenseEntityMap::new();
             let mut model: HashMap<u32, (u32, u32)> = HashMap::new();
             for (index, generation, insert, value) in ops {
@@ -163,6 +228,58 @@ mod tests {
                     let e = Entity::new(index, generation);
                     let expected = model.get(&index).filter(|(g, _)| *g == generation).map(|(_, v)| *v);
                     prop_assert_eq!(m.get(e).map(|i| i.0), expected);
+                }
+            }
+        }
+    }
+
+    /// Entity `k` of a batch, with indices either continuing the map's array
+    /// (`fresh`, a new world's spawn) or picked from `picks`.
+    fn batch_entities(fresh: bool, start: u32, picks: &[(u32, u32)]) -> Vec<Entity> {
+        picks
+            .iter()
+            .enumerate()
+            .map(|(k, &(index, generation))| {
+                if fresh {
+                    Entity::new(start + k as u32, generation)
+                } else {
+                    Entity::new(index, generation)
+                }
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// A bulk insert gives what inserting one by one gives, up to the first
+        /// entity that already has an entry, which it reports and does not touch.
+        #[test]
+        fn bulk_insert_matches_one_by_one(
+            before in prop::collection::vec((0u32..60, 0u32..3), 0..40),
+            picks in prop::collection::vec((0u32..80, 0u32..3), 0..40),
+            fresh in any::<bool>(),
+            first in 0u32..1000,
+        ) {
+            let mut bulk = DenseEntityMap::new();
+            for (k, &(index, generation)) in before.iter().enumerate() {
+                bulk.insert(Entity::new(index, generation), Instance(k as u32));
+            }
+            let mut single = bulk.clone();
+            let batch = batch_entities(fresh, bulk.slots.len() as u32, &picks);
+            let result = bulk.insert_new(&batch, first);
+            let mut expected = Ok(());
+            for (k, &e) in batch.iter().enumerate() {
+                if single.contains(e) {
+                    expected = Err(k);
+                    break;
+                }
+                single.insert(e, Instance(first + k as u32));
+            }
+            prop_assert_eq!(result, expected);
+            prop_assert_eq!(bulk.len(), single.len());
+            for index in 0..140 {
+                for generation in 0..3 {
+                    let e = Entity::new(index, generation);
+                    prop_assert_eq!(bulk.get(e), single.get(e));
                 }
             }
         }

@@ -146,6 +146,22 @@ impl EntityMap {
         None
     }
 
+    /// Maps `entities[k]` to instance `first + k`, in order, growing the table once.
+    /// Stops at the first entity that already has an entry and returns its position
+    /// in `entities`: the entries before it are made, it and those after it are not.
+    pub fn insert_new(&mut self, entities: &[Entity], first: u32) -> Result<(), usize> {
+        self.reserve(entities.len());
+        for (k, (instance, &entity)) in (first..).zip(entities).enumerate() {
+            let key = entity.to_bits();
+            if self.find(key).is_some() {
+                return Err(k);
+            }
+            self.place(key, instance);
+            self.len += 1;
+        }
+        Ok(())
+    }
+
     /// The instance of `entity`, inserting `instance` first if there is none.
     #[inline]
     pub fn get_or_insert(&mut self, entity: Entity, instance: Instance) -> Instance {
@@ -238,6 +254,39 @@ mod tests {
                 for generation in 0..3 {
                     let e = Entity::new(index, generation);
                     prop_assert_eq!(m.get(e).map(|i| i.0), model.get(&e).copied());
+                }
+            }
+        }
+
+        /// A bulk insert gives what inserting one by one gives, up to the first
+        /// entity that already has an entry, which it reports and does not touch.
+        #[test]
+        fn bulk_insert_matches_one_by_one(
+            before in prop::collection::vec((0u32..60, 0u32..3), 0..40),
+            batch in prop::collection::vec((0u32..80, 0u32..3), 0..40),
+            first in 0u32..1000,
+        ) {
+            let mut bulk = EntityMap::new();
+            for (k, &(index, generation)) in before.iter().enumerate() {
+                bulk.insert(Entity::new(index, generation), Instance(k as u32));
+            }
+            let mut single = bulk.clone();
+            let batch: Vec<Entity> = batch.iter().map(|&(i, g)| Entity::new(i, g)).collect();
+            let result = bulk.insert_new(&batch, first);
+            let mut expected = Ok(());
+            for (k, &e) in batch.iter().enumerate() {
+                if single.contains(e) {
+                    expected = Err(k);
+                    break;
+                }
+                single.insert(e, Instance(first + k as u32));
+            }
+            prop_assert_eq!(result, expected);
+            prop_assert_eq!(bulk.len(), single.len());
+            for index in 0..80 {
+                for generation in 0..3 {
+                    let e = Entity::new(index, generation);
+                    prop_assert_eq!(bulk.get(e), single.get(e));
                 }
             }
         }

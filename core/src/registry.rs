@@ -29,7 +29,7 @@ use std::collections::HashMap;
 
 use glam::{Affine3A, Vec3};
 
-use crate::components::{Mesh, NewTransform, Oscillator, PointMass, Rotator};
+use crate::components::{Mesh, Oscillator, PointMass, Rotator};
 use crate::path::fnv1a32;
 use crate::schema::{FieldSchema, FieldValues};
 use crate::{Entity, EntityManager, Instance, ResourceId, World};
@@ -82,8 +82,9 @@ impl<'a> ComponentBatch<'a> {
     pub fn owner(&self, i: usize) -> Entity {
         self.entity_lookup[self.entity_index[i] as usize]
     }
-    /// Splits the data into `len()` records of `size` bytes, or explains the mismatch.
-    pub fn fixed_records(&self, size: usize) -> Result<std::slice::ChunksExact<'a, u8>, String> {
+    /// Checks that the data is `len()` records of `size` bytes, or explains the
+    /// mismatch. Record `k` is then `data[size * k..size * (k + 1)]`.
+    pub fn check_records(&self, size: usize) -> Result<(), String> {
         if self.data.len() != size * self.len() {
             return Err(format!(
                 "instance data is {} bytes, expected {} instances x {size} bytes",
@@ -91,6 +92,11 @@ impl<'a> ComponentBatch<'a> {
                 self.len()
             ));
         }
+        Ok(())
+    }
+    /// Splits the data into `len()` records of `size` bytes, or explains the mismatch.
+    pub fn fixed_records(&self, size: usize) -> Result<std::slice::ChunksExact<'a, u8>, String> {
+        self.check_records(size)?;
         Ok(self.data.chunks_exact(size.max(1)))
     }
 }
@@ -518,47 +524,77 @@ fn read_affine(record: &[u8]) -> Affine3A {
 }
 
 fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    // Checks the length; record `i` is then `data[48 i..48 (i + 1)]`.
-    let _records = batch.fixed_records(TRANSFORM_RECORD)?;
+    batch.check_records(TRANSFORM_RECORD)?;
     let record = |i: usize| &batch.data[i * TRANSFORM_RECORD..(i + 1) * TRANSFORM_RECORD];
-    // Instances in entity order, so that a parent's transform precedes its children's.
-    // The compiler writes them in that order, so the sort is for other writers.
-    let order: Option<Vec<usize>> = (!batch.entity_index.is_sorted()).then(|| {
-        let mut order: Vec<usize> = (0..batch.len()).collect();
-        order.sort_by_key(|&i| batch.entity_index[i]);
-        order
-    });
-    let nth = |k: usize| order.as_ref().map_or(k, |o| o[k]);
     let tm = &mut ctx.world.transforms;
     let first = tm.len() as u32;
-    // Transform instance of each level entity made in this batch.
-    let mut made = vec![u32::MAX; batch.entity_lookup.len()];
-    let mut all_finite = true;
-    let new = (0..batch.len()).map(|k| {
-        let i = nth(k);
-        let entity_index = batch.entity_index[i] as usize;
-        // The nearest ancestor that has a transform is the parent in the scene graph.
-        let mut up = batch.parent_index[entity_index];
-        let mut parent = None;
-        while up != u32::MAX {
-            if made[up as usize] != u32::MAX {
-                parent = Some(Instance(made[up as usize]));
-                break;
-            }
-            up = batch.parent_index[up as usize];
-        }
-        made[entity_index] = first + k as u32;
+    let all_finite = std::cell::Cell::new(true);
+    let local = |i: usize| {
         let local = read_affine(record(i));
-        all_finite &= local.is_finite();
-        NewTransform {
-            entity: batch.owner(i),
-            local,
-            parent,
+        if !local.is_finite() {
+            all_finite.set(false);
         }
-    });
-    tm.create_many_from(new);
+        local
+    };
+    let n = batch.len();
+    if batch.entity_index.len() == batch.entity_lookup.len()
+        && batch
+            .entity_index
+            .iter()
+            .enumerate()
+            .all(|(k, &e)| e as usize == k)
+    {
+        // Every entity has a transform, in entity order (what the compiler writes
+        // for a level whose entities all have one): entity k's parent entity is its
+        // scene-graph parent, and its transform is instance `first + parent`.
+        tm.create_columns(
+            n,
+            |k| batch.entity_lookup[k],
+            local,
+            |k| match batch.parent_index[k] {
+                crate::blob::NO_PARENT => None,
+                p => Some(Instance(first + p)),
+            },
+        );
+    } else {
+        // Instances in entity order, so that a parent's transform precedes its
+        // children's. The compiler writes them in that order, so the sort is for
+        // other writers.
+        let mut order: Vec<usize> = (0..n).collect();
+        if !batch.entity_index.is_sorted() {
+            order.sort_by_key(|&i| batch.entity_index[i]);
+        }
+        // The nearest ancestor that has a transform is the parent in the scene
+        // graph: `made` holds the transform instance of each level entity made so
+        // far in this batch.
+        let mut made = vec![u32::MAX; batch.entity_lookup.len()];
+        let parents: Vec<Option<Instance>> = order
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let entity_index = batch.entity_index[i] as usize;
+                let mut up = batch.parent_index[entity_index];
+                let mut parent = None;
+                while up != u32::MAX {
+                    if made[up as usize] != u32::MAX {
+                        parent = Some(Instance(made[up as usize]));
+                        break;
+                    }
+                    up = batch.parent_index[up as usize];
+                }
+                made[entity_index] = first + k as u32;
+                parent
+            })
+            .collect();
+        tm.create_columns(
+            n,
+            |k| batch.owner(order[k]),
+            |k| local(order[k]),
+            |k| parents[k],
+        );
+    }
     // Checked while decoding; the spawner destroys the whole level on this error.
-    if !all_finite {
+    if !all_finite.get() {
         return Err("a transform is not finite".into());
     }
     Ok(())
@@ -573,9 +609,12 @@ fn compile_debug_name(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> 
 }
 
 fn spawn_debug_name(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    let mut names = Vec::with_capacity(batch.len());
-    let mut rest = batch.data;
+    // Each record is a length, the bytes, and padding to 4; the names are cut from
+    // the instance data as it is, in one copy.
+    let mut spans = Vec::with_capacity(batch.len());
+    let mut at = 0usize;
     for i in 0..batch.len() {
+        let rest = &batch.data[at..];
         let len = RecordReader::new(rest).u32() as usize;
         let padded = 4 + len.next_multiple_of(4);
         if rest.len() < padded {
@@ -583,17 +622,48 @@ fn spawn_debug_name(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<()
                 "debug name {i} runs past the end of the instance data"
             ));
         }
-        names.push((batch.owner(i), &rest[4..4 + len]));
-        rest = &rest[padded..];
+        spans.push(((at + 4) as u32, len as u32));
+        at += padded;
     }
-    if !rest.is_empty() {
+    if at != batch.data.len() {
         return Err(format!(
             "{} bytes left after the last debug name",
-            rest.len()
+            batch.data.len() - at
         ));
     }
-    ctx.world.debug_names.create_many(names.into_iter());
+    ctx.world
+        .debug_names
+        .create_in_text(|k| batch.owner(k), batch.data, &spans);
     Ok(())
+}
+
+/// The little-endian `u32` at byte `at` of `data`, or 0 past its end (callers
+/// check record sizes first).
+#[inline]
+fn u32_at(data: &[u8], at: usize) -> u32 {
+    data.get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
+/// The little-endian `u64` at byte `at` of `data`, or 0 past its end.
+#[inline]
+fn u64_at(data: &[u8], at: usize) -> u64 {
+    data.get(at..at + 8)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// The `f32` at byte `at` of `data`, or 0 past its end.
+#[inline]
+fn f32_at(data: &[u8], at: usize) -> f32 {
+    f32::from_bits(u32_at(data, at))
+}
+
+/// The three `f32` at byte `at` of `data`.
+#[inline]
+fn vec3_at(data: &[u8], at: usize) -> Vec3 {
+    Vec3::new(f32_at(data, at), f32_at(data, at + 4), f32_at(data, at + 8))
 }
 
 fn compile_mesh(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
@@ -605,19 +675,24 @@ fn compile_mesh(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
+/// Bytes per mesh instance: mesh and material ids, then visibility as a `u32`.
+const MESH_RECORD: usize = 20;
+
 fn spawn_mesh(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    let records = batch.fixed_records(20)?;
-    ctx.world
-        .meshes
-        .create_many(records.enumerate().map(|(i, r)| {
-            let mut r = RecordReader::new(r);
-            let mesh = Mesh {
-                mesh: ResourceId(r.u64()),
-                material: ResourceId(r.u64()),
-                visible: r.u32() != 0,
-            };
-            (batch.owner(i), mesh)
-        }));
+    batch.check_records(MESH_RECORD)?;
+    let data = batch.data;
+    ctx.world.meshes.create_columns(
+        batch.len(),
+        |k| batch.owner(k),
+        |k| {
+            let at = k * MESH_RECORD;
+            Mesh {
+                mesh: ResourceId(u64_at(data, at)),
+                material: ResourceId(u64_at(data, at + 8)),
+                visible: u32_at(data, at + 16) != 0,
+            }
+        },
+    );
     Ok(())
 }
 
@@ -628,27 +703,34 @@ fn compile_point_mass(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> 
     Ok(())
 }
 
+/// Bytes per point mass instance: mass, velocity, acceleration.
+const POINT_MASS_RECORD: usize = 28;
+
 fn spawn_point_mass(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    let records = batch.fixed_records(28)?;
+    batch.check_records(POINT_MASS_RECORD)?;
+    let data = batch.data;
     let World {
         transforms,
         point_masses,
         ..
     } = &mut *ctx.world;
-    point_masses.create_many(records.enumerate().map(|(i, r)| {
-        let owner = batch.owner(i);
-        let position = transforms
-            .lookup(owner)
-            .map_or(Vec3::ZERO, |t| transforms.world(t).translation.into());
-        let mut r = RecordReader::new(r);
-        let data = PointMass {
-            mass: r.f32(),
-            position,
-            velocity: r.vec3(),
-            acceleration: r.vec3(),
-        };
-        (owner, data)
-    }));
+    point_masses.create_columns(
+        batch.len(),
+        |k| batch.owner(k),
+        |k| {
+            let at = k * POINT_MASS_RECORD;
+            // A point mass starts where its transform puts it in the world.
+            let position = transforms
+                .lookup(batch.owner(k))
+                .map_or(Vec3::ZERO, |t| transforms.world(t).translation.into());
+            PointMass {
+                mass: f32_at(data, at),
+                position,
+                velocity: vec3_at(data, at + 4),
+                acceleration: vec3_at(data, at + 16),
+            }
+        },
+    );
     Ok(())
 }
 

@@ -93,6 +93,46 @@ impl DebugNameManager {
         }
     }
 
+    /// Adds `spans.len()` names at once, all cut from one `text`: the k-th belongs
+    /// to `owner(k)` and is `text[start..start + len]` for `spans[k] = (start, len)`.
+    /// `text` is appended in one copy (a level blob's name records, length prefixes
+    /// and padding included); the bytes no span covers count as garbage for the next
+    /// compaction. Owners must not have names yet, as with
+    /// [`DebugNameManager::create_many`].
+    ///
+    /// # Panics
+    /// If a span reaches past the end of `text`: the caller cut them from it.
+    pub fn create_in_text(
+        &mut self,
+        owner: impl Fn(usize) -> Entity,
+        text: &[u8],
+        spans: &[(u32, u32)],
+    ) {
+        let named: usize = spans
+            .iter()
+            .map(|&(start, len)| {
+                let end = start as usize + len as usize;
+                assert!(
+                    end <= text.len(),
+                    "name span {start}+{len} is outside the text"
+                );
+                len as usize
+            })
+            .sum();
+        let base = self.text.len() as u32;
+        self.text.extend_from_slice(text);
+        self.garbage += text.len() - named;
+        let first = self.entity.len();
+        self.entity.extend((0..spans.len()).map(owner));
+        self.span
+            .extend(spans.iter().map(|&(start, len)| (base + start, len)));
+        if let Err(k) = self.map.insert_new(&self.entity[first..], first as u32) {
+            for i in first + k..self.entity.len() {
+                self.map.insert(self.entity[i], Instance(i as u32));
+            }
+        }
+    }
+
     fn append_text(&mut self, name: &[u8]) -> (u32, u32) {
         let start = self.text.len() as u32;
         self.text.extend_from_slice(name);

@@ -77,8 +77,14 @@ impl MeshManager {
         self.material.push(data.material);
         self.visible.push(data.visible);
         self.next_instance.push(NONE);
-        // One hash operation when the entity has no mesh yet (the common case).
-        let head = self.map.get_or_insert(entity, i);
+        self.link(i);
+        i
+    }
+
+    /// Makes the new instance `i` its owner's first mesh, or appends it to the
+    /// owner's list (one lookup when the owner has no mesh yet, the common case).
+    fn link(&mut self, i: Instance) {
+        let head = self.map.get_or_insert(self.entity[i.index()], i);
         if head != i {
             let mut tail = head.0;
             while self.next_instance[tail as usize] != NONE {
@@ -86,20 +92,39 @@ impl MeshManager {
             }
             self.next_instance[tail as usize] = i.0;
         }
-        i
     }
 
-    /// Adds many meshes at once.
-    pub fn create_many(&mut self, batch: impl ExactSizeIterator<Item = (Entity, Mesh)>) {
-        let n = batch.len();
-        self.entity.reserve(n);
-        self.mesh.reserve(n);
-        self.material.reserve(n);
-        self.visible.reserve(n);
-        self.next_instance.reserve(n);
-        self.map.reserve(n);
-        for (entity, data) in batch {
-            self.create(entity, data);
+    /// Adds `count` meshes at once: the k-th belongs to `owner(k)` and holds
+    /// `data(k)`, and goes after any mesh its owner already has. Each array is filled
+    /// in its own pass, and the index in one call for owners without a mesh yet (a
+    /// spawned level's).
+    pub fn create_columns(
+        &mut self,
+        count: usize,
+        owner: impl Fn(usize) -> Entity,
+        data: impl Fn(usize) -> Mesh,
+    ) {
+        self.changes = self.changes.wrapping_add(1);
+        let first = self.entity.len();
+        let len = first + count;
+        self.entity.extend((0..count).map(owner));
+        self.mesh.resize(len, ResourceId(0));
+        self.material.resize(len, ResourceId(0));
+        self.visible.resize(len, false);
+        self.next_instance.resize(len, NONE);
+        let columns = self.mesh[first..]
+            .iter_mut()
+            .zip(&mut self.material[first..])
+            .zip(&mut self.visible[first..]);
+        for (k, ((mesh, material), visible)) in columns.enumerate() {
+            let d = data(k);
+            (*mesh, *material, *visible) = (d.mesh, d.material, d.visible);
+        }
+        if let Err(k) = self.map.insert_new(&self.entity[first..], first as u32) {
+            // An owner with a mesh already, or a second mesh in this batch.
+            for i in first + k..len {
+                self.link(Instance(i as u32));
+            }
         }
     }
 

@@ -70,17 +70,37 @@ impl PointMassManager {
         i
     }
 
-    /// Adds many point masses at once.
-    pub fn create_many(&mut self, batch: impl ExactSizeIterator<Item = (Entity, PointMass)>) {
-        let n = batch.len();
-        self.entity.reserve(n);
-        self.mass.reserve(n);
-        self.position.reserve(n);
-        self.velocity.reserve(n);
-        self.acceleration.reserve(n);
-        self.map.reserve(n);
-        for (entity, data) in batch {
-            self.create(entity, data);
+    /// Adds `count` point masses at once: the k-th belongs to `owner(k)` and holds
+    /// `data(k)`. Each array is filled in its own pass and the index in one call.
+    /// An owner that has a point mass already is pointed at its new one, as
+    /// [`PointMassManager::create`] does.
+    pub fn create_columns(
+        &mut self,
+        count: usize,
+        owner: impl Fn(usize) -> Entity,
+        data: impl Fn(usize) -> PointMass,
+    ) {
+        let first = self.entity.len();
+        let len = first + count;
+        self.entity.extend((0..count).map(owner));
+        self.mass.resize(len, 0.0);
+        self.position.resize(len, Vec3::ZERO);
+        self.velocity.resize(len, Vec3::ZERO);
+        self.acceleration.resize(len, Vec3::ZERO);
+        let columns = self.mass[first..]
+            .iter_mut()
+            .zip(&mut self.position[first..])
+            .zip(&mut self.velocity[first..])
+            .zip(&mut self.acceleration[first..]);
+        for (k, (((mass, position), velocity), acceleration)) in columns.enumerate() {
+            let d = data(k);
+            (*mass, *position, *velocity, *acceleration) =
+                (d.mass, d.position, d.velocity, d.acceleration);
+        }
+        if let Err(k) = self.map.insert_new(&self.entity[first..], first as u32) {
+            for i in first + k..len {
+                self.map.insert(self.entity[i], Instance(i as u32));
+            }
         }
     }
 

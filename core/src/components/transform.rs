@@ -139,7 +139,7 @@ impl TransformManager {
     ) -> Instance {
         let i = self.push(entity, local, local);
         if let Some(p) = parent {
-            self.append_child(p.0, i.0, NONE);
+            self.append_child(p.0, i.0);
         }
         self.update_subtree(i.0);
         i
@@ -150,40 +150,83 @@ impl TransformManager {
     /// order, and every world pose is computed in one forward pass.
     pub fn create_many(&mut self, batch: &[NewTransform]) -> Vec<Instance> {
         let first = self.entity.len() as u32;
-        self.create_many_from(batch.iter().copied());
+        self.create_columns(
+            batch.len(),
+            |k| batch[k].entity,
+            |k| batch[k].local,
+            |k| batch[k].parent,
+        );
         (first..self.entity.len() as u32).map(Instance).collect()
     }
 
-    /// [`TransformManager::create_many`] from an iterator, without collecting it first
-    /// (the spawner decodes blob records straight into the arrays). The instances made
-    /// are `len()` before the call up to `len()` after it.
-    pub fn create_many_from(&mut self, batch: impl ExactSizeIterator<Item = NewTransform>) {
-        let count = batch.len();
+    /// [`TransformManager::create_many`] without a batch to build first: the k-th new
+    /// transform (`k` in `0..count`) belongs to `owner(k)`, has pose `local(k)` and
+    /// parent `parent(k)`, an existing instance or one made earlier in this call
+    /// (`len()` before the call, plus `j < k`). The spawner decodes blob records
+    /// through these straight into the arrays.
+    ///
+    /// Each array is filled in its own pass (each function is called once per `k`,
+    /// in order): one tight loop per array, where a push per array per transform
+    /// would re-check every array's capacity and reload its length each time.
+    ///
+    /// # Panics
+    /// If an owner already has a transform, or a parent is neither an existing
+    /// instance nor an earlier one of the batch: both are programming errors.
+    pub fn create_columns(
+        &mut self,
+        count: usize,
+        owner: impl Fn(usize) -> Entity,
+        local: impl Fn(usize) -> Affine3A,
+        parent: impl Fn(usize) -> Option<Instance>,
+    ) {
         self.changes = self.changes.wrapping_add(1);
-        self.reserve(count);
         let first = self.entity.len();
+        self.entity.extend((0..count).map(&owner));
+        if let Err(k) = self.map.insert_new(&self.entity[first..], first as u32) {
+            panic!("{:?} already has a transform", self.entity[first + k]);
+        }
+        self.local.extend((0..count).map(&local));
+        self.parent.extend((0..count).map(|k| {
+            let p = parent(k).map_or(NONE, |p| p.0);
+            assert!(
+                p == NONE || (p as usize) < first + k,
+                "parent {p} of new transform {k} is not an existing or earlier instance"
+            );
+            p
+        }));
+        let len = first + count;
+        self.first_child.resize(len, NONE);
+        self.next_sibling.resize(len, NONE);
+        self.prev_sibling.resize(len, NONE);
         // Tail of each parent's child list while linking this batch, so a group with
         // thousands of children is not quadratic: indexed by instance for parents made
         // in this batch, hashed for the few that existed before.
         let mut batch_tail = vec![NONE; count];
         let mut old_tail: HashMap<u32, u32> = HashMap::new();
-        for t in batch {
-            // Parents precede children in the batch (or already existed), so the
-            // parent's world pose is final and this one is computed as it is stored.
-            let world = match t.parent {
-                Some(p) => self.world[p.index()] * t.local,
-                None => t.local,
-            };
-            let i = self.push(t.entity, t.local, world);
-            if let Some(p) = t.parent {
-                let slot = match p.index().checked_sub(first) {
-                    Some(k) => &mut batch_tail[k],
-                    None => old_tail.entry(p.0).or_insert(NONE),
-                };
-                let tail = *slot;
-                *slot = i.0;
-                self.append_child(p.0, i.0, tail);
+        for i in first..len {
+            let p = self.parent[i];
+            if p == NONE {
+                continue;
             }
+            let slot = match (p as usize).checked_sub(first) {
+                Some(k) => &mut batch_tail[k],
+                None => old_tail.entry(p).or_insert(NONE),
+            };
+            let tail = *slot;
+            *slot = i as u32;
+            self.link_last_child(p, i as u32, tail);
+        }
+        // Parents come first, so each parent's world pose is final when its
+        // children's are computed.
+        self.world.reserve(count);
+        for i in first..len {
+            let p = self.parent[i];
+            let world = if p == NONE {
+                self.local[i]
+            } else {
+                self.world[p as usize] * self.local[i]
+            };
+            self.world.push(world);
         }
     }
 
@@ -202,13 +245,17 @@ impl TransformManager {
         i
     }
 
-    /// Appends `child` (currently unlinked) to `parent`'s children. `tail` is the
-    /// known last child, or NONE to find it by walking.
-    fn append_child(&mut self, parent: u32, child: u32, mut tail: u32) {
-        let (p, c) = (parent as usize, child as usize);
-        self.parent[c] = parent;
+    /// Appends `child` (currently unlinked) to `parent`'s children.
+    fn append_child(&mut self, parent: u32, child: u32) {
+        self.parent[child as usize] = parent;
+        self.link_last_child(parent, child, NONE);
+    }
+
+    /// Links `child`, whose parent field already says `parent`, after `tail`, the
+    /// known last child, or NONE to find the last child by walking.
+    fn link_last_child(&mut self, parent: u32, child: u32, mut tail: u32) {
         if tail == NONE {
-            tail = self.first_child[p];
+            tail = self.first_child[parent as usize];
             if tail != NONE {
                 while self.next_sibling[tail as usize] != NONE {
                     tail = self.next_sibling[tail as usize];
@@ -216,10 +263,10 @@ impl TransformManager {
             }
         }
         if tail == NONE {
-            self.first_child[p] = child;
+            self.first_child[parent as usize] = child;
         } else {
             self.next_sibling[tail as usize] = child;
-            self.prev_sibling[c] = tail;
+            self.prev_sibling[child as usize] = tail;
         }
     }
 
@@ -330,7 +377,7 @@ impl TransformManager {
         let world = self.world[child.index()];
         self.detach(child.0);
         if let Some(p) = parent {
-            self.append_child(p.0, child.0, NONE);
+            self.append_child(p.0, child.0);
         }
         if keep_world_pose {
             self.set_world(child, world);
