@@ -12,6 +12,8 @@
 //! All integers are little-endian `u32`. Parents precede children
 //! (`parent_index[i] < i`), so a reader can compute world poses in one forward pass.
 
+use std::borrow::Cow;
+
 /// The first four bytes of a level blob.
 pub const MAGIC: [u8; 4] = *b"KLVL";
 /// The version this build writes and reads.
@@ -46,7 +48,7 @@ pub struct ComponentSection<'a> {
     /// FNV-1a 32 of the component type name.
     pub component_identifier: u32,
     /// Owner of each instance, as an index into the level's entities.
-    pub entity_index: Vec<u32>,
+    pub entity_index: Cow<'a, [u32]>,
     /// Instance data of all instances (padding excluded).
     pub data: &'a [u8],
 }
@@ -55,13 +57,13 @@ pub struct ComponentSection<'a> {
 #[derive(Debug, Clone)]
 pub struct LevelBlob<'a> {
     /// Parent of each entity, or [`NO_PARENT`]; always `< i` for entity `i`.
-    pub parent_index: Vec<u32>,
+    pub parent_index: Cow<'a, [u32]>,
     /// Component sections, in stored (spawn) order.
     pub components: Vec<ComponentSection<'a>>,
     /// Authoring ids of all entities, concatenated (empty without an id table).
     pub id_text: &'a str,
     /// End of each entity's id in `id_text` (empty without an id table).
-    pub id_ends: Vec<u32>,
+    pub id_ends: Cow<'a, [u32]>,
 }
 
 struct Cursor<'a> {
@@ -91,15 +93,25 @@ impl<'a> Cursor<'a> {
         self.pos = end;
         Ok(out)
     }
-    fn u32s(&mut self, count: u32, what: &str) -> Result<Vec<u32>, BlobError> {
+    /// `count` little-endian `u32`s, read in place when the machine is
+    /// little-endian and the blob 4-aligned (a `Vec<u8>` or a read file is), so
+    /// that spawning does not copy a level's index arrays; copied otherwise.
+    fn u32s(&mut self, count: u32, what: &str) -> Result<Cow<'a, [u32]>, BlobError> {
         let n = (count as usize)
             .checked_mul(4)
             .ok_or_else(|| BlobError::Corrupt(format!("{what}: count {count} overflows")))?;
-        Ok(self
-            .take(n, what)?
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+        let bytes = self.take(n, what)?;
+        if cfg!(target_endian = "little")
+            && let Ok(words) = bytemuck::try_cast_slice::<u8, u32>(bytes)
+        {
+            return Ok(Cow::Borrowed(words));
+        }
+        Ok(Cow::Owned(
+            bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ))
     }
 }
 
@@ -201,7 +213,7 @@ impl<'a> LevelBlob<'a> {
             )));
         }
 
-        let (mut id_text, mut id_ends) = ("", Vec::new());
+        let (mut id_text, mut id_ends) = ("", Cow::Borrowed(&[][..]));
         if ids_size > 0 {
             let mut c = Cursor {
                 bytes: section(bytes, ids_offset, ids_size, "ids")?,
@@ -230,7 +242,13 @@ impl<'a> LevelBlob<'a> {
                     "id offsets are out of order or split a character".into(),
                 ));
             }
-            id_ends = offsets[1..].to_vec();
+            id_ends = match offsets {
+                Cow::Borrowed(o) => Cow::Borrowed(&o[1..]),
+                Cow::Owned(mut o) => {
+                    o.remove(0);
+                    Cow::Owned(o)
+                }
+            };
         }
         Ok(LevelBlob {
             parent_index,
@@ -359,6 +377,33 @@ mod tests {
         assert_eq!(blob.components[0].data, &[1, 2, 3, 4, 5, 6]);
         assert_eq!(blob.components[1].entity_index, vec![1]);
         assert_eq!(blob.ids().collect::<Vec<_>>(), vec!["a", "bb", "a/c"]);
+    }
+
+    #[test]
+    fn an_unaligned_blob_reads_the_same_by_copying() {
+        let bytes = sample();
+        // Copies of the blob at a 4-aligned start and one byte past one.
+        let at = |shift: usize| {
+            let mut buffer = vec![0u8; bytes.len() + 4];
+            let start = (4 - buffer.as_ptr() as usize % 4) % 4 + shift;
+            buffer[start..start + bytes.len()].copy_from_slice(&bytes);
+            (buffer, start)
+        };
+        let ((a_buffer, a_start), (u_buffer, u_start)) = (at(0), at(1));
+        let aligned = &a_buffer[a_start..a_start + bytes.len()];
+        let unaligned = &u_buffer[u_start..u_start + bytes.len()];
+        let (a, u) = (
+            LevelBlob::parse(aligned).unwrap(),
+            LevelBlob::parse(unaligned).unwrap(),
+        );
+        assert!(matches!(a.parent_index, Cow::Borrowed(_)) || cfg!(target_endian = "big"));
+        assert!(matches!(u.parent_index, Cow::Owned(_)));
+        assert_eq!(a.parent_index, u.parent_index);
+        assert_eq!(a.id_ends, u.id_ends);
+        assert_eq!(a.ids().collect::<Vec<_>>(), u.ids().collect::<Vec<_>>());
+        for (x, y) in a.components.iter().zip(&u.components) {
+            assert_eq!((&x.entity_index, x.data), (&y.entity_index, y.data));
+        }
     }
 
     #[test]

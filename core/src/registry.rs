@@ -719,10 +719,16 @@ fn spawn_point_mass(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<()
         |k| batch.owner(k),
         |k| {
             let at = k * POINT_MASS_RECORD;
-            // A point mass starts where its transform puts it in the world.
-            let position = transforms
-                .lookup(batch.owner(k))
-                .map_or(Vec3::ZERO, |t| transforms.world(t).translation.into());
+            // A point mass starts where its transform puts it in the world. Written
+            // without a panicking index, so that the passes that need only the
+            // other fields leave the lookup out.
+            let position = batch
+                .entity_index
+                .get(k)
+                .and_then(|&e| batch.entity_lookup.get(e as usize))
+                .and_then(|&owner| transforms.lookup(owner))
+                .and_then(|t| transforms.world_poses().get(t.index()))
+                .map_or(Vec3::ZERO, |world| world.translation.into());
             PointMass {
                 mass: f32_at(data, at),
                 position,

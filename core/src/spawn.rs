@@ -106,9 +106,10 @@ pub fn spawn_level(
     sections.sort_by_key(|(ty, _)| ty.spawn_order);
     let num_entities = blob.num_entities();
     for (ty, section) in &sections {
-        if !ty.multiple {
+        // Strictly increasing owners (what the compiler writes) cannot repeat.
+        if !ty.multiple && !section.entity_index.windows(2).all(|w| w[0] < w[1]) {
             let mut seen = vec![false; num_entities];
-            for &e in &section.entity_index {
+            for &e in section.entity_index.iter() {
                 if std::mem::replace(&mut seen[e as usize], true) {
                     return Err(SpawnError::Component {
                         component: ty.name.clone(),
@@ -140,7 +141,7 @@ pub fn spawn_level(
     Ok(SpawnedLevel {
         entities: created,
         id_text: blob.id_text.to_owned(),
-        id_ends: blob.id_ends,
+        id_ends: blob.id_ends.into_owned(),
         warnings,
         index: std::sync::OnceLock::new(),
     })

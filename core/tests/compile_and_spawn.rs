@@ -553,7 +553,7 @@ proptest! {
             .iter()
             .map(|s| kiln_core::blob::ComponentBlock {
                 component_identifier: s.component_identifier,
-                entity_index: s.entity_index.clone(),
+                entity_index: s.entity_index.to_vec(),
                 data: s.data.to_vec(),
             })
             .collect();

@@ -107,19 +107,13 @@ impl MeshManager {
         self.changes = self.changes.wrapping_add(1);
         let first = self.entity.len();
         let len = first + count;
+        // One pass per array; `data` is cheap and pure, so the compiler keeps only
+        // the field each pass needs.
         self.entity.extend((0..count).map(owner));
-        self.mesh.resize(len, ResourceId(0));
-        self.material.resize(len, ResourceId(0));
-        self.visible.resize(len, false);
+        self.mesh.extend((0..count).map(|k| data(k).mesh));
+        self.material.extend((0..count).map(|k| data(k).material));
+        self.visible.extend((0..count).map(|k| data(k).visible));
         self.next_instance.resize(len, NONE);
-        let columns = self.mesh[first..]
-            .iter_mut()
-            .zip(&mut self.material[first..])
-            .zip(&mut self.visible[first..]);
-        for (k, ((mesh, material), visible)) in columns.enumerate() {
-            let d = data(k);
-            (*mesh, *material, *visible) = (d.mesh, d.material, d.visible);
-        }
         if let Err(k) = self.map.insert_new(&self.entity[first..], first as u32) {
             // An owner with a mesh already, or a second mesh in this batch.
             for i in first + k..len {

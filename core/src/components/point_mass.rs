@@ -82,21 +82,14 @@ impl PointMassManager {
     ) {
         let first = self.entity.len();
         let len = first + count;
+        // One pass per array; `data` is cheap and pure, so the compiler keeps only
+        // the field each pass needs.
         self.entity.extend((0..count).map(owner));
-        self.mass.resize(len, 0.0);
-        self.position.resize(len, Vec3::ZERO);
-        self.velocity.resize(len, Vec3::ZERO);
-        self.acceleration.resize(len, Vec3::ZERO);
-        let columns = self.mass[first..]
-            .iter_mut()
-            .zip(&mut self.position[first..])
-            .zip(&mut self.velocity[first..])
-            .zip(&mut self.acceleration[first..]);
-        for (k, (((mass, position), velocity), acceleration)) in columns.enumerate() {
-            let d = data(k);
-            (*mass, *position, *velocity, *acceleration) =
-                (d.mass, d.position, d.velocity, d.acceleration);
-        }
+        self.mass.extend((0..count).map(|k| data(k).mass));
+        self.position.extend((0..count).map(|k| data(k).position));
+        self.velocity.extend((0..count).map(|k| data(k).velocity));
+        self.acceleration
+            .extend((0..count).map(|k| data(k).acceleration));
         if let Err(k) = self.map.insert_new(&self.entity[first..], first as u32) {
             for i in first + k..len {
                 self.map.insert(self.entity[i], Instance(i as u32));
