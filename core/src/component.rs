@@ -143,3 +143,58 @@ pub(crate) fn sweep_dead(manager: &mut impl OwnedInstances, entities: &EntityMan
         }
     }
 }
+
+/// A one-pass removal of every instance whose owner is dead: which instances stay
+/// and where each moves. `sweep` uses it when many died at once (a level
+/// despawned), where a swap-remove per dead instance would patch the index and
+/// move the last instance once for each. Kept instances keep their relative order.
+pub(crate) struct Compaction {
+    keep: Vec<bool>,
+    /// New position of each old instance, or [`NONE`] for a removed one.
+    new_index: Vec<u32>,
+}
+
+impl Compaction {
+    /// The plan for `owners`, if at least a quarter of them are dead; fewer are
+    /// cheaper to remove one by one.
+    pub(crate) fn of_dead(owners: &[Entity], entities: &EntityManager) -> Option<Self> {
+        let keep: Vec<bool> = owners.iter().map(|&e| entities.alive(e)).collect();
+        let dead = keep.iter().filter(|&&k| !k).count();
+        if dead == 0 || dead * 4 < owners.len() {
+            return None;
+        }
+        let mut kept = 0u32;
+        let new_index = keep
+            .iter()
+            .map(|&k| {
+                if k {
+                    kept += 1;
+                    kept - 1
+                } else {
+                    NONE
+                }
+            })
+            .collect();
+        Some(Compaction { keep, new_index })
+    }
+
+    /// The new position of old instance `old`, or [`NONE`] if it is removed.
+    pub(crate) fn new_index(&self, old: u32) -> u32 {
+        self.new_index.get(old as usize).copied().unwrap_or(NONE)
+    }
+
+    /// Each old instance with its new position ([`NONE`] if removed).
+    pub(crate) fn moves(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        (0u32..).zip(self.new_index.iter().copied())
+    }
+
+    /// Drops the removed instances' entries of `column`, in one pass.
+    pub(crate) fn apply<T>(&self, column: &mut Vec<T>) {
+        // `retain` visits each element once, in order.
+        let mut k = 0;
+        column.retain(|_| {
+            k += 1;
+            self.keep.get(k - 1).copied().unwrap_or(true)
+        });
+    }
+}

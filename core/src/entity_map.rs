@@ -1,12 +1,20 @@
-//! The hash index from [`Entity`] to component [`Instance`] that every manager uses.
+//! The hash index from [`Entity`] to component [`Instance`] of managers whose
+//! component only some entities have (the dense ones use [`crate::DenseEntityMap`]).
 //!
 //! A purpose-built open-addressing table instead of `std::collections::HashMap`: keys
 //! are unique 64-bit ids whose index part is dense, so the hash keeps neighbouring
-//! indices in neighbouring slots (see `home`), probing is linear over two flat arrays,
-//! and deletion shifts the following entries back instead of leaving tombstones. Bulk spawns insert tens of thousands of
-//! entities at a time; this table does each insert in a few nanoseconds (see
-//! BENCHMARKS.md), where the general-purpose map pays for SIMD group probing and
-//! control bytes it does not need here.
+//! indices in neighbouring slots (see `home`), and probing is linear over two flat
+//! arrays. Bulk spawns insert tens of thousands of entities at a time; this table
+//! does each insert in a few nanoseconds (see BENCHMARKS.md), where the
+//! general-purpose map pays for SIMD group probing and control bytes it does not
+//! need here.
+//!
+//! Neighbouring slots make a level's entities one long run of occupied slots. Plain
+//! linear probing would scan such a run to its end on every miss and every removal.
+//! The table therefore keeps the Robin Hood order (along a run, no entry is further
+//! from its home slot than the one after it plus one), so a miss stops at the first
+//! entry closer to its home than the probe is, and a removal shifts back only the
+//! displaced entries after the hole, with no tombstones.
 
 use crate::{Entity, Instance};
 
@@ -90,13 +98,29 @@ impl EntityMap {
         }
     }
 
-    /// Puts a key known to be absent.
+    /// How far the entry at `slot` is from its home slot.
+    #[inline]
+    fn distance(&self, slot: usize) -> usize {
+        slot.wrapping_sub(self.home(self.keys[slot])) & self.mask()
+    }
+
+    /// Puts a key known to be absent, displacing entries closer to their home
+    /// (Robin Hood insertion).
     #[inline]
     fn place(&mut self, key: u64, value: u32) {
         let mask = self.mask();
+        let (mut key, mut value) = (key, value);
         let mut slot = self.home(key);
+        let mut distance = 0;
         while self.keys[slot] != EMPTY {
+            let theirs = self.distance(slot);
+            if theirs < distance {
+                std::mem::swap(&mut key, &mut self.keys[slot]);
+                std::mem::swap(&mut value, &mut self.values[slot]);
+                distance = theirs;
+            }
             slot = (slot + 1) & mask;
+            distance += 1;
         }
         self.keys[slot] = key;
         self.values[slot] = value;
@@ -109,11 +133,17 @@ impl EntityMap {
         }
         let mask = self.mask();
         let mut slot = self.home(key);
+        let mut distance = 0;
         loop {
             match self.keys[slot] {
                 k if k == key => return Some(slot),
                 EMPTY => return None,
-                _ => slot = (slot + 1) & mask,
+                // Robin Hood order: the key would have displaced this entry.
+                _ if self.distance(slot) < distance => return None,
+                _ => {
+                    slot = (slot + 1) & mask;
+                    distance += 1;
+                }
             }
         }
     }
@@ -144,6 +174,12 @@ impl EntityMap {
         self.place(key, instance.0);
         self.len += 1;
         None
+    }
+
+    /// Removes every entry, keeping the table's memory.
+    pub fn clear(&mut self) {
+        self.keys.fill(EMPTY);
+        self.len = 0;
     }
 
     /// Maps `entities[k]` to instance `first + k`, in order, growing the table once.
@@ -181,18 +217,14 @@ impl EntityMap {
         let mut hole = self.find(entity.to_bits())?;
         let removed = Instance(self.values[hole]);
         self.len -= 1;
-        // Backward-shift deletion: move later entries of the probe run into the hole
-        // when their home slot is at or before it, so lookups never need tombstones.
+        // Backward-shift deletion: the displaced entries after the hole move one
+        // slot closer to home; the first empty slot or entry at its home ends it.
         let mask = self.mask();
         let mut next = (hole + 1) & mask;
-        while self.keys[next] != EMPTY {
-            let home = self.home(self.keys[next]);
-            // Distance from home to next vs from home to hole, around the ring.
-            if (next.wrapping_sub(home) & mask) >= (next.wrapping_sub(hole) & mask) {
-                self.keys[hole] = self.keys[next];
-                self.values[hole] = self.values[next];
-                hole = next;
-            }
+        while self.keys[next] != EMPTY && self.distance(next) > 0 {
+            self.keys[hole] = self.keys[next];
+            self.values[hole] = self.values[next];
+            hole = next;
             next = (next + 1) & mask;
         }
         self.keys[hole] = EMPTY;
@@ -254,6 +286,16 @@ mod tests {
                 for generation in 0..3 {
                     let e = Entity::new(index, generation);
                     prop_assert_eq!(m.get(e).map(|i| i.0), model.get(&e).copied());
+                }
+            }
+            // Robin Hood order, which lets misses and removals stop early.
+            for slot in 0..m.keys.len() {
+                let next = (slot + 1) & m.mask();
+                if m.keys[slot] != EMPTY && m.keys[next] != EMPTY {
+                    prop_assert!(m.distance(next) <= m.distance(slot) + 1, "slot {}", slot);
+                }
+                if m.keys[slot] == EMPTY && m.keys[next] != EMPTY {
+                    prop_assert_eq!(m.distance(next), 0, "slot {} after a hole", next);
                 }
             }
         }

@@ -11,7 +11,9 @@
 use glam::{Affine3A, Quat, Vec3};
 use kiln_core::blob::{ComponentBlock, LevelBlob, NO_PARENT, write_blob};
 use kiln_core::components::{Mesh, PointMass};
-use kiln_core::{EntityManager, Instance, Registry, ResourceId, World, spawn_level};
+use kiln_core::{
+    ComponentManager, EntityManager, Instance, Registry, ResourceId, World, spawn_level,
+};
 use proptest::prelude::*;
 
 /// One random level: parents, and which entities have which components.
@@ -266,11 +268,54 @@ fn used_world(registry: &Registry) -> (EntityManager, World) {
     (em, world)
 }
 
+/// The oracle's removal: each dead entity's components destroyed one at a time.
+fn destroy_one_by_one(em: &mut EntityManager, world: &mut World, dying: &[kiln_core::Entity]) {
+    for &e in dying {
+        if em.destroy(e) {
+            world.transforms.destroy_entity(e);
+            world.meshes.destroy_entity(e);
+            world.point_masses.destroy_entity(e);
+            world.debug_names.destroy_entity(e);
+        }
+    }
+}
+
+/// Both worlds hold the same components for the same entities.
+fn assert_same(
+    world: &World,
+    entities: &[kiln_core::Entity],
+    oracle: &World,
+    expected: &[kiln_core::Entity],
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(entities, expected);
+    for k in 0..expected.len() {
+        prop_assert_eq!(
+            observe(world, entities, k),
+            observe(oracle, expected, k),
+            "entity {}",
+            k
+        );
+    }
+    prop_assert_eq!(world.transforms.len(), oracle.transforms.len());
+    prop_assert_eq!(world.meshes.len(), oracle.meshes.len());
+    prop_assert_eq!(world.point_masses.len(), oracle.point_masses.len());
+    prop_assert_eq!(world.debug_names.len(), oracle.debug_names.len());
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
+    /// Spawn, despawn some of the level (few: removed one by one; many: in one
+    /// pass), then spawn it again into the used world: at every step the same as
+    /// single-instance calls.
     #[test]
-    fn bulk_spawn_matches_one_by_one(level in level(), used in any::<bool>()) {
+    fn bulk_spawn_and_despawn_match_one_by_one(
+        level in level(),
+        used in any::<bool>(),
+        dies in prop::collection::vec(any::<bool>(), 30),
+        few in any::<bool>(),
+    ) {
         let registry = Registry::with_builtins();
         let bytes = blob(&level, &registry);
         prop_assert!(LevelBlob::parse(&bytes).is_ok());
@@ -281,13 +326,23 @@ proptest! {
         };
         let spawned = spawn_level(&bytes, &registry, &mut em, &mut world).unwrap();
         let expected = spawn_one_by_one(&level, &mut oracle_em, &mut oracle);
-        prop_assert_eq!(&spawned.entities, &expected);
-        for k in 0..expected.len() {
-            prop_assert_eq!(observe(&world, &spawned.entities, k), observe(&oracle, &expected, k), "entity {}", k);
-        }
-        prop_assert_eq!(world.transforms.len(), oracle.transforms.len());
-        prop_assert_eq!(world.meshes.len(), oracle.meshes.len());
-        prop_assert_eq!(world.point_masses.len(), oracle.point_masses.len());
-        prop_assert_eq!(world.debug_names.len(), oracle.debug_names.len());
+        assert_same(&world, &spawned.entities, &oracle, &expected)?;
+
+        let dying: Vec<_> = expected
+            .iter()
+            .zip(&dies)
+            .enumerate()
+            .filter(|&(k, (_, &d))| d && (!few || k % 7 == 0))
+            .map(|(_, (&e, _))| e)
+            .collect();
+        world.destroy_many(&mut em, &dying);
+        destroy_one_by_one(&mut oracle_em, &mut oracle, &dying);
+        let survivors: Vec<_> = expected.iter().copied().filter(|e| !dying.contains(e)).collect();
+        assert_same(&world, &survivors, &oracle, &survivors)?;
+
+        let again = spawn_level(&bytes, &registry, &mut em, &mut world).unwrap();
+        let expected_again = spawn_one_by_one(&level, &mut oracle_em, &mut oracle);
+        assert_same(&world, &again.entities, &oracle, &expected_again)?;
+        assert_same(&world, &survivors, &oracle, &survivors)?;
     }
 }

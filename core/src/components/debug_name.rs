@@ -7,7 +7,9 @@
 //! names are read rarely, levels are spawned often.
 
 use crate::DenseEntityMap;
-use crate::component::{ComponentManager, GcRng, Instance, OwnedInstances, random_gc, sweep_dead};
+use crate::component::{
+    Compaction, ComponentManager, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead,
+};
 use crate::{Entity, EntityManager};
 
 /// Associates at most one debug name with an entity.
@@ -168,6 +170,31 @@ impl DebugNameManager {
     }
 }
 
+impl DebugNameManager {
+    /// Removes what `plan` removes, compacting the kept names' text as it goes.
+    fn remove_in_one_pass(&mut self, plan: &Compaction) {
+        let mut text = Vec::new();
+        for (old, new) in plan.moves() {
+            let owner = self.entity[old as usize];
+            if new == NONE {
+                self.map.remove(owner);
+                continue;
+            }
+            if new != old {
+                self.map.redirect(owner, Instance(old), Instance(new));
+            }
+            let span = &mut self.span[old as usize];
+            let (start, len) = (span.0 as usize, span.1 as usize);
+            span.0 = text.len() as u32;
+            text.extend_from_slice(self.text.get(start..start + len).unwrap_or_default());
+        }
+        plan.apply(&mut self.entity);
+        plan.apply(&mut self.span);
+        self.text = text;
+        self.garbage = 0;
+    }
+}
+
 impl OwnedInstances for DebugNameManager {
     fn instance_count(&self) -> usize {
         self.entity.len()
@@ -199,7 +226,10 @@ impl ComponentManager for DebugNameManager {
         random_gc(self, entities);
     }
     fn sweep(&mut self, entities: &EntityManager) {
-        sweep_dead(self, entities);
+        match Compaction::of_dead(&self.entity, entities) {
+            Some(plan) => self.remove_in_one_pass(&plan),
+            None => sweep_dead(self, entities),
+        }
     }
 }
 

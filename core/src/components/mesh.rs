@@ -9,7 +9,8 @@
 use crate::DenseEntityMap;
 use crate::ResourceId;
 use crate::component::{
-    ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead,
+    Compaction, ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, random_gc,
+    sweep_dead,
 };
 use crate::{Entity, EntityManager};
 
@@ -238,7 +239,37 @@ impl ComponentManager for MeshManager {
         random_gc(self, entities);
     }
     fn sweep(&mut self, entities: &EntityManager) {
-        sweep_dead(self, entities);
+        match Compaction::of_dead(&self.entity, entities) {
+            Some(plan) => self.remove_in_one_pass(&plan),
+            None => sweep_dead(self, entities),
+        }
+    }
+}
+
+impl MeshManager {
+    /// Removes what `plan` removes. An entity's meshes die together, so a kept
+    /// mesh's list holds only kept meshes, renumbered.
+    fn remove_in_one_pass(&mut self, plan: &Compaction) {
+        self.changes = self.changes.wrapping_add(1);
+        for (old, new) in plan.moves() {
+            let owner = self.entity[old as usize];
+            if new == NONE {
+                self.map.remove(owner);
+            } else {
+                if new != old {
+                    self.map.redirect(owner, Instance(old), Instance(new));
+                }
+                let next = &mut self.next_instance[old as usize];
+                if *next != NONE {
+                    *next = plan.new_index(*next);
+                }
+            }
+        }
+        plan.apply(&mut self.entity);
+        plan.apply(&mut self.mesh);
+        plan.apply(&mut self.material);
+        plan.apply(&mut self.visible);
+        plan.apply(&mut self.next_instance);
     }
 }
 

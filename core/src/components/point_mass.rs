@@ -7,7 +7,7 @@
 use glam::Vec3;
 
 use crate::component::{
-    ComponentManager, EntityMap, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
+    Compaction, ComponentManager, EntityMap, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
 };
 use crate::components::TransformManager;
 use crate::{Entity, EntityManager};
@@ -150,6 +150,26 @@ impl PointMassManager {
     }
 }
 
+impl PointMassManager {
+    /// Removes what `plan` removes. The hash index is rebuilt from the kept
+    /// instances: removing entries one by one shifts each probe run back, and a
+    /// level's entities sit in one long run, which made that quadratic.
+    fn remove_in_one_pass(&mut self, plan: &Compaction) {
+        plan.apply(&mut self.entity);
+        self.map.clear();
+        if let Err(k) = self.map.insert_new(&self.entity, 0) {
+            // Two instances of one entity (`create` allows it): the later one wins.
+            for i in k..self.entity.len() {
+                self.map.insert(self.entity[i], Instance(i as u32));
+            }
+        }
+        plan.apply(&mut self.mass);
+        plan.apply(&mut self.position);
+        plan.apply(&mut self.velocity);
+        plan.apply(&mut self.acceleration);
+    }
+}
+
 impl OwnedInstances for PointMassManager {
     fn instance_count(&self) -> usize {
         self.entity.len()
@@ -181,7 +201,10 @@ impl ComponentManager for PointMassManager {
         random_gc(self, entities);
     }
     fn sweep(&mut self, entities: &EntityManager) {
-        sweep_dead(self, entities);
+        match Compaction::of_dead(&self.entity, entities) {
+            Some(plan) => self.remove_in_one_pass(&plan),
+            None => sweep_dead(self, entities),
+        }
     }
     /// Integrates all masses, then writes each position to its owner's transform.
     fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, _entities: &EntityManager) {
