@@ -198,23 +198,33 @@ impl TransformManager {
         self.first_child.resize(len, NONE);
         self.next_sibling.resize(len, NONE);
         self.prev_sibling.resize(len, NONE);
-        // Tail of each parent's child list while linking this batch, so a group with
-        // thousands of children is not quadratic: indexed by instance for parents made
-        // in this batch, hashed for the few that existed before.
-        let mut batch_tail = vec![NONE; count];
-        let mut old_tail: HashMap<u32, u32> = HashMap::new();
-        for i in first..len {
+        // Children of parents made in this batch are linked walking the batch
+        // backwards, each put first in its parent's list: the lists come out in
+        // batch order with no tail to look for. Children of parents that existed
+        // before go after their existing siblings, found once per parent.
+        let mut under_old_parents = Vec::new();
+        for i in (first..len).rev() {
             let p = self.parent[i];
             if p == NONE {
                 continue;
             }
-            let slot = match (p as usize).checked_sub(first) {
-                Some(k) => &mut batch_tail[k],
-                None => old_tail.entry(p).or_insert(NONE),
-            };
-            let tail = *slot;
-            *slot = i as u32;
-            self.link_last_child(p, i as u32, tail);
+            if (p as usize) < first {
+                under_old_parents.push(i as u32);
+                continue;
+            }
+            let head = self.first_child[p as usize];
+            self.next_sibling[i] = head;
+            if head != NONE {
+                self.prev_sibling[head as usize] = i as u32;
+            }
+            self.first_child[p as usize] = i as u32;
+        }
+        let mut old_tail: HashMap<u32, u32> = HashMap::new();
+        for &i in under_old_parents.iter().rev() {
+            let p = self.parent[i as usize];
+            let tail = old_tail.entry(p).or_insert(NONE);
+            self.link_last_child(p, i, *tail);
+            *tail = i;
         }
         // Parents come first, so each parent's world pose is final when its
         // children's are computed.
@@ -698,6 +708,48 @@ mod tests {
         let made = tm.create_many(&batch);
         assert_eq!(tm.children(root).collect::<Vec<_>>(), made);
         assert_consistent(&tm);
+    }
+
+    proptest! {
+        /// A batch whose parents are earlier in the batch or existed before (with
+        /// children of their own) links and poses exactly as creating one by one.
+        #[test]
+        fn create_many_matches_create_one_by_one(
+            before in proptest::collection::vec((proptest::option::of(any::<prop::sample::Index>()), -3.0f32..3.0), 0..12),
+            batch in proptest::collection::vec((proptest::option::of(any::<prop::sample::Index>()), -3.0f32..3.0), 1..24),
+        ) {
+            let e = entities(before.len() + batch.len());
+            let mut bulk = TransformManager::new();
+            for (k, &(parent, x)) in before.iter().enumerate() {
+                let parent = parent.filter(|_| k > 0).map(|p| Instance(p.index(k) as u32));
+                bulk.create(e[k], t(x), parent);
+            }
+            let mut single = bulk.clone();
+            let first = before.len();
+            let new: Vec<NewTransform> = batch
+                .iter()
+                .enumerate()
+                .map(|(k, &(parent, x))| NewTransform {
+                    entity: e[first + k],
+                    local: t(x) * Affine3A::from_rotation_z(x),
+                    parent: parent
+                        .filter(|_| first + k > 0)
+                        .map(|p| Instance(p.index(first + k) as u32)),
+                })
+                .collect();
+            bulk.create_many(&new);
+            for n in &new {
+                single.create(n.entity, n.local, n.parent);
+            }
+            assert_consistent(&bulk);
+            for i in 0..single.len() {
+                let i = Instance(i as u32);
+                prop_assert_eq!(bulk.entity(i), single.entity(i));
+                prop_assert_eq!(bulk.parent(i), single.parent(i));
+                prop_assert_eq!(bulk.children(i).collect::<Vec<_>>(), single.children(i).collect::<Vec<_>>());
+                prop_assert_eq!(bulk.world(i), single.world(i));
+            }
+        }
     }
 
     #[derive(Debug, Clone)]
