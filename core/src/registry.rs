@@ -637,33 +637,42 @@ fn spawn_debug_name(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<()
     Ok(())
 }
 
-/// The little-endian `u32` at byte `at` of `data`, or 0 past its end (callers
-/// check record sizes first).
+/// Record `k` of `data`, whose records are `N` bytes each; zeros past the end
+/// (callers check record sizes first). One range check per record: the fields are
+/// then read at fixed offsets of an array, with none.
 #[inline]
-fn u32_at(data: &[u8], at: usize) -> u32 {
-    data.get(at..at + 4)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u32::from_le_bytes)
+fn record<const N: usize>(data: &[u8], k: usize) -> [u8; N] {
+    data.get(k * N..(k + 1) * N)
+        .and_then(|bytes| bytes.try_into().ok())
+        .unwrap_or([0; N])
 }
 
-/// The little-endian `u64` at byte `at` of `data`, or 0 past its end.
+/// The little-endian `u32` at byte `at` of `record`.
 #[inline]
-fn u64_at(data: &[u8], at: usize) -> u64 {
-    data.get(at..at + 8)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u64::from_le_bytes)
+fn u32_in<const N: usize>(record: &[u8; N], at: usize) -> u32 {
+    u32::from_le_bytes([record[at], record[at + 1], record[at + 2], record[at + 3]])
 }
 
-/// The `f32` at byte `at` of `data`, or 0 past its end.
+/// The little-endian `u64` at byte `at` of `record`.
 #[inline]
-fn f32_at(data: &[u8], at: usize) -> f32 {
-    f32::from_bits(u32_at(data, at))
+fn u64_in<const N: usize>(record: &[u8; N], at: usize) -> u64 {
+    u64::from(u32_in(record, at)) | (u64::from(u32_in(record, at + 4)) << 32)
 }
 
-/// The three `f32` at byte `at` of `data`.
+/// The `f32` at byte `at` of `record`.
 #[inline]
-fn vec3_at(data: &[u8], at: usize) -> Vec3 {
-    Vec3::new(f32_at(data, at), f32_at(data, at + 4), f32_at(data, at + 8))
+fn f32_in<const N: usize>(record: &[u8; N], at: usize) -> f32 {
+    f32::from_bits(u32_in(record, at))
+}
+
+/// The three `f32` at byte `at` of `record`.
+#[inline]
+fn vec3_in<const N: usize>(record: &[u8; N], at: usize) -> Vec3 {
+    Vec3::new(
+        f32_in(record, at),
+        f32_in(record, at + 4),
+        f32_in(record, at + 8),
+    )
 }
 
 fn compile_mesh(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
@@ -685,11 +694,11 @@ fn spawn_mesh(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), Stri
         batch.len(),
         |k| batch.owner(k),
         |k| {
-            let at = k * MESH_RECORD;
+            let r = record::<MESH_RECORD>(data, k);
             Mesh {
-                mesh: ResourceId(u64_at(data, at)),
-                material: ResourceId(u64_at(data, at + 8)),
-                visible: u32_at(data, at + 16) != 0,
+                mesh: ResourceId(u64_in(&r, 0)),
+                material: ResourceId(u64_in(&r, 8)),
+                visible: u32_in(&r, 16) != 0,
             }
         },
     );
@@ -718,7 +727,7 @@ fn spawn_point_mass(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<()
         batch.len(),
         |k| batch.owner(k),
         |k| {
-            let at = k * POINT_MASS_RECORD;
+            let r = record::<POINT_MASS_RECORD>(data, k);
             // A point mass starts where its transform puts it in the world. Written
             // without a panicking index, so that the passes that need only the
             // other fields leave the lookup out.
@@ -730,10 +739,10 @@ fn spawn_point_mass(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<()
                 .and_then(|t| transforms.world_poses().get(t.index()))
                 .map_or(Vec3::ZERO, |world| world.translation.into());
             PointMass {
-                mass: f32_at(data, at),
+                mass: f32_in(&r, 0),
                 position,
-                velocity: vec3_at(data, at + 4),
-                acceleration: vec3_at(data, at + 16),
+                velocity: vec3_in(&r, 4),
+                acceleration: vec3_in(&r, 16),
             }
         },
     );
