@@ -16,6 +16,8 @@ use kiln_core::{
 };
 use proptest::prelude::*;
 
+mod common;
+
 /// One random level: parents, and which entities have which components.
 #[derive(Debug, Clone)]
 struct Level {
@@ -42,15 +44,7 @@ fn owners(n: usize) -> BoxedStrategy<Vec<usize>> {
 
 fn level() -> impl Strategy<Value = Level> {
     (1usize..30).prop_flat_map(|n| {
-        let parents = (0..n)
-            .map(|k| {
-                if k == 0 {
-                    Just(None).boxed()
-                } else {
-                    proptest::option::of(0..k).boxed()
-                }
-            })
-            .collect::<Vec<_>>();
+        let parents = common::parents_first(n);
         let transforms = owners(n).prop_flat_map(|o| {
             let len = o.len();
             (

@@ -10,6 +10,8 @@ use kiln_core::{
     CompileError, EntityManager, Registry, SpawnError, World, compile_level, spawn_level,
 };
 use proptest::prelude::*;
+
+mod common;
 use serde_json::json;
 
 fn compile(
@@ -372,15 +374,7 @@ fn simulation_moves_spawned_entities() {
 /// entities are listed in a shuffled order, each has a random transform.
 fn random_level() -> impl Strategy<Value = (Vec<Option<usize>>, Vec<[f32; 9]>, Vec<usize>)> {
     (1usize..40).prop_flat_map(|n| {
-        let parents = (0..n)
-            .map(|k| {
-                if k == 0 {
-                    Just(None).boxed()
-                } else {
-                    proptest::option::of(0..k).boxed()
-                }
-            })
-            .collect::<Vec<_>>();
+        let parents = common::parents_first(n);
         let trs = prop::collection::vec(prop::array::uniform9(-5.0f32..5.0), n);
         let order = Just((0..n).collect::<Vec<_>>()).prop_shuffle();
         (parents, trs, order)
