@@ -4,7 +4,8 @@
 //! `component_identifier`; a `spawn_order`; a compile function (validated JSON fields ->
 //! instance bytes); a spawn function (one bulk call per level); and its field schema.
 //! Registration is open: a plugin registers its own types the same way the built-ins
-//! below do, and adds its manager to each [`World`] with [`World::add_extension`].
+//! do (each beside its manager, in `components/<type>.rs`), and adds its manager to
+//! each [`World`] with [`World::add_extension`].
 //!
 //! ```
 //! use kiln_core::{Registry, ComponentType, FieldSchema, FieldValues, ComponentBatch, SpawnContext};
@@ -27,12 +28,11 @@
 
 use std::collections::HashMap;
 
-use glam::{Affine3A, Vec3};
+use glam::Vec3;
 
-use crate::components::{Mesh, Oscillator, PointMass, Rotator};
 use crate::path::fnv1a32;
 use crate::schema::{FieldSchema, FieldValues};
-use crate::{Entity, EntityManager, Instance, ResourceId, World};
+use crate::{Entity, EntityManager, World};
 
 /// Turns one component instance's validated fields into its instance bytes,
 /// appended to `out`. Returns a sentence on a semantic error.
@@ -444,204 +444,22 @@ fn builtin_resource_types() -> Vec<ResourceType> {
 pub const MESH_SHAPES: &[&str] = &["cube", "sphere", "cylinder", "cone", "plane", "capsule"];
 
 fn builtin_components() -> Vec<ComponentType> {
+    use crate::components::{behaviours, debug_name, mesh, point_mass, transform};
     vec![
-        ComponentType::new("transform", 0, compile_transform, spawn_transform)
-            .with_doc("Position in the world and place in the scene graph.")
-            .with_fields(vec![
-                FieldSchema::vec3("position", [0.0; 3]).doc("Relative to the parent, in metres."),
-                FieldSchema::angles("rotation", [0.0; 3])
-                    .doc("Euler angles in degrees (X, then Y, then Z)."),
-                FieldSchema::vec3("scale", [1.0; 3]),
-            ]),
-        ComponentType {
-            implicit: true,
-            ..ComponentType::new("debug_name", 1, compile_debug_name, spawn_debug_name)
-                .with_doc("The entity's name, for debugging.")
-                .with_fields(vec![FieldSchema::text("name", "")])
-        },
-        ComponentType::new("mesh", 10, compile_mesh, spawn_mesh)
-            .multiple()
-            .with_doc("Draws a mesh resource with a material.")
-            .with_fields(vec![
-                FieldSchema::resource("mesh", "mesh").doc("The geometry."),
-                FieldSchema::resource("material", "material").doc("The surface."),
-                FieldSchema::bool("visible", true),
-            ]),
-        ComponentType::new("point_mass", 20, compile_point_mass, spawn_point_mass)
-            .with_doc("Simulated mass; moves the transform each step.")
-            .with_fields(vec![
-                FieldSchema::float("mass", 1.0, 0.0, 1.0e9).doc("Kilograms."),
-                FieldSchema::vec3("velocity", [0.0; 3]).doc("Metres per second."),
-                FieldSchema::vec3("acceleration", [0.0, -9.81, 0.0])
-                    .doc("Metres per second squared."),
-            ]),
-        ComponentType::new("oscillator", 30, compile_oscillator, spawn_oscillator)
-            .with_doc("Bobs the entity back and forth around where it was placed.")
-            .with_fields(vec![
-                FieldSchema::vec3("amplitude", [0.0, 0.5, 0.0])
-                    .doc("Peak offset per axis, in metres."),
-                FieldSchema::float("frequency", 0.5, 0.0, 100.0).doc("Cycles per second."),
-                FieldSchema::float("phase", 0.0, -360.0, 360.0).doc("Degrees."),
-            ]),
-        ComponentType::new("rotator", 30, compile_rotator, spawn_rotator)
-            .with_doc("Spins the entity about an axis.")
-            .with_fields(vec![
-                FieldSchema::vec3("axis", [0.0, 1.0, 0.0])
-                    .doc("Local axis; need not be unit length."),
-                FieldSchema::float("speed", 45.0, -3600.0, 3600.0).doc("Degrees per second."),
-            ]),
+        transform::component_type(),
+        debug_name::component_type(),
+        mesh::component_type(),
+        point_mass::component_type(),
+        behaviours::oscillator_type(),
+        behaviours::rotator_type(),
     ]
-}
-
-/// Bytes per transform instance: the local pose as a 3x4 matrix, 12 `f32` in column
-/// order (x axis, y axis, z axis, translation). Composed from position, rotation and
-/// scale at compile time, so spawning copies it as is.
-pub const TRANSFORM_RECORD: usize = 48;
-
-fn compile_transform(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
-    let local = Affine3A::from_scale_rotation_translation(
-        f.vec3("scale"),
-        f.rotation("rotation"),
-        f.vec3("position"),
-    );
-    for c in local.to_cols_array() {
-        out.put_f32(c);
-    }
-    Ok(())
-}
-
-/// Decodes a 48-byte transform record. Reads each column straight into a register:
-/// assembling the floats in a stack array and reloading them as vectors stalls on
-/// store forwarding and cost a third of spawn time.
-#[inline]
-fn read_affine(record: &[u8]) -> Affine3A {
-    let Ok(b) = <&[u8; TRANSFORM_RECORD]>::try_from(record) else {
-        return Affine3A::NAN;
-    };
-    let f = |k: usize| f32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);
-    let col = |c: usize| glam::Vec3A::new(f(3 * c), f(3 * c + 1), f(3 * c + 2));
-    Affine3A::from_cols(col(0), col(1), col(2), col(3))
-}
-
-fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    batch.check_records(TRANSFORM_RECORD)?;
-    let record = |i: usize| &batch.data[i * TRANSFORM_RECORD..(i + 1) * TRANSFORM_RECORD];
-    let tm = &mut ctx.world.transforms;
-    let first = tm.len() as u32;
-    let all_finite = std::cell::Cell::new(true);
-    let local = |i: usize| {
-        let local = read_affine(record(i));
-        if !local.is_finite() {
-            all_finite.set(false);
-        }
-        local
-    };
-    let n = batch.len();
-    if batch.entity_index.len() == batch.entity_lookup.len()
-        && batch
-            .entity_index
-            .iter()
-            .enumerate()
-            .all(|(k, &e)| e as usize == k)
-    {
-        // Every entity has a transform, in entity order (what the compiler writes
-        // for a level whose entities all have one): entity k's parent entity is its
-        // scene-graph parent, and its transform is instance `first + parent`.
-        tm.create_columns(
-            n,
-            |k| batch.entity_lookup[k],
-            local,
-            |k| match batch.parent_index[k] {
-                crate::blob::NO_PARENT => None,
-                p => Some(Instance(first + p)),
-            },
-        );
-    } else {
-        // Instances in entity order, so that a parent's transform precedes its
-        // children's. The compiler writes them in that order, so the sort is for
-        // other writers.
-        let mut order: Vec<usize> = (0..n).collect();
-        if !batch.entity_index.is_sorted() {
-            order.sort_by_key(|&i| batch.entity_index[i]);
-        }
-        // The nearest ancestor that has a transform is the parent in the scene
-        // graph: `made` holds the transform instance of each level entity made so
-        // far in this batch.
-        let mut made = vec![u32::MAX; batch.entity_lookup.len()];
-        let parents: Vec<Option<Instance>> = order
-            .iter()
-            .enumerate()
-            .map(|(k, &i)| {
-                let entity_index = batch.entity_index[i] as usize;
-                let mut up = batch.parent_index[entity_index];
-                let mut parent = None;
-                while up != u32::MAX {
-                    if made[up as usize] != u32::MAX {
-                        parent = Some(Instance(made[up as usize]));
-                        break;
-                    }
-                    up = batch.parent_index[up as usize];
-                }
-                made[entity_index] = first + k as u32;
-                parent
-            })
-            .collect();
-        tm.create_columns(
-            n,
-            |k| batch.owner(order[k]),
-            |k| local(order[k]),
-            |k| parents[k],
-        );
-    }
-    // Checked while decoding; the spawner destroys the whole level on this error.
-    if !all_finite.get() {
-        return Err("a transform is not finite".into());
-    }
-    Ok(())
-}
-
-fn compile_debug_name(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
-    let name = f.text("name").as_bytes();
-    out.put_u32(name.len() as u32);
-    out.extend_from_slice(name);
-    out.resize(out.len().next_multiple_of(4), 0);
-    Ok(())
-}
-
-fn spawn_debug_name(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    // Each record is a length, the bytes, and padding to 4; the names are cut from
-    // the instance data as it is, in one copy.
-    let mut spans = Vec::with_capacity(batch.len());
-    let mut at = 0usize;
-    for i in 0..batch.len() {
-        let rest = &batch.data[at..];
-        let len = RecordReader::new(rest).u32() as usize;
-        let padded = 4 + len.next_multiple_of(4);
-        if rest.len() < padded {
-            return Err(format!(
-                "debug name {i} runs past the end of the instance data"
-            ));
-        }
-        spans.push(((at + 4) as u32, len as u32));
-        at += padded;
-    }
-    if at != batch.data.len() {
-        return Err(format!(
-            "{} bytes left after the last debug name",
-            batch.data.len() - at
-        ));
-    }
-    ctx.world
-        .debug_names
-        .create_in_text(|k| batch.owner(k), batch.data, &spans);
-    Ok(())
 }
 
 /// Record `k` of `data`, whose records are `N` bytes each; zeros past the end
 /// (callers check record sizes first). One range check per record: the fields are
 /// then read at fixed offsets of an array, with none.
 #[inline]
-fn record<const N: usize>(data: &[u8], k: usize) -> [u8; N] {
+pub(crate) fn record<const N: usize>(data: &[u8], k: usize) -> [u8; N] {
     data.get(k * N..(k + 1) * N)
         .and_then(|bytes| bytes.try_into().ok())
         .unwrap_or([0; N])
@@ -649,161 +467,30 @@ fn record<const N: usize>(data: &[u8], k: usize) -> [u8; N] {
 
 /// The little-endian `u32` at byte `at` of `record`.
 #[inline]
-fn u32_in<const N: usize>(record: &[u8; N], at: usize) -> u32 {
+pub(crate) fn u32_in<const N: usize>(record: &[u8; N], at: usize) -> u32 {
     u32::from_le_bytes([record[at], record[at + 1], record[at + 2], record[at + 3]])
 }
 
 /// The little-endian `u64` at byte `at` of `record`.
 #[inline]
-fn u64_in<const N: usize>(record: &[u8; N], at: usize) -> u64 {
+pub(crate) fn u64_in<const N: usize>(record: &[u8; N], at: usize) -> u64 {
     u64::from(u32_in(record, at)) | (u64::from(u32_in(record, at + 4)) << 32)
 }
 
 /// The `f32` at byte `at` of `record`.
 #[inline]
-fn f32_in<const N: usize>(record: &[u8; N], at: usize) -> f32 {
+pub(crate) fn f32_in<const N: usize>(record: &[u8; N], at: usize) -> f32 {
     f32::from_bits(u32_in(record, at))
 }
 
 /// The three `f32` at byte `at` of `record`.
 #[inline]
-fn vec3_in<const N: usize>(record: &[u8; N], at: usize) -> Vec3 {
+pub(crate) fn vec3_in<const N: usize>(record: &[u8; N], at: usize) -> Vec3 {
     Vec3::new(
         f32_in(record, at),
         f32_in(record, at + 4),
         f32_in(record, at + 8),
     )
-}
-
-fn compile_mesh(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
-    // An empty mesh reference is "none": a component just added, not yet given a
-    // mesh, draws nothing rather than breaking the level.
-    out.put_u64(f.resource_id("mesh").0);
-    out.put_u64(f.resource_id("material").0);
-    out.put_u32(f.bool("visible") as u32);
-    Ok(())
-}
-
-/// Bytes per mesh instance: mesh and material ids, then visibility as a `u32`.
-const MESH_RECORD: usize = 20;
-
-fn spawn_mesh(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    batch.check_records(MESH_RECORD)?;
-    let data = batch.data;
-    ctx.world.meshes.create_columns(
-        batch.len(),
-        |k| batch.owner(k),
-        |k| {
-            let r = record::<MESH_RECORD>(data, k);
-            Mesh {
-                mesh: ResourceId(u64_in(&r, 0)),
-                material: ResourceId(u64_in(&r, 8)),
-                visible: u32_in(&r, 16) != 0,
-            }
-        },
-    );
-    Ok(())
-}
-
-fn compile_point_mass(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
-    out.put_f32(f.f32("mass"));
-    out.put_vec3(f.vec3("velocity"));
-    out.put_vec3(f.vec3("acceleration"));
-    Ok(())
-}
-
-/// Bytes per point mass instance: mass, velocity, acceleration.
-const POINT_MASS_RECORD: usize = 28;
-
-fn spawn_point_mass(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    batch.check_records(POINT_MASS_RECORD)?;
-    let data = batch.data;
-    let World {
-        transforms,
-        point_masses,
-        ..
-    } = &mut *ctx.world;
-    point_masses.create_columns(
-        batch.len(),
-        |k| batch.owner(k),
-        |k| {
-            let r = record::<POINT_MASS_RECORD>(data, k);
-            // A point mass starts where its transform puts it in the world. Written
-            // without a panicking index, so that the passes that need only the
-            // other fields leave the lookup out.
-            let position = batch
-                .entity_index
-                .get(k)
-                .and_then(|&e| batch.entity_lookup.get(e as usize))
-                .and_then(|&owner| transforms.lookup(owner))
-                .and_then(|t| transforms.world_poses().get(t.index()))
-                .map_or(Vec3::ZERO, |world| world.translation.into());
-            PointMass {
-                mass: f32_in(&r, 0),
-                position,
-                velocity: vec3_in(&r, 4),
-                acceleration: vec3_in(&r, 16),
-            }
-        },
-    );
-    Ok(())
-}
-
-fn compile_oscillator(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
-    out.put_vec3(f.vec3("amplitude"));
-    out.put_f32(f.f32("frequency"));
-    out.put_f32(f.f32("phase").to_radians());
-    Ok(())
-}
-
-fn spawn_oscillator(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    let records: Vec<&[u8]> = batch.fixed_records(20)?.collect();
-    let World {
-        transforms,
-        oscillators,
-        ..
-    } = &mut *ctx.world;
-    for (i, r) in records.into_iter().enumerate() {
-        let owner = batch.owner(i);
-        let center = transforms
-            .lookup(owner)
-            .map_or(Vec3::ZERO, |t| transforms.local(t).translation.into());
-        let mut r = RecordReader::new(r);
-        let data = Oscillator {
-            amplitude: r.vec3(),
-            frequency: r.f32(),
-            phase: r.f32(),
-            center,
-        };
-        oscillators.create(owner, data);
-    }
-    Ok(())
-}
-
-fn compile_rotator(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
-    let axis = f.vec3("axis");
-    if axis.length_squared() < 1e-12 {
-        return Err("the rotation axis must not be zero".into());
-    }
-    out.put_vec3(axis.normalize());
-    out.put_f32(f.f32("speed"));
-    Ok(())
-}
-
-fn spawn_rotator(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
-    let records = batch.fixed_records(16)?;
-    for (i, r) in records.enumerate() {
-        let mut r = RecordReader::new(r);
-        let axis = r.vec3().normalize_or(Vec3::Y);
-        ctx.world.rotators.create(
-            batch.owner(i),
-            Rotator {
-                axis,
-                speed: r.f32(),
-            },
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -826,7 +513,7 @@ mod tests {
     #[test]
     fn duplicate_names_are_refused() {
         let mut r = Registry::with_builtins();
-        let again = ComponentType::new("mesh", 1, compile_mesh, spawn_mesh);
+        let again = crate::components::mesh::component_type();
         assert_eq!(
             r.register_component(again),
             Err(RegistryError::DuplicateName("mesh".into()))

@@ -10,6 +10,8 @@ use crate::DenseEntityMap;
 use crate::component::{
     Compaction, ComponentManager, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead,
 };
+use crate::registry::{ComponentBatch, ComponentType, RecordReader, RecordWriter, SpawnContext};
+use crate::schema::{FieldSchema, FieldValues};
 use crate::{Entity, EntityManager};
 
 /// Associates at most one debug name with an entity.
@@ -231,6 +233,56 @@ impl ComponentManager for DebugNameManager {
             None => sweep_dead(self, entities),
         }
     }
+}
+
+// The component type lives beside its manager, as a plugin's would: its
+// compile function writes the records that its spawn function reads.
+
+/// The `debug_name` component type (made from an entity's `name`).
+pub(crate) fn component_type() -> ComponentType {
+    ComponentType {
+        implicit: true,
+        ..ComponentType::new("debug_name", 1, compile_debug_name, spawn_debug_name)
+            .with_doc("The entity's name, for debugging.")
+            .with_fields(vec![FieldSchema::text("name", "")])
+    }
+}
+
+fn compile_debug_name(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
+    let name = f.text("name").as_bytes();
+    out.put_u32(name.len() as u32);
+    out.extend_from_slice(name);
+    out.resize(out.len().next_multiple_of(4), 0);
+    Ok(())
+}
+
+fn spawn_debug_name(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
+    // Each record is a length, the bytes, and padding to 4; the names are cut from
+    // the instance data as it is, in one copy.
+    let mut spans = Vec::with_capacity(batch.len());
+    let mut at = 0usize;
+    for i in 0..batch.len() {
+        let rest = &batch.data[at..];
+        let len = RecordReader::new(rest).u32() as usize;
+        let padded = 4 + len.next_multiple_of(4);
+        if rest.len() < padded {
+            return Err(format!(
+                "debug name {i} runs past the end of the instance data"
+            ));
+        }
+        spans.push(((at + 4) as u32, len as u32));
+        at += padded;
+    }
+    if at != batch.data.len() {
+        return Err(format!(
+            "{} bytes left after the last debug name",
+            batch.data.len() - at
+        ));
+    }
+    ctx.world
+        .debug_names
+        .create_in_text(|k| batch.owner(k), batch.data, &spans);
+    Ok(())
 }
 
 #[cfg(test)]
