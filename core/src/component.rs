@@ -1,10 +1,8 @@
-//! What every component manager shares: the [`Instance`] handle, the entity hash
-//! index, and the [`ComponentManager`] trait through which a [`World`](crate::World)
+//! What every component manager shares: the [`Instance`] handle, the one-pass
+//! removal, and the [`ComponentManager`] trait through which a [`World`](crate::World)
 //! collects garbage and steps behaviours without knowing the concrete type.
 
 use std::any::Any;
-
-pub use crate::entity_map::EntityMap;
 
 use crate::components::TransformManager;
 use crate::{Entity, EntityManager};

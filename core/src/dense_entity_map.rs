@@ -158,6 +158,14 @@ impl DenseEntityMap {
         Ok(())
     }
 
+    /// Every entry, by entity index.
+    pub fn entries(&self) -> impl Iterator<Item = (Entity, Instance)> + '_ {
+        (0u32..)
+            .zip(&self.slots)
+            .filter(|(_, slot)| slot.instance != EMPTY)
+            .map(|(index, slot)| (Entity::new(index, slot.generation), Instance(slot.instance)))
+    }
+
     /// The instance of `entity`, inserting `instance` first if there is none.
     #[inline]
     pub fn get_or_insert(&mut self, entity: Entity, instance: Instance) -> Instance {

@@ -176,6 +176,15 @@ impl EntityMap {
         None
     }
 
+    /// Every entry, in table order.
+    pub fn entries(&self) -> impl Iterator<Item = (Entity, Instance)> + '_ {
+        self.keys
+            .iter()
+            .zip(&self.values)
+            .filter(|(k, _)| **k != EMPTY)
+            .map(|(&k, &v)| (Entity::from_bits(k), Instance(v)))
+    }
+
     /// Removes every entry, keeping the table's memory.
     pub fn clear(&mut self) {
         self.keys.fill(EMPTY);

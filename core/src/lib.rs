@@ -34,6 +34,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod adaptive_entity_map;
 pub mod blob;
 pub mod compiler;
 mod component;
@@ -51,6 +52,7 @@ pub mod schema;
 mod spawn;
 mod world;
 
+pub use adaptive_entity_map::AdaptiveEntityMap;
 pub use compiler::{CompileError, CompiledLevel, ResourceSource, compile_document, compile_level};
 pub use component::{ComponentManager, DestroyPolicy, Instance};
 pub use components::TransformManager;

@@ -5,13 +5,11 @@
 use glam::{Quat, Vec3};
 
 use crate::World;
-use crate::component::{
-    ComponentManager, EntityMap, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
-};
+use crate::component::{ComponentManager, GcRng, Instance, OwnedInstances, random_gc, sweep_dead};
 use crate::components::TransformManager;
 use crate::registry::{ComponentBatch, ComponentType, RecordReader, RecordWriter, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
-use crate::{Entity, EntityManager};
+use crate::{AdaptiveEntityMap, Entity, EntityManager};
 
 /// Moves an entity along `amplitude * sin(2π · frequency · t + phase)` around the
 /// local position it had when spawned.
@@ -33,7 +31,8 @@ pub struct OscillatorManager {
     entity: Vec<Entity>,
     data: Vec<Oscillator>,
     time: f32,
-    map: EntityMap,
+    /// Hashed while few entities have one, by entity index while most do.
+    map: AdaptiveEntityMap,
     rng: GcRng,
 }
 
@@ -139,7 +138,8 @@ pub struct Rotator {
 pub struct RotatorManager {
     entity: Vec<Entity>,
     data: Vec<Rotator>,
-    map: EntityMap,
+    /// Hashed while few entities have one, by entity index while most do.
+    map: AdaptiveEntityMap,
     rng: GcRng,
 }
 

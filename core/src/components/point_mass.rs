@@ -8,14 +8,14 @@ use glam::Vec3;
 
 use crate::World;
 use crate::component::{
-    Compaction, ComponentManager, EntityMap, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
+    Compaction, ComponentManager, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
 };
 use crate::components::TransformManager;
 use crate::registry::{
     ComponentBatch, ComponentType, RecordWriter, SpawnContext, f32_in, record, vec3_in,
 };
 use crate::schema::{FieldSchema, FieldValues};
-use crate::{Entity, EntityManager};
+use crate::{AdaptiveEntityMap, Entity, EntityManager};
 
 /// The data of one point mass, for creating instances.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,7 +38,8 @@ pub struct PointMassManager {
     position: Vec<Vec3>,
     velocity: Vec<Vec3>,
     acceleration: Vec<Vec3>,
-    map: EntityMap,
+    /// Hashed while few entities have one, by entity index while most do.
+    map: AdaptiveEntityMap,
     rng: GcRng,
 }
 
