@@ -164,12 +164,19 @@ impl<'a> LevelBlob<'a> {
         let num_entities = c.u32("num_entities")?;
         let num_component_types = c.u32("num_component_types")?;
         let parent_index = c.u32s(num_entities, "parent_index")?;
-        for (i, &p) in parent_index.iter().enumerate() {
-            if p != NO_PARENT && p as usize >= i {
-                return Err(BlobError::Corrupt(format!(
-                    "entity {i} has parent {p}, but parents must come before their children"
-                )));
-            }
+        // Checked in one pass without an early exit, which the compiler vectorizes;
+        // the offender is looked for only when there is one.
+        let parents_first = (0u32..)
+            .zip(parent_index.iter())
+            .fold(true, |ok, (i, &p)| ok & ((p == NO_PARENT) | (p < i)));
+        if !parents_first
+            && let Some((i, p)) = (0u32..)
+                .zip(parent_index.iter().copied())
+                .find(|&(i, p)| p != NO_PARENT && p >= i)
+        {
+            return Err(BlobError::Corrupt(format!(
+                "entity {i} has parent {p}, but parents must come before their children"
+            )));
         }
         let mut components = Vec::with_capacity(num_component_types.min(1024) as usize);
         for t in 0..num_component_types {
@@ -186,10 +193,14 @@ impl<'a> LevelBlob<'a> {
             let num_instances = c.u32("num_instances")?;
             let size = c.u32("size")?;
             let entity_index = c.u32s(num_instances, "entity_index")?;
-            if let Some((i, &e)) = entity_index
+            if entity_index
                 .iter()
-                .enumerate()
-                .find(|(_, e)| **e >= num_entities)
+                .max()
+                .is_some_and(|&m| m >= num_entities)
+                && let Some((i, &e)) = entity_index
+                    .iter()
+                    .enumerate()
+                    .find(|(_, e)| **e >= num_entities)
             {
                 return Err(BlobError::Corrupt(format!(
                     "component type {t} ({component_identifier:#010x}): instance {i} belongs to entity {e}, but there are only {num_entities}"
@@ -422,6 +433,23 @@ mod tests {
         let bytes = write_blob(&[1, NO_PARENT], &[], &[]);
         assert!(
             matches!(LevelBlob::parse(&bytes), Err(BlobError::Corrupt(m)) if m.contains("parents must come before"))
+        );
+        let bytes = write_blob(&[NO_PARENT, 0, 2, 1], &[], &[]);
+        assert!(
+            matches!(LevelBlob::parse(&bytes), Err(BlobError::Corrupt(m)) if m.contains("entity 2 has parent 2"))
+        );
+    }
+
+    #[test]
+    fn an_owner_past_the_last_entity_is_refused() {
+        let block = ComponentBlock {
+            component_identifier: 7,
+            entity_index: vec![0, 1, 5, 2],
+            data: vec![],
+        };
+        let bytes = write_blob(&[NO_PARENT, 0, 0], &[block], &[]);
+        assert!(
+            matches!(LevelBlob::parse(&bytes), Err(BlobError::Corrupt(m)) if m.contains("instance 2 belongs to entity 5, but there are only 3")),
         );
     }
 
