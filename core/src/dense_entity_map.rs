@@ -125,10 +125,10 @@ impl DenseEntityMap {
         // A fresh world's spawn: the entities take the next indices in order, so the
         // slots are appended as they are made, with no empty fill first.
         let next = self.slots.len();
-        if entities
-            .iter()
-            .enumerate()
-            .all(|(k, e)| e.index() as usize == next + k)
+        // One pass without an early exit, which the compiler vectorizes.
+        if (next..)
+            .zip(entities)
+            .fold(true, |ok, (want, e)| ok & (e.index() as usize == want))
         {
             self.slots
                 .extend(entities.iter().zip(first..).map(|(e, instance)| Slot {

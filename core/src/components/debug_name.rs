@@ -10,7 +10,7 @@ use crate::DenseEntityMap;
 use crate::component::{
     Compaction, ComponentManager, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead,
 };
-use crate::registry::{ComponentBatch, ComponentType, RecordReader, RecordWriter, SpawnContext};
+use crate::registry::{ComponentBatch, ComponentType, RecordWriter, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
 use crate::{Entity, EntityManager};
 
@@ -262,16 +262,19 @@ fn spawn_debug_name(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<()
     let mut spans = Vec::with_capacity(batch.len());
     let mut at = 0usize;
     for i in 0..batch.len() {
-        let rest = &batch.data[at..];
-        let len = RecordReader::new(rest).u32() as usize;
-        let padded = 4 + len.next_multiple_of(4);
-        if rest.len() < padded {
+        let len = batch
+            .data
+            .get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .map_or(usize::MAX, |b| u32::from_le_bytes(b) as usize);
+        let padded = len.saturating_add(3) & !3;
+        if len == usize::MAX || batch.data.len() - at - 4 < padded {
             return Err(format!(
                 "debug name {i} runs past the end of the instance data"
             ));
         }
         spans.push(((at + 4) as u32, len as u32));
-        at += padded;
+        at += 4 + padded;
     }
     if at != batch.data.len() {
         return Err(format!(
@@ -328,6 +331,68 @@ mod tests {
             }
         }
         assert!(names.text.len() < 3000 * 16, "garbage was never compacted");
+    }
+
+    #[test]
+    fn name_records_are_checked_before_anything_is_made() {
+        let record = |name: &str| {
+            let mut out = Vec::new();
+            out.put_u32(name.len() as u32);
+            out.extend_from_slice(name.as_bytes());
+            out.resize(out.len().next_multiple_of(4), 0);
+            out
+        };
+        let spawn = |data: &[u8], count: usize| {
+            let mut em = EntityManager::new();
+            let mut world = crate::World::new();
+            let mut owners = Vec::new();
+            em.create_many(count, &mut owners);
+            let index: Vec<u32> = (0..count as u32).collect();
+            let batch = ComponentBatch {
+                entity_lookup: &owners,
+                entity_index: &index,
+                parent_index: &[],
+                data,
+            };
+            let mut ctx = SpawnContext {
+                entities: &mut em,
+                world: &mut world,
+            };
+            spawn_debug_name(&mut ctx, &batch).map(|()| {
+                owners
+                    .iter()
+                    .map(|&e| world.debug_names.debug_name(e).map(String::from))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let mut two = record("Élan");
+        two.extend(record(""));
+        assert_eq!(
+            spawn(&two, 2),
+            Ok(vec![Some("Élan".into()), Some(String::new())])
+        );
+        assert!(
+            spawn(&two, 3)
+                .unwrap_err()
+                .contains("debug name 2 runs past the end")
+        );
+        assert!(
+            spawn(&two, 1)
+                .unwrap_err()
+                .contains("4 bytes left after the last")
+        );
+        let mut huge = two.clone();
+        huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(
+            spawn(&huge, 2)
+                .unwrap_err()
+                .contains("debug name 0 runs past the end")
+        );
+        assert!(
+            spawn(&two[..7], 1)
+                .unwrap_err()
+                .contains("debug name 0 runs past the end")
+        );
     }
 
     #[test]
