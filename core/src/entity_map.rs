@@ -1,5 +1,5 @@
-//! The hash index from [`Entity`] to component [`Instance`] of managers whose
-//! component only some entities have (the dense ones use [`crate::DenseEntityMap`]).
+//! The hash index from [`Entity`] to component [`Instance`]: the layout
+//! [`crate::AdaptiveEntityMap`] uses while few entities have the component.
 //!
 //! A purpose-built open-addressing table instead of `std::collections::HashMap`: keys
 //! are unique 64-bit ids whose index part is dense, so the hash keeps neighbouring
