@@ -144,12 +144,16 @@ impl AdaptiveEntityMap {
             Layout::Dense(m) => m.entries().collect(),
         };
         if !to_dense {
-            // What is left may sit far below the old largest index.
+            // What is left may sit far below the old largest index; if it is still
+            // dense there, it stays an array (else the next insert would switch back).
             self.span = entries
                 .iter()
                 .map(|(e, _)| e.index() as usize + 1)
                 .max()
                 .unwrap_or(0);
+            if entries.len() >= MIN_DENSE && entries.len() * 2 >= self.span {
+                return;
+            }
         }
         self.layout = if to_dense {
             let mut m = DenseEntityMap::new();
@@ -192,6 +196,9 @@ mod tests {
     }
 
     proptest! {
+        // Each case may switch layouts several times over 20,000 indices.
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
         /// Any mix of inserts, bulk inserts and removes agrees with std's HashMap,
         /// whichever layout the index is in and however often it switched.
         ///
@@ -254,6 +261,17 @@ mod tests {
         }
         assert!(!m.is_dense(), "10 entries over 10,000 indices stayed dense");
         assert_eq!(m.get(level[9_995]), Some(Instance(9_995)));
+        // What is left at the bottom of a wide range is still dense there.
+        let mut m = AdaptiveEntityMap::new();
+        m.insert_new(&level, 0).unwrap();
+        for &e in level[1_000..].iter().rev() {
+            m.remove(e);
+        }
+        assert!(
+            m.is_dense(),
+            "1,000 entries over indices 0..1,000 went hashed"
+        );
+        assert_eq!(m.get(level[999]), Some(Instance(999)));
         let sparse: Vec<Entity> = (0..100).map(|i| Entity::new(i * 1000, 1)).collect();
         let mut m = AdaptiveEntityMap::new();
         m.insert_new(&sparse, 0).unwrap();
