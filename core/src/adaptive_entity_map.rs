@@ -105,6 +105,16 @@ impl AdaptiveEntityMap {
         result
     }
 
+    /// Maps `entities[k]` to instance `first + k` for every `k`, as [`Self::insert`]
+    /// one by one would (a later entry for the same entity wins), in one call.
+    pub fn insert_all(&mut self, entities: &[Entity], first: u32) {
+        if let Err(k) = self.insert_new(entities, first) {
+            for (instance, &entity) in (first + k as u32..).zip(&entities[k..]) {
+                self.insert(entity, Instance(instance));
+            }
+        }
+    }
+
     /// Removes `entity`; returns its instance.
     pub fn remove(&mut self, entity: Entity) -> Option<Instance> {
         let removed = match &mut self.layout {
@@ -121,11 +131,6 @@ impl AdaptiveEntityMap {
             Layout::Hash(m) => m.redirect(entity, from, to),
             Layout::Dense(m) => m.redirect(entity, from, to),
         }
-    }
-
-    /// Removes every entry and forgets the largest index seen.
-    pub fn clear(&mut self) {
-        *self = Self::default();
     }
 
     /// Switches the layout if the entries, with `coming` more on the way, suit the

@@ -142,30 +142,24 @@ pub(crate) fn sweep_dead(manager: &mut impl OwnedInstances, entities: &EntityMan
     }
 }
 
-/// A one-pass removal of every instance whose owner is dead: which instances stay
-/// and where each moves. `sweep` uses it when many died at once (a level
-/// despawned), where a swap-remove per dead instance would patch the index and
-/// move the last instance once for each. Kept instances keep their relative order.
+/// A one-pass removal of instances: which stay and where each moves. `sweep` uses it
+/// when many died at once (a level despawned), where a swap-remove per dead instance
+/// would patch the index and move the last instance once for each. Kept instances
+/// keep their relative order.
 pub(crate) struct Compaction {
-    keep: Vec<bool>,
     /// New position of each old instance, or [`NONE`] for a removed one.
     new_index: Vec<u32>,
+    kept: usize,
 }
 
 impl Compaction {
-    /// The plan for `owners`, if at least a quarter of them are dead; fewer are
-    /// cheaper to remove one by one.
-    pub(crate) fn of_dead(owners: &[Entity], entities: &EntityManager) -> Option<Self> {
-        let keep: Vec<bool> = owners.iter().map(|&e| entities.alive(e)).collect();
-        let dead = keep.iter().filter(|&&k| !k).count();
-        if dead == 0 || dead * 4 < owners.len() {
-            return None;
-        }
+    /// Keeps the instances whose owner `keep` accepts.
+    pub(crate) fn keeping(owners: &[Entity], keep: impl Fn(Entity) -> bool) -> Self {
         let mut kept = 0u32;
-        let new_index = keep
+        let new_index = owners
             .iter()
-            .map(|&k| {
-                if k {
+            .map(|&e| {
+                if keep(e) {
                     kept += 1;
                     kept - 1
                 } else {
@@ -173,7 +167,23 @@ impl Compaction {
                 }
             })
             .collect();
-        Some(Compaction { keep, new_index })
+        Compaction {
+            new_index,
+            kept: kept as usize,
+        }
+    }
+
+    /// Removes the instances of dead owners, if at least a quarter of them are dead;
+    /// fewer are cheaper to remove one by one.
+    pub(crate) fn of_dead(owners: &[Entity], entities: &EntityManager) -> Option<Self> {
+        let plan = Self::keeping(owners, |e| entities.alive(e));
+        let dead = owners.len() - plan.kept;
+        (dead > 0 && dead * 4 >= owners.len()).then_some(plan)
+    }
+
+    /// How many instances stay.
+    pub(crate) fn kept(&self) -> usize {
+        self.kept
     }
 
     /// The new position of old instance `old`, or [`NONE`] if it is removed.
@@ -189,10 +199,10 @@ impl Compaction {
     /// Drops the removed instances' entries of `column`, in one pass.
     pub(crate) fn apply<T>(&self, column: &mut Vec<T>) {
         // `retain` visits each element once, in order.
-        let mut k = 0;
+        let mut old = 0;
         column.retain(|_| {
-            k += 1;
-            self.keep.get(k - 1).copied().unwrap_or(true)
+            old += 1;
+            self.new_index(old - 1) != NONE
         });
     }
 }

@@ -158,6 +158,16 @@ impl DenseEntityMap {
         Ok(())
     }
 
+    /// Maps `entities[k]` to instance `first + k` for every `k`, as [`Self::insert`]
+    /// one by one would (a later entry for the same entity wins), in one call.
+    pub fn insert_all(&mut self, entities: &[Entity], first: u32) {
+        if let Err(k) = self.insert_new(entities, first) {
+            for (instance, &entity) in (first + k as u32..).zip(&entities[k..]) {
+                self.insert(entity, Instance(instance));
+            }
+        }
+    }
+
     /// Every entry, by entity index.
     pub fn entries(&self) -> impl Iterator<Item = (Entity, Instance)> + '_ {
         (0u32..)

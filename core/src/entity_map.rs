@@ -185,12 +185,6 @@ impl EntityMap {
             .map(|(&k, &v)| (Entity::from_bits(k), Instance(v)))
     }
 
-    /// Removes every entry, keeping the table's memory.
-    pub fn clear(&mut self) {
-        self.keys.fill(EMPTY);
-        self.len = 0;
-    }
-
     /// Maps `entities[k]` to instance `first + k`, in order, growing the table once.
     /// Stops at the first entity that already has an entry and returns its position
     /// in `entities`: the entries before it are made, it and those after it are not.

@@ -130,11 +130,7 @@ impl DebugNameManager {
         self.entity.extend((0..spans.len()).map(owner));
         self.span
             .extend(spans.iter().map(|&(start, len)| (base + start, len)));
-        if let Err(k) = self.map.insert_new(&self.entity[first..], first as u32) {
-            for i in first + k..self.entity.len() {
-                self.map.insert(self.entity[i], Instance(i as u32));
-            }
-        }
+        self.map.insert_all(&self.entity[first..], first as u32);
     }
 
     fn append_text(&mut self, name: &[u8]) -> (u32, u32) {
@@ -262,16 +258,18 @@ fn spawn_debug_name(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<()
     let mut spans = Vec::with_capacity(batch.len());
     let mut at = 0usize;
     for i in 0..batch.len() {
-        let len = batch
+        let past_the_end = || format!("debug name {i} runs past the end of the instance data");
+        let Some(len) = batch
             .data
             .get(at..at + 4)
             .and_then(|b| b.try_into().ok())
-            .map_or(usize::MAX, |b| u32::from_le_bytes(b) as usize);
+            .map(|b| u32::from_le_bytes(b) as usize)
+        else {
+            return Err(past_the_end());
+        };
         let padded = len.saturating_add(3) & !3;
-        if len == usize::MAX || batch.data.len() - at - 4 < padded {
-            return Err(format!(
-                "debug name {i} runs past the end of the instance data"
-            ));
+        if batch.data.len() - at - 4 < padded {
+            return Err(past_the_end());
         }
         spans.push(((at + 4) as u32, len as u32));
         at += 4 + padded;

@@ -15,7 +15,7 @@ use glam::{Affine3A, Quat, Vec3};
 
 use crate::DenseEntityMap;
 use crate::component::{
-    ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, sweep_dead,
+    Compaction, ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, sweep_dead,
 };
 use crate::registry::{ComponentBatch, ComponentType, RecordWriter, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
@@ -518,46 +518,37 @@ impl ComponentManager for TransformManager {
         crate::component::random_gc(self, entities);
     }
     fn sweep(&mut self, entities: &EntityManager) {
-        let dead = self.entity.iter().filter(|&&e| !entities.alive(e)).count();
         // A few dead: destroyed one by one. Many (a level despawned): one pass.
-        if dead * 4 < self.entity.len() {
-            sweep_dead(self, entities);
-        } else if dead > 0 {
-            self.retain(|e| entities.alive(e));
+        match Compaction::of_dead(&self.entity, entities) {
+            Some(plan) => self.remove_in_one_pass(&plan),
+            None => sweep_dead(self, entities),
         }
     }
 }
 
 impl TransformManager {
-    /// Keeps the transforms whose owner `keep` says to keep, in one pass: what
-    /// destroying the others one by one would give (children of a destroyed parent
-    /// become roots at the same world pose; siblings keep their order), without
-    /// re-rooting children that are going too. Instances keep their relative order.
-    fn retain(&mut self, keep: impl Fn(Entity) -> bool) {
+    /// Removes what `plan` removes, in one pass: what destroying them one by one
+    /// would give (children of a destroyed parent become roots at the same world
+    /// pose; siblings keep their order), without re-rooting children that are going
+    /// too. Instances keep their relative order.
+    fn remove_in_one_pass(&mut self, plan: &Compaction) {
         self.changes = self.changes.wrapping_add(1);
         let n = self.entity.len();
-        let mut new_index = vec![NONE; n];
-        let mut kept = 0u32;
-        for (i, slot) in new_index.iter_mut().enumerate() {
-            if keep(self.entity[i]) {
-                *slot = kept;
-                kept += 1;
-            }
-        }
-        let kept = kept as usize;
+        let new_index = |i: u32| plan.new_index(i);
+        let kept = plan.kept();
         // Child lists, rebuilt in each kept parent's old link order.
         let mut first_child = vec![NONE; kept];
         let mut next_sibling = vec![NONE; kept];
         let mut prev_sibling = vec![NONE; kept];
         for p in 0..n {
-            let np = new_index[p];
+            let np = new_index(p as u32);
             if np == NONE {
                 continue;
             }
             let mut tail = NONE;
             let mut c = self.first_child[p];
             while c != NONE {
-                let nc = new_index[c as usize];
+                let nc = new_index(c);
                 if nc != NONE {
                     if tail == NONE {
                         first_child[np as usize] = nc;
@@ -572,7 +563,7 @@ impl TransformManager {
         }
         // Kept instances move down (a new index is never above the old one).
         for i in 0..n {
-            let ni = new_index[i];
+            let ni = new_index(i as u32);
             if ni == NONE {
                 self.map.remove(self.entity[i]);
                 continue;
@@ -582,8 +573,8 @@ impl TransformManager {
             let (parent, local) = match p {
                 NONE => (NONE, self.local[i]),
                 // A destroyed parent: a root where it stands.
-                p if new_index[p as usize] == NONE => (NONE, self.world[i]),
-                p => (new_index[p as usize], self.local[i]),
+                p if new_index(p) == NONE => (NONE, self.world[i]),
+                p => (new_index(p), self.local[i]),
             };
             self.entity[ni] = self.entity[i];
             self.local[ni] = local;
@@ -933,7 +924,7 @@ mod tests {
                 one_by_one.destroy_entity(e);
             }
             let mut one_pass = tm.clone();
-            one_pass.retain(|e| !dead.contains(&e));
+            one_pass.remove_in_one_pass(&Compaction::keeping(&tm.entity, |e| !dead.contains(&e)));
             assert_consistent(&one_pass);
             prop_assert_eq!(one_pass.len(), one_by_one.len());
             let describe = |tm: &TransformManager, e: Entity| {
