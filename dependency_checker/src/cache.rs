@@ -346,16 +346,23 @@ impl<'a> Strings<'a> {
             renumber[old] = new as u32;
         }
         let table: Vec<&str> = order.iter().map(|&i| self.table[i]).collect();
+        // Not looked up again unless a scan must be encoded anew (see
+        // `look_up_again`): hashing every string once more was a sixth of the save.
         let strings = Strings {
-            ids: table
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (*s, i as u32))
-                .collect(),
+            ids: HashMap::default(),
             uses: vec![0; table.len()],
             table,
         };
         (strings, renumber)
+    }
+
+    /// Makes the strings' numbers found by their text again after [`Strings::by_use`].
+    fn look_up_again(&mut self) {
+        if self.ids.is_empty() {
+            self.ids = (self.table.iter().enumerate())
+                .map(|(i, s)| (*s, i as u32))
+                .collect();
+        }
     }
 
     /// See [`repeated`].
@@ -449,6 +456,34 @@ fn renumber_scan(bytes: &[u8], renumber: &[u32], out: &mut Vec<u8>) -> Option<()
 /// Serialises `index`, with the findings of a check of exactly this index if there
 /// are any.
 pub fn encode(index: &Index, findings: Option<&[Finding]>) -> Vec<u8> {
+    encode_index(index).finish(findings)
+}
+
+/// The cache's bytes up to its findings: everything that depends on the index alone,
+/// so that a check can encode them while it computes the findings.
+pub(crate) struct EncodedIndex {
+    bytes: Vec<u8>,
+    walked: u64,
+}
+
+impl EncodedIndex {
+    /// The whole cache: these bytes, the findings and the checksum.
+    pub(crate) fn finish(self, findings: Option<&[Finding]>) -> Vec<u8> {
+        let mut out = self.bytes;
+        let findings_json = findings
+            .and_then(|f| serde_json::to_vec(f).ok())
+            .unwrap_or_default();
+        put_varint(&mut out, findings_json.len() as u64);
+        out.extend_from_slice(&findings_json);
+        out.extend_from_slice(&self.walked.to_le_bytes());
+        let checksum = xxhash_rust::xxh3::xxh3_64(&out);
+        out.extend_from_slice(&checksum.to_le_bytes());
+        out
+    }
+}
+
+/// See [`EncodedIndex`].
+pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
     let files: Vec<&FileEntry> = index.files().collect();
     // The loaded cache most entries are still encoded in, if one is: its strings
     // keep their numbers, so those entries are copied as they are. When most of its
@@ -526,6 +561,7 @@ pub fn encode(index: &Index, findings: Option<&[Finding]>) -> Vec<u8> {
                 });
                 if renumbered.is_none() {
                     scan_bytes.clear();
+                    strings.look_up_again();
                     encode_scan(f.scan(), &mut strings, &mut scan_bytes);
                 }
                 put_varint(&mut body_out, scan_bytes.len() as u64);
@@ -533,13 +569,9 @@ pub fn encode(index: &Index, findings: Option<&[Finding]>) -> Vec<u8> {
             }
         }
     }
-    let findings_json = findings
-        .and_then(|f| serde_json::to_vec(f).ok())
-        .unwrap_or_default();
-    let walked = walk_issues_hash(index);
-
     let table_bytes: usize = strings.table.iter().map(|s| s.len() + 2).sum();
-    let mut out = Vec::with_capacity(32 + table_bytes + body_out.len() + findings_json.len());
+    // Room for the findings a check stores: a handful in a healthy project.
+    let mut out = Vec::with_capacity(32 + table_bytes + body_out.len() + 4096);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&schema_fingerprint(index.registry(), index.rules()).to_le_bytes());
@@ -555,12 +587,10 @@ pub fn encode(index: &Index, findings: Option<&[Finding]>) -> Vec<u8> {
     }
     put_varint(&mut out, files.len() as u64);
     out.extend_from_slice(&body_out);
-    put_varint(&mut out, findings_json.len() as u64);
-    out.extend_from_slice(&findings_json);
-    out.extend_from_slice(&walked.to_le_bytes());
-    let checksum = xxhash_rust::xxh3::xxh3_64(&out);
-    out.extend_from_slice(&checksum.to_le_bytes());
-    out
+    EncodedIndex {
+        bytes: out,
+        walked: walk_issues_hash(index),
+    }
 }
 
 /// What the walk met besides files (links leading out, unreadable folders), which
@@ -723,8 +753,14 @@ pub fn load(root: &Path, registry: &Arc<Registry>, rules: &Arc<DeclaredRules>) -
 /// `.kiln/` out of version control; `findings` are those of a check of exactly this
 /// index, if there are any.
 pub fn save(index: &Index, findings: Option<&[Finding]>) -> Result<(), CheckerError> {
+    write(index.root(), &encode(index, findings))
+}
+
+/// Writes `bytes` (from [`encode`] or [`EncodedIndex::finish`]) as the cache of the
+/// project at `root`.
+pub(crate) fn write(root: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
     // A real folder inside the project, never a link to somewhere else.
-    let dir = crate::lock::kiln_dir(index.root())?;
+    let dir = crate::lock::kiln_dir(root)?;
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
         fs::write(
@@ -733,8 +769,8 @@ pub fn save(index: &Index, findings: Option<&[Finding]>) -> Result<(), CheckerEr
         )
         .map_err(io_err(&ignore))?;
     }
-    let file = index.root().join(CACHE_FILE);
-    write_atomic(&file, &encode(index, findings)).map_err(io_err(&file))
+    let file = root.join(CACHE_FILE);
+    write_atomic(&file, bytes).map_err(io_err(&file))
 }
 
 #[cfg(test)]
@@ -858,6 +894,7 @@ mod tests {
             ranges.push((f, start, first.len()));
         }
         let (mut by_use, renumber) = strings.by_use();
+        by_use.look_up_again();
         for (f, a, b) in ranges {
             let mut renumbered = Vec::new();
             assert!(renumber_scan(&first[a..b], &renumber, &mut renumbered).is_some());
