@@ -64,7 +64,7 @@ pub use level::{EntityDocument, LevelDocument};
 pub use path::{PathError, ResourceId, ResourcePath};
 pub use project::{
     Project, ProjectConfig, ProjectError, ReferenceRules, create_dir_below, read_below,
-    read_regular, write_atomic, write_below,
+    read_regular, write_atomic, write_atomic_unsynced, write_below,
 };
 pub use registry::{ComponentBatch, ComponentType, Registry, SpawnContext};
 pub use schema::{FieldKind, FieldSchema, FieldValues};

@@ -368,6 +368,18 @@ impl ResourceSource for ProjectSource<'_> {
 /// to disk, then renamed over the target. Readers see the old or the new content,
 /// never a mix, and a crash leaves at most a stray temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_through_temporary(path, bytes, true)
+}
+
+/// [`write_atomic`] without waiting for the disk: for caches whose reader checks them
+/// (a checksum) and rebuilds what a crash left torn or empty. Never for user data.
+/// A cold `kiln check` of 100,000 files waited about a tenth of its time for the
+/// cache's flush.
+pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_through_temporary(path, bytes, false)
+}
+
+fn write_through_temporary(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let name = path
@@ -377,7 +389,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut f = fs::File::create(&temp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         fs::rename(&temp, path)
     })();
     if result.is_err() {
@@ -564,16 +578,18 @@ mod tests {
 
     #[test]
     fn write_atomic_replaces_whole_files_and_leaves_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("levels/a.level");
-        write_atomic(&target, b"first").unwrap();
-        write_atomic(&target, b"second").unwrap();
-        assert_eq!(fs::read(&target).unwrap(), b"second");
-        let names: Vec<_> = fs::read_dir(target.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec!["a.level"]);
+        for write in [write_atomic, write_atomic_unsynced] {
+            let dir = tempfile::tempdir().unwrap();
+            let target = dir.path().join("levels/a.level");
+            write(&target, b"first").unwrap();
+            write(&target, b"second").unwrap();
+            assert_eq!(fs::read(&target).unwrap(), b"second");
+            let names: Vec<_> = fs::read_dir(target.parent().unwrap())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, vec!["a.level"]);
+        }
     }
 
     #[test]

@@ -50,7 +50,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kiln_core::{Registry, write_atomic};
+use kiln_core::{Registry, write_atomic_unsynced};
 
 use crate::error::{CheckerError, io_err};
 use crate::findings::Finding;
@@ -311,8 +311,8 @@ fn decode_scan(body: &CacheBody, bytes: &[u8]) -> Option<FileScan> {
 /// Builds the string table while files are encoded.
 #[derive(Default)]
 struct Strings<'a> {
-    /// xxh3, not SipHash: a cold check numbers every string of the project twice.
-    ids: HashMap<&'a str, u32, xxhash_rust::xxh3::Xxh3Builder>,
+    /// Not SipHash: a cold check numbers every string of the project.
+    ids: crate::FastMap<&'a str, u32>,
     table: Vec<&'a str>,
     /// How often each string was named.
     uses: Vec<u32>,
@@ -349,7 +349,7 @@ impl<'a> Strings<'a> {
         // Not looked up again unless a scan must be encoded anew (see
         // `look_up_again`): hashing every string once more was a sixth of the save.
         let strings = Strings {
-            ids: HashMap::default(),
+            ids: crate::FastMap::default(),
             uses: vec![0; table.len()],
             table,
         };
@@ -770,7 +770,9 @@ pub(crate) fn write(root: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
         .map_err(io_err(&ignore))?;
     }
     let file = root.join(CACHE_FILE);
-    write_atomic(&file, bytes).map_err(io_err(&file))
+    // A torn cache fails its checksum and is rebuilt; a stale one is checked file by
+    // file against the disk. Nothing is lost, so the disk is not waited for.
+    write_atomic_unsynced(&file, bytes).map_err(io_err(&file))
 }
 
 #[cfg(test)]

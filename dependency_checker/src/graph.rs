@@ -10,6 +10,7 @@ use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::Dfs;
 
+use crate::FastMap;
 use crate::index::Index;
 use crate::scan::{Naming, RefView};
 
@@ -42,10 +43,10 @@ pub struct ResolvedRef {
 #[derive(Debug)]
 pub struct Graph {
     graph: DiGraph<Arc<str>, u32>,
-    nodes: HashMap<Arc<str>, NodeIndex>,
+    nodes: FastMap<Arc<str>, NodeIndex>,
     refs: Vec<ResolvedRef>,
     /// For each file, the ambiguous references that have it among their candidates.
-    ambiguous: HashMap<Arc<str>, Vec<u32>>,
+    ambiguous: FastMap<Arc<str>, Vec<u32>>,
     /// Prefab inclusions (an entity's `prefab` field in a level or unit), from -> to.
     prefab_edges: Vec<(NodeIndex, NodeIndex)>,
 }
@@ -159,8 +160,8 @@ pub(crate) fn resolve<F: FileSet>(
 /// The graph build's view of the files: `nodes` maps each file's path to its
 /// node, `base_paths` groups files by path without extension.
 struct BuildFiles<'a> {
-    nodes: &'a HashMap<Arc<str>, NodeIndex>,
-    base_paths: &'a HashMap<&'a str, Vec<&'a Arc<str>>>,
+    nodes: &'a FastMap<Arc<str>, NodeIndex>,
+    base_paths: &'a FastMap<&'a str, Vec<&'a Arc<str>>>,
 }
 
 impl FileSet for BuildFiles<'_> {
@@ -181,13 +182,14 @@ impl Graph {
     pub fn build(index: &Index) -> Self {
         let base_paths = index.by_base_path();
         let mut graph = DiGraph::with_capacity(index.stats().files.max(16), 0);
-        let mut nodes: HashMap<Arc<str>, NodeIndex> = HashMap::with_capacity(index.stats().files);
+        let mut nodes: FastMap<Arc<str>, NodeIndex> =
+            FastMap::with_capacity_and_hasher(index.stats().files, Default::default());
         for f in index.files() {
             nodes.insert(f.path.clone(), graph.add_node(f.path.clone()));
         }
         let mut refs = Vec::new();
         let mut missing: Vec<(u32, Arc<str>)> = Vec::new();
-        let mut ambiguous: HashMap<Arc<str>, Vec<u32>> = HashMap::new();
+        let mut ambiguous: FastMap<Arc<str>, Vec<u32>> = FastMap::default();
         let mut prefab_edges = Vec::new();
         let mut buf = String::new();
         for f in index.files() {

@@ -5,7 +5,7 @@
 //! previous index (or its cache, see [`crate::cache`]) re-reads only files whose size
 //! or time changed, and re-parses only files whose content hash changed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -672,8 +672,8 @@ impl Index {
 
     /// Files grouped by canonical base path (`textures/rose` -> `textures/rose.png`, ...),
     /// for resolving generic references written without extension.
-    pub(crate) fn by_base_path(&self) -> HashMap<&str, Vec<&Arc<str>>> {
-        let mut map: HashMap<&str, Vec<&Arc<str>>> = HashMap::new();
+    pub(crate) fn by_base_path(&self) -> crate::FastMap<&str, Vec<&Arc<str>>> {
+        let mut map: crate::FastMap<&str, Vec<&Arc<str>>> = crate::FastMap::default();
         for path in self.files.keys() {
             if let Some((base, _)) = split_extension(path) {
                 map.entry(base).or_default().push(path);

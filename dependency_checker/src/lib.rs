@@ -54,3 +54,8 @@ pub mod watch;
 pub use checker::{ChangeReport, Checker, ReferenceView};
 pub use error::CheckerError;
 pub use kiln_core::{PathError, ResourcePath};
+
+/// The hash map of the checker's hot paths (paths, reference texts): foldhash,
+/// seeded per process, hashes a short string several times faster than the standard
+/// SipHash, which was a tenth of building the graph of 100,000 files.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
