@@ -48,7 +48,7 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use kiln_core::{Registry, write_atomic_unsynced};
 
@@ -146,10 +146,13 @@ impl<'a> Reader<'a> {
 /// A loaded cache's bytes, which its files' references stay encoded in.
 pub(crate) struct CacheBody {
     bytes: Vec<u8>,
-    /// The string table's strings, one after the other.
-    table: String,
-    /// Start and end of each string of the table, in `table`.
-    strings: Vec<(u32, u32)>,
+    /// Where the string table is in `bytes` (start, end) and how many strings it
+    /// holds. It is decoded on first use: a check with nothing changed never reads a
+    /// string, and decoding the table was a third of loading the cache.
+    table_at: (usize, usize, usize),
+    /// The table, once decoded; `None` if it does not decode (a crafted cache whose
+    /// checksum holds): every scan that names a string is then read from its file.
+    table: OnceLock<Option<StringTable>>,
     /// Files in it, to tell when most of them have been encoded anew.
     files: usize,
     root: PathBuf,
@@ -157,10 +160,59 @@ pub(crate) struct CacheBody {
     rules: Arc<DeclaredRules>,
 }
 
+/// The cache's strings, decoded.
+struct StringTable {
+    /// The strings, one after the other.
+    text: String,
+    /// Start and end of each string, in `text`.
+    spans: Vec<(u32, u32)>,
+}
+
+impl StringTable {
+    /// The table as [`encode`] wrote it: `count` strings, each as the bytes it shares
+    /// with the string before and the rest.
+    fn decode(bytes: &[u8], count: usize) -> Option<Self> {
+        let mut r = Reader { bytes, at: 0 };
+        let mut spans: Vec<(u32, u32)> = Vec::with_capacity(count.min(bytes.len()));
+        let mut text = String::with_capacity(bytes.len());
+        let mut previous = (0usize, 0usize);
+        for _ in 0..count {
+            let shared = r.varint()? as usize;
+            let n = r.varint()? as usize;
+            let rest = std::str::from_utf8(r.take(n)?).ok()?;
+            let before = text.get(previous.0..previous.1)?;
+            if shared > before.len() || !before.is_char_boundary(shared) {
+                return None;
+            }
+            let start = text.len();
+            text.extend_from_within(previous.0..previous.0 + shared);
+            text.push_str(rest);
+            previous = (start, text.len());
+            spans.push((u32::try_from(start).ok()?, u32::try_from(text.len()).ok()?));
+        }
+        r.done().then_some(StringTable { text, spans })
+    }
+}
+
 impl CacheBody {
+    fn table(&self) -> Option<&StringTable> {
+        self.table
+            .get_or_init(|| {
+                let (start, end, count) = self.table_at;
+                StringTable::decode(self.bytes.get(start..end)?, count)
+            })
+            .as_ref()
+    }
+
     fn string(&self, id: u32) -> Option<&str> {
-        let &(a, b) = self.strings.get(id as usize)?;
-        self.table.get(a as usize..b as usize)
+        let table = self.table()?;
+        let &(a, b) = table.spans.get(id as usize)?;
+        table.text.get(a as usize..b as usize)
+    }
+
+    /// How many strings the table holds (none if it does not decode).
+    fn string_count(&self) -> u32 {
+        self.table().map_or(0, |t| t.spans.len() as u32)
     }
 }
 
@@ -212,7 +264,7 @@ impl EncodedScan {
     /// table by the caller).
     pub(crate) fn numbers_of(&self, texts: &[&str]) -> std::collections::HashSet<u32> {
         let body = &self.body;
-        (0..body.strings.len() as u32)
+        (0..body.string_count())
             .filter(|&id| body.string(id).is_some_and(|s| texts.contains(&s)))
             .collect()
     }
@@ -226,7 +278,12 @@ impl EncodedScan {
     pub(crate) fn decode(&self, path: &str) -> FileScan {
         decode_scan(&self.body, self.bytes()).unwrap_or_else(|| {
             let ext = crate::index::split_extension(path).map_or("", |(_, e)| e);
-            match fs::read(self.body.root.join(path)) {
+            // Below the root, never through a link: the cache names the path.
+            let read = crate::walk::open_below(&self.body.root, path).and_then(|(mut f, _)| {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
+            });
+            match read {
                 Ok(bytes) => {
                     crate::scan::scan_file(&self.body.registry, &self.body.rules, ext, &bytes)
                 }
@@ -498,7 +555,8 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
     let seed = seeds
         .into_values()
         .max_by_key(|(n, _)| *n)
-        .filter(|(n, body)| 2 * n >= body.files)
+        // Its entries name strings of its table: no table, no copying.
+        .filter(|(n, body)| 2 * n >= body.files && body.table().is_some())
         .map(|(_, body)| body);
     let mut strings = Strings::default();
     let mut scan_bytes = Vec::new();
@@ -506,7 +564,7 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
     let (mut provisional, mut first_pass, mut renumber) = (Vec::new(), Vec::new(), Vec::new());
     match seed {
         Some(body) => {
-            for id in 0..body.strings.len() as u32 {
+            for id in 0..body.string_count() {
                 strings.table.push(body.string(id).unwrap_or(""));
             }
             strings.ids = strings
@@ -646,23 +704,14 @@ pub fn decode(
     }
     let checked_at = r.u64()?;
     let count = r.varint()? as usize;
-    let mut strings: Vec<(u32, u32)> = Vec::with_capacity(count.min(body.len()));
-    let mut table = String::new();
-    let mut previous = (0usize, 0usize);
+    // Stepped over here, decoded when a string is first asked for.
+    let table_start = r.at;
     for _ in 0..count {
-        let shared = r.varint()? as usize;
+        r.varint()?;
         let n = r.varint()? as usize;
-        let rest = std::str::from_utf8(r.take(n)?).ok()?;
-        let before = table.get(previous.0..previous.1)?;
-        if shared > before.len() || !before.is_char_boundary(shared) {
-            return None;
-        }
-        let start = table.len();
-        table.extend_from_within(previous.0..previous.0 + shared);
-        table.push_str(rest);
-        previous = (start, table.len());
-        strings.push((u32::try_from(start).ok()?, u32::try_from(table.len()).ok()?));
+        r.take(n)?;
     }
+    let table_at = (table_start, r.at, count);
     let file_count = r.varint()? as usize;
     // Where each file's fields are, read before the body is shared.
     let mut files = Vec::with_capacity(file_count.min(body.len()));
@@ -709,8 +758,8 @@ pub fn decode(
     bytes.truncate(body_len);
     let shared = Arc::new(CacheBody {
         bytes,
-        table,
-        strings,
+        table_at,
+        table: OnceLock::new(),
         files: files.len(),
         root: root.to_owned(),
         registry: Arc::clone(registry),
@@ -911,8 +960,14 @@ mod tests {
         let (_dir, project, registry) = project();
         let index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
         let mut bytes = encode(&index, None);
-        // The level's one reference names a string past the end of the table; the
-        // checksum is made right, as a hand-made cache would.
+        break_the_level_record(&mut bytes);
+        let crafted = load_bytes(bytes, &project, &registry, &index);
+        assert_same(&crafted, &index);
+    }
+
+    /// Makes the level's one reference name a string past the end of the table; the
+    /// checksum is made right, as a hand-made cache would.
+    fn break_the_level_record(bytes: &mut [u8]) {
         let level = bytes
             .windows(b"levels/a.level".len())
             .position(|w| w == b"levels/a.level")
@@ -920,7 +975,7 @@ mod tests {
         // After the path: size, time, hash, then the scan's length and bytes (0 for
         // no error, 1 reference, then its text's number).
         let mut r = Reader {
-            bytes: &bytes,
+            bytes,
             at: level + b"levels/a.level".len(),
         };
         r.varint().unwrap();
@@ -933,8 +988,62 @@ mod tests {
         let body = bytes.len() - 8;
         let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]).to_le_bytes();
         bytes[body..].copy_from_slice(&sum);
+    }
+
+    #[test]
+    fn a_string_table_that_does_not_decode_reads_the_files_and_is_not_copied() {
+        let (_dir, project, registry) = project();
+        let index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
+        let mut bytes = encode(&index, None);
+        // Magic, version, fingerprint and time, then the table's count (one byte
+        // here) and its first string, which claims to share 5 bytes with none.
+        let first = 4 + 4 + 8 + 8 + 1;
+        assert_eq!(bytes[first], 0);
+        bytes[first] = 5;
+        let body = bytes.len() - 8;
+        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]).to_le_bytes();
+        bytes[body..].copy_from_slice(&sum);
         let crafted = load_bytes(bytes, &project, &registry, &index);
+        assert!(
+            crafted
+                .files()
+                .all(|f| f.scan_cell().still_encoded().is_some())
+        );
+        // Encoded again before anything was decoded: nothing may be copied from
+        // the broken table. Its records, read back after the level changed on disk,
+        // still say what the level said (a record that does not decode would read
+        // the level again instead).
+        let again = encode(&crafted, None);
         assert_same(&crafted, &index);
+        fs::write(
+            project.root().join("levels/a.level"),
+            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/other"}}}]}"#,
+        )
+        .unwrap();
+        let again = load_bytes(again, &project, &registry, &index);
+        assert_same(&again, &index);
+    }
+
+    #[test]
+    fn a_record_read_from_its_file_is_not_read_through_a_link() {
+        let (dir, project, registry) = project();
+        let index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
+        let mut bytes = encode(&index, None);
+        break_the_level_record(&mut bytes);
+        let crafted = load_bytes(bytes, &project, &registry, &index);
+        // Since the walk, `levels` became a link to a folder outside with a level
+        // of the same name.
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(
+            outside.path().join("a.level"),
+            r#"{"entities": [{"id": "y", "components": {"mesh": {"mesh": "meshes/secret"}}}]}"#,
+        )
+        .unwrap();
+        fs::rename(dir.path().join("levels"), dir.path().join("old")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("levels")).unwrap();
+        let scan = crafted.file("levels/a.level").unwrap().scan();
+        assert!(scan.iter().all(|r| r.text != "meshes/secret"));
+        assert!(scan.error.is_some(), "{scan:?}");
     }
 
     #[test]

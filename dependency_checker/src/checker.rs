@@ -84,13 +84,7 @@ impl Checker {
         };
         let _reading = Self::committed_state(project.root(), &waiting)?;
         let rules = Arc::new(DeclaredRules::new(&project.config().references));
-        let cached = crate::cache::load(project.root(), &registry, &rules);
-        let index = Index::build_from(
-            &project,
-            registry,
-            cached.as_ref().map(|c| &c.index),
-            options,
-        )?;
+        let (index, cached) = Self::index_with_cache(&project, registry, &rules, options)?;
         // Rewrite the cache only if something changed behind it.
         let unchanged = cached.as_ref().is_some_and(|c| c.describes(&index));
         let mut checker = Self::from_index(project, index)?;
@@ -105,6 +99,32 @@ impl Checker {
             None => checker.cache_unsaved.set(!unchanged),
         }
         Ok(checker)
+    }
+
+    /// Indexes `project`, reusing the entries of its cache; returns the cache too.
+    /// The cache is loaded on a second thread while the walk begins.
+    fn index_with_cache(
+        project: &Project,
+        registry: Arc<Registry>,
+        rules: &Arc<DeclaredRules>,
+        options: &BuildOptions,
+    ) -> Result<(Index, Option<crate::cache::Loaded>), CheckerError> {
+        let root = project.root();
+        let cache_file = std::fs::symlink_metadata(root.join(crate::cache::CACHE_FILE));
+        if !cache_file.is_ok_and(|m| m.is_file()) {
+            return Ok((Index::build(project, registry, options)?, None));
+        }
+        let loading = std::sync::OnceLock::new();
+        let index = std::thread::scope(|threads| {
+            threads.spawn(|| {
+                // Set whatever happens, or the walk would wait for it for ever.
+                let load = || crate::cache::load(root, &registry, rules);
+                let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(load));
+                let _ = loading.set(loaded.ok().flatten());
+            });
+            Index::build_while_loading(project, Arc::clone(&registry), &loading, options)
+        })?;
+        Ok((index, loading.into_inner().flatten()))
     }
 
     /// Waits until the project at `root` is in a committed state and holds it there

@@ -57,11 +57,40 @@ impl Found<'_> {
 
     /// Opens the file for reading; returns it with its size and time.
     pub fn open(&self) -> std::io::Result<(File, FileStat)> {
-        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-        let fd = rustix::fs::openat(self.dir, self.name, flags, Mode::empty())?;
-        let stat = stat_of(&rustix::fs::fstat(&fd)?);
-        Ok((File::from(fd), stat))
+        open_at(self.dir, self.name)
     }
+}
+
+fn open_at<Name: rustix::path::Arg>(
+    dir: &OwnedFd,
+    name: Name,
+) -> std::io::Result<(File, FileStat)> {
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
+    let stat = stat_of(&rustix::fs::fstat(&fd)?);
+    Ok((File::from(fd), stat))
+}
+
+/// Opens the file at `rel` (a path from the walk) below `root` for reading, folder
+/// by folder without following a symbolic link, as the walk itself would: for a file
+/// found earlier whose folder is no longer open. Returns it with its size and time.
+pub(crate) fn open_below(root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
+    let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let mut dir = rustix::fs::open(root, folder, Mode::empty())?;
+    let mut parts = rel.split('/').peekable();
+    while let Some(part) = parts.next() {
+        if part.is_empty() || part == "." || part == ".." {
+            break;
+        }
+        if parts.peek().is_none() {
+            return open_at(&dir, part);
+        }
+        dir = rustix::fs::openat(&dir, part, folder, Mode::empty())?;
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{rel} is not a plain relative path"),
+    ))
 }
 
 /// What the walk reports besides files.
@@ -173,14 +202,24 @@ fn read_dir(
             ));
             continue;
         };
+        // The folder itself passed this test: only the new name is looked at.
+        let excluded = if dir.is_empty() {
+            is_excluded(name_str)
+        } else {
+            name_str.starts_with('.')
+        };
+        if excluded {
+            continue;
+        }
         let rel = if dir.is_empty() {
             name_str.to_owned()
         } else {
-            format!("{dir}/{name_str}")
+            let mut rel = String::with_capacity(dir.len() + 1 + name_str.len());
+            rel.push_str(dir);
+            rel.push('/');
+            rel.push_str(name_str);
+            rel
         };
-        if is_excluded(&rel) {
-            continue;
-        }
         let mut kind = entry.file_type();
         if kind == FileType::Unknown {
             kind = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
@@ -195,6 +234,40 @@ fn read_dir(
             }),
             FileType::Symlink => on_other(Other::Link(rel)),
             _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_below_reads_plain_paths_and_refuses_links_and_climbing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        std::fs::create_dir_all(root.join("levels/deep")).unwrap();
+        std::fs::write(root.join("levels/deep/a.level"), "inside").unwrap();
+        std::fs::write(dir.path().join("secret"), "outside").unwrap();
+        std::os::unix::fs::symlink(dir.path(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret"), root.join("s.level")).unwrap();
+        let read = |rel: &str| {
+            let (mut f, stat) = open_below(&root, rel)?;
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut f, &mut text)?;
+            assert_eq!(stat.size, text.len() as u64);
+            Ok::<_, std::io::Error>(text)
+        };
+        assert_eq!(read("levels/deep/a.level").unwrap(), "inside");
+        for refused in [
+            "out/secret",
+            "s.level",
+            "../secret",
+            "levels/../../secret",
+            "",
+            "levels//deep/a.level",
+        ] {
+            assert!(read(refused).is_err(), "{refused}");
         }
     }
 }
