@@ -2,6 +2,7 @@
 //! references, each with the place and, where one exists, the fix.
 
 use std::fmt;
+use std::sync::Arc;
 
 use kiln_core::ResourcePath;
 use serde::{Deserialize, Serialize};
@@ -516,11 +517,17 @@ pub fn check(
             }),
         }
     }
+    // References come file by file: each file is looked up once, and a place (four
+    // strings) is made only for a reference that is reported.
+    let mut file: Option<&crate::index::FileEntry> = None;
     for r in graph.references() {
-        let Some(raw) = index.file(&r.file).and_then(|f| f.scan().get(r.index)) else {
+        if file.is_none_or(|f| !Arc::ptr_eq(&f.path, &r.file)) {
+            file = index.file(&r.file);
+        }
+        let Some(raw) = file.and_then(|f| f.scan().get(r.index)) else {
             continue;
         };
-        let place = Place::of(&r.file, &raw);
+        let place = || Place::of(&r.file, &raw);
         let uri = raw.naming == Naming::RelativeUri;
         match &r.target {
             Target::Resolved(file) => {
@@ -535,13 +542,13 @@ pub fn check(
                         .err()
                         .map_or_else(String::new, |e| e.to_string());
                     out.push(Finding::InvalidReference {
-                        place,
+                        place: place(),
                         text: raw.text.to_owned(),
                         reason,
                     });
                 } else if ResourcePath::split_file(raw.text).is_err() || raw.text != &**file {
                     out.push(Finding::NonCanonicalReference {
-                        place,
+                        place: place(),
                         text: raw.text.to_owned(),
                         target: file.to_string(),
                         canonical: canonical_text(raw.text, file),
@@ -562,30 +569,30 @@ pub fn check(
                     Some((old, new)) => {
                         let replacement = replacement_text(&r.file, &raw, &old, &new);
                         out.push(Finding::StaleRedirect {
-                            place,
+                            place: place(),
                             old,
                             new,
                             replacement,
                         });
                     }
                     None => out.push(Finding::Missing {
-                        place,
+                        place: place(),
                         target: target.to_string(),
                     }),
                 }
             }
             Target::Ambiguous(candidates) => out.push(Finding::Ambiguous {
-                place,
+                place: place(),
                 text: raw.text.to_owned(),
                 candidates: candidates.iter().map(|c| c.to_string()).collect(),
             }),
             Target::Invalid(reason) if uri => out.push(Finding::InvalidUri {
-                place,
+                place: place(),
                 text: raw.text.to_owned(),
                 reason: reason.clone(),
             }),
             Target::Invalid(reason) => out.push(Finding::InvalidReference {
-                place,
+                place: place(),
                 text: raw.text.to_owned(),
                 reason: reason.clone(),
             }),

@@ -181,13 +181,17 @@ impl Graph {
     /// Resolves every reference of `index` and builds the graph.
     pub fn build(index: &Index) -> Self {
         let base_paths = index.by_base_path();
-        let mut graph = DiGraph::with_capacity(index.stats().files.max(16), 0);
+        // Sized once: grown by doubling, these arrays (a hundred bytes per
+        // reference) were copied and their fresh pages cleared again and again, a
+        // third of the build at 100,000 files.
+        let references: usize = index.files().map(|f| f.scan().len()).sum();
+        let mut graph = DiGraph::with_capacity(index.stats().files.max(16), references);
         let mut nodes: FastMap<Arc<str>, NodeIndex> =
             FastMap::with_capacity_and_hasher(index.stats().files, Default::default());
         for f in index.files() {
             nodes.insert(f.path.clone(), graph.add_node(f.path.clone()));
         }
-        let mut refs = Vec::new();
+        let mut refs = Vec::with_capacity(references);
         let mut missing: Vec<(u32, Arc<str>)> = Vec::new();
         let mut ambiguous: FastMap<Arc<str>, Vec<u32>> = FastMap::default();
         let mut prefab_edges = Vec::new();
