@@ -50,6 +50,9 @@ pub struct Checker {
     /// References by the key they resolve through: built on first use, then kept
     /// current change by change (unlike the graph, which is rebuilt).
     lookup: std::cell::OnceCell<Lookup>,
+    /// Without the whole lookup: one complete for the files a move is about (see
+    /// [`Checker::expect_questions_about`]); dropped when the index changes.
+    partial_lookup: std::cell::RefCell<Option<(Vec<String>, Lookup)>>,
     redirects: Redirects,
     /// How the checker was opened (kept for the lock's waiting notice).
     options: BuildOptions,
@@ -171,6 +174,7 @@ impl Checker {
             graph,
             graph_findings: std::cell::OnceCell::new(),
             lookup: std::cell::OnceCell::new(),
+            partial_lookup: std::cell::RefCell::new(None),
             redirects,
             options: BuildOptions::default(),
             cache_unsaved: std::cell::Cell::new(false),
@@ -197,12 +201,52 @@ impl Checker {
     /// Everything that references `file` (which may be missing): the graph's
     /// incoming edges, without the graph.
     pub fn refs_to(&self, file: &str) -> Vec<ResolvedRef> {
-        self.lookup().references_to(&self.index, file)
+        self.ask_lookup(file, Lookup::references_to)
     }
 
     /// The ambiguous references that have `file` among their candidates.
     pub fn ambiguous_refs_to(&self, file: &str) -> Vec<ResolvedRef> {
-        self.lookup().ambiguous_references_to(&self.index, file)
+        self.ask_lookup(file, Lookup::ambiguous_references_to)
+    }
+
+    /// Files the references that can name `files` only, unless the whole lookup is
+    /// kept already: [`Checker::refs_to`] and [`Checker::ambiguous_refs_to`] then
+    /// answer about those files from it, and about any other file from the whole
+    /// lookup, built then. A `kiln mv` working alone asks about the files it moves:
+    /// filing every reference of 100,000 files first took most of its time.
+    pub fn expect_questions_about(&self, files: &[String]) {
+        if self.lookup.get().is_none() {
+            let partial = Lookup::for_files(&self.index, files);
+            *self.partial_lookup.borrow_mut() = Some((files.to_vec(), partial));
+        }
+    }
+
+    /// The references written with exactly `key` (a path, or a path without its
+    /// extension), unresolved: see [`Lookup::filed_under`].
+    pub fn filed_under(&self, key: &str) -> Vec<(Arc<str>, u32)> {
+        if self.lookup.get().is_none()
+            && let Some((files, partial)) = &*self.partial_lookup.borrow()
+            && files.iter().any(|f| {
+                f == key || crate::index::split_extension(f).is_some_and(|(base, _)| base == key)
+            })
+        {
+            return partial.filed_under(key).to_vec();
+        }
+        self.lookup().filed_under(key).to_vec()
+    }
+
+    fn ask_lookup(
+        &self,
+        file: &str,
+        question: impl Fn(&Lookup, &Index, &str) -> Vec<ResolvedRef>,
+    ) -> Vec<ResolvedRef> {
+        if self.lookup.get().is_none()
+            && let Some((files, partial)) = &*self.partial_lookup.borrow()
+            && files.iter().any(|f| f == file)
+        {
+            return question(partial, &self.index, file);
+        }
+        question(self.lookup(), &self.index, file)
     }
 
     /// What `file` references, in file order.
@@ -221,6 +265,7 @@ impl Checker {
 
     /// Drops what was worked out from the index (rebuilt on next use).
     fn forget_derived(&mut self) {
+        *self.partial_lookup.get_mut() = None;
         self.graph = std::cell::OnceCell::new();
         self.graph_findings = std::cell::OnceCell::new();
     }
@@ -355,6 +400,7 @@ impl Checker {
         self.index = index;
         self.forget_derived();
         self.lookup = std::cell::OnceCell::new();
+        *self.partial_lookup.get_mut() = None;
         self.redirects = Redirects::load(self.project.root())?;
         self.cache_unsaved.set(false);
         let _ = crate::cache::save(&self.index, None);

@@ -859,13 +859,16 @@ mod tests {
         .unwrap();
         assert_eq!(expected.stats().read, 3);
         let files = expected.len() as u64;
-        for arrives_after in [0, 1, 9, 30, files] {
+        // Builds while the cache "loads" until `arrives_after` files were walked.
+        let build = |arrives_after: u64, cache: Option<crate::cache::Loaded>| {
             let loading = Arc::new(OnceLock::new());
-            let cache = Arc::new(Mutex::new(load()));
+            let cache = Mutex::new(Some(cache));
             let arrive = {
-                let (loading, cache) = (loading.clone(), cache.clone());
+                let loading = loading.clone();
                 move || {
-                    let _ = loading.set(cache.lock().unwrap().take());
+                    if let Some(cache) = cache.lock().unwrap().take() {
+                        let _ = loading.set(cache);
+                    }
                 }
             };
             if arrives_after == 0 {
@@ -876,13 +879,11 @@ mod tests {
                     arrive();
                 }
             });
-            let index = Index::build_while_loading(
-                &project,
-                registry.clone(),
-                &loading,
-                &options(Some(progress)),
-            )
-            .unwrap();
+            let options = options(Some(progress));
+            Index::build_while_loading(&project, registry.clone(), &loading, &options).unwrap()
+        };
+        for arrives_after in [0, 1, 9, 30, files] {
+            let index = build(arrives_after, load());
             assert_same(&index, &expected);
             assert_eq!(
                 index.stats(),
@@ -891,25 +892,7 @@ mod tests {
             );
         }
         // No usable cache: everything is read, as in a build without one.
-        let loading = Arc::new(OnceLock::new());
-        let arrive = {
-            let loading = loading.clone();
-            move || {
-                let _ = loading.set(None);
-            }
-        };
-        let progress: Arc<dyn Fn(u64) + Send + Sync> = Arc::new(move |n| {
-            if n == 5 {
-                arrive();
-            }
-        });
-        let index = Index::build_while_loading(
-            &project,
-            registry.clone(),
-            &loading,
-            &options(Some(progress)),
-        )
-        .unwrap();
+        let index = build(5, None);
         let scratch = Index::build(&project, registry.clone(), &options(None)).unwrap();
         assert_same(&index, &scratch);
         assert_eq!(index.stats().read, files as usize);

@@ -512,6 +512,12 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         }
         renames.push((old.to_owned(), new.to_owned()));
     }
+    // The questions below are about the moved files, at their old paths and new.
+    let asked: Vec<String> = moves
+        .iter()
+        .flat_map(|(o, n)| [o.clone(), n.clone()])
+        .collect();
+    checker.expect_questions_about(&asked);
     // The moves of one request must not step on each other.
     for (i, (old_a, new_a)) in renames.iter().enumerate() {
         for (old_b, new_b) in renames.iter().skip(i + 1) {
@@ -676,18 +682,12 @@ fn adopted(checker: &Checker, moved: &HashMap<&str, &str>) -> Vec<(String, Strin
     }
     // A string written without type is filed under its text: only those written as
     // one of these are looked at, in file order.
-    let mut generic: BTreeSet<(&Arc<str>, u32)> = BTreeSet::new();
+    let mut generic: BTreeSet<(Arc<str>, u32)> = BTreeSet::new();
     for text in whole.iter().chain(&texts) {
-        generic.extend(
-            checker
-                .lookup()
-                .filed_under(text)
-                .iter()
-                .map(|(f, i)| (f, *i)),
-        );
+        generic.extend(checker.filed_under(text));
     }
     for (file, i) in generic {
-        let Some(raw) = index.file(file).and_then(|f| f.scan().get(i as usize)) else {
+        let Some(raw) = index.file(&file).and_then(|f| f.scan().get(i as usize)) else {
             continue;
         };
         if raw.expected_type.is_some() || raw.naming != Naming::ProjectPath {

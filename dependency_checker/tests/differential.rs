@@ -859,14 +859,22 @@ proptest! {
             let request = random_request(&mut rng, root, &checker);
             let before = oracle(root);
             let before_tree = tree(root);
+            // Planned by a checker that files only the references that can name
+            // the moved files, as `kiln mv` working alone does, and by one that
+            // keeps the whole lookup, as a running editor does.
+            let alone = rename::plan(&open(root), &request);
+            checker.lookup();
             let plan = match rename::plan(&checker, &request) {
                 Ok(plan) => plan,
                 Err(CheckerError::Refused(_) | CheckerError::MoveRefused { .. }) => {
                     prop_assert_eq!(&tree(root), &before_tree, "a refused plan changed files");
+                    prop_assert!(alone.is_err(), "{request:?} refused only with the whole lookup");
                     continue;
                 }
                 Err(e) => return Err(TestCaseError::fail(format!("{request:?}: {e}"))),
             };
+            let alone = alone.ok();
+            prop_assert_eq!(alone.as_ref(), Some(&plan), "{:?}", request);
             if plan.is_empty() {
                 continue;
             }
