@@ -108,15 +108,32 @@ pub fn run(
             out.flush()?;
             return Ok(crate::cli::EXIT_ERROR);
         }
-        let Some(batch) = batch else {
-            answering.answer_ready(&mut checker, &plugin_errors, &[])?;
-            continue;
+        let (mut changed, synced, first_event, renamed) = match batch {
+            Some(batch) => {
+                let report = checker.apply_changes(&batch)?;
+                (
+                    report.changed,
+                    batch.synced,
+                    batch.first_event,
+                    report.renamed,
+                )
+            }
+            None => Default::default(),
         };
-        let report = checker.apply_changes(&batch)?;
-        answering.answer_ready(&mut checker, &plugin_errors, &batch.synced)?;
-        if report.changed.is_empty() {
+        // What the batch changed is in `changed` already; a move answered for a
+        // command in a terminal reaches the watcher as nothing new, so it is asked
+        // for after the answers.
+        checker.take_changed();
+        answering.answer_ready(&mut checker, &plugin_errors, &synced)?;
+        for path in checker.take_changed() {
+            if !changed.contains(&path) {
+                changed.push(path);
+            }
+        }
+        if changed.is_empty() {
             continue;
         }
+        let report = dependency_checker::ChangeReport { changed, renamed };
         for (old, new) in &report.renamed {
             writeln!(
                 out,
@@ -127,9 +144,7 @@ pub fn run(
             continue;
         }
         let affected = affected_levels(&checker, &report.changed);
-        let detect_ms = batch
-            .first_event
-            .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
+        let detect_ms = first_event.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
         if affected.is_empty() {
             writeln!(
                 out,

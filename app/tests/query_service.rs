@@ -144,6 +144,9 @@ fn served_answers_are_the_answers_worked_alone_and_see_changes_made_just_before(
             .unwrap()
             .contains("\"materials/wood\"")
     );
+    // The move's own writes reach the watcher as nothing new (its index already
+    // holds them): the level they reach is rebuilt all the same.
+    watch.until(|l| l.starts_with("built levels/a.level") && l.contains("materials/wood"));
     assert_served_matches_alone(root, "after a served move");
 
     // An error is reported as alone, with the same status.
@@ -289,6 +292,22 @@ fn an_open_editor_answers_too_and_sees_its_own_watchers_changes() {
     let (code, out, err) = ask(&["refs", "textures/stone.png"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("materials/late.material:"), "{out}");
+    // A move the editor makes for a command: its problems follow, though the
+    // move's writes reach its watcher as nothing new.
+    let fresh = || {
+        let registry = std::sync::Arc::new(kiln_core::Registry::with_builtins());
+        let checker = dependency_checker::Checker::open(root, registry, &Default::default());
+        checker.unwrap().findings()
+    };
+    let before = fresh();
+    let (code, _, err) = ask(&["mv", "textures/stone.jpg", "textures/other.jpg"]);
+    assert_eq!(code, 0, "{err}");
+    for _ in 0..5 {
+        editor.tick(0.0, Duration::from_secs(3));
+    }
+    let after = fresh();
+    assert_ne!(after, before, "the move changed no finding");
+    assert_eq!(editor.findings(), &after[..]);
     drop(editor);
     assert!(
         !root.join(".kiln/query.sock").exists(),

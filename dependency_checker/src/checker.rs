@@ -53,6 +53,8 @@ pub struct Checker {
     /// Without the whole lookup: one complete for the files a move is about (see
     /// [`Checker::expect_questions_about`]); dropped when the index changes.
     partial_lookup: std::cell::RefCell<Option<(Vec<String>, Lookup)>>,
+    /// Paths whose entries changed since [`Checker::take_changed`] was last called.
+    changed: Vec<String>,
     redirects: Redirects,
     /// How the checker was opened (kept for the lock's waiting notice).
     options: BuildOptions,
@@ -175,6 +177,7 @@ impl Checker {
             graph_findings: std::cell::OnceCell::new(),
             lookup: std::cell::OnceCell::new(),
             partial_lookup: std::cell::RefCell::new(None),
+            changed: Vec::new(),
             redirects,
             options: BuildOptions::default(),
             cache_unsaved: std::cell::Cell::new(false),
@@ -260,7 +263,17 @@ impl Checker {
         if let Some(lookup) = self.lookup.get_mut() {
             lookup.update(&self.index, changed);
         }
+        self.changed.extend_from_slice(changed);
         self.forget_derived();
+    }
+
+    /// The paths whose entries changed since the last call, by any means: a watcher
+    /// batch, or a move this checker made for a command in a terminal. A running
+    /// editor or `kiln watch` asks after answering such a command: the move's own
+    /// writes then reach its watcher as nothing new, since the index already holds
+    /// them.
+    pub fn take_changed(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.changed)
     }
 
     /// Drops what was worked out from the index (rebuilt on next use).

@@ -93,12 +93,19 @@ impl Editor {
         let (Some((_, answering)), Some(checker)) = (&mut self.queries, &mut self.checker) else {
             return;
         };
+        // What the batches (and the editor's own moves) changed was followed
+        // already; a move made for a command reaches the watcher as nothing new (the
+        // index holds it), so it is asked for after the answers.
+        checker.take_changed();
         if synced.is_empty() && !answering.busy() {
             return;
         }
-        if let Err(e) = answering.answer_ready(checker, &self.plugins.errors, &synced) {
+        let answered = answering.answer_ready(checker, &self.plugins.errors, &synced);
+        let changed = checker.take_changed();
+        if let Err(e) = answered {
             self.error(format!("answering a kiln command: {e:#}"));
         }
+        self.follow_changed(changed, None);
     }
 
     fn fold_batches(
@@ -126,6 +133,13 @@ impl Editor {
             }
         }
         self.log.extend(notes);
+        self.follow_changed(changed, first_event);
+    }
+
+    /// Brings the editor up to date with files whose index entries changed: the
+    /// problems, the asset tree, what is drawn, and the open level, recompiled and
+    /// respawned if the change reaches it.
+    fn follow_changed(&mut self, changed: Vec<String>, first_event: Option<std::time::Instant>) {
         if changed.is_empty() {
             return;
         }
