@@ -9,7 +9,7 @@ use crate::error::CheckerError;
 use crate::findings::{Finding, Place, check};
 use crate::graph::{Graph, ResolvedRef, Target};
 use crate::index::{BuildOptions, Index};
-use crate::lookup::Lookup;
+use crate::lookup::{Lookup, keys_naming};
 use crate::redirects::Redirects;
 use crate::rules::DeclaredRules;
 
@@ -50,9 +50,9 @@ pub struct Checker {
     /// References by the key they resolve through: built on first use, then kept
     /// current change by change (unlike the graph, which is rebuilt).
     lookup: std::cell::OnceCell<Lookup>,
-    /// Without the whole lookup: one complete for the files a move is about (see
-    /// [`Checker::expect_questions_about`]); dropped when the index changes.
-    partial_lookup: std::cell::RefCell<Option<(Vec<String>, Lookup)>>,
+    /// Without the whole lookup: one complete for the files a command asks about
+    /// (see [`Checker::expect_questions_about`]); dropped when the index changes.
+    partial_lookup: std::cell::RefCell<Option<Lookup>>,
     /// Paths whose entries changed since [`Checker::take_changed`] was last called.
     changed: Vec<String>,
     redirects: Redirects,
@@ -204,52 +204,46 @@ impl Checker {
     /// Everything that references `file` (which may be missing): the graph's
     /// incoming edges, without the graph.
     pub fn refs_to(&self, file: &str) -> Vec<ResolvedRef> {
-        self.ask_lookup(file, Lookup::references_to)
+        self.with_lookup(keys_naming(file), |l| l.references_to(&self.index, file))
     }
 
     /// The ambiguous references that have `file` among their candidates.
     pub fn ambiguous_refs_to(&self, file: &str) -> Vec<ResolvedRef> {
-        self.ask_lookup(file, Lookup::ambiguous_references_to)
-    }
-
-    /// Files the references that can name `files` only, unless the whole lookup is
-    /// kept already: [`Checker::refs_to`] and [`Checker::ambiguous_refs_to`] then
-    /// answer about those files from it, and about any other file from the whole
-    /// lookup, built then. A `kiln mv` working alone asks about the files it moves:
-    /// filing every reference of 100,000 files first took most of its time.
-    pub fn expect_questions_about(&self, files: &[String]) {
-        if self.lookup.get().is_none() {
-            let partial = Lookup::for_files(&self.index, files);
-            *self.partial_lookup.borrow_mut() = Some((files.to_vec(), partial));
-        }
+        self.with_lookup(keys_naming(file), |l| {
+            l.ambiguous_references_to(&self.index, file)
+        })
     }
 
     /// The references written with exactly `key` (a path, or a path without its
     /// extension), unresolved: see [`Lookup::filed_under`].
     pub fn filed_under(&self, key: &str) -> Vec<(Arc<str>, u32)> {
-        if self.lookup.get().is_none()
-            && let Some((files, partial)) = &*self.partial_lookup.borrow()
-            && files.iter().any(|f| {
-                f == key || crate::index::split_extension(f).is_some_and(|(base, _)| base == key)
-            })
-        {
-            return partial.filed_under(key).to_vec();
-        }
-        self.lookup().filed_under(key).to_vec()
+        self.with_lookup(std::iter::once(key), |l| l.filed_under(key).to_vec())
     }
 
-    fn ask_lookup(
-        &self,
-        file: &str,
-        question: impl Fn(&Lookup, &Index, &str) -> Vec<ResolvedRef>,
-    ) -> Vec<ResolvedRef> {
-        if self.lookup.get().is_none()
-            && let Some((files, partial)) = &*self.partial_lookup.borrow()
-            && files.iter().any(|f| f == file)
-        {
-            return question(partial, &self.index, file);
+    /// Files only the references that can name `files`, unless the whole lookup is
+    /// kept already: questions about those files are then answered from that, and
+    /// any other question from the whole lookup, built then. A command working
+    /// alone asks about a few files (`kiln refs`, the files a `kiln mv` moves):
+    /// filing every reference of 100,000 files first took most of its time.
+    pub fn expect_questions_about(&self, files: &[String]) {
+        if self.lookup.get().is_none() {
+            *self.partial_lookup.borrow_mut() = Some(Lookup::for_files(&self.index, files));
         }
-        question(self.lookup(), &self.index, file)
+    }
+
+    /// `question` asked of the lookup that has every reference filed under `keys`.
+    fn with_lookup<'k, T>(
+        &self,
+        mut keys: impl Iterator<Item = &'k str>,
+        question: impl FnOnce(&Lookup) -> T,
+    ) -> T {
+        if self.lookup.get().is_none()
+            && let Some(partial) = &*self.partial_lookup.borrow()
+            && keys.all(|k| partial.covers(k))
+        {
+            return question(partial);
+        }
+        question(self.lookup())
     }
 
     /// What `file` references, in file order.
@@ -526,17 +520,10 @@ impl Checker {
         edges: impl Fn(&Lookup, &Index, &str) -> Vec<ResolvedRef>,
     ) -> Vec<ReferenceView> {
         let files = self.files_under(path);
-        let partial;
-        let lookup = match self.lookup.get() {
-            Some(kept) => kept,
-            None => {
-                partial = Lookup::for_files(&self.index, &files);
-                &partial
-            }
-        };
+        self.expect_questions_about(&files);
         let mut out: Vec<ReferenceView> = files
             .iter()
-            .flat_map(|f| edges(lookup, &self.index, f))
+            .flat_map(|f| self.with_lookup(keys_naming(f), |l| edges(l, &self.index, f)))
             .filter_map(|r| self.view(&r.file, r.index, &r.target))
             .collect();
         out.sort_by(|a, b| (&a.place.file, a.place.line).cmp(&(&b.place.file, b.place.line)));

@@ -27,6 +27,15 @@ pub struct Lookup {
     by_key: HashMap<Box<str>, Vec<(Arc<str>, u32)>>,
     /// The keys each file filed references under, to take them back.
     keys_of: HashMap<Arc<str>, Vec<Box<str>>>,
+    /// The keys whose references all were filed; `None`: every key
+    /// (see [`Lookup::for_files`]).
+    covered: Option<std::collections::HashSet<Box<str>>>,
+}
+
+/// The keys the references that can name `file` are filed under: its path, and its
+/// path without extension (a reference written without type or extension).
+pub(crate) fn keys_naming(file: &str) -> impl Iterator<Item = &str> {
+    std::iter::once(file).chain(split_extension(file).map(|(base, _)| base))
 }
 
 /// The one key `r` (written in `file`) can resolve through; `None` for a relative
@@ -82,14 +91,12 @@ impl Lookup {
     /// nothing else: a command working alone asks one question and exits, and
     /// filing every reference first would cost more than the question.
     pub fn for_files(index: &Index, files: &[String]) -> Self {
-        let mut keys: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        for f in files {
-            keys.insert(f);
-            if let Some((base, _)) = split_extension(f) {
-                keys.insert(base);
-            }
-        }
-        let mut lookup = Lookup::default();
+        let keys: std::collections::HashSet<&str> =
+            files.iter().flat_map(|f| keys_naming(f)).collect();
+        let mut lookup = Lookup {
+            covered: Some(keys.iter().map(|k| Box::from(*k)).collect()),
+            ..Lookup::default()
+        };
         let mut buf = String::new();
         // A reference can name one of the files only if its text is one of the keys
         // (a typed one is written without its extension, a generic one with or
@@ -184,6 +191,12 @@ impl Lookup {
                 self.add_file(entry);
             }
         }
+    }
+
+    /// Whether every reference filed under `key` was filed: always, but for a
+    /// lookup made [`Lookup::for_files`] only under the keys naming those files.
+    pub fn covers(&self, key: &str) -> bool {
+        self.covered.as_ref().is_none_or(|keys| keys.contains(key))
     }
 
     /// The references (file, position) filed under `key`: typed ones naming
