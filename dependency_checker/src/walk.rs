@@ -65,10 +65,18 @@ fn open_at<Name: rustix::path::Arg>(
     dir: &OwnedFd,
     name: Name,
 ) -> std::io::Result<(File, FileStat)> {
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    // A FIFO or device put in a file's place since it was listed must neither hang
+    // the open nor be read: only a regular file is.
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
     let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
-    let stat = stat_of(&rustix::fs::fstat(&fd)?);
-    Ok((File::from(fd), stat))
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    Ok((File::from(fd), stat_of(&st)))
 }
 
 /// Opens the file at `rel` (a path from the walk) below `root` for reading, folder
@@ -251,6 +259,15 @@ mod tests {
         std::fs::write(dir.path().join("secret"), "outside").unwrap();
         std::os::unix::fs::symlink(dir.path(), root.join("out")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("secret"), root.join("s.level")).unwrap();
+        // A FIFO where a file was: refused at once, not waited on.
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join("levels/fifo.level"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
         let read = |rel: &str| {
             let (mut f, stat) = open_below(&root, rel)?;
             let mut text = String::new();
@@ -266,6 +283,8 @@ mod tests {
             "levels/../../secret",
             "",
             "levels//deep/a.level",
+            "levels/fifo.level",
+            "levels/deep",
         ] {
             assert!(read(refused).is_err(), "{refused}");
         }
