@@ -13,29 +13,46 @@
 //! the rest stays. The answers are the graph's, reference for reference (a property
 //! test compares them on random projects and random changes).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::graph::{BaseMatch, FileSet, ResolvedRef, Target, resolve};
 use crate::index::{FileEntry, Index, split_extension};
 use crate::scan::{Naming, RefView};
+use crate::{FastMap, FastSet};
 
 /// References filed by the key they resolve through.
 #[derive(Debug, Default)]
 pub struct Lookup {
     /// Key -> the references (file, position) written with it.
-    by_key: HashMap<Box<str>, Vec<(Arc<str>, u32)>>,
-    /// The keys each file filed references under, to take them back.
-    keys_of: HashMap<Arc<str>, Vec<Box<str>>>,
+    by_key: FastMap<Box<str>, Vec<(Arc<str>, u32)>>,
+    /// What each file filed, (key, position) sorted, to take back what changes.
+    keys_of: FastMap<Arc<str>, Vec<(Box<str>, u32)>>,
     /// The keys whose references all were filed; `None`: every key
     /// (see [`Lookup::for_files`]).
-    covered: Option<std::collections::HashSet<Box<str>>>,
+    covered: Option<FastSet<Box<str>>>,
 }
 
 /// The keys the references that can name `file` are filed under: its path, and its
 /// path without extension (a reference written without type or extension).
 pub(crate) fn keys_naming(file: &str) -> impl Iterator<Item = &str> {
     std::iter::once(file).chain(split_extension(file).map(|(base, _)| base))
+}
+
+/// What `entry` files: the key of each of its references, with its position,
+/// sorted.
+fn filed_by(entry: &FileEntry) -> Vec<(Box<str>, u32)> {
+    let mut filed = Vec::new();
+    let mut buf = String::new();
+    for i in 0..entry.scan().len() {
+        let Some(r) = entry.scan().get(i) else {
+            continue;
+        };
+        if let Some(key) = key_of(&entry.path, &r, &mut buf) {
+            filed.push((Box::from(key), i as u32));
+        }
+    }
+    filed.sort_unstable();
+    filed
 }
 
 /// The one key `r` (written in `file`) can resolve through; `None` for a relative
@@ -91,8 +108,7 @@ impl Lookup {
     /// nothing else: a command working alone asks one question and exits, and
     /// filing every reference first would cost more than the question.
     pub fn for_files(index: &Index, files: &[String]) -> Self {
-        let keys: std::collections::HashSet<&str> =
-            files.iter().flat_map(|f| keys_naming(f)).collect();
+        let keys: FastSet<&str> = files.iter().flat_map(|f| keys_naming(f)).collect();
         let mut lookup = Lookup {
             covered: Some(keys.iter().map(|k| Box::from(*k)).collect()),
             ..Lookup::default()
@@ -138,58 +154,69 @@ impl Lookup {
     }
 
     fn add_file(&mut self, entry: &FileEntry) {
-        let mut keys = Vec::new();
-        let mut buf = String::new();
-        for i in 0..entry.scan().len() {
-            let Some(r) = entry.scan().get(i) else {
-                continue;
-            };
-            let Some(key) = key_of(&entry.path, &r, &mut buf) else {
-                continue;
-            };
-            let key: Box<str> = key.into();
+        let filed = filed_by(entry);
+        for (key, i) in &filed {
             self.by_key
                 .entry(key.clone())
                 .or_default()
-                .push((entry.path.clone(), i as u32));
-            keys.push(key);
+                .push((entry.path.clone(), *i));
         }
-        if !keys.is_empty() {
-            keys.sort_unstable();
-            keys.dedup();
-            self.keys_of.insert(entry.path.clone(), keys);
-        }
-    }
-
-    /// Takes back everything `files` filed: each key they used is filtered once,
-    /// so that a thousand files patched by one move, all naming the same file, cost
-    /// one pass over that key's references, not a thousand.
-    fn remove_files(&mut self, files: &std::collections::HashSet<&str>) {
-        let mut touched: std::collections::HashSet<Box<str>> = std::collections::HashSet::new();
-        for path in files {
-            if let Some(keys) = self.keys_of.remove(*path) {
-                touched.extend(keys);
-            }
-        }
-        for key in touched {
-            if let Some(refs) = self.by_key.get_mut(&key) {
-                refs.retain(|(file, _)| !files.contains(&**file));
-                if refs.is_empty() {
-                    self.by_key.remove(&key);
-                }
-            }
+        if !filed.is_empty() {
+            self.keys_of.insert(entry.path.clone(), filed);
         }
     }
 
     /// Takes the files in `changed` (created, modified or removed) as they are in
-    /// `index` now.
+    /// `index` now. Only what a file files differently moves: a thousand files
+    /// patched by one move, each with one reference renamed, take back one key's
+    /// references in one pass and file one new key's, and leave the rest alone.
     pub fn update(&mut self, index: &Index, changed: &[String]) {
-        let files: std::collections::HashSet<&str> = changed.iter().map(String::as_str).collect();
-        self.remove_files(&files);
-        for path in &files {
-            if let Some(entry) = index.file(path) {
-                self.add_file(entry);
+        let files: FastSet<&str> = changed.iter().map(String::as_str).collect();
+        let mut gone: FastMap<Box<str>, Vec<(Arc<str>, u32)>> = FastMap::default();
+        let mut added: Vec<(Box<str>, Arc<str>, u32)> = Vec::new();
+        for path in files {
+            let (old_path, old) = self.keys_of.remove_entry(path).unwrap_or_default();
+            let entry = index.file(path);
+            let new = entry.map(filed_by).unwrap_or_default();
+            let (mut o, mut n) = (old.iter().peekable(), new.iter().peekable());
+            loop {
+                match (o.peek(), n.peek()) {
+                    (Some(a), Some(b)) if a == b => {
+                        o.next();
+                        n.next();
+                    }
+                    (Some(a), b) if b.is_none_or(|b| a < b) => {
+                        gone.entry(a.0.clone())
+                            .or_default()
+                            .push((old_path.clone(), a.1));
+                        o.next();
+                    }
+                    (_, Some(b)) => {
+                        if let Some(entry) = entry {
+                            added.push((b.0.clone(), entry.path.clone(), b.1));
+                        }
+                        n.next();
+                    }
+                    _ => break,
+                }
             }
+            if let Some(entry) = entry
+                && !new.is_empty()
+            {
+                self.keys_of.insert(entry.path.clone(), new);
+            }
+        }
+        for (key, refs) in gone {
+            if let Some(filed) = self.by_key.get_mut(&key) {
+                let refs: FastSet<(&str, u32)> = refs.iter().map(|(f, i)| (&**f, *i)).collect();
+                filed.retain(|(file, i)| !refs.contains(&(&**file, *i)));
+                if filed.is_empty() {
+                    self.by_key.remove(&key);
+                }
+            }
+        }
+        for (key, file, i) in added {
+            self.by_key.entry(key).or_default().push((file, i));
         }
     }
 

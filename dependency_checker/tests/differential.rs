@@ -805,7 +805,7 @@ fn random_edit(rng: &mut Rng, root: &Path, checker: &Checker) -> Vec<String> {
     }
     let a = rng.pick(&files).clone();
     let b = rng.pick(&files).clone();
-    match rng.below(3) {
+    match rng.below(4) {
         0 => {
             let name = format!(
                 "{}/{}.{}",
@@ -825,6 +825,15 @@ fn random_edit(rng: &mut Rng, root: &Path, checker: &Checker) -> Vec<String> {
             fs::remove_file(root.join(&a)).unwrap();
             vec![a]
         }
+        // A reference put in front of the others: the same keys at new positions.
+        2 => match serde_json::from_slice::<Value>(&fs::read(root.join(&a)).unwrap()) {
+            Ok(old) => {
+                let new = Value::Array(vec![Value::String(b), old]);
+                fs::write(root.join(&a), new.to_string()).unwrap();
+                vec![a]
+            }
+            Err(_) => Vec::new(),
+        },
         _ => {
             fs::write(root.join(&a), fs::read(root.join(&b)).unwrap()).unwrap();
             vec![a]
