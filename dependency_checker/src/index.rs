@@ -139,7 +139,7 @@ impl FileEntry {
 }
 
 /// A file Kiln has just written: see [`Index::take_written`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Written<'a> {
     /// Project-relative path.
     pub path: &'a str,
@@ -148,6 +148,18 @@ pub struct Written<'a> {
     /// The modification time of the file holding exactly these bytes, taken from
     /// the open file before it was renamed into place.
     pub mtime_ns: u64,
+    /// The bytes already hashed and scanned ([`Index::scan_for_write`]), if they
+    /// were.
+    pub scanned: Option<Scanned>,
+}
+
+/// A file's new content hashed and scanned before it is written
+/// ([`Index::scan_for_write`]), so that [`Index::take_written`] does no more than
+/// a stat.
+#[derive(Debug, Clone)]
+pub struct Scanned {
+    hash: u64,
+    scan: Arc<FileScan>,
 }
 
 /// Something the walk found that is not an ordinary file.
@@ -604,6 +616,17 @@ impl Index {
         changed
     }
 
+    /// Hashes and scans `bytes` as the content of `path`, for
+    /// [`Index::take_written`]: it needs only the index's rules, so a move does it
+    /// on a second thread while it waits for the disk.
+    pub fn scan_for_write(&self, path: &str, bytes: &[u8]) -> Scanned {
+        let ext = split_extension(path).map_or("", |(_, e)| e);
+        Scanned {
+            hash: xxhash_rust::xxh3::xxh3_64(bytes),
+            scan: Arc::new(scan_file(&self.registry, &self.rules, ext, bytes)),
+        }
+    }
+
     /// Takes files Kiln has just written itself, from the bytes it wrote, without
     /// reading them back. Each is checked by one stat: a file whose size or time is
     /// not that of the bytes (another program wrote it since) is read as usual.
@@ -620,19 +643,15 @@ impl Index {
                 read_back.push(w.path.to_owned());
                 continue;
             }
-            let hash = xxhash_rust::xxh3::xxh3_64(w.bytes);
             let prev = self.files.get(w.path);
+            let scanned = w
+                .scanned
+                .clone()
+                .unwrap_or_else(|| self.scan_for_write(w.path, w.bytes));
+            let hash = scanned.hash;
             let scan = match prev {
                 Some(p) if p.hash == hash => p.scan.clone(),
-                _ => {
-                    let ext = split_extension(w.path).map_or("", |(_, e)| e);
-                    ScanCell::new(Arc::new(scan_file(
-                        &self.registry,
-                        &self.rules,
-                        ext,
-                        w.bytes,
-                    )))
-                }
+                _ => ScanCell::new(scanned.scan),
             };
             let entry = FileEntry::with_cell(
                 prev.map_or_else(|| w.path.into(), |p| p.path.clone()),

@@ -68,11 +68,56 @@ pub(crate) fn is_pending(root: &Path) -> bool {
         && fs::symlink_metadata(journal_dir(root).join(JOURNAL_FILE)).is_ok()
 }
 
+/// A simulated kill, in tests: the steps left before it, and whether it came. An
+/// apply's worker threads share their caller's ([`CrashScope`]).
+#[cfg(test)]
+#[derive(Debug)]
+struct CrashBudget {
+    left: std::sync::Mutex<usize>,
+    crashed: std::sync::atomic::AtomicBool,
+}
+
 #[cfg(test)]
 thread_local! {
-    /// Steps left before a simulated kill, in tests.
-    pub(crate) static CRASH_AFTER: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
-    pub(crate) static CRASHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static CRASH_BUDGET: std::cell::RefCell<Option<std::sync::Arc<CrashBudget>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// In tests, makes this thread's operations die as a `kill -9` would after `steps`
+/// more steps (`None`: never).
+#[cfg(test)]
+pub(crate) fn crash_after(steps: Option<usize>) {
+    let budget = steps.map(|n| {
+        std::sync::Arc::new(CrashBudget {
+            left: std::sync::Mutex::new(n),
+            crashed: std::sync::atomic::AtomicBool::new(false),
+        })
+    });
+    CRASH_BUDGET.with(|b| *b.borrow_mut() = budget);
+}
+
+/// This thread's simulated kill (tests), carried to the threads it hands work to,
+/// so that a kill stops them too and counts their steps. Nothing outside tests.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CrashScope {
+    #[cfg(test)]
+    budget: Option<std::sync::Arc<CrashBudget>>,
+}
+
+impl CrashScope {
+    /// The calling thread's.
+    pub(crate) fn current() -> Self {
+        CrashScope {
+            #[cfg(test)]
+            budget: CRASH_BUDGET.with(|b| b.borrow().clone()),
+        }
+    }
+
+    /// Makes it the calling (worker) thread's.
+    pub(crate) fn enter(&self) {
+        #[cfg(test)]
+        CRASH_BUDGET.with(|b| *b.borrow_mut() = self.budget.clone());
+    }
 }
 
 /// In tests, stops an operation (an apply, a journal's writing, a recovery) dead
@@ -80,22 +125,30 @@ thread_local! {
 pub(crate) fn crash_point() -> Result<(), CheckerError> {
     #[cfg(test)]
     {
-        let left = CRASH_AFTER.get();
-        if let Some(n) = left {
-            if n == 0 {
-                CRASHED.set(true);
+        let budget = CRASH_BUDGET.with(|b| b.borrow().clone());
+        if let Some(budget) = budget {
+            let mut left = budget.left.lock().unwrap_or_else(|e| e.into_inner());
+            if *left == 0 {
+                budget
+                    .crashed
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
                 return Err(CheckerError::Refused("simulated crash".into()));
             }
-            CRASH_AFTER.set(Some(n - 1));
+            *left -= 1;
         }
     }
     Ok(())
 }
 
+/// Whether a simulated kill (tests) stopped this thread's operation.
 pub(crate) fn crashed() -> bool {
     #[cfg(test)]
     {
-        CRASHED.get()
+        CRASH_BUDGET.with(|b| {
+            b.borrow()
+                .as_ref()
+                .is_some_and(|b| b.crashed.load(std::sync::atomic::Ordering::SeqCst))
+        })
     }
     #[cfg(not(test))]
     {

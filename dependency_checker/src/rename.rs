@@ -1140,61 +1140,59 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
         let hash = (!after.is_empty()).then(|| xxhash_rust::xxh3::xxh3_64(after.as_bytes()));
         journal.written.push(hash);
     }
-    journal::begin(&root, &journal, &backups)?;
-
-    let mut mtimes: Vec<u64> = Vec::with_capacity(patched.len());
-    let result = (|| -> Result<(), CheckerError> {
-        for ((file, _, new_bytes), identity) in patched.iter().zip(&identities) {
-            let path = root.join(file);
-            // Another program may have saved the file since it was read: check just
-            // before replacing it, and stop (rolling back) rather than overwrite.
-            before_replace_hook(&path);
-            if file_identity(&path).as_ref() != Some(identity) {
-                return Err(CheckerError::Changed { file: file.clone() });
-            }
-            let temp = journal::temp_name(&path, std::process::id());
-            // The time of the file that holds exactly these bytes, from the open
-            // file (a rename keeps it): the index takes them without reading back.
-            let mtime = write_and_stat(&temp, new_bytes).map_err(io_err(&temp))?;
-            mtimes.push(mtime);
-            crash_point()?;
-            fs::rename(&temp, &path).map_err(io_err(&path))?;
-            crash_point()?;
-        }
-        for (old, new) in &plan.renames {
-            journal::rename(&root, old, new)?;
-            crash_point()?;
-        }
-        match log_after.as_deref() {
-            // An undone move that created the log leaves none.
-            Some("") => fs::remove_file(&log_path).map_err(io_err(&log_path))?,
-            Some(text) => write_unsynced(&log_path, text.as_bytes()).map_err(io_err(&log_path))?,
-            None => {}
-        }
-        if log_after.is_some() {
-            crash_point()?;
-        }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        if crashed() {
-            // Simulated kill: leave the journal for the next open to recover.
-            return Err(e);
-        }
-        // Put everything back; the journal makes this the same path as crash recovery.
-        recover(&root)?;
-        return Err(e);
-    }
-    journal::finish(&root)?;
-    journal::remove_empty_dirs(&root, &plan.remove_dirs);
-    drop(lock);
-
-    // Patched files are taken from the bytes written (where a rename carried one
-    // along, at its new path); the moves and the log are looked at on disk.
+    // Where each patched file ends up (a rename may carry it along): the index
+    // takes it there from the bytes written.
     let final_paths: Vec<String> = patched
         .iter()
         .map(|(f, _, _)| renamed_path(&plan.renames, f))
         .collect();
+    let to_scan: Vec<(&str, &[u8])> = patched
+        .iter()
+        .zip(&final_paths)
+        .map(|((_, _, bytes), path)| (path.as_str(), bytes.as_slice()))
+        .collect();
+    let (outcome, scanned) = scanned_during(checker.index(), &to_scan, || {
+        journal::begin(&root, &journal, &backups)?;
+        Ok::<_, CheckerError>((|| -> Result<Vec<u64>, CheckerError> {
+            let mtimes = replace_files(&root, &patched, &identities)?;
+            for (old, new) in &plan.renames {
+                journal::rename(&root, old, new)?;
+                crash_point()?;
+            }
+            match log_after.as_deref() {
+                // An undone move that created the log leaves none.
+                Some("") => fs::remove_file(&log_path).map_err(io_err(&log_path))?,
+                Some(text) => {
+                    write_unsynced(&log_path, text.as_bytes()).map_err(io_err(&log_path))?
+                }
+                None => {}
+            }
+            if log_after.is_some() {
+                crash_point()?;
+            }
+            Ok(mtimes)
+        })())
+    });
+    let mtimes = match outcome? {
+        Ok(mtimes) => mtimes,
+        Err(e) if crashed() => {
+            // Simulated kill: leave the journal for the next open to recover.
+            return Err(e);
+        }
+        Err(e) => {
+            // Put everything back; the journal makes this the same path as crash
+            // recovery.
+            recover(&root)?;
+            return Err(e);
+        }
+    };
+    journal::finish(&root)?;
+    journal::remove_empty_dirs(&root, &plan.remove_dirs);
+    drop(lock);
+
+    // Patched files are taken from the bytes written; the moves and the log are
+    // looked at on disk.
+    let mut scanned = scanned.map(Vec::into_iter);
     let written: Vec<crate::index::Written> = patched
         .iter()
         .zip(&final_paths)
@@ -1203,6 +1201,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             path,
             bytes,
             mtime_ns,
+            scanned: scanned.as_mut().and_then(Iterator::next),
         })
         .collect();
     let mut touched: Vec<String> = Vec::new();
@@ -1243,6 +1242,29 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
                 .collect(),
         })),
     }))
+}
+
+/// Runs `work` (the journal's flush and the writes: mostly waiting for the disk)
+/// while a second thread hashes and scans the new contents for the index
+/// ([`Index::scan_for_write`]). Without a thread to be had, the scans are left to
+/// [`Index::take_written`].
+fn scanned_during<T>(
+    index: &crate::index::Index,
+    files: &[(&str, &[u8])],
+    work: impl FnOnce() -> T,
+) -> (T, Option<Vec<crate::index::Scanned>>) {
+    std::thread::scope(|s| {
+        let scanning = std::thread::Builder::new()
+            .name("kiln-scan-written".into())
+            .spawn_scoped(s, || {
+                files
+                    .iter()
+                    .map(|(path, bytes)| index.scan_for_write(path, bytes))
+                    .collect::<Vec<_>>()
+            });
+        let done = work();
+        (done, scanning.ok().and_then(|h| h.join().ok()))
+    })
 }
 
 /// What identifies one version of a file cheaply: a save by another program (in place
@@ -1286,13 +1308,13 @@ fn read_with_identity(path: &Path) -> Result<(Vec<u8>, FileIdentity), CheckerErr
 
 /// A test's stand-in for another program, run just before a file is replaced.
 #[cfg(test)]
-type ReplaceHook = Box<dyn Fn(&Path)>;
+type ReplaceHook = Arc<dyn Fn(&Path) + Send + Sync>;
 
 #[cfg(test)]
 thread_local! {
     /// In tests, runs just before each file is replaced (another program saving).
     static BEFORE_REPLACE: std::cell::RefCell<Option<ReplaceHook>> =
-        std::cell::RefCell::new(None);
+        const { std::cell::RefCell::new(None) };
 }
 
 fn before_replace_hook(path: &Path) {
@@ -1306,6 +1328,163 @@ fn before_replace_hook(path: &Path) {
     let _ = path;
 }
 
+/// What a thread replacing files takes from the thread that started the apply: in
+/// tests, its simulated kill and its stand-in for another program's saves.
+#[derive(Clone)]
+struct ReplaceScope {
+    crash: journal::CrashScope,
+    #[cfg(test)]
+    hook: Option<ReplaceHook>,
+}
+
+impl ReplaceScope {
+    fn current() -> Self {
+        ReplaceScope {
+            crash: journal::CrashScope::current(),
+            #[cfg(test)]
+            hook: BEFORE_REPLACE.with(|h| h.borrow().clone()),
+        }
+    }
+
+    fn enter(&self) {
+        self.crash.enter();
+        #[cfg(test)]
+        BEFORE_REPLACE.with(|h| h.borrow_mut().clone_from(&self.hook));
+    }
+}
+
+/// From this many patched files on, a move replaces them on several threads.
+/// Creating and renaming a file is kernel work that runs in parallel on different
+/// folders: two threads replace a thousand files in about 70% of the time one
+/// takes (BENCHMARKS.md). Below it, a thread costs more than it saves.
+const PARALLEL_REPLACE_FROM: usize = 64;
+
+/// Replaces each patched file (path, original bytes, new bytes) by a temporary
+/// file renamed over it, unless it is no longer the version that was read
+/// (`identities`); returns each new file's modification time. The files are cut
+/// into runs of neighbours (mostly whole folders) that up to four threads take in
+/// turn; the first failure stops the others, and the journal (already flushed)
+/// puts back whatever any of them replaced.
+fn replace_files(
+    root: &Path,
+    patched: &[(String, Vec<u8>, Vec<u8>)],
+    identities: &[FileIdentity],
+) -> Result<Vec<u64>, CheckerError> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let threads = if patched.len() >= PARALLEL_REPLACE_FROM {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        // Tests take the threaded path on any machine.
+        if cfg!(test) { cores.max(2) } else { cores }
+    } else {
+        1
+    };
+    let run = patched.len().div_ceil(threads * 4).max(1);
+    let runs: Vec<_> = patched.chunks(run).zip(identities.chunks(run)).collect();
+    let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let take_runs = || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some((files, ids)) = runs.get(k) else {
+                break;
+            };
+            done.push((k, replace_run(root, files, ids, &stop)));
+        }
+        done
+    };
+    let scope = ReplaceScope::current();
+    let mut results = std::thread::scope(|s| {
+        // A thread that cannot be had leaves its share to the others.
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| {
+                let scope = &scope;
+                std::thread::Builder::new()
+                    .name("kiln-replace".into())
+                    .spawn_scoped(s, || {
+                        scope.enter();
+                        take_runs()
+                    })
+                    .ok()
+            })
+            .collect();
+        let mut results = take_runs();
+        for helper in helpers {
+            match helper.join() {
+                Ok(done) => results.extend(done),
+                Err(_) => {
+                    stop.store(true, Ordering::Relaxed);
+                    results.push((
+                        usize::MAX,
+                        Err(CheckerError::Refused(
+                            "a thread replacing files stopped unexpectedly".into(),
+                        )),
+                    ));
+                }
+            }
+        }
+        results
+    });
+    // In file order, so that the error reported is the first file's whichever
+    // thread met it.
+    results.sort_by_key(|(k, _)| *k);
+    let mut mtimes = Vec::with_capacity(patched.len());
+    for (_, result) in results {
+        mtimes.extend(result?);
+    }
+    Ok(mtimes)
+}
+
+/// Replaces one run of files (see [`replace_files`]) and returns their modification
+/// times; stops early once `stop` is set, and sets it on a failure.
+fn replace_run(
+    root: &Path,
+    patched: &[(String, Vec<u8>, Vec<u8>)],
+    identities: &[FileIdentity],
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Vec<u64>, CheckerError> {
+    use std::sync::atomic::Ordering;
+    let mut mtimes = Vec::with_capacity(patched.len());
+    for ((file, _, new_bytes), identity) in patched.iter().zip(identities) {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        match replace_one(root, file, new_bytes, identity) {
+            Ok(mtime) => mtimes.push(mtime),
+            Err(e) => {
+                stop.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+    }
+    Ok(mtimes)
+}
+
+/// Replaces one file by a temporary file holding `new_bytes`, renamed over it;
+/// returns the new file's modification time.
+fn replace_one(
+    root: &Path,
+    file: &str,
+    new_bytes: &[u8],
+    identity: &FileIdentity,
+) -> Result<u64, CheckerError> {
+    let path = root.join(file);
+    // Another program may have saved the file since it was read: check just before
+    // replacing it, and stop (rolling back) rather than overwrite.
+    before_replace_hook(&path);
+    if file_identity(&path).as_ref() != Some(identity) {
+        return Err(CheckerError::Changed {
+            file: file.to_owned(),
+        });
+    }
+    let temp = journal::temp_name(&path, std::process::id());
+    // The time of the file that holds exactly these bytes, from the open file (a
+    // rename keeps it): the index takes them without reading back.
+    let mtime = write_and_stat(&temp, new_bytes).map_err(io_err(&temp))?;
+    crash_point()?;
+    fs::rename(&temp, &path).map_err(io_err(&path))?;
+    crash_point()?;
+    Ok(mtime)
+}
 /// Writes `bytes` to a new file at `path`; returns its modification time in
 /// nanoseconds, read from the open file.
 fn write_and_stat(path: &Path, bytes: &[u8]) -> std::io::Result<u64> {
@@ -1328,7 +1507,7 @@ fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::{CRASH_AFTER, CRASHED};
+    use crate::journal::crash_after;
     use std::sync::Arc;
 
     fn write(dir: &Path, files: &[(&str, &str)]) {
@@ -1413,30 +1592,137 @@ mod tests {
         // The journal (its backups, its manifest under a temporary name), then 3
         // patched files (each a temporary file, then a rename) + 1 folder rename +
         // the redirect log = 10 steps.
-        for crash_after in 0..10 {
+        for steps in 0..10 {
             let (dir, before, mut checker, p) =
                 planned_move(&files, "materials/old", "materials/new");
-            CRASH_AFTER.set(Some(crash_after));
-            CRASHED.set(false);
+            crash_after(Some(steps));
             assert!(apply(&mut checker, &p).is_err());
-            CRASH_AFTER.set(None);
-            if crash_after >= 2 {
+            crash_after(None);
+            if steps >= 2 {
                 assert!(dir.path().join(".kiln/journal/journal.json").is_file());
-                assert_ne!(
-                    snapshot(dir.path()),
-                    before,
-                    "step {crash_after} changed nothing"
-                );
+                assert_ne!(snapshot(dir.path()), before, "step {steps} changed nothing");
             }
 
             let reopened = reopen(dir.path()).unwrap();
             assert_eq!(
                 snapshot(dir.path()),
                 before,
-                "not rolled back after step {crash_after}"
+                "not rolled back after step {steps}"
             );
             assert!(!dir.path().join(".kiln/journal").exists());
             assert_eq!(reopened.references_to("materials/old/m.material").len(), 2);
+        }
+    }
+
+    /// A project whose move patches enough files to replace them on several
+    /// threads: `n` files naming `tex/t.png`, in two folders.
+    fn many_referrers(n: usize) -> Vec<(String, String)> {
+        let mut files = vec![
+            ("kiln.project".to_owned(), "{}".to_owned()),
+            ("tex/t.png".to_owned(), "png".to_owned()),
+        ];
+        for i in 0..n {
+            files.push((
+                format!("d{}/f{i:03}.json", i % 2),
+                r#"["tex/t.png"]"#.to_owned(),
+            ));
+        }
+        files
+    }
+
+    fn as_pairs(files: &[(String, String)]) -> Vec<(&str, &str)> {
+        files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect()
+    }
+
+    /// Replaced on several threads, a kill at any step still leaves a journal that
+    /// the next open rolls back completely, however far each thread got.
+    #[test]
+    fn a_kill_while_threads_replace_files_is_rolled_back_on_the_next_open() {
+        let files = many_referrers(PARALLEL_REPLACE_FROM + 6);
+        let files = as_pairs(&files);
+        // The journal (2 steps), 2 per patched file, the rename and the log.
+        let steps = 2 + 2 * (files.len() - 2) + 2;
+        let mut completed = false;
+        for kill_after in (2..steps + 1).step_by(11).chain([3, steps - 1, steps]) {
+            let (dir, before, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
+            assert!(p.edits.len() >= PARALLEL_REPLACE_FROM);
+            crash_after(Some(kill_after));
+            let result = apply(&mut checker, &p);
+            crash_after(None);
+            if result.is_ok() {
+                completed = true;
+                continue;
+            }
+            assert!(dir.path().join(".kiln/journal/journal.json").is_file());
+            // The kill stopped every thread: no more files replaced than steps
+            // taken (a temporary file and a rename each, after the journal's 2),
+            // but for one renamed by each of up to four threads just before.
+            let replaced = snapshot(dir.path())
+                .iter()
+                .filter(|(f, bytes)| f.ends_with(".json") && bytes == br#"["tex/u.png"]"#)
+                .count();
+            assert!(
+                replaced <= (kill_after - 2) / 2 + 4,
+                "{replaced} replaced in {kill_after} steps"
+            );
+            reopen(dir.path()).unwrap();
+            assert_eq!(
+                snapshot(dir.path()),
+                before,
+                "not rolled back after step {kill_after}"
+            );
+            assert!(!dir.path().join(".kiln/journal").exists());
+        }
+        assert!(completed, "no kill came after the last step");
+    }
+
+    /// A save by another program to a file a helper thread is about to replace
+    /// stops every thread; the move names that file and rolls back the rest.
+    #[test]
+    fn a_save_while_threads_replace_files_is_never_overwritten() {
+        let files = many_referrers(PARALLEL_REPLACE_FROM + 6);
+        let files = as_pairs(&files);
+        // Every fifth file: some are replaced by the caller's thread, others by a
+        // helper, whichever takes their run.
+        let victims: Vec<String> = (0..PARALLEL_REPLACE_FROM + 6)
+            .step_by(5)
+            .map(|i| format!("d{}/f{i:03}.json", i % 2))
+            .collect();
+        for victim in &victims {
+            let (dir, before, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
+            let target = dir.path().join(victim);
+            BEFORE_REPLACE.with(|h| {
+                *h.borrow_mut() = Some(Arc::new(move |path: &Path| {
+                    if path == target {
+                        let temp = path.with_extension("swp");
+                        fs::write(&temp, r#"["saved by someone else"]"#).unwrap();
+                        fs::rename(&temp, path).unwrap();
+                    }
+                }))
+            });
+            let result = apply(&mut checker, &p);
+            BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+            match result {
+                Err(CheckerError::Changed { file }) => assert_eq!(&file, victim),
+                other => panic!("{victim}: not refused: {other:?}"),
+            }
+            let after = snapshot(dir.path());
+            for (file, bytes) in &before {
+                let now = after.iter().find(|(f, _)| f == file).map(|(_, b)| b);
+                if file == victim {
+                    assert_eq!(
+                        now.map(Vec::as_slice),
+                        Some(&br#"["saved by someone else"]"#[..])
+                    );
+                } else {
+                    assert_eq!(now, Some(bytes), "{file} not rolled back");
+                }
+            }
+            assert_eq!(after.len(), before.len(), "files left behind");
+            assert!(!dir.path().join(".kiln/journal").exists());
         }
     }
 
@@ -1456,18 +1742,16 @@ mod tests {
             // Kill the apply at its last step, once the log is written and before the
             // journal's deletion: after the journal (2), two patched files (2 each)
             // and the rename, 7 steps have passed.
-            CRASH_AFTER.set(Some(2 + 2 * 2 + 1));
-            CRASHED.set(false);
+            crash_after(Some(2 + 2 * 2 + 1));
             assert!(apply(&mut checker, &p).is_err());
             assert!(
                 dir.path().join("tex/u.png").is_file(),
                 "the apply ran to its end"
             );
             // Kill the recovery part way.
-            CRASH_AFTER.set(Some(kill_recovery_after));
-            CRASHED.set(false);
+            crash_after(Some(kill_recovery_after));
             let first = reopen(dir.path());
-            CRASH_AFTER.set(None);
+            crash_after(None);
             assert!(
                 first.is_err(),
                 "recovery step {kill_recovery_after} was not killed"
@@ -1505,7 +1789,7 @@ mod tests {
             assert_eq!(p.edits.len(), 3);
             let target = dir.path().join(victim);
             BEFORE_REPLACE.with(|h| {
-                *h.borrow_mut() = Some(Box::new(move |path: &Path| {
+                *h.borrow_mut() = Some(Arc::new(move |path: &Path| {
                     if path == target {
                         // An editor's atomic save: a new file renamed over the old.
                         let temp = path.with_extension("swp");
@@ -1556,10 +1840,9 @@ mod tests {
         let (dir, _, mut checker, p) = planned_move(&RACE_FILES, "tex/t.png", "tex/u.png");
         // Killed once a.json and b.json are patched and c.json is not: after the
         // journal (2 steps) and two files (a temporary file and a rename each).
-        CRASH_AFTER.set(Some(2 + 2 * 2));
-        CRASHED.set(false);
+        crash_after(Some(2 + 2 * 2));
         assert!(apply(&mut checker, &p).is_err());
-        CRASH_AFTER.set(None);
+        crash_after(None);
         let read = |f: &str| fs::read_to_string(dir.path().join(f)).unwrap();
         assert_eq!(read("a.json"), r#"["tex/u.png"]"#, "a.json was patched");
         assert_eq!(read("b.json"), r#"["tex/u.png"]"#, "b.json was patched");

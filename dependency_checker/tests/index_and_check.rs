@@ -261,12 +261,14 @@ fn files_kiln_wrote_are_taken_from_their_bytes_unless_someone_wrote_them_since()
         path: "materials/new.material",
         bytes: ours,
         mtime_ns: mtime("materials/new.material"),
+        scanned: None,
     }];
     let changed = checker.refresh_written(&[], &written).unwrap();
     assert_eq!(changed, vec!["materials/new.material".to_owned()]);
     assert_eq!(checker.references_to("textures/bark.png").len(), before + 1);
     // Another program wrote the same path since (same size, other content, other
-    // time): the index reads the file instead of trusting the bytes it was given.
+    // time): the index reads the file instead of trusting the bytes it was given,
+    // or their scan made ahead.
     let theirs = br#"{"texture": "textures/barn"}"#;
     assert_eq!(ours.len(), theirs.len());
     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -275,6 +277,11 @@ fn files_kiln_wrote_are_taken_from_their_bytes_unless_someone_wrote_them_since()
         path: "materials/new.material",
         bytes: ours,
         mtime_ns: written[0].mtime_ns,
+        scanned: Some(
+            checker
+                .index()
+                .scan_for_write("materials/new.material", ours),
+        ),
     }];
     checker.refresh_written(&[], &stale).unwrap();
     let entry = checker.index().file("materials/new.material").unwrap();
