@@ -7,6 +7,7 @@
 //! ```sh
 //! cargo bench -p kiln_benches --bench spawn_ratio            # 400 rounds
 //! ROUNDS=1000 cargo bench -p kiln_benches --bench spawn_ratio
+//! ONLY_KILN=1 ROUNDS=3000 perf record -g target/release/deps/spawn_ratio-*  # Kiln alone
 //! ```
 // Test and benchmark helpers may panic on broken fixtures: that is a failed run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -62,6 +63,13 @@ fn main() {
         drop(world);
         took
     };
+    // Kiln's spawns alone, for a profiler or for timing two builds of Kiln.
+    if std::env::var_os("ONLY_KILN").is_some() {
+        for _ in 0..rounds {
+            kiln();
+        }
+        return;
+    }
     let runs: [&dyn Fn() -> Duration; 3] = [&kiln, &hecs, &bevy];
     // Warm-up: allocator pools, page tables, caches.
     for _ in 0..20 {

@@ -328,6 +328,42 @@ fn corrupt_instance_data_rolls_back_the_spawn() {
     );
 }
 
+/// A pose that is not finite, crafted into a blob for a root or a child, in its
+/// translation or its matrix, is refused and the spawn rolled back (the spawner
+/// checks the world poses it computes: such a local pose poisons them).
+#[test]
+fn a_pose_that_is_not_finite_rolls_back_the_spawn() {
+    let level = json!({"entities": [
+        {"id": "a", "components": {"transform": {"position": [1.25, 0, 0]}}},
+        {"id": "b", "parent": "a", "components": {"transform": {"position": [0, 0, 7.75], "scale": [3.5, 1, 1]}}}
+    ]});
+    let blob = compile(&level, &[]).unwrap();
+    let (mut em, mut world) = (EntityManager::new(), World::new());
+    spawn_level(&blob, &Registry::with_builtins(), &mut em, &mut world).unwrap();
+    for marker in [1.25f32, 7.75, 3.5] {
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let mut crafted = blob.clone();
+            let at = crafted
+                .windows(4)
+                .position(|w| w == marker.to_le_bytes())
+                .unwrap();
+            crafted[at..at + 4].copy_from_slice(&bad.to_le_bytes());
+            let (mut em, mut world) = (EntityManager::new(), World::new());
+            let err =
+                spawn_level(&crafted, &Registry::with_builtins(), &mut em, &mut world).unwrap_err();
+            assert!(
+                matches!(&err, SpawnError::Component { component, .. } if component == "transform"),
+                "{marker} -> {bad}: {err}"
+            );
+            assert_eq!(
+                (em.len(), world.transforms.len()),
+                (0, 0),
+                "{marker} -> {bad}"
+            );
+        }
+    }
+}
+
 #[test]
 fn despawn_removes_everything() {
     let blob = compile(&json!({"entities": [

@@ -152,7 +152,8 @@ impl TransformManager {
     /// order, and every world pose is computed in one forward pass.
     pub fn create_many(&mut self, batch: &[NewTransform]) -> Vec<Instance> {
         let first = self.entity.len() as u32;
-        self.create_columns(
+        // Poses that are not finite are the caller's to refuse.
+        let _finite = self.create_columns(
             batch.len(),
             |k| batch[k].entity,
             |k| batch[k].local,
@@ -171,6 +172,12 @@ impl TransformManager {
     /// in order): one tight loop per array, where a push per array per transform
     /// would re-check every array's capacity and reload its length each time.
     ///
+    /// Returns whether every new world pose is finite. A pose that is not makes
+    /// its world pose, and its descendants', not finite either (IEEE arithmetic
+    /// carries an infinity or NaN through every product), so a spawner that must
+    /// reject such poses checks the result instead of each local pose: the world
+    /// poses are in registers as they are computed.
+    ///
     /// # Panics
     /// If an owner already has a transform, or a parent is neither an existing
     /// instance nor an earlier one of the batch: both are programming errors.
@@ -180,7 +187,7 @@ impl TransformManager {
         owner: impl Fn(usize) -> Entity,
         local: impl Fn(usize) -> Affine3A,
         parent: impl Fn(usize) -> Option<Instance>,
-    ) {
+    ) -> bool {
         self.changes = self.changes.wrapping_add(1);
         let first = self.entity.len();
         self.entity.extend((0..count).map(&owner));
@@ -205,8 +212,16 @@ impl TransformManager {
         // batch order with no tail to look for. Children of parents that existed
         // before go after their existing siblings, found once per parent.
         let mut under_old_parents = Vec::new();
+        // The arrays as plain slices: through `self`, each store could alias the
+        // vectors' own pointers, which the loop would then reload every time.
+        let (parents, first_child, next_sibling, prev_sibling) = (
+            &self.parent[..],
+            &mut self.first_child[..],
+            &mut self.next_sibling[..],
+            &mut self.prev_sibling[..],
+        );
         for i in (first..len).rev() {
-            let p = self.parent[i];
+            let p = parents[i];
             if p == NONE {
                 continue;
             }
@@ -214,12 +229,12 @@ impl TransformManager {
                 under_old_parents.push(i as u32);
                 continue;
             }
-            let head = self.first_child[p as usize];
-            self.next_sibling[i] = head;
+            let head = first_child[p as usize];
+            next_sibling[i] = head;
             if head != NONE {
-                self.prev_sibling[head as usize] = i as u32;
+                prev_sibling[head as usize] = i as u32;
             }
-            self.first_child[p as usize] = i as u32;
+            first_child[p as usize] = i as u32;
         }
         let mut old_tail: HashMap<u32, u32> = HashMap::new();
         for &i in under_old_parents.iter().rev() {
@@ -231,6 +246,10 @@ impl TransformManager {
         // Parents come first, so each parent's world pose is final when its
         // children's are computed.
         self.world.reserve(count);
+        // x * 0 is exactly ±0 for a finite x and NaN otherwise, and a NaN stays in
+        // a sum: a multiply and an add per column, no compare and no branch per
+        // pose.
+        let (zero, mut poison) = (glam::Vec3A::ZERO, glam::Vec3A::ZERO);
         for i in first..len {
             let p = self.parent[i];
             let world = if p == NONE {
@@ -238,8 +257,12 @@ impl TransformManager {
             } else {
                 self.world[p as usize] * self.local[i]
             };
+            let m = world.matrix3;
+            poison +=
+                (m.x_axis * zero + m.y_axis * zero) + (m.z_axis * zero + world.translation * zero);
             self.world.push(world);
         }
+        poison == glam::Vec3A::ZERO
     }
 
     fn push(&mut self, entity: Entity, local: Affine3A, world: Affine3A) -> Instance {
@@ -636,10 +659,7 @@ fn compile_transform(f: &FieldValues, out: &mut Vec<u8>) -> Result<(), String> {
 /// assembling the floats in a stack array and reloading them as vectors stalls on
 /// store forwarding and cost a third of spawn time.
 #[inline]
-fn read_affine(record: &[u8]) -> Affine3A {
-    let Ok(b) = <&[u8; TRANSFORM_RECORD]>::try_from(record) else {
-        return Affine3A::NAN;
-    };
+fn read_affine(b: &[u8; TRANSFORM_RECORD]) -> Affine3A {
     let f = |k: usize| f32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);
     let col = |c: usize| glam::Vec3A::new(f(3 * c), f(3 * c + 1), f(3 * c + 2));
     Affine3A::from_cols(col(0), col(1), col(2), col(3))
@@ -647,19 +667,12 @@ fn read_affine(record: &[u8]) -> Affine3A {
 
 fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
     batch.check_records(TRANSFORM_RECORD)?;
-    let record = |i: usize| &batch.data[i * TRANSFORM_RECORD..(i + 1) * TRANSFORM_RECORD];
+    let (records, _) = batch.data.as_chunks::<TRANSFORM_RECORD>();
+    let local = |i: usize| read_affine(&records[i]);
     let tm = &mut ctx.world.transforms;
     let first = tm.len() as u32;
-    let all_finite = std::cell::Cell::new(true);
-    let local = |i: usize| {
-        let local = read_affine(record(i));
-        if !local.is_finite() {
-            all_finite.set(false);
-        }
-        local
-    };
     let n = batch.len();
-    if batch.entity_index.len() == batch.entity_lookup.len()
+    let finite = if batch.entity_index.len() == batch.entity_lookup.len()
         && batch
             .entity_index
             .iter()
@@ -677,7 +690,7 @@ fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(),
                 crate::blob::NO_PARENT => None,
                 p => Some(Instance(first + p)),
             },
-        );
+        )
     } else {
         // Instances in entity order, so that a parent's transform precedes its
         // children's. The compiler writes them in that order, so the sort is for
@@ -713,10 +726,11 @@ fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(),
             |k| batch.owner(order[k]),
             |k| local(order[k]),
             |k| parents[k],
-        );
-    }
-    // Checked while decoding; the spawner destroys the whole level on this error.
-    if !all_finite.get() {
+        )
+    };
+    // Checked on the world poses (see `create_columns`); the spawner destroys the
+    // whole level on this error.
+    if !finite {
         return Err("a transform is not finite".into());
     }
     Ok(())
