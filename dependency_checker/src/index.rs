@@ -224,16 +224,13 @@ pub(crate) fn mtime_ns(meta: &fs::Metadata) -> u64 {
 /// time match, since a second write within the clock's granularity would not show.
 const RACY_WINDOW: Duration = Duration::from_secs(2);
 
-/// Reads and scans one file, reusing `previous` where size and time, or the content
-/// hash, show it is unchanged.
 /// Where `index_file` reads a file from.
 enum Source<'a> {
     /// Found by the walk: stat and open relative to its folder.
     Walk(&'a crate::walk::Found<'a>),
-    /// Named by path (watcher updates).
-    Path(&'a Path),
-    /// Found by the walk and stat-ed then, read later (if at all) below the root,
-    /// never through a link: the project root, the path and that stat.
+    /// Stat-ed already (by the walk, or by an update without following a link),
+    /// read later (if at all) below the root, never through a link: the project
+    /// root, the path and that stat.
     Stated(&'a Path, &'a str, FileStat),
 }
 
@@ -242,30 +239,12 @@ impl Source<'_> {
         match self {
             Source::Walk(f) => f.stat(),
             Source::Stated(_, _, stat) => Ok(*stat),
-            Source::Path(p) => {
-                let m = fs::symlink_metadata(p)?;
-                Ok(FileStat {
-                    size: m.len(),
-                    mtime_ns: mtime_ns(&m),
-                })
-            }
         }
     }
     fn open(&self) -> std::io::Result<(fs::File, FileStat)> {
         match self {
             Source::Walk(f) => f.open(),
             Source::Stated(root, rel, _) => crate::walk::open_below(root, rel),
-            Source::Path(p) => {
-                let file = fs::File::open(p)?;
-                let m = file.metadata()?;
-                Ok((
-                    file,
-                    FileStat {
-                        size: m.len(),
-                        mtime_ns: mtime_ns(&m),
-                    },
-                ))
-            }
         }
     }
 }
@@ -562,12 +541,13 @@ impl Index {
         let mut changed = Vec::new();
         let mut work: Vec<String> = Vec::with_capacity(paths.len());
         for rel in paths {
-            let full = self.root.join(rel);
-            match fs::symlink_metadata(&full) {
-                Ok(meta) if meta.is_dir() => self.collect_files(rel, &mut work),
-                Ok(_) => work.push(rel.clone()),
-                Err(_) => {
-                    // What was under it, if it was a folder.
+            // Reached without following a link, as the walk reaches it: a folder
+            // swapped for a link to elsewhere is never looked through.
+            match crate::walk::stat_below(&self.root, rel) {
+                Ok((rustix::fs::FileType::Directory, _)) => self.collect_files(rel, &mut work),
+                _ => {
+                    // A file, nothing, or a link where a folder may have been:
+                    // what the index had under it is looked at again too.
                     work.extend(self.files_in_folder(rel).map(|f| f.path.to_string()));
                     work.push(rel.clone());
                 }
@@ -580,14 +560,13 @@ impl Index {
             if is_excluded(rel) {
                 continue;
             }
-            let full = self.root.join(rel);
-            match fs::symlink_metadata(&full) {
-                Ok(meta) if meta.is_file() => {
+            match crate::walk::stat_below(&self.root, rel) {
+                Ok((rustix::fs::FileType::RegularFile, stat)) => {
                     let prev = self.files.get(rel.as_str());
                     match index_file(
                         (&self.registry, &self.rules),
                         rel,
-                        Source::Path(&full),
+                        Source::Stated(&self.root, rel, stat),
                         prev,
                         self.checked_at_ns,
                         &counters,
@@ -674,20 +653,13 @@ impl Index {
     fn collect_files(&self, rel: &str, out: &mut Vec<String>) {
         let mut stack = vec![rel.to_owned()];
         while let Some(dir) = stack.pop() {
-            let Ok(entries) = fs::read_dir(self.root.join(&dir)) else {
+            let Ok(entries) = crate::walk::list_below(&self.root, &dir) else {
                 continue;
             };
-            for entry in entries.flatten() {
-                let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                    continue;
-                };
-                let child = format!("{dir}/{name}");
-                if is_excluded(&child) {
-                    continue;
-                }
-                match entry.file_type() {
-                    Ok(t) if t.is_dir() => stack.push(child),
-                    Ok(t) if t.is_file() => out.push(child),
+            for (child, kind) in entries {
+                match kind {
+                    rustix::fs::FileType::Directory => stack.push(child),
+                    rustix::fs::FileType::RegularFile => out.push(child),
                     _ => {}
                 }
             }
@@ -812,6 +784,37 @@ mod tests {
             assert_eq!(x.scan(), y.scan(), "{}", x.path);
         }
         assert_eq!(a.walk_issues(), b.walk_issues());
+    }
+
+    /// A folder swapped for a link to somewhere outside the project, with a path
+    /// below it reported by the watcher in the same batch: the update reads nothing
+    /// through the link (the walk never follows one either) and drops what was there.
+    #[test]
+    fn an_update_never_reads_through_a_folder_swapped_for_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "kiln.project", "{}");
+        write(root, "props/a.level", &level("meshes/m"));
+        write(outside.path(), "a.level", &level("meshes/outside"));
+        write(outside.path(), "b.level", &level("meshes/outside"));
+        let project = Project::open(root).unwrap();
+        let registry = Arc::new(Registry::with_builtins());
+        let mut index = Index::build(&project, registry, &BuildOptions::default()).unwrap();
+        assert!(index.contains("props/a.level"));
+        fs::remove_dir_all(root.join("props")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("props")).unwrap();
+        index.update(&[
+            "props/a.level".to_owned(),
+            "props/b.level".to_owned(),
+            "props".to_owned(),
+        ]);
+        for rel in ["props/a.level", "props/b.level"] {
+            assert!(!index.contains(rel), "{rel} read through the link");
+        }
+        // Updated one at a time, as a later batch would.
+        index.update(&["props/b.level".to_owned()]);
+        assert!(!index.contains("props/b.level"), "read through the link");
     }
 
     /// The walk compares files with the cache whenever the cache arrives: before the

@@ -79,26 +79,95 @@ fn open_at<Name: rustix::path::Arg>(
     Ok((File::from(fd), stat_of(&st)))
 }
 
+/// One name of a path from the walk: not empty, not `.` or `..`.
+fn plain_name(part: &str) -> bool {
+    !part.is_empty() && part != "." && part != ".."
+}
+
+fn not_plain(rel: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{rel} is not a plain relative path"),
+    )
+}
+
+/// Opens the folder at `rel` below `root` (`""`: the root itself), folder by
+/// folder without following a symbolic link, as the walk reaches it.
+fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
+    let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let mut dir = rustix::fs::open(root, folder, Mode::empty())?;
+    if rel.is_empty() {
+        return Ok(dir);
+    }
+    for part in rel.split('/') {
+        if !plain_name(part) {
+            return Err(not_plain(rel));
+        }
+        dir = rustix::fs::openat(&dir, part, folder, Mode::empty())?;
+    }
+    Ok(dir)
+}
+
+/// Splits a path from the walk into its folder (`""` at the root) and name.
+fn folder_and_name(rel: &str) -> std::io::Result<(&str, &str)> {
+    let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    if plain_name(name) {
+        Ok((folder, name))
+    } else {
+        Err(not_plain(rel))
+    }
+}
+
 /// Opens the file at `rel` (a path from the walk) below `root` for reading, folder
 /// by folder without following a symbolic link, as the walk itself would: for a file
 /// found earlier whose folder is no longer open. Returns it with its size and time.
 pub(crate) fn open_below(root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
-    let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let mut dir = rustix::fs::open(root, folder, Mode::empty())?;
-    let mut parts = rel.split('/').peekable();
-    while let Some(part) = parts.next() {
-        if part.is_empty() || part == "." || part == ".." {
-            break;
+    let (folder, name) = folder_and_name(rel)?;
+    open_at(&open_dir_below(root, folder)?, name)
+}
+
+/// What is at `rel` below `root`, reached folder by folder without following a
+/// symbolic link (a link is reported as one, never followed): its kind, size and
+/// time. A folder swapped for a link since the walk is not looked through.
+pub(crate) fn stat_below(root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
+    let (folder, name) = folder_and_name(rel)?;
+    let st = rustix::fs::statat(
+        &open_dir_below(root, folder)?,
+        name,
+        AtFlags::SYMLINK_NOFOLLOW,
+    )?;
+    Ok((FileType::from_raw_mode(st.st_mode), stat_of(&st)))
+}
+
+/// The entries of the folder at `rel` below `root` (reached as in [`stat_below`]),
+/// by path from the root and kind, without what the walk leaves out: names that
+/// are not UTF-8 and excluded ones.
+pub(crate) fn list_below(root: &Path, rel: &str) -> std::io::Result<Vec<(String, FileType)>> {
+    let fd = open_dir_below(root, rel)?;
+    let mut out = Vec::new();
+    for entry in Dir::read_from(&fd)?.flatten() {
+        let Ok(name) = std::str::from_utf8(entry.file_name().to_bytes()) else {
+            continue;
+        };
+        if name == "." || name == ".." {
+            continue;
         }
-        if parts.peek().is_none() {
-            return open_at(&dir, part);
+        let path = if rel.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{rel}/{name}")
+        };
+        if is_excluded(&path) {
+            continue;
         }
-        dir = rustix::fs::openat(&dir, part, folder, Mode::empty())?;
+        let mut kind = entry.file_type();
+        if kind == FileType::Unknown {
+            kind = rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode));
+        }
+        out.push((path, kind));
     }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::InvalidInput,
-        format!("{rel} is not a plain relative path"),
-    ))
+    Ok(out)
 }
 
 /// What the walk reports besides files.
