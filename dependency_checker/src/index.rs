@@ -232,19 +232,23 @@ enum Source<'a> {
     /// read later (if at all) below the root, never through a link: the project
     /// root, the path and that stat.
     Stated(&'a Path, &'a str, FileStat),
+    /// As `Stated`, read through a cursor that keeps its folder open for the next
+    /// path (an update takes its paths in order).
+    Below(&'a crate::walk::FolderCursor, &'a Path, &'a str, FileStat),
 }
 
 impl Source<'_> {
     fn stat(&self) -> std::io::Result<FileStat> {
         match self {
             Source::Walk(f) => f.stat(),
-            Source::Stated(_, _, stat) => Ok(*stat),
+            Source::Stated(_, _, stat) | Source::Below(_, _, _, stat) => Ok(*stat),
         }
     }
     fn open(&self) -> std::io::Result<(fs::File, FileStat)> {
         match self {
             Source::Walk(f) => f.open(),
             Source::Stated(root, rel, _) => crate::walk::open_below(root, rel),
+            Source::Below(cursor, root, rel, _) => cursor.open_file(root, rel),
         }
     }
 }
@@ -540,10 +544,11 @@ impl Index {
         let counters = Counters::default();
         let mut changed = Vec::new();
         let mut work: Vec<String> = Vec::with_capacity(paths.len());
+        // Reached without following a link, as the walk reaches it: a folder
+        // swapped for a link to elsewhere is never looked through.
+        let folders = crate::walk::FolderCursor::default();
         for rel in paths {
-            // Reached without following a link, as the walk reaches it: a folder
-            // swapped for a link to elsewhere is never looked through.
-            match crate::walk::stat_below(&self.root, rel) {
+            match folders.stat(&self.root, rel) {
                 Ok((rustix::fs::FileType::Directory, _)) => self.collect_files(rel, &mut work),
                 _ => {
                     // A file, nothing, or a link where a folder may have been:
@@ -560,13 +565,13 @@ impl Index {
             if is_excluded(rel) {
                 continue;
             }
-            match crate::walk::stat_below(&self.root, rel) {
+            match folders.stat(&self.root, rel) {
                 Ok((rustix::fs::FileType::RegularFile, stat)) => {
                     let prev = self.files.get(rel.as_str());
                     match index_file(
                         (&self.registry, &self.rules),
                         rel,
-                        Source::Stated(&self.root, rel, stat),
+                        Source::Below(&folders, &self.root, rel, stat),
                         prev,
                         self.checked_at_ns,
                         &counters,

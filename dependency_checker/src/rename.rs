@@ -432,6 +432,9 @@ fn check_target(
         if !last {
             match fs::symlink_metadata(root.join(&prefix)) {
                 Ok(m) if m.is_dir() => continue,
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(format!("{prefix} is a link; Kiln never moves through one"));
+                }
                 Ok(_) => return Err(format!("{prefix} is a file, not a folder")),
                 Err(_) => {}
             }
@@ -452,6 +455,34 @@ fn check_target(
                 "\"{segment}\" is not a canonical name: {}{fix}",
                 e.reason
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `rel` unless it (when `must_exist`) and every folder above it that
+/// exists are reached from the root without a symbolic link.
+fn reached_without_links(root: &Path, rel: &str, must_exist: bool) -> Result<(), CheckerError> {
+    let refused = |why: String| CheckerError::Refused(format!("{rel}: {why}"));
+    let mut prefix = String::new();
+    let segments: Vec<&str> = rel.split('/').collect();
+    for (k, segment) in segments.iter().enumerate() {
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(segment);
+        let last = k + 1 == segments.len();
+        match crate::walk::stat_below(root, &prefix) {
+            Ok((rustix::fs::FileType::Directory, _)) => {}
+            Ok((rustix::fs::FileType::Symlink, _)) => {
+                return Err(refused(format!(
+                    "{prefix} is a link now; Kiln never moves through one"
+                )));
+            }
+            Ok(_) if last => {}
+            Ok(_) => return Err(refused(format!("{prefix} is not a folder"))),
+            Err(_) if !must_exist => return Ok(()),
+            Err(e) => return Err(refused(format!("{prefix} cannot be reached: {e}"))),
         }
     }
     Ok(())
@@ -1032,9 +1063,9 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     let mut patched: Vec<(String, Vec<u8>, Vec<u8>)> = Vec::new();
     let mut written: Vec<Vec<usize>> = Vec::new();
     let mut identities: Vec<FileIdentity> = Vec::new();
+    let folders = crate::walk::FolderCursor::default();
     for edit in &plan.edits {
-        let path = root.join(&edit.file);
-        let (bytes, identity) = read_with_identity(&path)?;
+        let (bytes, identity) = read_with_identity(&root, &edit.file, &folders)?;
         identities.push(identity);
         if xxhash_rust::xxh3::xxh3_64(&bytes) != edit.expected_hash {
             return Err(CheckerError::Changed {
@@ -1105,6 +1136,12 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
         }
     };
 
+    // What is renamed, and the folders it goes into, are reached without a link:
+    // a folder swapped for one since the plan would carry the rename elsewhere.
+    for (old, new) in &plan.renames {
+        reached_without_links(&root, old, true)?;
+        reached_without_links(&root, new, false)?;
+    }
     let mut created_dirs: Vec<String> = Vec::new();
     for (_, new) in &plan.renames {
         for dir in missing_ancestors(&root, new) {
@@ -1277,32 +1314,49 @@ struct FileIdentity {
     mtime: (i64, i64),
 }
 
-fn file_identity(path: &Path) -> Option<FileIdentity> {
-    use std::os::unix::fs::MetadataExt;
-    let m = fs::symlink_metadata(path).ok()?;
-    Some(FileIdentity {
-        dev: m.dev(),
-        ino: m.ino(),
-        size: m.size(),
-        mtime: (m.mtime(), m.mtime_nsec()),
-    })
+// The stat fields' integer types differ between targets; the conversions are only
+// no-ops on some of them.
+#[allow(clippy::useless_conversion)]
+fn identity_of(st: &rustix::fs::Stat) -> FileIdentity {
+    FileIdentity {
+        dev: u64::try_from(st.st_dev).unwrap_or(0),
+        ino: u64::try_from(st.st_ino).unwrap_or(0),
+        size: u64::try_from(st.st_size).unwrap_or(0),
+        mtime: (
+            i64::try_from(st.st_mtime).unwrap_or(0),
+            i64::try_from(st.st_mtime_nsec).unwrap_or(0),
+        ),
+    }
 }
 
-/// Reads a file and its identity, from one open file (so they describe the same
-/// version).
-fn read_with_identity(path: &Path) -> Result<(Vec<u8>, FileIdentity), CheckerError> {
+/// Reads the file at `rel` and its identity, from one open file (so they describe
+/// the same version), opened in its folder below the root without following a
+/// link; only a regular file is read.
+fn read_with_identity(
+    root: &Path,
+    rel: &str,
+    folders: &crate::walk::FolderCursor,
+) -> Result<(Vec<u8>, FileIdentity), CheckerError> {
+    use rustix::fs::{FileType, Mode, OFlags};
     use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
-    let mut file = fs::File::open(path).map_err(io_err(path))?;
-    let m = file.metadata().map_err(io_err(path))?;
-    let mut bytes = Vec::with_capacity(m.size() as usize);
-    file.read_to_end(&mut bytes).map_err(io_err(path))?;
-    let identity = FileIdentity {
-        dev: m.dev(),
-        ino: m.ino(),
-        size: m.size(),
-        mtime: (m.mtime(), m.mtime_nsec()),
-    };
+    let path = root.join(rel);
+    let io = |e: rustix::io::Errno| io_err(&path)(e.into());
+    let (folder, name) = crate::walk::folder_and_name(rel).map_err(io_err(&path))?;
+    let dir = folders.folder(root, folder).map_err(io_err(&path))?;
+    let dir = &*dir;
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+    let fd = rustix::fs::openat(dir, name, flags, Mode::empty()).map_err(io)?;
+    let st = rustix::fs::fstat(&fd).map_err(io)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(CheckerError::Changed {
+            file: rel.to_owned(),
+        });
+    }
+    let identity = identity_of(&st);
+    let mut bytes = Vec::with_capacity(usize::try_from(identity.size).unwrap_or(0));
+    fs::File::from(fd)
+        .read_to_end(&mut bytes)
+        .map_err(io_err(&path))?;
     Ok((bytes, identity))
 }
 
@@ -1444,11 +1498,12 @@ fn replace_run(
 ) -> Result<Vec<u64>, CheckerError> {
     use std::sync::atomic::Ordering;
     let mut mtimes = Vec::with_capacity(patched.len());
+    let folders = crate::walk::FolderCursor::default();
     for ((file, _, new_bytes), identity) in patched.iter().zip(identities) {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        match replace_one(root, file, new_bytes, identity) {
+        match replace_one(root, &folders, file, new_bytes, identity) {
             Ok(mtime) => mtimes.push(mtime),
             Err(e) => {
                 stop.store(true, Ordering::Relaxed);
@@ -1460,38 +1515,47 @@ fn replace_run(
 }
 
 /// Replaces one file by a temporary file holding `new_bytes`, renamed over it;
-/// returns the new file's modification time.
+/// returns the new file's modification time. Everything happens in the file's
+/// folder, opened below the root without following a link (`folders`): a folder
+/// swapped for a link since the plan never carries a write outside the project.
 fn replace_one(
     root: &Path,
+    folders: &crate::walk::FolderCursor,
     file: &str,
     new_bytes: &[u8],
     identity: &FileIdentity,
 ) -> Result<u64, CheckerError> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
     let path = root.join(file);
+    let io = |e: rustix::io::Errno| io_err(&path)(e.into());
     // Another program may have saved the file since it was read: check just before
     // replacing it, and stop (rolling back) rather than overwrite.
     before_replace_hook(&path);
-    if file_identity(&path).as_ref() != Some(identity) {
+    let (folder, name) = crate::walk::folder_and_name(file).map_err(io_err(&path))?;
+    let dir = folders.folder(root, folder).map_err(io_err(&path))?;
+    let dir = &*dir;
+    let now = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok();
+    if now.as_ref().map(identity_of).as_ref() != Some(identity) {
         return Err(CheckerError::Changed {
             file: file.to_owned(),
         });
     }
-    let temp = journal::temp_name(&path, std::process::id());
+    let temp = journal::temp_name(Path::new(name), std::process::id());
+    let temp_path = path.with_file_name(&temp);
+    let create =
+        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let fd = rustix::fs::openat(dir, &temp, create, Mode::from_raw_mode(0o666))
+        .map_err(|e| io_err(&temp_path)(e.into()))?;
     // The time of the file that holds exactly these bytes, from the open file (a
     // rename keeps it): the index takes them without reading back.
-    let mtime = write_and_stat(&temp, new_bytes).map_err(io_err(&temp))?;
+    let mut out = fs::File::from(fd);
+    std::io::Write::write_all(&mut out, new_bytes).map_err(io_err(&temp_path))?;
+    let mtime = crate::walk::stat_of(&rustix::fs::fstat(&out).map_err(io)?).mtime_ns;
+    drop(out);
     crash_point()?;
-    fs::rename(&temp, &path).map_err(io_err(&path))?;
+    rustix::fs::renameat(dir, &temp, dir, name).map_err(io)?;
     crash_point()?;
     Ok(mtime)
-}
-/// Writes `bytes` to a new file at `path`; returns its modification time in
-/// nanoseconds, read from the open file.
-fn write_and_stat(path: &Path, bytes: &[u8]) -> std::io::Result<u64> {
-    use std::io::Write;
-    let mut file = fs::File::create(path)?;
-    file.write_all(bytes)?;
-    Ok(crate::index::mtime_ns(&file.metadata()?))
 }
 
 /// A temporary file and a rename, without an fsync of its own (the journal was
@@ -1724,6 +1788,120 @@ mod tests {
             assert_eq!(after.len(), before.len(), "files left behind");
             assert!(!dir.path().join(".kiln/journal").exists());
         }
+    }
+
+    /// A folder swapped for a link to an exact copy of it outside the project,
+    /// before the move or while it replaces other files: nothing outside is
+    /// written. Before, the move is refused untouched; during, the half-done move's
+    /// journal names a path that now leads outside, and is set aside and reported.
+    #[test]
+    fn a_folder_swapped_for_a_link_never_carries_a_move_outside() {
+        let files = [
+            ("kiln.project", "{}"),
+            ("a/x.json", r#"["tex/t.png"]"#),
+            ("b/y.json", r#"["tex/t.png"]"#),
+            ("tex/t.png", "png"),
+        ];
+        for during in [false, true] {
+            let (dir, before, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
+            let outside = tempfile::tempdir().unwrap();
+            let copy = outside.path().join("b");
+            fs::create_dir(&copy).unwrap();
+            fs::write(copy.join("y.json"), r#"["tex/t.png"]"#).unwrap();
+            let (root, link_to) = (dir.path().to_owned(), copy.clone());
+            let swap = move || {
+                fs::remove_dir_all(root.join("b")).unwrap();
+                std::os::unix::fs::symlink(&link_to, root.join("b")).unwrap();
+            };
+            if during {
+                let first = dir.path().join("a/x.json");
+                let swap = std::sync::Mutex::new(Some(swap));
+                BEFORE_REPLACE.with(|h| {
+                    *h.borrow_mut() = Some(Arc::new(move |path: &Path| {
+                        if path == first
+                            && let Some(swap) = swap.lock().unwrap().take()
+                        {
+                            swap();
+                        }
+                    }))
+                });
+            } else {
+                swap();
+            }
+            let result = apply(&mut checker, &p);
+            BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+            assert!(
+                result.is_err(),
+                "during: {during}: the move went through the link"
+            );
+            assert_eq!(
+                fs::read_to_string(copy.join("y.json")).unwrap(),
+                r#"["tex/t.png"]"#,
+                "during: {during}: written outside the project"
+            );
+            assert_eq!(
+                fs::read_dir(&copy).unwrap().count(),
+                1,
+                "left a file outside"
+            );
+            let reopened = reopen(dir.path()).unwrap();
+            assert!(!dir.path().join(".kiln/journal").exists());
+            if during {
+                // The journal names a path that now leads outside: recovery sets
+                // it aside whole (as for a crafted one) and says so, backups kept.
+                let set_aside = reopened
+                    .findings()
+                    .into_iter()
+                    .any(|f| matches!(f, crate::findings::Finding::JournalSetAside { .. }));
+                assert!(set_aside, "the half-done move is not reported");
+                continue;
+            }
+            fs::remove_file(dir.path().join("b")).unwrap();
+            let now: Vec<_> = snapshot(dir.path())
+                .into_iter()
+                .filter(|(f, _)| !f.starts_with('b'))
+                .collect();
+            let was: Vec<_> = before
+                .into_iter()
+                .filter(|(f, _)| !f.starts_with('b'))
+                .collect();
+            assert_eq!(now, was, "the project changed");
+        }
+    }
+
+    /// The folder of a file being moved swapped for a link to a copy outside
+    /// after the plan: the rename is refused before anything changes.
+    #[test]
+    fn a_rename_never_goes_through_a_folder_swapped_for_a_link() {
+        let files = [
+            ("kiln.project", "{}"),
+            ("a/x.json", r#"["tex/t.png"]"#),
+            ("tex/t.png", "png"),
+        ];
+        let (dir, _, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
+        let outside = tempfile::tempdir().unwrap();
+        fs::create_dir(outside.path().join("tex")).unwrap();
+        fs::write(outside.path().join("tex/t.png"), "png").unwrap();
+        fs::remove_dir_all(dir.path().join("tex")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("tex"), dir.path().join("tex")).unwrap();
+        let result = apply(&mut checker, &p);
+        assert!(
+            matches!(&result, Err(CheckerError::Refused(why)) if why.contains("link")),
+            "{result:?}"
+        );
+        assert!(
+            outside.path().join("tex/t.png").is_file(),
+            "renamed outside"
+        );
+        assert!(
+            !outside.path().join("tex/u.png").exists(),
+            "renamed outside"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a/x.json")).unwrap(),
+            r#"["tex/t.png"]"#
+        );
+        assert!(!dir.path().join(".kiln/journal").exists());
     }
 
     /// A kill during recovery itself: the next open recovers what is left.

@@ -28,7 +28,7 @@ pub(crate) struct FileStat {
 // The stat fields' integer types differ between targets; the conversions are only
 // no-ops on some of them.
 #[allow(clippy::useless_conversion)]
-fn stat_of(st: &rustix::fs::Stat) -> FileStat {
+pub(crate) fn stat_of(st: &rustix::fs::Stat) -> FileStat {
     let secs = u64::try_from(st.st_mtime).unwrap_or(0);
     let nanos = u64::try_from(st.st_mtime_nsec).unwrap_or(0);
     FileStat {
@@ -93,7 +93,7 @@ fn not_plain(rel: &str) -> std::io::Error {
 
 /// Opens the folder at `rel` below `root` (`""`: the root itself), folder by
 /// folder without following a symbolic link, as the walk reaches it.
-fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
+pub(crate) fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
     let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     let mut dir = rustix::fs::open(root, folder, Mode::empty())?;
     if rel.is_empty() {
@@ -109,12 +109,58 @@ fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
 }
 
 /// Splits a path from the walk into its folder (`""` at the root) and name.
-fn folder_and_name(rel: &str) -> std::io::Result<(&str, &str)> {
+pub(crate) fn folder_and_name(rel: &str) -> std::io::Result<(&str, &str)> {
     let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     if plain_name(name) {
         Ok((folder, name))
     } else {
         Err(not_plain(rel))
+    }
+}
+
+/// The folder of the last path asked for, opened as [`open_dir_below`] opens it and
+/// kept while the next paths are in it too: paths taken in sorted order open each
+/// of their folders once, where [`stat_below`] and [`open_below`] descend from the
+/// root for every path.
+#[derive(Default)]
+pub(crate) struct FolderCursor {
+    open: std::cell::RefCell<Option<(String, std::rc::Rc<OwnedFd>)>>,
+}
+
+impl FolderCursor {
+    /// The folder `folder` below `root` (`""`: the root).
+    pub(crate) fn folder(
+        &self,
+        root: &Path,
+        folder: &str,
+    ) -> std::io::Result<std::rc::Rc<OwnedFd>> {
+        let mut open = self.open.borrow_mut();
+        if let Some((at, fd)) = &*open
+            && at == folder
+        {
+            return Ok(fd.clone());
+        }
+        *open = None;
+        let fd = std::rc::Rc::new(open_dir_below(root, folder)?);
+        *open = Some((folder.to_owned(), fd.clone()));
+        Ok(fd)
+    }
+
+    /// As [`stat_below`].
+    pub(crate) fn stat(&self, root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
+        let (folder, name) = folder_and_name(rel)?;
+        let st = rustix::fs::statat(
+            &*self.folder(root, folder)?,
+            name,
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?;
+        Ok((FileType::from_raw_mode(st.st_mode), stat_of(&st)))
+    }
+
+    /// As [`open_below`].
+    pub(crate) fn open_file(&self, root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
+        let (folder, name) = folder_and_name(rel)?;
+        open_at(&*self.folder(root, folder)?, name)
     }
 }
 
