@@ -243,12 +243,18 @@ impl<'a> LevelBlob<'a> {
             // One UTF-8 check for all ids; each boundary must then fall between chars.
             id_text = std::str::from_utf8(text)
                 .map_err(|_| BlobError::Corrupt("the id table is not UTF-8".into()))?;
-            if offsets[0] != 0
-                || offsets.windows(2).any(|w| w[0] > w[1])
-                || !offsets
-                    .iter()
-                    .all(|&o| id_text.is_char_boundary(o as usize))
-            {
+            // In one pass each without an early exit, which the compiler vectorizes
+            // (a blob is read whole anyway; a bad one is rare).
+            let ordered = offsets.windows(2).fold(true, |ok, w| ok & (w[0] <= w[1]));
+            let bytes = id_text.as_bytes();
+            let on_boundaries = offsets.iter().fold(true, |ok, &o| {
+                // `str::is_char_boundary`, without its branches.
+                let at = bytes
+                    .get(o as usize)
+                    .map_or(o as usize == bytes.len(), |&b| (b as i8) >= -0x40);
+                ok & at
+            });
+            if offsets[0] != 0 || !ordered || !on_boundaries {
                 return Err(BlobError::Corrupt(
                     "id offsets are out of order or split a character".into(),
                 ));
@@ -451,6 +457,41 @@ mod tests {
         assert!(
             matches!(LevelBlob::parse(&bytes), Err(BlobError::Corrupt(m)) if m.contains("instance 2 belongs to entity 5, but there are only 3")),
         );
+    }
+
+    /// Id offsets that go backwards, split a character or run past the text are
+    /// refused; every boundary of a multi-byte id is accepted.
+    #[test]
+    fn id_offsets_must_be_ordered_character_boundaries() {
+        // The id section: the count, the offsets, then the text.
+        let with_offsets = |ids: &[&str], offsets: &[u32]| {
+            let mut bytes = write_blob(&vec![NO_PARENT; ids.len()], &[], ids);
+            let ids_at = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+            for (k, o) in offsets.iter().enumerate() {
+                let at = ids_at + 4 + 4 * k;
+                bytes[at..at + 4].copy_from_slice(&o.to_le_bytes());
+            }
+            bytes
+        };
+        let written = with_offsets(&["é", "b"], &[0, 2, 3]);
+        let parsed = LevelBlob::parse(&written).unwrap();
+        assert_eq!(parsed.ids().collect::<Vec<_>>(), vec!["é", "b"]);
+        assert!(LevelBlob::parse(&with_offsets(&["a", "b", "c"], &[0, 1, 2, 3])).is_ok());
+        for (ids, offsets, what) in [
+            (&["é", "b"][..], &[0, 1, 3][..], "splits the é"),
+            (&["é", "b"], &[0, 3, 2], "goes backwards, past the text"),
+            (&["é", "b"], &[1, 2, 3], "does not start at 0"),
+            // Backwards inside the text, every offset a boundary: only the order says.
+            (&["a", "b", "c"], &[0, 2, 1, 3], "goes backwards"),
+        ] {
+            assert!(
+                matches!(
+                    LevelBlob::parse(&with_offsets(ids, offsets)),
+                    Err(BlobError::Corrupt(m)) if m.contains("out of order or split")
+                ),
+                "{offsets:?} {what}"
+            );
+        }
     }
 
     proptest! {
