@@ -33,6 +33,16 @@ pub fn open_checker(project: &Path) -> anyhow::Result<(Checker, ProjectPlugins)>
 /// when stdout is a terminal: a cold index of a big project takes a moment, and piped
 /// output stays clean.
 pub fn open_checker_with(project: &Path, registry: Arc<Registry>) -> anyhow::Result<Checker> {
+    opened_with_progress(|options| Checker::open(project, registry, options))
+}
+
+/// Runs `open` with the options a command working alone opens its checker with: a
+/// progress counter (on stderr) when stdout is a terminal, since a cold index of a
+/// big project takes a moment and piped output stays clean, and a note when another
+/// Kiln operation holds the project.
+fn opened_with_progress(
+    open: impl FnOnce(&BuildOptions) -> Result<Checker, dependency_checker::CheckerError>,
+) -> anyhow::Result<Checker> {
     let bar = std::io::stdout().is_terminal().then(|| {
         let bar = ProgressBar::new_spinner();
         bar.set_style(
@@ -52,7 +62,7 @@ pub fn open_checker_with(project: &Path, registry: Arc<Registry>) -> anyhow::Res
             )
         })),
     };
-    let checker = Checker::open(project, registry, &options);
+    let checker = open(&options);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -262,7 +272,13 @@ pub fn deps(
     as_json: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let (checker, plugins) = open_checker(project)?;
+    // Only the file and the folders its references point into are looked at on
+    // disk; the cache answers for the rest (see `Checker::open_for_dependencies_of`).
+    let (registry, plugins) = registry_with_plugins(&kiln_core::Project::open(project)?);
+    let registry = Arc::new(registry);
+    let checker = opened_with_progress(|options| {
+        Checker::open_for_dependencies_of(project, registry, options, resource)
+    })?;
     report(&plugins, true, &mut std::io::stderr());
     deps_with(&checker, resource, as_json, out)
 }

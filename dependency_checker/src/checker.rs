@@ -106,6 +106,47 @@ impl Checker {
         Ok(checker)
     }
 
+    /// Opens the project to ask what `path` (a file, or the files under a folder)
+    /// references, as `kiln deps` working alone asks it: the cache is trusted for
+    /// every file but `path` and the files of the folders its references point into,
+    /// which are looked at on disk ([`Index::update_dependencies_of`]), so the
+    /// answer is the one a full index gives without a stat of every file. Without a
+    /// usable cache it opens as [`Checker::open`] does. The cache is not rewritten:
+    /// the rest of the index was not checked against the disk.
+    pub fn open_for_dependencies_of(
+        dir: &Path,
+        registry: Arc<Registry>,
+        options: &BuildOptions,
+        path: &str,
+    ) -> Result<Self, CheckerError> {
+        let project = Project::open(dir)?;
+        let waiting = || {
+            if let Some(w) = &options.waiting {
+                w()
+            }
+        };
+        let reading = Self::committed_state(project.root(), &waiting)?;
+        let rules = Arc::new(DeclaredRules::new(&project.config().references));
+        let cache_file = std::fs::symlink_metadata(project.root().join(crate::cache::CACHE_FILE));
+        let loaded = cache_file
+            .is_ok_and(|m| m.is_file())
+            .then(|| crate::cache::load(project.root(), &registry, &rules))
+            .flatten();
+        let Some(loaded) = loaded else {
+            drop(reading);
+            return Self::open(dir, registry, options);
+        };
+        let mut index = loaded.index;
+        index.update_dependencies_of(path);
+        let mut checker = Self::from_index(project, index)?;
+        drop(reading);
+        checker.options = BuildOptions {
+            progress: None,
+            ..options.clone()
+        };
+        Ok(checker)
+    }
+
     /// Indexes `project`, reusing the entries of its cache; returns the cache too.
     /// The cache is loaded on a second thread while the walk begins.
     fn index_with_cache(

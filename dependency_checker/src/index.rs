@@ -549,7 +549,13 @@ impl Index {
         let folders = crate::walk::FolderCursor::default();
         for rel in paths {
             match folders.stat(&self.root, rel) {
-                Ok((rustix::fs::FileType::Directory, _)) => self.collect_files(rel, &mut work),
+                Ok((rustix::fs::FileType::Directory, _)) => {
+                    // What is in it now, what the index had in it (gone since, if
+                    // not found again), and a file of its name that it replaced.
+                    self.collect_files(rel, &mut work);
+                    work.extend(self.files_in_folder(rel).map(|f| f.path.to_string()));
+                    work.push(rel.clone());
+                }
                 _ => {
                     // A file, nothing, or a link where a folder may have been:
                     // what the index had under it is looked at again too.
@@ -598,6 +604,73 @@ impl Index {
         }
         self.checked_at_ns = started;
         changed
+    }
+
+    /// Brings up to date with the disk what the references of `path` (a file, or
+    /// every file under a folder) resolve against: `path` itself, then which files
+    /// are directly in each folder those references point into (a reference names a
+    /// file of one folder, with or without its extension). Every other entry is left
+    /// as it was, and the entries of files that stayed in those folders are not
+    /// checked against their content: `kiln deps` working alone asks about one
+    /// file, and need not stat the whole project to answer.
+    pub fn update_dependencies_of(&mut self, path: &str) {
+        let path = path.trim_end_matches('/');
+        self.update(&[path.to_owned()]);
+        let files: Vec<Arc<str>> = match self.path_key(path) {
+            Some(file) => vec![file.clone()],
+            None => self.files_in_folder(path).map(|f| f.path.clone()).collect(),
+        };
+        let mut folders = std::collections::BTreeSet::new();
+        let mut buf = String::new();
+        for file in &files {
+            let Some(entry) = self.file(file) else {
+                continue;
+            };
+            for i in 0..entry.scan().len() {
+                let Some(r) = entry.scan().get(i) else {
+                    continue;
+                };
+                if let Some(key) = crate::lookup::key_of(file, &r, &mut buf) {
+                    let folder = key.rsplit_once('/').map_or("", |(folder, _)| folder);
+                    folders.insert(folder.to_owned());
+                }
+            }
+        }
+        // Only which files exist there matters to a reference, not what they hold: a
+        // folder's listing settles it, and only the names that differ from the
+        // index's are looked at further (a file gone, a file new).
+        let mut paths = Vec::new();
+        for folder in &folders {
+            let prefix = if folder.is_empty() {
+                String::new()
+            } else {
+                format!("{folder}/")
+            };
+            let known: std::collections::BTreeSet<&str> = self
+                .files_from(&prefix)
+                .take_while(|f| f.path.starts_with(prefix.as_str()))
+                .filter(|f| !f.path[prefix.len()..].contains('/'))
+                .map(|f| &*f.path)
+                .collect();
+            let there: std::collections::BTreeSet<String> =
+                crate::walk::list_below(&self.root, folder)
+                    .map(|entries| {
+                        entries
+                            .into_iter()
+                            .filter(|(_, kind)| *kind == rustix::fs::FileType::RegularFile)
+                            .map(|(p, _)| p)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+            paths.extend(
+                known
+                    .iter()
+                    .filter(|p| !there.contains(**p))
+                    .map(|p| p.to_string()),
+            );
+            paths.extend(there.into_iter().filter(|p| !known.contains(p.as_str())));
+        }
+        self.update(&paths);
     }
 
     /// Hashes and scans `bytes` as the content of `path`, for
@@ -789,6 +862,31 @@ mod tests {
             assert_eq!(x.scan(), y.scan(), "{}", x.path);
         }
         assert_eq!(a.walk_issues(), b.walk_issues());
+    }
+
+    /// An update of a folder drops what is no longer in it, and a file that a
+    /// folder of the same name replaced.
+    #[test]
+    fn an_update_of_a_folder_drops_what_left_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "kiln.project", "{}");
+        write(root, "props/a.level", &level("meshes/m"));
+        write(root, "props/b.level", &level("meshes/m"));
+        write(root, "props/c", "a file, for now");
+        let project = Project::open(root).unwrap();
+        let registry = Arc::new(Registry::with_builtins());
+        let mut index = Index::build(&project, registry, &BuildOptions::default()).unwrap();
+        fs::remove_file(root.join("props/b.level")).unwrap();
+        fs::remove_file(root.join("props/c")).unwrap();
+        write(root, "props/c/d.level", &level("meshes/m"));
+        let mut changed = index.update(&["props".to_owned()]);
+        changed.sort();
+        assert_eq!(changed, ["props/b.level", "props/c", "props/c/d.level"]);
+        assert!(index.contains("props/a.level") && index.contains("props/c/d.level"));
+        assert!(!index.contains("props/b.level") && !index.contains("props/c"));
+        index.update(&["props/c".to_owned()]);
+        assert!(!index.contains("props/c"));
     }
 
     /// A folder swapped for a link to somewhere outside the project, with a path

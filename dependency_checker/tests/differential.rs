@@ -798,7 +798,17 @@ fn random_edit(rng: &mut Rng, root: &Path, checker: &Checker) -> Vec<String> {
         .index()
         .files()
         .map(|f| f.path.to_string())
-        .filter(|p| p != "kiln.project" && p != "kiln.redirects")
+        .collect();
+    random_edit_of(rng, root, &files)
+}
+
+/// A random edit of one of `files` (created, removed, rewritten) made outside Kiln;
+/// returns the paths it changed.
+fn random_edit_of(rng: &mut Rng, root: &Path, files: &[String]) -> Vec<String> {
+    let files: Vec<String> = files
+        .iter()
+        .filter(|p| *p != "kiln.project" && *p != "kiln.redirects")
+        .cloned()
         .collect();
     if files.is_empty() {
         return Vec::new();
@@ -904,6 +914,60 @@ proptest! {
         }
         let restored = tree(root);
         prop_assert!(restored == original, "not restored: {}", difference(&original, &restored));
+    }
+
+    /// `kiln deps` working alone trusts the cache for all but the file asked about
+    /// and the files of the folders its references point into. After random edits
+    /// behind the cache, its answer for every file and folder is a full index's.
+    #[test]
+    fn dependencies_from_the_cache_and_a_few_folders_are_a_full_index_s(seed in any::<u64>()) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut rng = Rng(seed);
+        generate(&mut rng, root);
+        // The cache, written when the first checker is dropped.
+        drop(open(root));
+        for _ in 0..1 + rng.below(4) {
+            let files: Vec<String> = tree(root)
+                .into_keys()
+                .filter(|p| {
+                    !p.starts_with(".kiln")
+                        && fs::symlink_metadata(root.join(p)).is_ok_and(|m| m.is_file())
+                })
+                .collect();
+            random_edit_of(&mut rng, root, &files);
+            // A file beside another under the same name with another extension:
+            // what a reference written without extension may now also name.
+            let picked: Option<&String> = (!files.is_empty()).then(|| rng.pick(&files[..]));
+            if let Some((base, _)) = picked.and_then(|p| extension(p)) {
+                let twin = format!("{base}.{}", rng.pick(EXTS)).trim_end_matches('.').to_owned();
+                if !root.join(&twin).exists() {
+                    fs::write(root.join(&twin), "{}").unwrap();
+                }
+            }
+        }
+        let asked: BTreeSet<String> = tree(root)
+            .into_keys()
+            .filter(|p| !p.starts_with(".kiln"))
+            .collect();
+        let alone: Vec<_> = asked
+            .iter()
+            .map(|p| {
+                let checker = Checker::open_for_dependencies_of(
+                    root,
+                    Arc::new(Registry::with_builtins()),
+                    &BuildOptions::default(),
+                    p,
+                )
+                .unwrap();
+                (checker.files_under(p), checker.dependencies_of(p))
+            })
+            .collect();
+        let full = open(root);
+        for (p, (files, deps)) in asked.iter().zip(alone) {
+            prop_assert_eq!(files, full.files_under(p), "files under {}", p);
+            prop_assert_eq!(deps, full.dependencies_of(p), "dependencies of {}", p);
+        }
     }
 
     /// The lookup, kept current through edits made outside Kiln, answers as a graph
