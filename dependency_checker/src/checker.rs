@@ -81,22 +81,11 @@ impl Checker {
         registry: Arc<Registry>,
         options: &BuildOptions,
     ) -> Result<Self, CheckerError> {
-        let project = Project::open(dir)?;
-        let waiting = || {
-            if let Some(w) = &options.waiting {
-                w()
-            }
-        };
-        let _reading = Self::committed_state(project.root(), &waiting)?;
-        let rules = Arc::new(DeclaredRules::new(&project.config().references));
+        let (project, _reading, rules) = Self::open_committed(dir, options)?;
         let (index, cached) = Self::index_with_cache(&project, registry, &rules, options)?;
         // Rewrite the cache only if something changed behind it.
         let unchanged = cached.as_ref().is_some_and(|c| c.describes(&index));
-        let mut checker = Self::from_index(project, index)?;
-        checker.options = BuildOptions {
-            progress: None,
-            ..options.clone()
-        };
+        let checker = Self::from_index(project, index)?.with_options(options);
         match cached.and_then(|c| c.findings_for(&checker.index)) {
             Some(findings) => {
                 let _ = checker.graph_findings.set(findings);
@@ -104,6 +93,39 @@ impl Checker {
             None => checker.cache_unsaved.set(!unchanged),
         }
         Ok(checker)
+    }
+
+    /// The first steps of every open: the project, held in a committed state for
+    /// reading until the returned lock is dropped (see [`Checker::committed_state`]),
+    /// and its declared reference rules.
+    fn open_committed(
+        dir: &Path,
+        options: &BuildOptions,
+    ) -> Result<(Project, crate::lock::ProjectLock, Arc<DeclaredRules>), CheckerError> {
+        let project = Project::open(dir)?;
+        let waiting = || {
+            if let Some(w) = &options.waiting {
+                w()
+            }
+        };
+        let reading = Self::committed_state(project.root(), &waiting)?;
+        let rules = Arc::new(DeclaredRules::new(&project.config().references));
+        Ok((project, reading, rules))
+    }
+
+    /// Keeps `options` for later re-walks, without the first walk's progress.
+    fn with_options(mut self, options: &BuildOptions) -> Self {
+        self.options = BuildOptions {
+            progress: None,
+            ..options.clone()
+        };
+        self
+    }
+
+    /// Whether `project` has a cache file to load (a regular file, never a link).
+    fn has_cache_file(project: &Project) -> bool {
+        std::fs::symlink_metadata(project.root().join(crate::cache::CACHE_FILE))
+            .is_ok_and(|m| m.is_file())
     }
 
     /// Opens the project to ask what `path` (a file, or the files under a folder)
@@ -119,17 +141,8 @@ impl Checker {
         options: &BuildOptions,
         path: &str,
     ) -> Result<Self, CheckerError> {
-        let project = Project::open(dir)?;
-        let waiting = || {
-            if let Some(w) = &options.waiting {
-                w()
-            }
-        };
-        let reading = Self::committed_state(project.root(), &waiting)?;
-        let rules = Arc::new(DeclaredRules::new(&project.config().references));
-        let cache_file = std::fs::symlink_metadata(project.root().join(crate::cache::CACHE_FILE));
-        let loaded = cache_file
-            .is_ok_and(|m| m.is_file())
+        let (project, reading, rules) = Self::open_committed(dir, options)?;
+        let loaded = Self::has_cache_file(&project)
             .then(|| crate::cache::load(project.root(), &registry, &rules))
             .flatten();
         let Some(loaded) = loaded else {
@@ -138,12 +151,8 @@ impl Checker {
         };
         let mut index = loaded.index;
         index.update_dependencies_of(path);
-        let mut checker = Self::from_index(project, index)?;
+        let checker = Self::from_index(project, index)?.with_options(options);
         drop(reading);
-        checker.options = BuildOptions {
-            progress: None,
-            ..options.clone()
-        };
         Ok(checker)
     }
 
@@ -156,8 +165,7 @@ impl Checker {
         options: &BuildOptions,
     ) -> Result<(Index, Option<crate::cache::Loaded>), CheckerError> {
         let root = project.root();
-        let cache_file = std::fs::symlink_metadata(root.join(crate::cache::CACHE_FILE));
-        if !cache_file.is_ok_and(|m| m.is_file()) {
+        if !Self::has_cache_file(project) {
             return Ok((Index::build(project, registry, options)?, None));
         }
         let loading = std::sync::OnceLock::new();
