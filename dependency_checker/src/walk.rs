@@ -93,7 +93,7 @@ fn not_plain(rel: &str) -> std::io::Error {
 
 /// Opens the folder at `rel` below `root` (`""`: the root itself), folder by
 /// folder without following a symbolic link, as the walk reaches it.
-pub(crate) fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
+fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
     let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     let mut dir = rustix::fs::open(root, folder, Mode::empty())?;
     if rel.is_empty() {
@@ -168,21 +168,14 @@ impl FolderCursor {
 /// by folder without following a symbolic link, as the walk itself would: for a file
 /// found earlier whose folder is no longer open. Returns it with its size and time.
 pub(crate) fn open_below(root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
-    let (folder, name) = folder_and_name(rel)?;
-    open_at(&open_dir_below(root, folder)?, name)
+    FolderCursor::default().open_file(root, rel)
 }
 
 /// What is at `rel` below `root`, reached folder by folder without following a
 /// symbolic link (a link is reported as one, never followed): its kind, size and
 /// time. A folder swapped for a link since the walk is not looked through.
 pub(crate) fn stat_below(root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
-    let (folder, name) = folder_and_name(rel)?;
-    let st = rustix::fs::statat(
-        &open_dir_below(root, folder)?,
-        name,
-        AtFlags::SYMLINK_NOFOLLOW,
-    )?;
-    Ok((FileType::from_raw_mode(st.st_mode), stat_of(&st)))
+    FolderCursor::default().stat(root, rel)
 }
 
 /// The entries of the folder at `rel` below `root` (reached as in [`stat_below`]),
