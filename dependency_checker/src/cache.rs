@@ -567,12 +567,7 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
             for id in 0..body.string_count() {
                 strings.table.push(body.string(id).unwrap_or(""));
             }
-            strings.ids = strings
-                .table
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (*s, i as u32))
-                .collect();
+            strings.look_up_again();
             strings.uses = vec![0; strings.table.len()];
         }
         None => {
@@ -884,9 +879,7 @@ mod tests {
         let mut bytes = encode(&index, None);
         let at = 4 + 4 + 8;
         bytes[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-        let body = bytes.len() - 8;
-        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]).to_le_bytes();
-        bytes[body..].copy_from_slice(&sum);
+        reseal(&mut bytes);
         let cached = load_bytes(bytes, &project, &registry, &index);
         let warm =
             Index::build_from(&project, registry, Some(&cached), &BuildOptions::default()).unwrap();
@@ -965,6 +958,13 @@ mod tests {
         assert_same(&crafted, &index);
     }
 
+    /// Makes a crafted cache's checksum right again, as a hand-made cache would.
+    fn reseal(bytes: &mut [u8]) {
+        let body = bytes.len() - 8;
+        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]).to_le_bytes();
+        bytes[body..].copy_from_slice(&sum);
+    }
+
     /// Makes the level's one reference name a string past the end of the table; the
     /// checksum is made right, as a hand-made cache would.
     fn break_the_level_record(bytes: &mut [u8]) {
@@ -985,9 +985,7 @@ mod tests {
         let scan_at = r.at;
         assert_eq!(&bytes[scan_at..scan_at + 2], &[0, 1]);
         bytes[scan_at + 2] = 0x7f;
-        let body = bytes.len() - 8;
-        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]).to_le_bytes();
-        bytes[body..].copy_from_slice(&sum);
+        reseal(bytes);
     }
 
     #[test]
@@ -1000,9 +998,7 @@ mod tests {
         let first = 4 + 4 + 8 + 8 + 1;
         assert_eq!(bytes[first], 0);
         bytes[first] = 5;
-        let body = bytes.len() - 8;
-        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]).to_le_bytes();
-        bytes[body..].copy_from_slice(&sum);
+        reseal(&mut bytes);
         let crafted = load_bytes(bytes, &project, &registry, &index);
         assert!(
             crafted

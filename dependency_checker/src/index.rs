@@ -213,13 +213,6 @@ fn now_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-pub(crate) fn mtime_ns(meta: &fs::Metadata) -> u64 {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as u64)
-}
-
 /// Files modified this close to the previous check are re-hashed even if size and
 /// time match, since a second write within the clock's granularity would not show.
 const RACY_WINDOW: Duration = Duration::from_secs(2);
@@ -229,26 +222,23 @@ enum Source<'a> {
     /// Found by the walk: stat and open relative to its folder.
     Walk(&'a crate::walk::Found<'a>),
     /// Stat-ed already (by the walk, or by an update without following a link),
-    /// read later (if at all) below the root, never through a link: the project
-    /// root, the path and that stat.
-    Stated(&'a Path, &'a str, FileStat),
-    /// As `Stated`, read through a cursor that keeps its folder open for the next
-    /// path (an update takes its paths in order).
-    Below(&'a crate::walk::FolderCursor, &'a Path, &'a str, FileStat),
+    /// read later (if at all) below the root, never through a link, by a cursor
+    /// that keeps its folder open for the next path: the cursor, the project root,
+    /// the path and that stat.
+    Stated(&'a crate::walk::FolderCursor, &'a Path, &'a str, FileStat),
 }
 
 impl Source<'_> {
     fn stat(&self) -> std::io::Result<FileStat> {
         match self {
             Source::Walk(f) => f.stat(),
-            Source::Stated(_, _, stat) | Source::Below(_, _, _, stat) => Ok(*stat),
+            Source::Stated(_, _, _, stat) => Ok(*stat),
         }
     }
     fn open(&self) -> std::io::Result<(fs::File, FileStat)> {
         match self {
             Source::Walk(f) => f.open(),
-            Source::Stated(root, rel, _) => crate::walk::open_below(root, rel),
-            Source::Below(cursor, root, rel, _) => cursor.open_file(root, rel),
+            Source::Stated(folders, root, rel, _) => folders.open_file(root, rel),
         }
     }
 }
@@ -454,10 +444,11 @@ impl Index {
              state: (&mut Vec<FileEntry>, &mut Vec<u8>)| {
                 let previous = previous_index(true).flatten();
                 let (entries, buf) = state;
+                let folders = crate::walk::FolderCursor::default();
                 for (rel, stat) in waiting.drain(..) {
                     match stat {
                         Ok(stat) => {
-                            let source = Source::Stated(&root, &rel, stat);
+                            let source = Source::Stated(&folders, &root, &rel, stat);
                             index_one(previous, &rel, source, (&mut *entries, &mut *buf));
                         }
                         Err(e) => push_issue(WalkIssue::Unreadable(rel, e.to_string())),
@@ -577,7 +568,7 @@ impl Index {
                     match index_file(
                         (&self.registry, &self.rules),
                         rel,
-                        Source::Below(&folders, &self.root, rel, stat),
+                        Source::Stated(&folders, &self.root, rel, stat),
                         prev,
                         self.checked_at_ns,
                         &counters,
@@ -620,22 +611,17 @@ impl Index {
             Some(file) => vec![file.clone()],
             None => self.files_in_folder(path).map(|f| f.path.clone()).collect(),
         };
-        let mut folders = std::collections::BTreeSet::new();
-        let mut buf = String::new();
-        for file in &files {
-            let Some(entry) = self.file(file) else {
-                continue;
-            };
-            for i in 0..entry.scan().len() {
-                let Some(r) = entry.scan().get(i) else {
-                    continue;
-                };
-                if let Some(key) = crate::lookup::key_of(file, &r, &mut buf) {
-                    let folder = key.rsplit_once('/').map_or("", |(folder, _)| folder);
-                    folders.insert(folder.to_owned());
-                }
-            }
-        }
+        // The folder of each key the references are filed under (see `lookup`).
+        let folders: std::collections::BTreeSet<String> = files
+            .iter()
+            .filter_map(|file| self.file(file))
+            .flat_map(crate::lookup::filed_by)
+            .map(|(key, _)| {
+                key.rsplit_once('/')
+                    .map_or("", |(folder, _)| folder)
+                    .to_owned()
+            })
+            .collect();
         // Only which files exist there matters to a reference, not what they hold: a
         // folder's listing settles it, and only the names that differ from the
         // index's are looked at further (a file gone, a file new).
@@ -692,23 +678,28 @@ impl Index {
         let started = now_ns();
         let mut changed = Vec::new();
         let mut read_back = Vec::new();
+        // Looked at as an update looks, never through a link.
+        let folders = crate::walk::FolderCursor::default();
         for w in written {
-            let same = fs::symlink_metadata(self.root.join(w.path)).is_ok_and(|m| {
-                m.is_file() && m.len() == w.bytes.len() as u64 && mtime_ns(&m) == w.mtime_ns
+            let same = folders.stat(&self.root, w.path).is_ok_and(|(kind, st)| {
+                kind == rustix::fs::FileType::RegularFile
+                    && st.size == w.bytes.len() as u64
+                    && st.mtime_ns == w.mtime_ns
             });
             if !same || is_excluded(w.path) {
                 read_back.push(w.path.to_owned());
                 continue;
             }
             let prev = self.files.get(w.path);
-            let scanned = w
-                .scanned
-                .clone()
-                .unwrap_or_else(|| self.scan_for_write(w.path, w.bytes));
-            let hash = scanned.hash;
-            let scan = match prev {
-                Some(p) if p.hash == hash => p.scan.clone(),
-                _ => ScanCell::new(scanned.scan),
+            let hash = w.scanned.as_ref().map_or_else(
+                || xxhash_rust::xxh3::xxh3_64(w.bytes),
+                |scanned| scanned.hash,
+            );
+            // Scanned only if the content is new (and not scanned ahead already).
+            let scan = match (prev, &w.scanned) {
+                (Some(p), _) if p.hash == hash => p.scan.clone(),
+                (_, Some(scanned)) => ScanCell::new(scanned.scan.clone()),
+                (_, None) => ScanCell::new(self.scan_for_write(w.path, w.bytes).scan),
             };
             let entry = FileEntry::with_cell(
                 prev.map_or_else(|| w.path.into(), |p| p.path.clone()),

@@ -40,7 +40,7 @@ pub(crate) fn keys_naming(file: &str) -> impl Iterator<Item = &str> {
 
 /// What `entry` files: the key of each of its references, with its position,
 /// sorted.
-fn filed_by(entry: &FileEntry) -> Vec<(Box<str>, u32)> {
+pub(crate) fn filed_by(entry: &FileEntry) -> Vec<(Box<str>, u32)> {
     let mut filed = Vec::new();
     let mut buf = String::new();
     for i in 0..entry.scan().len() {
@@ -58,7 +58,7 @@ fn filed_by(entry: &FileEntry) -> Vec<(Box<str>, u32)> {
 /// The one key `r` (written in `file`) can resolve through; `None` for a relative
 /// URI that names no file of the project. A key that is not the reference's own
 /// text is built in `buf`, so that looking at every reference allocates nothing.
-pub(crate) fn key_of<'k>(file: &str, r: &RefView<'k>, buf: &'k mut String) -> Option<&'k str> {
+fn key_of<'k>(file: &str, r: &RefView<'k>, buf: &'k mut String) -> Option<&'k str> {
     if r.naming == Naming::RelativeUri {
         *buf = crate::gltf::resolve_uri(file, r.text).ok()?;
         return Some(buf);

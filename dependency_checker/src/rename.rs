@@ -460,17 +460,19 @@ fn check_target(
     Ok(())
 }
 
-/// Refuses `rel` unless it (when `must_exist`) and every folder above it that
-/// exists are reached from the root without a symbolic link.
-fn reached_without_links(root: &Path, rel: &str, must_exist: bool) -> Result<(), CheckerError> {
+/// Follows `rel` from the root without following a symbolic link, and returns
+/// the folders above it that do not exist yet (a rename to it creates them),
+/// outermost first. Refused when a folder on the way is a link or a file, or when
+/// `rel` must exist and does not or is a link.
+fn reached_without_links(
+    root: &Path,
+    rel: &str,
+    must_exist: bool,
+) -> Result<Vec<String>, CheckerError> {
     let refused = |why: String| CheckerError::Refused(format!("{rel}: {why}"));
-    let mut prefix = String::new();
     let segments: Vec<&str> = rel.split('/').collect();
-    for (k, segment) in segments.iter().enumerate() {
-        if !prefix.is_empty() {
-            prefix.push('/');
-        }
-        prefix.push_str(segment);
+    for k in 0..segments.len() {
+        let prefix = segments[..=k].join("/");
         let last = k + 1 == segments.len();
         match crate::walk::stat_below(root, &prefix) {
             Ok((rustix::fs::FileType::Directory, _)) => {}
@@ -481,21 +483,15 @@ fn reached_without_links(root: &Path, rel: &str, must_exist: bool) -> Result<(),
             }
             Ok(_) if last => {}
             Ok(_) => return Err(refused(format!("{prefix} is not a folder"))),
-            Err(_) if !must_exist => return Ok(()),
+            Err(_) if !must_exist => {
+                return Ok((k..segments.len() - 1)
+                    .map(|j| segments[..=j].join("/"))
+                    .collect());
+            }
             Err(e) => return Err(refused(format!("{prefix} cannot be reached: {e}"))),
         }
     }
-    Ok(())
-}
-
-/// The folders that renaming to `new` creates (its missing ancestors), outermost
-/// first.
-fn missing_ancestors(root: &Path, new: &str) -> Vec<String> {
-    let segments: Vec<&str> = new.split('/').collect();
-    (1..segments.len())
-        .map(|k| segments[..k].join("/"))
-        .filter(|dir| fs::symlink_metadata(root.join(dir)).is_err())
-        .collect()
+    Ok(Vec::new())
 }
 
 /// Plans moving each `old` (a file, or a folder with everything under it) to `new`.
@@ -1138,13 +1134,10 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
 
     // What is renamed, and the folders it goes into, are reached without a link:
     // a folder swapped for one since the plan would carry the rename elsewhere.
+    let mut created_dirs: Vec<String> = Vec::new();
     for (old, new) in &plan.renames {
         reached_without_links(&root, old, true)?;
-        reached_without_links(&root, new, false)?;
-    }
-    let mut created_dirs: Vec<String> = Vec::new();
-    for (_, new) in &plan.renames {
-        for dir in missing_ancestors(&root, new) {
+        for dir in reached_without_links(&root, new, false)? {
             if !created_dirs.contains(&dir) {
                 created_dirs.push(dir);
             }
@@ -1337,26 +1330,12 @@ fn read_with_identity(
     rel: &str,
     folders: &crate::walk::FolderCursor,
 ) -> Result<(Vec<u8>, FileIdentity), CheckerError> {
-    use rustix::fs::{FileType, Mode, OFlags};
     use std::io::Read;
     let path = root.join(rel);
-    let io = |e: rustix::io::Errno| io_err(&path)(e.into());
-    let (folder, name) = crate::walk::folder_and_name(rel).map_err(io_err(&path))?;
-    let dir = folders.folder(root, folder).map_err(io_err(&path))?;
-    let dir = &*dir;
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
-    let fd = rustix::fs::openat(dir, name, flags, Mode::empty()).map_err(io)?;
-    let st = rustix::fs::fstat(&fd).map_err(io)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-        return Err(CheckerError::Changed {
-            file: rel.to_owned(),
-        });
-    }
+    let (mut file, st) = folders.open_regular(root, rel).map_err(io_err(&path))?;
     let identity = identity_of(&st);
     let mut bytes = Vec::with_capacity(usize::try_from(identity.size).unwrap_or(0));
-    fs::File::from(fd)
-        .read_to_end(&mut bytes)
-        .map_err(io_err(&path))?;
+    file.read_to_end(&mut bytes).map_err(io_err(&path))?;
     Ok((bytes, identity))
 }
 
@@ -1525,21 +1504,21 @@ fn replace_one(
     new_bytes: &[u8],
     identity: &FileIdentity,
 ) -> Result<u64, CheckerError> {
-    use rustix::fs::{AtFlags, Mode, OFlags};
+    use rustix::fs::{Mode, OFlags};
     let path = root.join(file);
     let io = |e: rustix::io::Errno| io_err(&path)(e.into());
     // Another program may have saved the file since it was read: check just before
     // replacing it, and stop (rolling back) rather than overwrite.
     before_replace_hook(&path);
-    let (folder, name) = crate::walk::folder_and_name(file).map_err(io_err(&path))?;
-    let dir = folders.folder(root, folder).map_err(io_err(&path))?;
-    let dir = &*dir;
-    let now = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).ok();
+    let now = folders.lstat(root, file).ok();
     if now.as_ref().map(identity_of).as_ref() != Some(identity) {
         return Err(CheckerError::Changed {
             file: file.to_owned(),
         });
     }
+    let (folder, name) = crate::walk::folder_and_name(file).map_err(io_err(&path))?;
+    let dir = folders.folder(root, folder).map_err(io_err(&path))?;
+    let dir = &*dir;
     let temp = journal::temp_name(Path::new(name), std::process::id());
     let temp_path = path.with_file_name(&temp);
     let create =

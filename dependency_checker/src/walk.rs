@@ -65,8 +65,17 @@ fn open_at<Name: rustix::path::Arg>(
     dir: &OwnedFd,
     name: Name,
 ) -> std::io::Result<(File, FileStat)> {
-    // A FIFO or device put in a file's place since it was listed must neither hang
-    // the open nor be read: only a regular file is.
+    let (file, st) = open_regular_at(dir, name)?;
+    Ok((file, stat_of(&st)))
+}
+
+/// Opens `name` in `dir` for reading, without following a link, with its whole
+/// stat from the open file. A FIFO or device put in a file's place since it was
+/// listed must neither hang the open nor be read: only a regular file is.
+fn open_regular_at<Name: rustix::path::Arg>(
+    dir: &OwnedFd,
+    name: Name,
+) -> std::io::Result<(File, rustix::fs::Stat)> {
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
     let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
     let st = rustix::fs::fstat(&fd)?;
@@ -76,7 +85,7 @@ fn open_at<Name: rustix::path::Arg>(
             "not a regular file",
         ));
     }
-    Ok((File::from(fd), stat_of(&st)))
+    Ok((File::from(fd), st))
 }
 
 /// One name of a path from the walk: not empty, not `.` or `..`.
@@ -146,21 +155,36 @@ impl FolderCursor {
         Ok(fd)
     }
 
-    /// As [`stat_below`].
-    pub(crate) fn stat(&self, root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
+    /// The whole stat of what is at `rel`, not following a link.
+    pub(crate) fn lstat(&self, root: &Path, rel: &str) -> std::io::Result<rustix::fs::Stat> {
         let (folder, name) = folder_and_name(rel)?;
-        let st = rustix::fs::statat(
+        Ok(rustix::fs::statat(
             &*self.folder(root, folder)?,
             name,
             AtFlags::SYMLINK_NOFOLLOW,
-        )?;
+        )?)
+    }
+
+    /// As [`stat_below`].
+    pub(crate) fn stat(&self, root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
+        let st = self.lstat(root, rel)?;
         Ok((FileType::from_raw_mode(st.st_mode), stat_of(&st)))
+    }
+
+    /// The regular file at `rel`, opened for reading with its whole stat.
+    pub(crate) fn open_regular(
+        &self,
+        root: &Path,
+        rel: &str,
+    ) -> std::io::Result<(File, rustix::fs::Stat)> {
+        let (folder, name) = folder_and_name(rel)?;
+        open_regular_at(&*self.folder(root, folder)?, name)
     }
 
     /// As [`open_below`].
     pub(crate) fn open_file(&self, root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
-        let (folder, name) = folder_and_name(rel)?;
-        open_at(&*self.folder(root, folder)?, name)
+        let (file, st) = self.open_regular(root, rel)?;
+        Ok((file, stat_of(&st)))
     }
 }
 
