@@ -29,6 +29,20 @@ fn valid_char(c: char) -> bool {
 }
 
 fn check(s: &str) -> Result<(), &'static str> {
+    // The common case in one pass, without the reasons' separate ones.
+    if ResourcePath::is_canonical(s) {
+        return Ok(());
+    }
+    why_not_canonical(s)
+}
+
+/// Whether `segment`, made of canonical characters, may be a path's segment.
+fn is_segment(segment: &[u8]) -> bool {
+    !matches!(segment, b"" | b"." | b"..")
+}
+
+/// Why `s` is not canonical: the rules one by one, each with its reason.
+fn why_not_canonical(s: &str) -> Result<(), &'static str> {
     if s.is_empty() {
         return Err("it is empty");
     }
@@ -87,6 +101,25 @@ pub fn is_extension(ext: &str) -> bool {
 }
 
 impl ResourcePath {
+    /// Whether `s` is a canonical path: what [`ResourcePath::parse`] accepts,
+    /// without allocating (the checker asks it of every reference).
+    pub fn is_canonical(s: &str) -> bool {
+        // One pass over the bytes: a segment may not be empty, `.` or `..`.
+        let mut segment_start = 0;
+        for (i, b) in s.bytes().enumerate() {
+            if b == b'/' {
+                if !is_segment(&s.as_bytes()[segment_start..i]) {
+                    return false;
+                }
+                segment_start = i + 1;
+            } else if !valid_char(char::from(b)) {
+                // A byte of a multi-byte character is no ASCII character either.
+                return false;
+            }
+        }
+        is_segment(&s.as_bytes()[segment_start..])
+    }
+
     /// Validates `s` as a canonical path.
     pub fn parse(s: &str) -> Result<Self, PathError> {
         match check(s) {
@@ -227,6 +260,20 @@ mod tests {
             if let Some(s) = suggestion {
                 assert!(err.to_string().contains(s));
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The one-pass test agrees with the rules checked one by one, on strings
+        /// made mostly of the characters that decide (`/`, `.`, case, `\\`, `:`).
+        #[test]
+        fn the_one_pass_test_agrees_with_the_rules(s in "[a-cA\\\\/.:_ 0é-]{0,12}") {
+            proptest::prop_assert_eq!(
+                ResourcePath::is_canonical(&s),
+                why_not_canonical(&s).is_ok(),
+                "{:?}",
+                s
+            );
         }
     }
 
