@@ -376,13 +376,24 @@ struct Strings<'a> {
 }
 
 impl<'a> Strings<'a> {
+    fn reserve(&mut self, strings: usize) {
+        self.ids.reserve(strings);
+        self.table.reserve(strings);
+        self.uses.reserve(strings);
+    }
+
     fn id(&mut self, s: &'a str) -> u32 {
+        self.count(s, 1)
+    }
+
+    /// The number of `s`, named `uses` more times.
+    fn count(&mut self, s: &'a str, uses: u32) -> u32 {
         let id = *self.ids.entry(s).or_insert_with(|| {
             self.table.push(s);
             self.uses.push(0);
             (self.table.len() - 1) as u32
         });
-        self.uses[id as usize] += 1;
+        self.uses[id as usize] += uses;
         id
     }
 
@@ -539,6 +550,66 @@ impl EncodedIndex {
     }
 }
 
+/// A cold encode's first pass: every file's references, with strings numbered in
+/// order of first use and their uses counted, so that they can be renumbered by use
+/// without hashing them again. It is half the work of a check with no cache, so the
+/// files are cut in two halves, each numbered by a thread of its own; the second
+/// half's numbers are then mapped into the first's table.
+struct FirstPass<'a> {
+    strings: Strings<'a>,
+    halves: [EncodedHalf; 2],
+    /// The number in `strings` of each number of the second half.
+    second_numbers: Vec<u32>,
+}
+
+/// Half the files' references, encoded with a table of their own.
+struct EncodedHalf {
+    bytes: Vec<u8>,
+    /// Each file's bytes.
+    ranges: Vec<(usize, usize)>,
+}
+
+impl<'a> FirstPass<'a> {
+    fn encode(files: &[&'a FileEntry]) -> Self {
+        let (first, second) = files.split_at(files.len().div_ceil(2));
+        let ((mut strings, first), (second_strings, second)) = std::thread::scope(|threads| {
+            let second = threads.spawn(|| Self::encode_half(second));
+            let first = Self::encode_half(first);
+            match second.join() {
+                Ok(second) => (first, second),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        });
+        let second_numbers = (second_strings.table.iter().zip(&second_strings.uses))
+            .map(|(s, &uses)| strings.count(s, uses))
+            .collect();
+        FirstPass {
+            strings,
+            halves: [first, second],
+            second_numbers,
+        }
+    }
+
+    fn encode_half(files: &[&'a FileEntry]) -> (Strings<'a>, EncodedHalf) {
+        let references: usize = files.iter().map(|f| f.scan().len()).sum();
+        let mut strings = Strings::default();
+        // Sized once: about one string in four is new (a reference's text and its
+        // pointer's last step repeat), and growing the table by doubling rehashed
+        // it again and again.
+        strings.reserve(references / 4);
+        let mut half = EncodedHalf {
+            bytes: Vec::with_capacity(references * 16),
+            ranges: Vec::with_capacity(files.len()),
+        };
+        for f in files {
+            let start = half.bytes.len();
+            encode_scan(f.scan(), &mut strings, &mut half.bytes);
+            half.ranges.push((start, half.bytes.len()));
+        }
+        (strings, half)
+    }
+}
+
 /// See [`EncodedIndex`].
 pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
     let files: Vec<&FileEntry> = index.files().collect();
@@ -561,7 +632,7 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
     let mut strings = Strings::default();
     let mut scan_bytes = Vec::new();
     // Without a seed, every file's references encoded once, and the renumbering.
-    let (mut provisional, mut first_pass, mut renumber) = (Vec::new(), Vec::new(), Vec::new());
+    let mut first_pass = None;
     match seed {
         Some(body) => {
             for id in 0..body.string_count() {
@@ -571,19 +642,22 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
             strings.uses = vec![0; strings.table.len()];
         }
         None => {
-            // Encoded once with numbers in order of first use, counting uses; then
-            // renumbered by use, which reads varints and hashes nothing (hashing
-            // every string of the project twice was a fifth of a cold check).
-            for f in &files {
-                let start = provisional.len();
-                encode_scan(f.scan(), &mut strings, &mut provisional);
-                first_pass.push((start, provisional.len()));
-            }
-            let (by_use, numbers) = strings.by_use();
+            let pass = FirstPass::encode(&files);
+            let (by_use, numbers) = pass.strings.by_use();
             strings = by_use;
-            renumber = numbers;
+            first_pass = Some((pass.halves, pass.second_numbers, numbers));
         }
     }
+    // The second half's numbers in the renumbered table.
+    let second_renumber: Vec<u32> =
+        first_pass
+            .as_ref()
+            .map_or_else(Vec::new, |(_, second, renumber)| {
+                second
+                    .iter()
+                    .map(|&n| renumber.get(n as usize).copied().unwrap_or(u32::MAX))
+                    .collect()
+            });
     let mut body_out = Vec::with_capacity(files.len() * 64);
     let mut previous: &str = "";
     let mut mtime = 0u64;
@@ -609,8 +683,13 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
             }
             None => {
                 scan_bytes.clear();
-                let renumbered = first_pass.get(i).and_then(|&(a, b)| {
-                    renumber_scan(&provisional[a..b], &renumber, &mut scan_bytes)
+                let renumbered = first_pass.as_ref().and_then(|(halves, _, renumber)| {
+                    let (half, at, renumber) = match i.checked_sub(halves[0].ranges.len()) {
+                        None => (&halves[0], i, &renumber[..]),
+                        Some(at) => (&halves[1], at, &second_renumber[..]),
+                    };
+                    let &(a, b) = half.ranges.get(at)?;
+                    renumber_scan(half.bytes.get(a..b)?, renumber, &mut scan_bytes)
                 });
                 if renumbered.is_none() {
                     scan_bytes.clear();
