@@ -1,4 +1,4 @@
-//! [`Checker`]: an open project's index, graph and redirect log, kept consistent.
+//! [`Checker`]: an open project's index, lookup and redirect log, kept consistent.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -7,10 +7,11 @@ use kiln_core::{Project, Registry};
 
 use crate::error::CheckerError;
 use crate::findings::{Finding, Place, check};
-use crate::graph::{Graph, ResolvedRef, Target};
+use crate::graph::{ResolvedRef, Target};
 use crate::index::{BuildOptions, Index};
 use crate::lookup::{Lookup, keys_naming};
 use crate::redirects::Redirects;
+use crate::resolution::Resolution;
 use crate::rules::DeclaredRules;
 
 /// One reference as shown to a user: where it is written and what it points at.
@@ -41,14 +42,11 @@ pub struct ChangeReport {
 pub struct Checker {
     project: Project,
     index: Index,
-    /// Built on first use after a change, so that a change (a rename of a thousand
-    /// files) costs what it touches, and a burst of changes one rebuild.
-    graph: std::cell::OnceCell<Graph>,
-    /// What the graph, index and redirect log give `kiln check`, kept until one of
-    /// them changes: a server answers `check` again and again between changes.
-    graph_findings: std::cell::OnceCell<Vec<Finding>>,
+    /// What the index and redirect log give `kiln check`, kept until one of them
+    /// changes: a server answers `check` again and again between changes.
+    check_findings: std::cell::OnceCell<Vec<Finding>>,
     /// References by the key they resolve through: built on first use, then kept
-    /// current change by change (unlike the graph, which is rebuilt).
+    /// current change by change (a check resolves every reference afresh).
     lookup: std::cell::OnceCell<Lookup>,
     /// Without the whole lookup: one complete for the files a command asks about
     /// (see [`Checker::expect_questions_about`]); dropped when the index changes.
@@ -68,7 +66,7 @@ impl Drop for Checker {
     fn drop(&mut self) {
         if self.cache_unsaved.get() {
             // A cache that cannot be written only costs the next start some time.
-            let _ = crate::cache::save(&self.index, self.graph_findings.get().map(Vec::as_slice));
+            let _ = crate::cache::save(&self.index, self.check_findings.get().map(Vec::as_slice));
         }
     }
 }
@@ -88,7 +86,7 @@ impl Checker {
         let checker = Self::from_index(project, index)?.with_options(options);
         match cached.and_then(|c| c.findings_for(&checker.index)) {
             Some(findings) => {
-                let _ = checker.graph_findings.set(findings);
+                let _ = checker.check_findings.set(findings);
             }
             None => checker.cache_unsaved.set(!unchanged),
         }
@@ -218,12 +216,10 @@ impl Checker {
     /// Wraps an already built index.
     pub fn from_index(project: Project, index: Index) -> Result<Self, CheckerError> {
         let redirects = Redirects::load(project.root())?;
-        let graph = std::cell::OnceCell::new();
         Ok(Checker {
             project,
             index,
-            graph,
-            graph_findings: std::cell::OnceCell::new(),
+            check_findings: std::cell::OnceCell::new(),
             lookup: std::cell::OnceCell::new(),
             partial_lookup: std::cell::RefCell::new(None),
             changed: Vec::new(),
@@ -240,10 +236,6 @@ impl Checker {
     /// The index.
     pub fn index(&self) -> &Index {
         &self.index
-    }
-    /// The reference graph.
-    pub fn graph(&self) -> &Graph {
-        self.graph.get_or_init(|| Graph::build(&self.index))
     }
     /// The references by key, for [`Checker::references_to`] and the like.
     pub fn lookup(&self) -> &Lookup {
@@ -322,8 +314,7 @@ impl Checker {
     /// Drops what was worked out from the index (rebuilt on next use).
     fn forget_derived(&mut self) {
         *self.partial_lookup.get_mut() = None;
-        self.graph = std::cell::OnceCell::new();
-        self.graph_findings = std::cell::OnceCell::new();
+        self.check_findings = std::cell::OnceCell::new();
     }
 
     /// The redirect log.
@@ -332,8 +323,8 @@ impl Checker {
     }
 
     /// Re-indexes the given files (changed, created or deleted, project-relative) and
-    /// drops the graph if any entry changed (it is rebuilt on next use). Returns the
-    /// changed paths.
+    /// drops the findings if any entry changed (worked out again on next use).
+    /// Returns the changed paths.
     pub fn refresh(&mut self, paths: &[String]) -> Result<Vec<String>, CheckerError> {
         if paths.iter().any(|p| p == kiln_core::project::PROJECT_FILE) {
             // The project file declares boot levels and reference rules: new rules
@@ -466,12 +457,12 @@ impl Checker {
     /// Everything `kiln check` reports.
     pub fn findings(&self) -> Vec<Finding> {
         let mut findings = self
-            .graph_findings
+            .check_findings
             .get_or_init(|| {
                 // Stored with the index, a check with nothing changed prints them as
                 // they are. The index's part of the cache is encoded on a second
-                // thread while the graph is built and checked: each took about a
-                // third of a check with no cache, one after the other.
+                // thread while the references are resolved and checked: each took
+                // about a third of a check with no cache, one after the other.
                 let save = self.cache_unsaved.replace(false);
                 let index = &self.index;
                 std::thread::scope(|threads| {
@@ -479,7 +470,7 @@ impl Checker {
                         save.then(|| threads.spawn(|| crate::cache::encode_index(index)));
                     let findings = check(
                         &self.index,
-                        self.graph(),
+                        &Resolution::build(&self.index),
                         &self.redirects,
                         &self.project.config().boot_levels,
                         &self.project.config().plugins,
@@ -621,7 +612,7 @@ mod tests {
     }
 
     #[test]
-    fn a_check_with_nothing_changed_prints_the_stored_findings_without_the_graph() {
+    fn a_check_with_nothing_changed_prints_the_stored_findings_without_resolving() {
         let dir = project();
         // Files written now are re-read by the next start (racy); age them.
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
@@ -635,16 +626,22 @@ mod tests {
         let first = open(dir.path()).findings();
         assert!(first.iter().any(|f| matches!(f, Finding::Missing { .. })));
         let second = open(dir.path());
-        assert!(second.graph_findings.get().is_some(), "read from the cache");
+        assert!(second.check_findings.get().is_some(), "read from the cache");
         assert_eq!(second.findings(), first);
-        assert!(second.graph.get().is_none(), "no reference was resolved");
+        assert!(
+            second
+                .index()
+                .files()
+                .all(|f| f.scan_cell().still_encoded().is_some()),
+            "no reference was resolved (none was decoded)"
+        );
         drop(second);
 
         // A link leading out changes no file of the index, yet is a finding.
         std::os::unix::fs::symlink("/etc", dir.path().join("outside")).unwrap();
         let third = open(dir.path());
         assert!(
-            third.graph_findings.get().is_none(),
+            third.check_findings.get().is_none(),
             "stored findings are stale"
         );
         let findings = third.findings();

@@ -2,12 +2,11 @@
 //! references, each with the place and, where one exists, the fix.
 
 use std::fmt;
-use std::sync::Arc;
 
 use kiln_core::ResourcePath;
 use serde::{Deserialize, Serialize};
 
-use crate::graph::{Graph, Target};
+use crate::graph::{ResolvedReferences, Target};
 use crate::index::{Index, WalkIssue};
 use crate::redirects::Redirects;
 use crate::scan::{Naming, RefView};
@@ -444,11 +443,18 @@ fn redirect_for(
     }
 }
 
+/// Whether a reference that resolves to a file names it as it should: a canonical
+/// path, or a relative URI (a URI is not a resource path: its spelling is the URI's,
+/// and the file's own name is reported if it is not canonical).
+pub(crate) fn is_spelled_right(r: &RefView) -> bool {
+    r.naming == Naming::RelativeUri || ResourcePath::is_canonical(r.text)
+}
+
 /// Every finding of the project, sorted by file. Files in `plugin_folders` are the
 /// plugins' sources: never "unused".
 pub fn check(
     index: &Index,
-    graph: &Graph,
+    references: &dyn ResolvedReferences,
     redirects: &Redirects,
     boot_levels: &[String],
     plugin_folders: &[String],
@@ -517,24 +523,17 @@ pub fn check(
             }),
         }
     }
-    // References come file by file: each file is looked up once, and a place (four
-    // strings) is made only for a reference that is reported.
-    let mut file: Option<&crate::index::FileEntry> = None;
-    for r in graph.references() {
-        if file.is_none_or(|f| !Arc::ptr_eq(&f.path, &r.file)) {
-            file = index.file(&r.file);
-        }
-        let Some(raw) = file.and_then(|f| f.scan().get(r.index)) else {
-            continue;
+    // A place (four strings) is made only for a reference that is reported.
+    references.each_reportable(index, &mut |f, i, target| {
+        let Some(raw) = f.scan().get(i) else {
+            return;
         };
-        let place = || Place::of(&r.file, &raw);
+        let place = || Place::of(&f.path, &raw);
         let uri = raw.naming == Naming::RelativeUri;
-        match &r.target {
+        match target {
             Target::Resolved(file) => {
-                // A URI is not a resource path: its spelling is the URI's (the file's
-                // own name is reported if it is not canonical).
-                if uri || ResourcePath::parse(raw.text).is_ok() {
-                    continue;
+                if is_spelled_right(&raw) {
+                    return;
                 }
                 if raw.expected_type.is_some() {
                     // The compiler refuses a non-canonical typed reference.
@@ -567,7 +566,7 @@ pub fn check(
                 };
                 match redirect {
                     Some((old, new)) => {
-                        let replacement = replacement_text(&r.file, &raw, &old, &new);
+                        let replacement = replacement_text(&f.path, &raw, &old, &new);
                         out.push(Finding::StaleRedirect {
                             place: place(),
                             old,
@@ -597,7 +596,7 @@ pub fn check(
                 reason: reason.clone(),
             }),
         }
-    }
+    });
     // A generic string that names an old path of the redirect log resolves to nothing
     // (otherwise it would be a reference to what it names, and not stale); the graph
     // has no entry for it, so look for such strings by the log's old paths.
@@ -626,7 +625,7 @@ pub fn check(
     }
     let roots = roots(boot_levels);
     if !roots.is_empty() {
-        let reachable = graph.reachable(&roots);
+        let reachable = references.reachable(&roots);
         for f in index.files() {
             if !reachable.contains(&*f.path)
                 && !PROJECT_FILES.contains(&&*f.path)
@@ -639,7 +638,7 @@ pub fn check(
             }
         }
     }
-    for cycle in graph.prefab_cycles() {
+    for cycle in references.prefab_cycles() {
         out.push(Finding::PrefabCycle { cycle });
     }
     out.sort_by(|a, b| a.file().cmp(b.file()));

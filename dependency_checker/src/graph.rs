@@ -2,7 +2,7 @@
 //! reference, built from an [`Index`] with `petgraph`. Answers what a resource
 //! references, what references it, what is missing, unused, ambiguous or cyclic.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use kiln_core::ResourcePath;
@@ -10,9 +10,9 @@ use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::Dfs;
 
-use crate::FastMap;
-use crate::index::Index;
+use crate::index::{FileEntry, Index};
 use crate::scan::{Naming, RefView};
+use crate::{FastMap, FastSet};
 
 /// What a reference points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +51,16 @@ pub struct Graph {
     prefab_edges: Vec<(NodeIndex, NodeIndex)>,
 }
 
+/// Whether a reference written in `file` at `pointer`, of type `ty`, includes a
+/// prefab: an entity's `prefab` field in a file of entities (a level or a unit).
+pub(crate) fn includes_prefab(index: &Index, file: &str, ty: Option<&str>, pointer: &str) -> bool {
+    ty == Some("unit")
+        && is_prefab_field(pointer)
+        && crate::index::split_extension(file)
+            .and_then(|(_, ext)| index.registry().resource_type(ext))
+            .is_some_and(|t| matches!(t.format, kiln_core::registry::ResourceFormat::Entities))
+}
+
 /// Whether `pointer` is an entity's `prefab` field (`/entities/3/prefab`): the only
 /// place where one unit includes another. A unit named by any other field (a
 /// spawner's list, a third-party component) is a plain reference, not an inclusion.
@@ -61,22 +71,6 @@ fn is_prefab_field(pointer: &str) -> bool {
         && parts.next().is_some_and(|n| n.parse::<u32>().is_ok())
         && parts.next() == Some("prefab")
         && parts.next().is_none()
-}
-
-/// Whether `s` is a canonical resource path, without allocating (the common case;
-/// [`ResourcePath::parse`] explains a failure).
-pub(crate) fn is_canonical(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with('/')
-        && !s.ends_with('/')
-        && s.split('/').all(|seg| {
-            !seg.is_empty()
-                && seg != "."
-                && seg != ".."
-                && seg.bytes().all(|b| {
-                    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.')
-                })
-        })
 }
 
 /// The files a reference may be resolved against: the graph's build uses maps
@@ -135,7 +129,7 @@ pub(crate) fn resolve<F: FileSet>(
             if let Some(found) = files.file(buf) {
                 return Some(Target::Resolved(found.clone()));
             }
-            if !is_canonical(r.text) {
+            if !ResourcePath::is_canonical(r.text) {
                 let reason = ResourcePath::parse(r.text)
                     .err()
                     .map_or_else(|| "not a canonical path".to_owned(), |e| e.to_string());
@@ -198,9 +192,6 @@ impl Graph {
         let mut buf = String::new();
         for f in index.files() {
             let from = nodes[&f.path];
-            let holds_entities = crate::index::split_extension(&f.path)
-                .and_then(|(_, ext)| index.registry().resource_type(ext))
-                .is_some_and(|t| matches!(t.format, kiln_core::registry::ResourceFormat::Entities));
             // Positions as `FileScan::get` numbers them (a record it cannot read, in
             // a crafted cache, is skipped without shifting the others).
             for i in 0..f.scan().len() {
@@ -219,10 +210,7 @@ impl Graph {
                 match (&target, to) {
                     (_, Some(to)) => {
                         graph.add_edge(from, to, refs.len() as u32);
-                        if holds_entities
-                            && r.expected_type == Some("unit")
-                            && is_prefab_field(r.pointer)
-                        {
+                        if includes_prefab(index, &f.path, r.expected_type, r.pointer) {
                             prefab_edges.push((from, to));
                         }
                     }
@@ -298,48 +286,109 @@ impl Graph {
         out
     }
 
-    /// Files reachable from `roots` through references (roots included).
-    pub fn reachable(&self, roots: &[String]) -> BTreeSet<String> {
-        let mut seen = BTreeSet::new();
+    /// Cycles of prefabs: strongly connected groups of units joined by prefab
+    /// inclusions (an entity's `prefab` field, never any other reference to a unit),
+    /// each listed from its first file back to it.
+    pub fn prefab_cycles(&self) -> Vec<Vec<String>> {
+        let edges = self
+            .prefab_edges
+            .iter()
+            .map(|(a, b)| (a.index() as u32, b.index() as u32));
+        prefab_cycles_among(edges, |n| {
+            self.graph[NodeIndex::new(n as usize)].to_string()
+        })
+    }
+}
+
+/// The cycles among prefab inclusions `edges` (from, to: files' numbers), each
+/// listed by `name` from its first file back to it, sorted.
+pub(crate) fn prefab_cycles_among(
+    edges: impl Iterator<Item = (u32, u32)>,
+    name: impl Fn(u32) -> String,
+) -> Vec<Vec<String>> {
+    let mut inclusions: DiGraph<u32, ()> = DiGraph::new();
+    let mut local: HashMap<u32, NodeIndex> = HashMap::new();
+    for (from, to) in edges {
+        let a = *local
+            .entry(from)
+            .or_insert_with(|| inclusions.add_node(from));
+        let b = *local.entry(to).or_insert_with(|| inclusions.add_node(to));
+        inclusions.update_edge(a, b, ());
+    }
+    let mut cycles = Vec::new();
+    for scc in petgraph::algo::tarjan_scc(&inclusions) {
+        let self_loop = scc.len() == 1 && inclusions.find_edge(scc[0], scc[0]).is_some();
+        if scc.len() > 1 || self_loop {
+            let mut cycle: Vec<String> = scc.iter().map(|&n| name(inclusions[n])).collect();
+            cycle.sort();
+            cycle.push(cycle[0].clone());
+            cycles.push(cycle);
+        }
+    }
+    cycles.sort();
+    cycles
+}
+
+/// The references of an index, resolved: what [`crate::findings::check`] reads.
+/// The whole [`Graph`] gives them, and so does the leaner
+/// [`Resolution`](crate::resolution::Resolution) that `kiln check` builds; a property
+/// test requires the same findings from both.
+pub trait ResolvedReferences {
+    /// Calls `f` with every reference that resolves to something (a string that
+    /// names no file is no reference): its file, its position in the file's scan
+    /// and its target; file by file in path order, each file's in order.
+    fn each_reference<'a>(
+        &'a self,
+        index: &'a Index,
+        f: &mut dyn FnMut(&'a FileEntry, usize, &Target),
+    );
+    /// As [`ResolvedReferences::each_reference`], but may leave out references
+    /// that resolve to a file and are [spelled right](crate::findings::is_spelled_right):
+    /// the check reports nothing of them.
+    fn each_reportable<'a>(
+        &'a self,
+        index: &'a Index,
+        f: &mut dyn FnMut(&'a FileEntry, usize, &Target),
+    ) {
+        self.each_reference(index, f);
+    }
+    /// The files reachable from `roots` through references, roots included.
+    fn reachable(&self, roots: &[String]) -> FastSet<&str>;
+    /// See [`Graph::prefab_cycles`].
+    fn prefab_cycles(&self) -> Vec<Vec<String>>;
+}
+
+impl ResolvedReferences for Graph {
+    fn each_reference<'a>(
+        &'a self,
+        index: &'a Index,
+        f: &mut dyn FnMut(&'a FileEntry, usize, &Target),
+    ) {
+        // References come file by file: each file is looked up once.
+        let mut file: Option<&FileEntry> = None;
+        for r in &self.refs {
+            if file.is_none_or(|f| !Arc::ptr_eq(&f.path, &r.file)) {
+                file = index.file(&r.file);
+            }
+            if let Some(entry) = file {
+                f(entry, r.index, &r.target);
+            }
+        }
+    }
+    fn reachable(&self, roots: &[String]) -> FastSet<&str> {
+        let mut seen = FastSet::default();
         for root in roots {
             let Some(&start) = self.nodes.get(root.as_str()) else {
                 continue;
             };
             let mut dfs = Dfs::new(&self.graph, start);
             while let Some(n) = dfs.next(&self.graph) {
-                seen.insert(self.graph[n].to_string());
+                seen.insert(&*self.graph[n]);
             }
         }
         seen
     }
-
-    /// Cycles of prefabs: strongly connected groups of units joined by prefab
-    /// inclusions (an entity's `prefab` field, never any other reference to a unit),
-    /// each listed from its first file back to it.
-    pub fn prefab_cycles(&self) -> Vec<Vec<String>> {
-        let mut inclusions: DiGraph<NodeIndex, ()> = DiGraph::new();
-        let mut local: HashMap<NodeIndex, NodeIndex> = HashMap::new();
-        for &(from, to) in &self.prefab_edges {
-            let a = *local
-                .entry(from)
-                .or_insert_with(|| inclusions.add_node(from));
-            let b = *local.entry(to).or_insert_with(|| inclusions.add_node(to));
-            inclusions.update_edge(a, b, ());
-        }
-        let mut cycles = Vec::new();
-        for scc in petgraph::algo::tarjan_scc(&inclusions) {
-            let self_loop = scc.len() == 1 && inclusions.find_edge(scc[0], scc[0]).is_some();
-            if scc.len() > 1 || self_loop {
-                let mut cycle: Vec<String> = scc
-                    .iter()
-                    .map(|&n| self.graph[inclusions[n]].to_string())
-                    .collect();
-                cycle.sort();
-                cycle.push(cycle[0].clone());
-                cycles.push(cycle);
-            }
-        }
-        cycles.sort();
-        cycles
+    fn prefab_cycles(&self) -> Vec<Vec<String>> {
+        Graph::prefab_cycles(self)
     }
 }

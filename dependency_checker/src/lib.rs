@@ -12,8 +12,10 @@
 //! * [`index`] walks a project in parallel (see `walk.rs` for why not `ignore`) and
 //!   keeps an entry per file keyed by size,
 //!   time and content hash; [`cache`] persists it under `.kiln/`.
-//! * [`graph`] resolves references into a `petgraph` graph and answers queries;
-//!   [`findings`] is what `kiln check` reports.
+//! * [`graph`] resolves references into a `petgraph` graph and answers any query:
+//!   the model that [`lookup`] (what references a file, kept current change by
+//!   change) and [`resolution`] (every reference resolved once, lean, for a check)
+//!   are tested against; [`findings`] is what `kiln check` reports.
 //! * [`rename`] plans and applies moves of files and folders with `mv`'s semantics
 //!   (never onto an existing path), patching references in place, crash-safely
 //!   through a write-ahead journal (`journal.rs`), and returns the [`rename::Operation`]
@@ -46,6 +48,7 @@ pub mod lock;
 pub mod lookup;
 pub mod redirects;
 pub mod rename;
+pub mod resolution;
 pub mod rules;
 pub mod scan;
 mod walk;

@@ -17,15 +17,17 @@
 //! Each runs `KILN_DIFF_CASES` cases (default 48): raise it for a long run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use dependency_checker::graph::{Graph, ResolvedRef, Target};
+use dependency_checker::findings;
+use dependency_checker::graph::{Graph, ResolvedRef, ResolvedReferences, Target};
 use dependency_checker::index::BuildOptions;
 use dependency_checker::lookup::Lookup;
 use dependency_checker::rename::{self, MoveRequest, Operation};
+use dependency_checker::resolution::Resolution;
 use dependency_checker::{Checker, CheckerError};
 use kiln_core::Registry;
 use proptest::prelude::*;
@@ -790,6 +792,113 @@ fn lookup_agrees_with_graph(checker: &Checker, when: &str) -> Result<(), TestCas
     Ok(())
 }
 
+// ---------------------------------------------------------------------------------
+// The check's resolution against the graph.
+
+/// Adds units that include each other as prefabs (cycles, self-inclusions, missing
+/// prefabs, and unit references that are not inclusions), a level of them, and
+/// boot levels, some missing, so that what the boot levels reach decides what is
+/// unused.
+fn add_prefabs_and_boot_levels(rng: &mut Rng, root: &Path) {
+    let units: Vec<String> = (0..2 + rng.below(5))
+        .map(|i| format!("units/u{i}"))
+        .collect();
+    let named = |rng: &mut Rng| -> String {
+        if rng.chance(15) {
+            "units/gone".to_owned()
+        } else {
+            rng.pick(&units).clone()
+        }
+    };
+    fs::create_dir_all(root.join("units")).unwrap();
+    fs::create_dir_all(root.join("levels")).unwrap();
+    for unit in &units {
+        let entities: Vec<Value> = (0..rng.below(3))
+            .map(|i| {
+                let mut entity = serde_json::json!({"id": format!("e{i}")});
+                if rng.chance(70) {
+                    entity["prefab"] = Value::String(named(rng));
+                }
+                if rng.chance(30) {
+                    // A spawner's list names a unit without including it.
+                    entity["components"] = serde_json::json!({"spawner": {"units": [named(rng)]}});
+                }
+                entity
+            })
+            .collect();
+        let text = serde_json::json!({ "entities": entities }).to_string();
+        fs::write(root.join(format!("{unit}.unit")), text).unwrap();
+    }
+    let placed: Vec<Value> = (0..1 + rng.below(3))
+        .map(|i| serde_json::json!({"id": format!("p{i}"), "prefab": named(rng)}))
+        .collect();
+    let level = serde_json::json!({ "entities": placed }).to_string();
+    fs::write(root.join("levels/main.level"), level).unwrap();
+    let mut boot = vec!["levels/main"];
+    if rng.chance(30) {
+        boot.push("levels/absent");
+    }
+    let mut project: Value =
+        serde_json::from_slice(&fs::read(root.join("kiln.project")).unwrap()).unwrap();
+    project["boot_levels"] = serde_json::json!(boot);
+    if rng.chance(50) {
+        // The spawner's list typed by a declared rule, as a team would declare it.
+        let rule = serde_json::json!({"/entities/*/components/spawner/units/*": "unit"});
+        project["references"]["unit"] = rule.clone();
+        project["references"]["level"] = rule;
+    }
+    fs::write(root.join("kiln.project"), project.to_string()).unwrap();
+}
+
+/// The check's findings from the lean resolution are the graph's, and so is every
+/// reference's target, what the boot levels reach and the prefab cycles.
+fn resolution_agrees_with_graph(checker: &Checker, when: &str) -> Result<(), TestCaseError> {
+    let index = checker.index();
+    let graph = Graph::build(index);
+    let resolution = Resolution::build(index);
+    let targets = |refs: &dyn ResolvedReferences| {
+        let mut out = Vec::new();
+        refs.each_reference(index, &mut |f, i, target| {
+            out.push((f.path.to_string(), i, target.clone()))
+        });
+        out
+    };
+    prop_assert_eq!(targets(&resolution), targets(&graph), "{}: targets", when);
+    let config = checker.project().config();
+    let roots = findings::roots(&config.boot_levels);
+    // The graph reaches missing targets too, which are no file to report.
+    let files = |set: HashSet<&str, _>| -> BTreeSet<String> {
+        set.into_iter()
+            .filter(|p| index.contains(p))
+            .map(str::to_owned)
+            .collect()
+    };
+    prop_assert_eq!(
+        files(resolution.reachable(&roots)),
+        files(graph.reachable(&roots)),
+        "{}: reachable from {:?}",
+        when,
+        roots
+    );
+    prop_assert_eq!(
+        resolution.prefab_cycles(),
+        graph.prefab_cycles(),
+        "{}: cycles",
+        when
+    );
+    let check = |refs: &dyn ResolvedReferences| {
+        findings::check(
+            index,
+            refs,
+            checker.redirects(),
+            &config.boot_levels,
+            &config.plugins,
+        )
+    };
+    prop_assert_eq!(check(&resolution), check(&graph), "{}: findings", when);
+    Ok(())
+}
+
 /// A random change outside Kiln: a file copied to a new name (new references, and
 /// maybe new ambiguity), a file deleted, or a file's content replaced by another's.
 /// Returns the paths to refresh.
@@ -984,6 +1093,25 @@ proptest! {
             let paths = random_edit(&mut rng, root, &checker);
             checker.refresh(&paths).unwrap();
             lookup_agrees_with_graph(&checker, &format!("step {step}: {paths:?}"))?;
+        }
+    }
+
+    /// `kiln check` resolves every reference once into numbers, without the graph;
+    /// its findings, on random projects with prefabs and boot levels and after
+    /// random edits outside Kiln, are the graph's.
+    #[test]
+    fn the_checks_resolution_agrees_with_the_graph(seed in any::<u64>()) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut rng = Rng(seed);
+        generate(&mut rng, root);
+        add_prefabs_and_boot_levels(&mut rng, root);
+        let mut checker = open(root);
+        resolution_agrees_with_graph(&checker, "at start")?;
+        for step in 0..3 {
+            let paths = random_edit(&mut rng, root, &checker);
+            checker.refresh(&paths).unwrap();
+            resolution_agrees_with_graph(&checker, &format!("step {step}: {paths:?}"))?;
         }
     }
 }
