@@ -17,7 +17,7 @@ use kiln_core::{Project, Registry, ResourcePath};
 
 use crate::error::CheckerError;
 use crate::rules::DeclaredRules;
-use crate::scan::{FileScan, scan_file};
+use crate::scan::{FileScan, ScanScratch, scan_file, scan_file_with};
 use crate::walk::FileStat;
 
 /// One file of the project and what it references.
@@ -253,7 +253,7 @@ fn index_file(
     previous: Option<&FileEntry>,
     previous_check_ns: u64,
     stats: &Counters,
-    buf: &mut Vec<u8>,
+    scratch: &mut ReadScratch,
 ) -> Result<FileEntry, CheckerError> {
     let err = |e: std::io::Error| CheckerError::Io {
         path: rel.into(),
@@ -267,9 +267,10 @@ fn index_file(
         }
     }
     let (mut file, st) = source.open().map_err(err)?;
-    buf.clear();
-    std::io::Read::read_to_end(&mut file, buf).map_err(err)?;
-    let bytes = &buf[..];
+    let ReadScratch { bytes, scan } = scratch;
+    bytes.clear();
+    std::io::Read::read_to_end(&mut file, bytes).map_err(err)?;
+    let bytes = &bytes[..];
     stats.read.fetch_add(1, Ordering::Relaxed);
     let hash = xxhash_rust::xxh3::xxh3_64(bytes);
     let scan = match previous {
@@ -277,7 +278,12 @@ fn index_file(
         _ => {
             stats.parsed.fetch_add(1, Ordering::Relaxed);
             let ext = split_extension(rel).map_or("", |(_, e)| e);
-            ScanCell::new(Arc::new(scan_file(registry, rules, ext, bytes)))
+            ScanCell::new(Arc::new(scan_file_with(
+                scan,
+                (registry, rules),
+                ext,
+                bytes,
+            )))
         }
     };
     Ok(FileEntry::with_cell(
@@ -287,6 +293,14 @@ fn index_file(
         hash,
         scan,
     ))
+}
+
+/// What a thread reading many files keeps from one to the next: the file's bytes
+/// and the scan's buffers.
+#[derive(Default)]
+struct ReadScratch {
+    bytes: Vec<u8>,
+    scan: ScanScratch,
 }
 
 #[derive(Default)]
@@ -424,7 +438,7 @@ impl Index {
             |previous: Option<&Index>,
              rel: &str,
              source: Source,
-             (entries, buf): (&mut Vec<FileEntry>, &mut Vec<u8>)| {
+             (entries, buf): (&mut Vec<FileEntry>, &mut ReadScratch)| {
                 match index_file(
                     (&registry, &rules),
                     rel,
@@ -441,7 +455,7 @@ impl Index {
         // Files stat-ed before the previous index was there, compared once it is.
         let index_waiting =
             |waiting: &mut Vec<(String, std::io::Result<FileStat>)>,
-             state: (&mut Vec<FileEntry>, &mut Vec<u8>)| {
+             state: (&mut Vec<FileEntry>, &mut ReadScratch)| {
                 let previous = previous_index(true).flatten();
                 let (entries, buf) = state;
                 let folders = crate::walk::FolderCursor::default();
@@ -458,7 +472,7 @@ impl Index {
         crate::walk::walk(
             &root,
             threads,
-            || (Vec::<FileEntry>::new(), Vec::<u8>::new(), Vec::new()),
+            || (Vec::<FileEntry>::new(), ReadScratch::default(), Vec::new()),
             |(entries, buf, waiting), found| {
                 match previous_index(false) {
                     Some(previous) => {
@@ -557,7 +571,7 @@ impl Index {
         }
         work.sort();
         work.dedup();
-        let mut buf = Vec::new();
+        let mut buf = ReadScratch::default();
         for rel in &work {
             if is_excluded(rel) {
                 continue;
