@@ -234,18 +234,9 @@ impl EncodedScan {
     /// decoding it: a question about a few files decodes only the files that
     /// mention them. `true` when unsure (a record that does not read).
     pub(crate) fn may_mention(&self, texts: &std::collections::HashSet<u32>) -> bool {
-        let mut r = Reader {
-            bytes: self.bytes(),
-            at: 0,
-        };
-        let mut read = || -> Option<bool> {
-            if r.varint()? == 1 {
-                // The parse error's line, column and message.
-                for _ in 0..3 {
-                    r.varint()?;
-                }
-            }
-            for _ in 0..r.varint()? {
+        let read = || -> Option<bool> {
+            let (mut r, count) = self.references()?;
+            for _ in 0..count {
                 let text = r.small()?;
                 let typed = r.small()?;
                 if texts.contains(&text) || Naming::from_code(typed & 1)? == Naming::RelativeUri {
@@ -258,6 +249,31 @@ impl EncodedScan {
             Some(false)
         };
         read().unwrap_or(true)
+    }
+
+    /// A reader at the record's first reference, and how many the record says
+    /// there are.
+    fn references(&self) -> Option<(Reader<'_>, u64)> {
+        let mut r = Reader {
+            bytes: self.bytes(),
+            at: 0,
+        };
+        if r.varint()? == 1 {
+            // The parse error's line, column and message.
+            for _ in 0..3 {
+                r.varint()?;
+            }
+        }
+        let count = r.varint()?;
+        Some((r, count))
+    }
+
+    /// How many references the record says it holds, without decoding them (a
+    /// hint: a crafted record may say anything).
+    pub(crate) fn count_hint(&self) -> usize {
+        self.references().map_or(0, |(_, n)| {
+            usize::try_from(n).unwrap_or(0).min(self.bytes().len())
+        })
     }
 
     /// The numbers of `texts` in this scan's cache's table (looked up once per

@@ -653,7 +653,20 @@ mod tests {
         drop(third);
         // A changed file, too.
         std::fs::write(dir.path().join("meshes/gone.mesh"), "{}").unwrap();
-        let fourth = open(dir.path()).findings();
-        assert!(!fourth.iter().any(|f| matches!(f, Finding::Missing { .. })));
+        let fourth = open(dir.path());
+        let findings = fourth.findings();
+        assert!(
+            !findings
+                .iter()
+                .any(|f| matches!(f, Finding::Missing { .. }))
+        );
+        // Checked again, every reference resolved, yet the unchanged files' scans
+        // were decoded only for the pass: they stay in the cache's bytes.
+        assert!(
+            (fourth.index().files())
+                .filter(|f| f.path.starts_with("levels/"))
+                .all(|f| f.scan_cell().still_encoded().is_some()),
+            "the level was decoded and kept"
+        );
     }
 }

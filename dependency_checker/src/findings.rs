@@ -481,35 +481,39 @@ pub fn check(
                 reason,
             });
         }
-        if let Some(e) = &f.scan().error
-            && e.line == 0
-        {
+    }
+    // After each file's name, in the sort below, which keeps the order within a file.
+    references.each_scan_error(index, &mut |f, e| {
+        if in_plugin(&f.path) {
+            return;
+        }
+        if e.line == 0 {
             out.push(Finding::MalformedBinary {
                 file: f.path.to_string(),
                 message: e.message.clone(),
             });
-        } else if let Some(e) = &f.scan().error {
-            let known_type = crate::index::split_extension(&f.path)
-                .is_some_and(|(_, ext)| index.registry().resource_type(ext).is_some());
-            let (file, line, column, message) =
-                (f.path.to_string(), e.line, e.column, e.message.clone());
-            out.push(if known_type {
-                Finding::ParseError {
-                    file,
-                    line,
-                    column,
-                    message,
-                }
-            } else {
-                Finding::InvalidJson {
-                    file,
-                    line,
-                    column,
-                    message,
-                }
-            });
+            return;
         }
-    }
+        let known_type = crate::index::split_extension(&f.path)
+            .is_some_and(|(_, ext)| index.registry().resource_type(ext).is_some());
+        let (file, line, column, message) =
+            (f.path.to_string(), e.line, e.column, e.message.clone());
+        out.push(if known_type {
+            Finding::ParseError {
+                file,
+                line,
+                column,
+                message,
+            }
+        } else {
+            Finding::InvalidJson {
+                file,
+                line,
+                column,
+                message,
+            }
+        });
+    });
     for issue in index.walk_issues() {
         match issue {
             WalkIssue::LinkOutside(file) => out.push(Finding::LinkOutside { file: file.clone() }),
@@ -603,24 +607,26 @@ pub fn check(
     if !redirects.moves().is_empty() {
         let base_paths = index.by_base_path();
         for f in index.files() {
-            for raw in f
-                .scan()
-                .iter()
-                .filter(|r| r.expected_type.is_none() && r.naming == Naming::ProjectPath)
-            {
-                if index.contains(raw.text) || base_paths.contains_key(raw.text) {
-                    continue;
+            // Decoded for this pass only, as the references were resolved.
+            f.with_scan(|scan| {
+                for raw in scan
+                    .iter()
+                    .filter(|r| r.expected_type.is_none() && r.naming == Naming::ProjectPath)
+                {
+                    if index.contains(raw.text) || base_paths.contains_key(raw.text) {
+                        continue;
+                    }
+                    if let Some((old, new)) = redirect_for(index, redirects, raw.text, None) {
+                        let replacement = replacement_text(&f.path, &raw, &old, &new);
+                        out.push(Finding::StaleRedirect {
+                            place: Place::of(&f.path, &raw),
+                            old,
+                            new,
+                            replacement,
+                        });
+                    }
                 }
-                if let Some((old, new)) = redirect_for(index, redirects, raw.text, None) {
-                    let replacement = replacement_text(&f.path, &raw, &old, &new);
-                    out.push(Finding::StaleRedirect {
-                        place: Place::of(&f.path, &raw),
-                        old,
-                        new,
-                        replacement,
-                    });
-                }
-            }
+            });
         }
     }
     let roots = roots(boot_levels);

@@ -11,7 +11,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::Dfs;
 
 use crate::index::{FileEntry, Index};
-use crate::scan::{Naming, RefView};
+use crate::scan::{Naming, RefView, ScanError};
 use crate::{FastMap, FastSet};
 
 /// What a reference points at.
@@ -351,6 +351,19 @@ pub trait ResolvedReferences {
         f: &mut dyn FnMut(&'a FileEntry, usize, &Target),
     ) {
         self.each_reference(index, f);
+    }
+    /// Calls `f` with every file whose scan has an error (it does not parse), in
+    /// path order.
+    fn each_scan_error<'a>(
+        &'a self,
+        index: &'a Index,
+        f: &mut dyn FnMut(&'a FileEntry, &ScanError),
+    ) {
+        for file in index.files() {
+            if let Some(error) = &file.scan().error {
+                f(file, error);
+            }
+        }
     }
     /// The files reachable from `roots` through references, roots included.
     fn reachable(&self, roots: &[String]) -> FastSet<&str>;

@@ -84,6 +84,25 @@ impl ScanCell {
             .flatten()
     }
 
+    /// Calls `f` with the scan, decoded for the call only if it was not yet.
+    fn with<T>(&self, path: &str, f: impl FnOnce(&FileScan) -> T) -> T {
+        match (self.decoded.get(), &self.encoded) {
+            (Some(scan), _) => f(scan),
+            (None, Some(e)) => f(&e.decode(path)),
+            (None, None) => f(&FileScan::default()),
+        }
+    }
+
+    /// How many references the scan holds, without decoding it: the count its
+    /// record starts with (a hint only, if the record was crafted).
+    fn len_hint(&self) -> usize {
+        match (self.decoded.get(), &self.encoded) {
+            (Some(scan), _) => scan.len(),
+            (None, Some(e)) => e.count_hint(),
+            (None, None) => 0,
+        }
+    }
+
     fn get(&self, path: &str) -> &Arc<FileScan> {
         self.decoded.get_or_init(|| match &self.encoded {
             Some(e) => Arc::new(e.decode(path)),
@@ -126,6 +145,24 @@ impl FileEntry {
     /// The references found in it (decoded from the cache on first use).
     pub fn scan(&self) -> &FileScan {
         self.scan.get(&self.path)
+    }
+
+    /// Calls `f` with the scan, decoding it from the cache for the call only if
+    /// it was not decoded yet: a pass over every file (a check) then holds one
+    /// decoded scan at a time, not the whole cache turned into scans.
+    pub(crate) fn with_scan<T>(&self, f: impl FnOnce(&FileScan) -> T) -> T {
+        self.scan.with(&self.path, f)
+    }
+
+    /// About how many references the scan holds, without decoding it.
+    pub(crate) fn references_hint(&self) -> usize {
+        self.scan.len_hint()
+    }
+
+    /// Whether the scan is at hand: made now, or decoded from the cache and kept
+    /// (it stays in the cache's bytes until something keeps it).
+    pub fn scan_is_decoded(&self) -> bool {
+        self.scan.still_encoded().is_none()
     }
 
     pub(crate) fn scan_cell(&self) -> &ScanCell {

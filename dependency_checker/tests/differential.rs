@@ -850,12 +850,33 @@ fn add_prefabs_and_boot_levels(rng: &mut Rng, root: &Path) {
     fs::write(root.join("kiln.project"), project.to_string()).unwrap();
 }
 
+/// Sets every regular file under `root` a minute back: a file changed within the
+/// last seconds is read again at the next open however the cache stands, and these
+/// tests want most entries loaded from the cache, still encoded.
+fn age_files(root: &Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let mut folders = vec![root.to_owned()];
+    while let Some(folder) = folders.pop() {
+        for entry in fs::read_dir(&folder).unwrap().flatten() {
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                folders.push(entry.path());
+            } else if kind.is_file() {
+                let file = fs::File::options().write(true).open(entry.path()).unwrap();
+                file.set_modified(old).unwrap();
+            }
+        }
+    }
+}
+
 /// The check's findings from the lean resolution are the graph's, and so is every
 /// reference's target, what the boot levels reach and the prefab cycles.
 fn resolution_agrees_with_graph(checker: &Checker, when: &str) -> Result<(), TestCaseError> {
     let index = checker.index();
-    let graph = Graph::build(index);
+    // First: a resolution of an index loaded from the cache decodes each scan for
+    // itself, without keeping it (the graph keeps them).
     let resolution = Resolution::build(index);
+    let graph = Graph::build(index);
     let targets = |refs: &dyn ResolvedReferences| {
         let mut out = Vec::new();
         refs.each_reference(index, &mut |f, i, target| {
@@ -1106,6 +1127,7 @@ proptest! {
         let mut rng = Rng(seed);
         generate(&mut rng, root);
         add_prefabs_and_boot_levels(&mut rng, root);
+        age_files(root);
         let mut checker = open(root);
         resolution_agrees_with_graph(&checker, "at start")?;
         for step in 0..3 {
@@ -1113,5 +1135,13 @@ proptest! {
             checker.refresh(&paths).unwrap();
             resolution_agrees_with_graph(&checker, &format!("step {step}: {paths:?}"))?;
         }
+        // Its cache, written when it is dropped, loaded again: scans still encoded.
+        drop(checker);
+        let reopened = open(root);
+        prop_assert!(
+            reopened.index().files().any(|f| !f.scan_is_decoded()),
+            "nothing was loaded from the cache"
+        );
+        resolution_agrees_with_graph(&reopened, "opened from the cache")?;
     }
 }
