@@ -276,6 +276,15 @@ impl EncodedScan {
         })
     }
 
+    /// Calls `f` with each reference in order, read in place from the cache's
+    /// bytes and table, and returns the scan's error: what [`EncodedScan::decode`]
+    /// gives, without copying a string. `None` if the record does not read as a
+    /// whole (`f` may have been called for some references): the caller then
+    /// decodes it, which reads the file.
+    pub(crate) fn visit(&self, f: impl FnMut(&RefView)) -> Option<Option<ScanError>> {
+        visit_scan(&self.body, self.bytes(), f)
+    }
+
     /// The numbers of `texts` in this scan's cache's table (looked up once per
     /// table by the caller).
     pub(crate) fn numbers_of(&self, texts: &[&str]) -> std::collections::HashSet<u32> {
@@ -331,6 +340,21 @@ fn repeated<'s>(
 }
 
 fn decode_scan(body: &CacheBody, bytes: &[u8]) -> Option<FileScan> {
+    let mut scan = FileScan::default();
+    let mut last = LastStored::default();
+    scan.error = visit_scan(body, bytes, |view| scan.push(view, &mut last))?;
+    Some(scan)
+}
+
+/// Reads one file's references as [`encode_scan`] wrote them, calling `f` with each
+/// in order, its strings read in place from the table; returns the scan's error.
+/// `None` if the record does not read as a whole (then `f` may have been called
+/// for some references before).
+fn visit_scan(
+    body: &CacheBody,
+    bytes: &[u8],
+    mut f: impl FnMut(&RefView),
+) -> Option<Option<ScanError>> {
     let mut r = Reader { bytes, at: 0 };
     let string = |id: u32| body.string(id);
     let error = match r.varint()? {
@@ -343,11 +367,10 @@ fn decode_scan(body: &CacheBody, bytes: &[u8]) -> Option<FileScan> {
         _ => return None,
     };
     let count = r.small()? as usize;
-    let mut scan = FileScan::from_references(&[], error);
-    let mut last = LastStored::default();
     let (mut end, mut line) = (0i64, 0i64);
     let mut pointer = String::new();
     let (mut ty, mut entity, mut component) = (None, None, None);
+    let mut visited = 0;
     for _ in 0..count.min(bytes.len()) {
         let text = string(r.small()?)?;
         let typed = r.small()?;
@@ -365,7 +388,7 @@ fn decode_scan(body: &CacheBody, bytes: &[u8]) -> Option<FileScan> {
         pointer.push_str(string(r.small()?)?);
         entity = repeated(r.small()?, entity, string)?;
         component = repeated(r.small()?, component, string)?;
-        let view = RefView {
+        f(&RefView {
             text,
             span: (u32::try_from(start).ok()?, u32::try_from(end).ok()?),
             line: u32::try_from(line).ok()?,
@@ -375,10 +398,10 @@ fn decode_scan(body: &CacheBody, bytes: &[u8]) -> Option<FileScan> {
             naming,
             entity,
             component,
-        };
-        scan.push(&view, &mut last);
+        });
+        visited += 1;
     }
-    (scan.len() == count && r.done()).then_some(scan)
+    (visited == count && r.done()).then_some(error)
 }
 
 /// Builds the string table while files are encoded.
@@ -1063,6 +1086,13 @@ mod tests {
     /// Makes the level's one reference name a string past the end of the table; the
     /// checksum is made right, as a hand-made cache would.
     fn break_the_level_record(bytes: &mut [u8]) {
+        let scan_at = level_record_at(bytes);
+        bytes[scan_at + 2] = 0x7f;
+        reseal(bytes);
+    }
+
+    /// Where the level's record starts in the cache `bytes`.
+    fn level_record_at(bytes: &[u8]) -> usize {
         let level = bytes
             .windows(b"levels/a.level".len())
             .position(|w| w == b"levels/a.level")
@@ -1079,8 +1109,32 @@ mod tests {
         r.varint().unwrap();
         let scan_at = r.at;
         assert_eq!(&bytes[scan_at..scan_at + 2], &[0, 1]);
-        bytes[scan_at + 2] = 0x7f;
-        reseal(bytes);
+        scan_at
+    }
+
+    #[test]
+    fn a_check_resolves_a_record_that_stops_reading_halfway_as_its_file() {
+        use crate::graph::{Graph, ResolvedReferences, Target};
+        let (_dir, project, registry) = project();
+        let index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
+        let mut bytes = encode(&index, None);
+        // It says it holds two references and holds one: read in place, the first
+        // is resolved before the record fails, and the file is read instead.
+        let scan_at = level_record_at(&bytes);
+        bytes[scan_at + 1] = 2;
+        reseal(&mut bytes);
+        let crafted = load_bytes(bytes, &project, &registry, &index);
+        let targets = |refs: &dyn ResolvedReferences, index: &Index| {
+            let mut out: Vec<(String, usize, Target)> = Vec::new();
+            refs.each_reference(index, &mut |f, i, t| {
+                out.push((f.path.to_string(), i, t.clone()))
+            });
+            out
+        };
+        let resolution = crate::resolution::Resolution::build(&crafted);
+        let expected = targets(&Graph::build(&index), &index);
+        assert!(expected.iter().any(|(file, ..)| file == "levels/a.level"));
+        assert_eq!(targets(&resolution, &crafted), expected);
     }
 
     #[test]

@@ -11,10 +11,10 @@
 //! invalid) is kept. It resolves through [`resolve`], as the graph and the lookup
 //! do, and a property test requires the graph's findings from it.
 //!
-//! A scan still encoded in the cache is decoded for the pass and dropped: a check
-//! after a few files changed then holds one decoded scan at a time, not the whole
-//! cache turned into scans (344 MB at 100,000 files, more than a check with no
-//! cache).
+//! A scan still encoded in the cache is read in place, its strings from the cache's
+//! table, and nothing of it is kept: a check after a few files changed no longer
+//! turns the whole cache into scans (344 MB at 100,000 files, more than a check
+//! with no cache).
 
 use std::cell::Cell;
 use std::collections::hash_map::Entry;
@@ -25,7 +25,7 @@ use crate::graph::{
     BaseMatch, FileSet, ResolvedReferences, Target, includes_prefab, prefab_cycles_among, resolve,
 };
 use crate::index::{FileEntry, Index, split_extension};
-use crate::scan::ScanError;
+use crate::scan::{RefView, ScanError};
 use crate::{FastMap, FastSet};
 
 /// What one reference resolved to.
@@ -141,57 +141,101 @@ impl FileSet for NumberedFiles<'_> {
     }
 }
 
+/// What [`Resolution::build`] fills, reference by reference.
+struct Resolving {
+    slots: Vec<Slot>,
+    others: Vec<Target>,
+    prefab_edges: Vec<(u32, u32)>,
+    /// Scratch space for [`resolve`].
+    buf: String,
+}
+
+impl Resolving {
+    /// Resolves `r`, written in the file `from` (number and path).
+    fn push(&mut self, index: &Index, files: &NumberedFiles, from: (u32, &str), r: &RefView) {
+        let (n, path) = from;
+        let slot = match resolve(files, (path, r), &mut self.buf) {
+            None => Slot::NotReference,
+            Some(Target::Resolved(_)) => {
+                let to = files.found.get();
+                if includes_prefab(index, path, r.expected_type, r.pointer) {
+                    self.prefab_edges.push((n, to));
+                }
+                // Told apart now, while the text is at hand: the check then skips
+                // most references without reading them.
+                if is_spelled_right(r) {
+                    Slot::File(to)
+                } else {
+                    Slot::FileMisspelled(to)
+                }
+            }
+            Some(other) => {
+                self.others.push(other);
+                Slot::Other((self.others.len() - 1) as u32)
+            }
+        };
+        self.slots.push(slot);
+    }
+
+    /// How much is filled, to go back to (see [`Resolving::undo`]).
+    fn mark(&self) -> (usize, usize, usize) {
+        (self.slots.len(), self.others.len(), self.prefab_edges.len())
+    }
+
+    /// Drops what was filled since `mark`: a record that stopped reading halfway.
+    fn undo(&mut self, (slots, others, edges): (usize, usize, usize)) {
+        self.slots.truncate(slots);
+        self.others.truncate(others);
+        self.prefab_edges.truncate(edges);
+    }
+}
+
 impl<'i> Resolution<'i> {
     /// Resolves every reference of `index`.
     pub fn build(index: &'i Index) -> Self {
         let files: Vec<&FileEntry> = index.files().collect();
         let references: usize = files.iter().map(|f| f.references_hint()).sum();
         let mut starts = Vec::with_capacity(files.len() + 1);
-        let mut slots = Vec::with_capacity(references);
-        let mut others = Vec::new();
-        let mut prefab_edges = Vec::new();
         let mut scan_errors = Vec::new();
+        let mut out = Resolving {
+            slots: Vec::with_capacity(references),
+            others: Vec::new(),
+            prefab_edges: Vec::new(),
+            buf: String::new(),
+        };
         {
             let numbered = NumberedFiles::new(&files);
-            let mut buf = String::new();
             for (n, f) in (0u32..).zip(&files) {
-                starts.push(slots.len() as u32);
-                // A scan still encoded in the cache is decoded for this pass only.
-                f.with_scan(|scan| {
-                    if let Some(e) = &scan.error {
-                        scan_errors.push((n, e.clone()));
+                starts.push(out.slots.len() as u32);
+                let from = (n, &*f.path);
+                // A scan still in the cache's bytes is read there, its strings in
+                // place: nothing is decoded or kept.
+                let read = f.scan_cell().still_encoded().and_then(|encoded| {
+                    let before = out.mark();
+                    let read = encoded.visit(|r| out.push(index, &numbered, from, r));
+                    if read.is_none() {
+                        out.undo(before);
                     }
-                    // Positions as `FileScan::get` numbers them (a record it cannot
-                    // read, in a crafted cache, takes its place as no reference).
-                    for i in 0..scan.len() {
-                        let resolved = scan
-                            .get(i)
-                            .and_then(|r| Some((resolve(&numbered, (&f.path, &r), &mut buf)?, r)));
-                        slots.push(match resolved {
-                            None => Slot::NotReference,
-                            Some((Target::Resolved(_), r)) => {
-                                let to = numbered.found.get();
-                                if includes_prefab(index, &f.path, r.expected_type, r.pointer) {
-                                    prefab_edges.push((n, to));
-                                }
-                                // Told apart now, while the text is at hand: the
-                                // check then skips most references without reading
-                                // them.
-                                if is_spelled_right(&r) {
-                                    Slot::File(to)
-                                } else {
-                                    Slot::FileMisspelled(to)
-                                }
-                            }
-                            Some((other, _)) => {
-                                others.push(other);
-                                Slot::Other((others.len() - 1) as u32)
-                            }
-                        });
-                    }
+                    read
                 });
+                // Otherwise (or if its record does not read) the scan, decoded for
+                // this pass only if it is not at hand.
+                let error = read.unwrap_or_else(|| {
+                    f.with_scan(|scan| {
+                        for i in 0..scan.len() {
+                            match scan.get(i) {
+                                Some(r) => out.push(index, &numbered, from, &r),
+                                None => out.slots.push(Slot::NotReference),
+                            }
+                        }
+                        scan.error.clone()
+                    })
+                });
+                if let Some(e) = error {
+                    scan_errors.push((n, e));
+                }
             }
-            starts.push(slots.len() as u32);
+            starts.push(out.slots.len() as u32);
         }
         let as_targets = (files.iter())
             .map(|f| Target::Resolved(f.path.clone()))
@@ -201,9 +245,9 @@ impl<'i> Resolution<'i> {
             scan_errors,
             files,
             starts,
-            slots,
-            others,
-            prefab_edges,
+            slots: out.slots,
+            others: out.others,
+            prefab_edges: out.prefab_edges,
         }
     }
 
