@@ -602,8 +602,8 @@ pub fn check(
         }
     });
     // A generic string that names an old path of the redirect log resolves to nothing
-    // (otherwise it would be a reference to what it names, and not stale); the graph
-    // has no entry for it, so look for such strings by the log's old paths.
+    // (otherwise it would be a reference to what it names, and not stale): it is no
+    // reference, so look for such strings by the log's old paths.
     if !redirects.moves().is_empty() {
         let base_paths = index.by_base_path();
         for f in index.files() {
