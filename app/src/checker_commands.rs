@@ -61,6 +61,9 @@ fn opened_with_progress(
                 "waiting for another Kiln operation on this project to finish (it holds .kiln/lock)..."
             )
         })),
+        // A command reads each reference once, if at all, and writes the cache: a
+        // first index stays in the cache's encoding (peak memory below the files').
+        keep_encoded: true,
     };
     let checker = open(&options);
     if let Some(b) = bar {

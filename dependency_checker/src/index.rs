@@ -304,27 +304,36 @@ fn index_file(
         }
     }
     let (mut file, st) = source.open().map_err(err)?;
-    let ReadScratch { bytes, scan } = scratch;
+    let ReadScratch {
+        bytes,
+        scan,
+        encoder,
+    } = scratch;
     bytes.clear();
     std::io::Read::read_to_end(&mut file, bytes).map_err(err)?;
     let bytes = &bytes[..];
     stats.read.fetch_add(1, Ordering::Relaxed);
     let hash = xxhash_rust::xxh3::xxh3_64(bytes);
+    let path: Arc<str> = rel.into();
     let scan = match previous {
         Some(prev) if prev.hash == hash => prev.scan.clone(),
         _ => {
             stats.parsed.fetch_add(1, Ordering::Relaxed);
             let ext = split_extension(rel).map_or("", |(_, e)| e);
-            ScanCell::new(Arc::new(scan_file_with(
-                scan,
-                (registry, rules),
-                ext,
-                bytes,
-            )))
+            let made = scan_file_with(scan, (registry, rules), ext, bytes);
+            match encoder {
+                // Kept encoded: the entry holds an empty scan until the walk is
+                // sealed (`Index::build_with`), then its record.
+                Some(encoder) => {
+                    encoder.encode(&path, &made);
+                    ScanCell::new(encoder.unsealed.clone())
+                }
+                None => ScanCell::new(Arc::new(made)),
+            }
         }
     };
     Ok(FileEntry::with_cell(
-        rel.into(),
+        path,
         bytes.len() as u64,
         st.mtime_ns,
         hash,
@@ -332,12 +341,13 @@ fn index_file(
     ))
 }
 
-/// What a thread reading many files keeps from one to the next: the file's bytes
-/// and the scan's buffers.
+/// What a thread reading many files keeps from one to the next: the file's bytes,
+/// the scan's buffers, and for a first index kept encoded, its encoder.
 #[derive(Default)]
 struct ReadScratch {
     bytes: Vec<u8>,
     scan: ScanScratch,
+    encoder: Option<crate::cache::WalkEncoder>,
 }
 
 #[derive(Default)]
@@ -357,6 +367,11 @@ pub struct BuildOptions {
     /// Called once when the project lock is held by another operation (a move in
     /// another process) for a moment, before waiting for it.
     pub waiting: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// For a first index (nothing to reuse): keep each file's references in the
+    /// cache's encoding, encoded as the file is scanned, rather than as scans (see
+    /// [`crate::cache::WalkEncoder`]); they are decoded when asked for. What a
+    /// first `kiln check` wants: it reads each reference once and writes the cache.
+    pub keep_encoded: bool,
 }
 
 impl std::fmt::Debug for BuildOptions {
@@ -459,6 +474,8 @@ impl Index {
             }))
         };
         let found: Mutex<Vec<FileEntry>> = Mutex::new(Vec::new());
+        let keep_encoded = options.keep_encoded && matches!(previous, Previous::Given(None));
+        let encoders: Mutex<Vec<crate::cache::WalkEncoder>> = Mutex::new(Vec::new());
         let issues: Mutex<Vec<WalkIssue>> = Mutex::new(Vec::new());
         let counters = Counters::default();
         let threads = if options.threads == 0 {
@@ -509,7 +526,14 @@ impl Index {
         crate::walk::walk(
             &root,
             threads,
-            || (Vec::<FileEntry>::new(), ReadScratch::default(), Vec::new()),
+            || {
+                let encoder = keep_encoded.then(crate::cache::WalkEncoder::default);
+                let scratch = ReadScratch {
+                    encoder,
+                    ..ReadScratch::default()
+                };
+                (Vec::<FileEntry>::new(), scratch, Vec::new())
+            },
             |(entries, buf, waiting), found| {
                 match previous_index(false) {
                     Some(previous) => {
@@ -548,14 +572,27 @@ impl Index {
                 if let Ok(mut f) = found.lock() {
                     f.append(&mut entries);
                 }
+                if let (Some(encoder), Ok(mut e)) = (buf.encoder.take(), encoders.lock()) {
+                    e.push(encoder);
+                }
             },
         );
-        let files: BTreeMap<Arc<str>, FileEntry> = found
+        let mut files: BTreeMap<Arc<str>, FileEntry> = found
             .into_inner()
             .unwrap_or_default()
             .into_iter()
             .map(|e| (e.path.clone(), e))
             .collect();
+        let encoders = encoders.into_inner().unwrap_or_default();
+        if !encoders.is_empty() {
+            let (mut sealed, unread) = crate::cache::seal(encoders, &root, &registry, &rules);
+            for (path, entry) in files.iter_mut() {
+                // Every entry was encoded by a thread; one that a thread could not
+                // hand over is read again from its file when asked for.
+                let encoded = sealed.remove(path).unwrap_or_else(|| unread.clone());
+                entry.scan = ScanCell::encoded(encoded);
+            }
+        }
         let mut issues = issues.into_inner().unwrap_or_default();
         issues.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
         let stats = BuildStats {
@@ -1015,7 +1052,7 @@ mod tests {
         let options = |progress: Option<Arc<dyn Fn(u64) + Send + Sync>>| BuildOptions {
             progress,
             threads: 2,
-            waiting: None,
+            ..BuildOptions::default()
         };
         let expected = Index::build_from(
             &project,

@@ -73,6 +73,11 @@ struct NumberedFiles<'i> {
     /// place of its files' numbers in `many`.
     bases: FastMap<&'i str, u32>,
     many: Vec<Vec<u32>>,
+}
+
+/// One thread's questions to [`NumberedFiles`].
+struct Asking<'n, 'i> {
+    files: &'n NumberedFiles<'i>,
     /// The number of the one file the last answer named: [`resolve`] answers with
     /// the file's path, and the resolution keeps its number.
     found: Cell<u32>,
@@ -110,7 +115,6 @@ impl<'i> NumberedFiles<'i> {
             numbers,
             bases,
             many,
-            found: Cell::new(0),
         }
     }
 
@@ -119,40 +123,46 @@ impl<'i> NumberedFiles<'i> {
     }
 }
 
-impl FileSet for NumberedFiles<'_> {
+impl FileSet for Asking<'_, '_> {
     fn file(&self, path: &str) -> Option<&Arc<str>> {
-        let n = *self.numbers.get(path)?;
+        let n = *self.files.numbers.get(path)?;
         self.found.set(n);
-        self.path(n)
+        self.files.path(n)
     }
     fn with_base(&self, base: &str) -> BaseMatch<'_> {
-        match self.bases.get(base) {
+        let files = self.files;
+        match files.bases.get(base) {
             None => BaseMatch::None,
             Some(&n) if n & MANY == 0 => {
                 self.found.set(n);
-                self.path(n).map_or(BaseMatch::None, BaseMatch::One)
+                files.path(n).map_or(BaseMatch::None, BaseMatch::One)
             }
             Some(&n) => BaseMatch::Many(
-                (self.many.get((n & !MANY) as usize).into_iter().flatten())
-                    .filter_map(|&m| self.path(m).cloned())
+                (files.many.get((n & !MANY) as usize).into_iter().flatten())
+                    .filter_map(|&m| files.path(m).cloned())
                     .collect(),
             ),
         }
     }
 }
 
-/// What [`Resolution::build`] fills, reference by reference.
+/// What [`Resolution::build`] fills, reference by reference: one per thread, each
+/// for a run of the files.
+#[derive(Default)]
 struct Resolving {
+    /// Where each file's slots start in `slots`.
+    starts: Vec<u32>,
     slots: Vec<Slot>,
     others: Vec<Target>,
     prefab_edges: Vec<(u32, u32)>,
+    scan_errors: Vec<(u32, ScanError)>,
     /// Scratch space for [`resolve`].
     buf: String,
 }
 
 impl Resolving {
     /// Resolves `r`, written in the file `from` (number and path).
-    fn push(&mut self, index: &Index, files: &NumberedFiles, from: (u32, &str), r: &RefView) {
+    fn push(&mut self, index: &Index, files: &Asking, from: (u32, &str), r: &RefView) {
         let (n, path) = from;
         let slot = match resolve(files, (path, r), &mut self.buf) {
             None => Slot::NotReference,
@@ -194,61 +204,115 @@ impl<'i> Resolution<'i> {
     /// Resolves every reference of `index`.
     pub fn build(index: &'i Index) -> Self {
         let files: Vec<&FileEntry> = index.files().collect();
-        let references: usize = files.iter().map(|f| f.references_hint()).sum();
-        let mut starts = Vec::with_capacity(files.len() + 1);
-        let mut scan_errors = Vec::new();
-        let mut out = Resolving {
-            slots: Vec::with_capacity(references),
-            others: Vec::new(),
-            prefab_edges: Vec::new(),
-            buf: String::new(),
-        };
-        {
-            let numbered = NumberedFiles::new(&files);
-            for (n, f) in (0u32..).zip(&files) {
-                starts.push(out.slots.len() as u32);
-                let from = (n, &*f.path);
-                // A scan still in the cache's bytes is read there, its strings in
-                // place: nothing is decoded or kept.
-                let read = f.scan_cell().still_encoded().and_then(|encoded| {
-                    let before = out.mark();
-                    let read = encoded.visit(|r| out.push(index, &numbered, from, r));
-                    if read.is_none() {
-                        out.undo(before);
-                    }
-                    read
-                });
-                // Otherwise (or if its record does not read) the scan, decoded for
-                // this pass only if it is not at hand.
-                let error = read.unwrap_or_else(|| {
-                    f.with_scan(|scan| {
-                        for i in 0..scan.len() {
-                            match scan.get(i) {
-                                Some(r) => out.push(index, &numbered, from, &r),
-                                None => out.slots.push(Slot::NotReference),
-                            }
-                        }
-                        scan.error.clone()
-                    })
-                });
-                if let Some(e) = error {
-                    scan_errors.push((n, e));
-                }
+        let hints: Vec<usize> = files.iter().map(|f| f.references_hint()).collect();
+        // Cut in runs of about as many references, one per core: resolving is a
+        // hash lookup per reference, and at 100,000 files it was most of a check.
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+        let per_thread = hints.iter().sum::<usize>().div_ceil(threads).max(1);
+        let mut runs = Vec::new();
+        let (mut start, mut held) = (0, 0);
+        for (n, hint) in hints.iter().enumerate() {
+            held += hint;
+            if held >= per_thread {
+                runs.push(start..n + 1);
+                (start, held) = (n + 1, 0);
             }
-            starts.push(out.slots.len() as u32);
         }
+        runs.push(start..files.len());
+        let numbered = NumberedFiles::new(&files);
+        let parts: Vec<Resolving> = std::thread::scope(|threads| {
+            let resolving: Vec<_> = (runs.iter().cloned())
+                .map(|run| {
+                    let (numbered, hints) = (&numbered, &hints);
+                    threads.spawn(move || Self::resolve_run(index, numbered, run, hints))
+                })
+                .collect();
+            (resolving.into_iter())
+                .map(|run| match run.join() {
+                    Ok(resolved) => resolved,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        });
+        // Joined: each run's slots and targets after the ones before.
+        let mut all = Resolving::default();
+        for part in parts {
+            let (slots, others) = (all.slots.len() as u32, all.others.len() as u32);
+            all.starts.extend(part.starts.iter().map(|s| s + slots));
+            all.slots
+                .extend(part.slots.into_iter().map(|slot| match slot {
+                    Slot::Other(k) => Slot::Other(k + others),
+                    slot => slot,
+                }));
+            all.others.extend(part.others);
+            all.prefab_edges.extend(part.prefab_edges);
+            all.scan_errors.extend(part.scan_errors);
+        }
+        all.starts.push(all.slots.len() as u32);
         let as_targets = (files.iter())
             .map(|f| Target::Resolved(f.path.clone()))
             .collect();
         Resolution {
             as_targets,
-            scan_errors,
+            scan_errors: all.scan_errors,
             files,
-            starts,
-            slots: out.slots,
-            others: out.others,
-            prefab_edges: out.prefab_edges,
+            starts: all.starts,
+            slots: all.slots,
+            others: all.others,
+            prefab_edges: all.prefab_edges,
         }
+    }
+
+    /// Resolves the references of the files numbered `run`.
+    fn resolve_run(
+        index: &Index,
+        numbered: &NumberedFiles,
+        run: std::ops::Range<usize>,
+        hints: &[usize],
+    ) -> Resolving {
+        let files = numbered.files;
+        let references = hints.get(run.clone()).map_or(0, |h| h.iter().sum());
+        let mut out = Resolving {
+            slots: Vec::with_capacity(references),
+            ..Resolving::default()
+        };
+        let asking = Asking {
+            files: numbered,
+            found: Cell::new(0),
+        };
+        for n in run {
+            let Some(f) = files.get(n) else { continue };
+            let n = n as u32;
+            out.starts.push(out.slots.len() as u32);
+            let from = (n, &*f.path);
+            // A scan still in the cache's bytes is read there, its strings in
+            // place: nothing is decoded or kept.
+            let read = f.scan_cell().still_encoded().and_then(|encoded| {
+                let before = out.mark();
+                let read = encoded.visit(|r| out.push(index, &asking, from, r));
+                if read.is_none() {
+                    out.undo(before);
+                }
+                read
+            });
+            // Otherwise (or if its record does not read) the scan, decoded for
+            // this pass only if it is not at hand.
+            let error = read.unwrap_or_else(|| {
+                f.with_scan(|scan| {
+                    for i in 0..scan.len() {
+                        match scan.get(i) {
+                            Some(r) => out.push(index, &asking, from, &r),
+                            None => out.slots.push(Slot::NotReference),
+                        }
+                    }
+                    scan.error.clone()
+                })
+            });
+            if let Some(e) = error {
+                out.scan_errors.push((n, e));
+            }
+        }
+        out
     }
 
     /// Calls `f` with every reference's file, position and target, leaving out

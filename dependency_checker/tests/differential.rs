@@ -1144,4 +1144,53 @@ proptest! {
         );
         resolution_agrees_with_graph(&reopened, "opened from the cache")?;
     }
+
+    /// A first index kept in the cache's encoding (as headless commands build it:
+    /// each file encoded by its walker thread as it is scanned, the threads' string
+    /// tables joined after the walk) holds the references a decoded one holds, and
+    /// a check of it finds the same; and so does the cache it writes.
+    #[test]
+    fn a_first_index_kept_encoded_holds_what_a_decoded_one_holds(seed in any::<u64>()) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut rng = Rng(seed);
+        generate(&mut rng, root);
+        add_prefabs_and_boot_levels(&mut rng, root);
+        let open_with = |keep_encoded: bool, threads: usize| {
+            let options = BuildOptions { keep_encoded, threads, ..BuildOptions::default() };
+            Checker::open(root, Arc::new(Registry::with_builtins()), &options).unwrap()
+        };
+        let decoded = open_with(false, 1);
+        let expected = (checker_references(&decoded), decoded.findings());
+        drop(decoded);
+        let original = tree(root);
+        let regular: Vec<&String> = (original.keys())
+            .filter(|p| !p.starts_with(".kiln"))
+            .filter(|p| fs::symlink_metadata(root.join(p)).is_ok_and(|m| m.is_file()))
+            .collect();
+        for threads in [1, 3] {
+            fs::remove_dir_all(root.join(".kiln")).unwrap();
+            let encoded = open_with(true, threads);
+            prop_assert!(
+                encoded.index().files().all(|f| !f.scan_is_decoded()),
+                "kept encoded"
+            );
+            // Emptied behind its back: what it answers must come from its records
+            // (a record that does not read is read again from its file).
+            for p in &regular {
+                fs::write(root.join(p), "{}").unwrap();
+            }
+            let findings = encoded.findings();
+            prop_assert_eq!(&checker_references(&encoded), &expected.0, "{} threads", threads);
+            prop_assert_eq!(&findings, &expected.1, "{} threads", threads);
+            drop(encoded);
+            for p in &regular {
+                if let Some(Some(bytes)) = original.get(*p) {
+                    fs::write(root.join(p), bytes).unwrap();
+                }
+            }
+            let reopened = open_with(false, 1);
+            prop_assert_eq!(&checker_references(&reopened), &expected.0, "from its cache");
+        }
+    }
 }
