@@ -710,7 +710,17 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
                     .map(|&n| renumber.get(n as usize).copied().unwrap_or(u32::MAX))
                     .collect()
             });
-    let mut body_out = Vec::with_capacity(files.len() * 64);
+    // Sized once (grown by doubling, it held twice its size at the end): the
+    // table put in front of it at the end, about the seed's records or the first
+    // pass's, a path and four numbers per file, and the findings a check stores
+    // (a handful in a healthy project).
+    let records = match (&first_pass, seed) {
+        (Some((halves, ..)), _) => halves.iter().map(|h| h.bytes.len()).sum(),
+        (None, Some(body)) => body.bytes.len(),
+        (None, None) => 0,
+    };
+    let table: usize = strings.table.iter().map(|s| s.len() + 2).sum();
+    let mut body_out = Vec::with_capacity(64 + table + records + files.len() * 48 + 4096);
     let mut previous: &str = "";
     let mut mtime = 0u64;
     for (i, f) in files.iter().enumerate() {
@@ -755,18 +765,19 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
         }
     }
     let table_bytes: usize = strings.table.iter().map(|s| s.len() + 2).sum();
-    // Room for the findings a check stores: a handful in a healthy project.
-    let mut out = Vec::with_capacity(32 + table_bytes + body_out.len() + 4096);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&schema_fingerprint(index.registry(), index.rules()).to_le_bytes());
-    out.extend_from_slice(&index.checked_at_ns().to_le_bytes());
-    put_varint(&mut out, strings.table.len() as u64);
-    put_table(&mut out, &strings.table);
-    put_varint(&mut out, files.len() as u64);
-    out.extend_from_slice(&body_out);
+    let mut head = Vec::with_capacity(48 + table_bytes);
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(&VERSION.to_le_bytes());
+    head.extend_from_slice(&schema_fingerprint(index.registry(), index.rules()).to_le_bytes());
+    head.extend_from_slice(&index.checked_at_ns().to_le_bytes());
+    put_varint(&mut head, strings.table.len() as u64);
+    put_table(&mut head, &strings.table);
+    put_varint(&mut head, files.len() as u64);
+    // Put in front of the files, which were written with room for it: the files
+    // move once within their buffer, rather than being copied into a second one.
+    body_out.splice(0..0, head);
     EncodedIndex {
-        bytes: out,
+        bytes: body_out,
         walked: walk_issues_hash(index),
     }
 }
@@ -795,9 +806,17 @@ type Record = (Arc<str>, u32, u32);
 /// [`seal`] joins the threads' tables and renumbers by use, as a cold encode does.
 #[derive(Default)]
 pub(crate) struct WalkEncoder {
-    /// Owned: the scans they came from are gone.
-    ids: crate::FastMap<Arc<str>, u32>,
-    table: Vec<Arc<str>>,
+    /// The strings, owned (the scans they came from are gone), one after the
+    /// other: a string's own allocation, handle and map key took twice the room.
+    text: String,
+    /// Where each string is in `text`, by number.
+    spans: Vec<(u32, u32)>,
+    /// A string's hash -> its number.
+    by_hash: crate::FastMap<u64, u32>,
+    /// The strings whose hash an earlier string has.
+    collided: crate::FastMap<Box<str>, u32>,
+    /// Hashes the strings for `by_hash`.
+    hasher: foldhash::fast::FixedState,
     uses: Vec<u32>,
     bytes: Vec<u8>,
     /// Each file's record in `bytes`.
@@ -808,14 +827,25 @@ pub(crate) struct WalkEncoder {
 
 impl<'a> Numbering<'a> for WalkEncoder {
     fn id(&mut self, s: &'a str) -> u32 {
-        let id = match self.ids.get(s) {
-            Some(&id) => id,
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(s);
+        let id = match self.by_hash.get(&hash) {
+            Some(&id) if self.string(id) == Some(s) => id,
+            Some(_) => match self.collided.get(s) {
+                Some(&id) => id,
+                None => {
+                    let id = self.push(s);
+                    if id != u32::MAX {
+                        self.collided.insert(Box::from(s), id);
+                    }
+                    id
+                }
+            },
             None => {
-                let owned: Arc<str> = Arc::from(s);
-                let id = self.table.len() as u32;
-                self.ids.insert(owned.clone(), id);
-                self.table.push(owned);
-                self.uses.push(0);
+                let id = self.push(s);
+                if id != u32::MAX {
+                    self.by_hash.insert(hash, id);
+                }
                 id
             }
         };
@@ -823,6 +853,39 @@ impl<'a> Numbering<'a> for WalkEncoder {
             *uses += 1;
         }
         id
+    }
+}
+
+impl WalkEncoder {
+    /// The string numbered `id`.
+    fn string(&self, id: u32) -> Option<&str> {
+        let &(a, b) = self.spans.get(id as usize)?;
+        self.text.get(a as usize..b as usize)
+    }
+
+    /// Adds `s` to the table, named no time yet; returns its number. Past 4 GB of
+    /// strings, a number no table has: the records that name it do not read, and
+    /// their files are read again when asked for.
+    fn push(&mut self, s: &str) -> u32 {
+        let end = self.text.len().checked_add(s.len());
+        let (Ok(start), Some(Ok(end))) = (u32::try_from(self.text.len()), end.map(u32::try_from))
+        else {
+            return u32::MAX;
+        };
+        self.text.push_str(s);
+        self.spans.push((start, end));
+        self.uses.push(0);
+        (self.spans.len() - 1) as u32
+    }
+
+    /// Every string, by number, with how often it was named.
+    fn table(&self) -> impl Iterator<Item = (&str, u32)> {
+        (0..self.spans.len() as u32).map(|id| {
+            (
+                self.string(id).unwrap_or(""),
+                self.uses.get(id as usize).copied().unwrap_or(0),
+            )
+        })
     }
 }
 
@@ -879,14 +942,10 @@ pub(crate) fn seal(
     rules: &Arc<DeclaredRules>,
 ) -> (crate::FastMap<Arc<str>, EncodedScan>, EncodedScan) {
     let mut strings = Strings::default();
-    strings.reserve(encoders.first().map_or(0, |e| e.table.len()));
+    strings.reserve(encoders.first().map_or(0, |e| e.spans.len()));
     // Each thread's numbers in the joined table.
     let joined: Vec<Vec<u32>> = (encoders.iter())
-        .map(|e| {
-            (e.table.iter().zip(&e.uses))
-                .map(|(s, &uses)| strings.count(s, uses))
-                .collect()
-        })
+        .map(|e| e.table().map(|(s, uses)| strings.count(s, uses)).collect())
         .collect();
     let (strings, renumber) = strings.by_use();
     // Each thread's records renumbered on a thread of their own, then joined after
@@ -1299,6 +1358,21 @@ mod tests {
         let scan_at = r.at;
         assert_eq!(&bytes[scan_at..scan_at + 2], &[0, 1]);
         scan_at
+    }
+
+    #[test]
+    fn a_walk_encoder_tells_apart_strings_whose_hashes_collide() {
+        use std::hash::BuildHasher;
+        let mut encoder = WalkEncoder::default();
+        assert_eq!(encoder.id("materials/a"), 0);
+        // As if "materials/b" hashed as "materials/a" does.
+        let hash = encoder.hasher.hash_one("materials/b");
+        encoder.by_hash.insert(hash, 0);
+        assert_eq!(encoder.id("materials/b"), 1);
+        assert_eq!(encoder.id("materials/b"), 1);
+        assert_eq!(encoder.id("materials/a"), 0);
+        let table: Vec<(&str, u32)> = encoder.table().collect();
+        assert_eq!(table, [("materials/a", 2), ("materials/b", 2)]);
     }
 
     #[test]
