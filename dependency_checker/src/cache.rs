@@ -271,8 +271,9 @@ impl EncodedScan {
     /// How many references the record says it holds, without decoding them (a
     /// hint: a crafted record may say anything).
     pub(crate) fn count_hint(&self) -> usize {
+        // A reference takes at least ten bytes (ten numbers).
         self.references().map_or(0, |(_, n)| {
-            usize::try_from(n).unwrap_or(0).min(self.bytes().len())
+            usize::try_from(n).unwrap_or(0).min(self.bytes().len() / 10)
         })
     }
 

@@ -584,7 +584,9 @@ impl Index {
             .map(|e| (e.path.clone(), e))
             .collect();
         let encoders = encoders.into_inner().unwrap_or_default();
-        if !encoders.is_empty() {
+        // Sealed even without an encoder (none could be handed over): then every
+        // entry is given a scan that reads its file, never the empty placeholder.
+        if keep_encoded {
             let (mut sealed, unread) = crate::cache::seal(encoders, &root, &registry, &rules);
             for (path, entry) in files.iter_mut() {
                 // Every entry was encoded by a thread; one that a thread could not

@@ -295,18 +295,18 @@ impl<'i> Resolution<'i> {
                 }
                 read
             });
-            // Otherwise (or if its record does not read) the scan, decoded for
-            // this pass only if it is not at hand.
+            // Otherwise the scan at hand; or, for a record that does not read, the
+            // file's, read and kept, so that the check reads the same scan again
+            // (the file may change in between).
             let error = read.unwrap_or_else(|| {
-                f.with_scan(|scan| {
-                    for i in 0..scan.len() {
-                        match scan.get(i) {
-                            Some(r) => out.push(index, &asking, from, &r),
-                            None => out.slots.push(Slot::NotReference),
-                        }
+                let scan = f.scan();
+                for i in 0..scan.len() {
+                    match scan.get(i) {
+                        Some(r) => out.push(index, &asking, from, &r),
+                        None => out.slots.push(Slot::NotReference),
                     }
-                    scan.error.clone()
-                })
+                }
+                scan.error.clone()
             });
             if let Some(e) = error {
                 out.scan_errors.push((n, e));
