@@ -602,66 +602,6 @@ impl EncodedIndex {
     }
 }
 
-/// A cold encode's first pass: every file's references, with strings numbered in
-/// order of first use and their uses counted, so that they can be renumbered by use
-/// without hashing them again. It is half the work of a check with no cache, so the
-/// files are cut in two halves, each numbered by a thread of its own; the second
-/// half's numbers are then mapped into the first's table.
-struct FirstPass<'a> {
-    strings: Strings<'a>,
-    halves: [EncodedHalf; 2],
-    /// The number in `strings` of each number of the second half.
-    second_numbers: Vec<u32>,
-}
-
-/// Half the files' references, encoded with a table of their own.
-struct EncodedHalf {
-    bytes: Vec<u8>,
-    /// Each file's bytes.
-    ranges: Vec<(usize, usize)>,
-}
-
-impl<'a> FirstPass<'a> {
-    fn encode(files: &[&'a FileEntry]) -> Self {
-        let (first, second) = files.split_at(files.len().div_ceil(2));
-        let ((mut strings, first), (second_strings, second)) = std::thread::scope(|threads| {
-            let second = threads.spawn(|| Self::encode_half(second));
-            let first = Self::encode_half(first);
-            match second.join() {
-                Ok(second) => (first, second),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        });
-        let second_numbers = (second_strings.table.iter().zip(&second_strings.uses))
-            .map(|(s, &uses)| strings.count(s, uses))
-            .collect();
-        FirstPass {
-            strings,
-            halves: [first, second],
-            second_numbers,
-        }
-    }
-
-    fn encode_half(files: &[&'a FileEntry]) -> (Strings<'a>, EncodedHalf) {
-        let references: usize = files.iter().map(|f| f.scan().len()).sum();
-        let mut strings = Strings::default();
-        // Sized once: about one string in four is new (a reference's text and its
-        // pointer's last step repeat), and growing the table by doubling rehashed
-        // it again and again.
-        strings.reserve(references / 4);
-        let mut half = EncodedHalf {
-            bytes: Vec::with_capacity(references * 16),
-            ranges: Vec::with_capacity(files.len()),
-        };
-        for f in files {
-            let start = half.bytes.len();
-            encode_scan(f.scan(), &mut strings, &mut half.bytes);
-            half.ranges.push((start, half.bytes.len()));
-        }
-        (strings, half)
-    }
-}
-
 /// See [`EncodedIndex`].
 pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
     let files: Vec<&FileEntry> = index.files().collect();
@@ -681,44 +621,40 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
         // Its entries name strings of its table: no table, no copying.
         .filter(|(n, body)| 2 * n >= body.files && body.table().is_some())
         .map(|(_, body)| body);
-    let mut strings = Strings::default();
-    let mut scan_bytes = Vec::new();
-    // Without a seed, every file's references encoded once, and the renumbering.
-    let mut first_pass = None;
-    match seed {
+    // Without a seed, every file's references encoded with strings numbered in order
+    // of first use, half the files on each of two threads as a walk's threads encode
+    // them, then joined and renumbered by use (see `join`).
+    let encoders = match seed {
+        Some(_) => Vec::new(),
+        None => encode_in_halves(&files),
+    };
+    let (mut strings, renumbered) = match seed {
         Some(body) => {
+            let mut strings = Strings::default();
             for id in 0..body.string_count() {
                 strings.table.push(body.string(id).unwrap_or(""));
             }
             // Found by their text only if a changed file is encoded (see below):
             // copying the others names no string.
             strings.uses = vec![0; strings.table.len()];
+            (strings, Vec::new())
         }
-        None => {
-            let pass = FirstPass::encode(&files);
-            let (by_use, numbers) = pass.strings.by_use();
-            strings = by_use;
-            first_pass = Some((pass.halves, pass.second_numbers, numbers));
-        }
-    }
-    // The second half's numbers in the renumbered table.
-    let second_renumber: Vec<u32> =
-        first_pass
-            .as_ref()
-            .map_or_else(Vec::new, |(_, second, renumber)| {
-                second
-                    .iter()
-                    .map(|&n| renumber.get(n as usize).copied().unwrap_or(u32::MAX))
-                    .collect()
-            });
+        None => join(&encoders),
+    };
+    // Each file's renumbered record, in the files' order (the halves' in turn).
+    let renumbered_records: Vec<&[u8]> = (renumbered.iter())
+        .flat_map(|(bytes, records)| {
+            (records.iter()).map(move |&(_, a, b)| bytes.get(a as usize..b as usize).unwrap_or(&[]))
+        })
+        .collect();
+    let mut scan_bytes = Vec::new();
     // Sized once (grown by doubling, it held twice its size at the end): the
     // table put in front of it at the end, about the seed's records or the first
     // pass's, a path and four numbers per file, and the findings a check stores
     // (a handful in a healthy project).
-    let records = match (&first_pass, seed) {
-        (Some((halves, ..)), _) => halves.iter().map(|h| h.bytes.len()).sum(),
-        (None, Some(body)) => body.bytes.len(),
-        (None, None) => 0,
+    let records = match seed {
+        Some(body) => body.bytes.len(),
+        None => renumbered.iter().map(|(b, _)| b.len()).sum(),
     };
     let table: usize = strings.table.iter().map(|s| s.len() + 2).sum();
     let mut body_out = Vec::with_capacity(64 + table + records + files.len() * 48 + 4096);
@@ -746,22 +682,19 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
                 body_out.extend_from_slice(bytes);
             }
             None => {
-                scan_bytes.clear();
-                let renumbered = first_pass.as_ref().and_then(|(halves, _, renumber)| {
-                    let (half, at, renumber) = match i.checked_sub(halves[0].ranges.len()) {
-                        None => (&halves[0], i, &renumber[..]),
-                        Some(at) => (&halves[1], at, &second_renumber[..]),
-                    };
-                    let &(a, b) = half.ranges.get(at)?;
-                    renumber_scan(half.bytes.get(a..b)?, renumber, &mut scan_bytes)
-                });
-                if renumbered.is_none() {
-                    scan_bytes.clear();
-                    strings.look_up_again();
-                    encode_scan(f.scan(), &mut strings, &mut scan_bytes);
-                }
-                put_varint(&mut body_out, scan_bytes.len() as u64);
-                body_out.extend_from_slice(&scan_bytes);
+                // Renumbered already; or (the record did not renumber, or there is
+                // a seed) encoded now.
+                let record = match renumbered_records.get(i) {
+                    Some(record) if !record.is_empty() => *record,
+                    _ => {
+                        scan_bytes.clear();
+                        strings.look_up_again();
+                        encode_scan(f.scan(), &mut strings, &mut scan_bytes);
+                        &scan_bytes
+                    }
+                };
+                put_varint(&mut body_out, record.len() as u64);
+                body_out.extend_from_slice(record);
             }
         }
     }
@@ -798,6 +731,9 @@ fn put_table(out: &mut Vec<u8>, table: &[&str]) {
 
 /// A file's record: its path, and where its record starts and ends.
 type Record = (Arc<str>, u32, u32);
+
+/// An encoder's records, and each file's record in them.
+type Records = (Vec<u8>, Vec<Record>);
 
 /// A walker thread's encoder, for a first index kept in the cache's encoding
 /// ([`crate::index::BuildOptions::keep_encoded`]): each file's references are
@@ -888,13 +824,11 @@ impl WalkEncoder {
             )
         })
     }
-}
 
-impl WalkEncoder {
     /// This thread's records with each string number `n` replaced by
     /// `renumber[joined[n]]`, and each file's record in them (empty: it did not
     /// read as written, and is read from its file when asked for).
-    fn renumbered(&self, joined: &[u32], renumber: &[u32]) -> (Vec<u8>, Vec<Record>) {
+    fn renumbered(&self, joined: &[u32], renumber: &[u32]) -> Records {
         let numbers: Vec<u32> = (joined.iter())
             .map(|&n| renumber.get(n as usize).copied().unwrap_or(u32::MAX))
             .collect();
@@ -931,27 +865,39 @@ impl WalkEncoder {
     }
 }
 
-/// Joins the walker threads' encoders into one body of references that the
-/// index's entries stay encoded in: the strings of every thread in one table,
-/// numbered by use, and each file's record renumbered (reading varints, hashing
-/// nothing). Returns each file's scan, by path, and for a file without one, a
-/// scan that reads its file when asked for.
-pub(crate) fn seal(
-    encoders: Vec<WalkEncoder>,
-    root: &Path,
-    registry: &Arc<Registry>,
-    rules: &Arc<DeclaredRules>,
-) -> (crate::FastMap<Arc<str>, EncodedScan>, EncodedScan) {
+/// Encodes the files' references on two threads, half the files each, as a walk's
+/// threads do: a cold encode of an index whose scans are at hand.
+fn encode_in_halves(files: &[&FileEntry]) -> Vec<WalkEncoder> {
+    let encode = |half: &[&FileEntry]| {
+        let mut encoder = WalkEncoder::default();
+        for f in half {
+            encoder.encode(&f.path, f.scan());
+        }
+        encoder
+    };
+    let (first, second) = files.split_at(files.len().div_ceil(2));
+    std::thread::scope(|threads| {
+        let second = threads.spawn(|| encode(second));
+        let first = encode(first);
+        match second.join() {
+            Ok(second) => vec![first, second],
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// The encoders' strings in one table numbered by use, and each encoder's records
+/// renumbered (reading varints, hashing nothing) on a thread of its own, with each
+/// file's record in them.
+fn join(encoders: &[WalkEncoder]) -> (Strings<'_>, Vec<Records>) {
     let mut strings = Strings::default();
     strings.reserve(encoders.first().map_or(0, |e| e.spans.len()));
-    // Each thread's numbers in the joined table.
+    // Each encoder's numbers in the joined table.
     let joined: Vec<Vec<u32>> = (encoders.iter())
         .map(|e| e.table().map(|(s, uses)| strings.count(s, uses)).collect())
         .collect();
     let (strings, renumber) = strings.by_use();
-    // Each thread's records renumbered on a thread of their own, then joined after
-    // the table.
-    let renumbered: Vec<(Vec<u8>, Vec<Record>)> = std::thread::scope(|threads| {
+    let renumbered = std::thread::scope(|threads| {
         let renumbering: Vec<_> = (encoders.iter().zip(&joined))
             .map(|(encoder, joined)| {
                 let renumber = &renumber;
@@ -965,6 +911,21 @@ pub(crate) fn seal(
             })
             .collect()
     });
+    (strings, renumbered)
+}
+
+/// Joins the walker threads' encoders into one body of references that the
+/// index's entries stay encoded in: the strings of every thread in one table,
+/// numbered by use, and each file's record renumbered (reading varints, hashing
+/// nothing). Returns each file's scan, by path, and for a file without one, a
+/// scan that reads its file when asked for.
+pub(crate) fn seal(
+    encoders: Vec<WalkEncoder>,
+    root: &Path,
+    registry: &Arc<Registry>,
+    rules: &Arc<DeclaredRules>,
+) -> (crate::FastMap<Arc<str>, EncodedScan>, EncodedScan) {
+    let (strings, renumbered) = join(&encoders);
     let mut bytes = Vec::with_capacity(
         strings.table.iter().map(|s| s.len() + 2).sum::<usize>()
             + renumbered.iter().map(|(b, _)| b.len()).sum::<usize>(),
