@@ -17,7 +17,7 @@ use kiln_core::{Project, Registry, ResourcePath};
 
 use crate::error::CheckerError;
 use crate::rules::DeclaredRules;
-use crate::scan::{FileScan, ScanScratch, scan_file, scan_file_with};
+use crate::scan::{FileScan, ScanScratch, scan_file, scan_file_in, scan_file_with};
 use crate::walk::FileStat;
 
 /// One file of the project and what it references.
@@ -320,15 +320,20 @@ fn index_file(
         _ => {
             stats.parsed.fetch_add(1, Ordering::Relaxed);
             let ext = split_extension(rel).map_or("", |(_, e)| e);
-            let made = scan_file_with(scan, (registry, rules), ext, bytes);
             match encoder {
-                // Kept encoded: the entry holds an empty scan until the walk is
-                // sealed (`Index::build_with`), then its record.
+                // Kept encoded, straight from the scratch's scan (no copy is kept):
+                // the entry holds an empty scan until the walk is sealed
+                // (`Index::build_with`), then its record.
                 Some(encoder) => {
-                    encoder.encode(&path, &made);
+                    encoder.encode(&path, scan_file_in(scan, (registry, rules), ext, bytes));
                     ScanCell::new(encoder.unsealed.clone())
                 }
-                None => ScanCell::new(Arc::new(made)),
+                None => ScanCell::new(Arc::new(scan_file_with(
+                    scan,
+                    (registry, rules),
+                    ext,
+                    bytes,
+                ))),
             }
         }
     };
