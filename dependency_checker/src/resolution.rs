@@ -22,7 +22,8 @@ use std::sync::Arc;
 
 use crate::findings::is_spelled_right;
 use crate::graph::{
-    BaseMatch, FileSet, ResolvedReferences, Target, includes_prefab, prefab_cycles_among, resolve,
+    BaseMatch, FileSet, Resolved, ResolvedReferences, Target, includes_prefab, prefab_cycles_among,
+    resolve_in,
 };
 use crate::index::{FileEntry, Index, split_extension};
 use crate::scan::{RefView, ScanError};
@@ -164,9 +165,9 @@ impl Resolving {
     /// Resolves `r`, written in the file `from` (number and path).
     fn push(&mut self, index: &Index, files: &Asking, from: (u32, &str), r: &RefView) {
         let (n, path) = from;
-        let slot = match resolve(files, (path, r), &mut self.buf) {
+        let slot = match resolve_in(files, (path, r), &mut self.buf) {
             None => Slot::NotReference,
-            Some(Target::Resolved(_)) => {
+            Some(Resolved::File(_)) => {
                 let to = files.found.get();
                 if includes_prefab(index, path, r.expected_type, r.pointer) {
                     self.prefab_edges.push((n, to));
@@ -179,7 +180,7 @@ impl Resolving {
                     Slot::FileMisspelled(to)
                 }
             }
-            Some(other) => {
+            Some(Resolved::Other(other)) => {
                 self.others.push(other);
                 Slot::Other((self.others.len() - 1) as u32)
             }
