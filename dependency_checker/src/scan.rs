@@ -479,6 +479,7 @@ fn scan_json(
     let start = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
     let mut s = Scanner {
         bytes,
+        text: "",
         pos: start,
         path: Vec::new(),
         registry,
@@ -497,7 +498,6 @@ fn scan_json(
         last_component: NO_TEXT,
         pointer_buf: String::new(),
         entity_ids: Vec::new(),
-        line_pos: 0,
         line: 1,
         line_start: 0,
         keys: Vec::new(),
@@ -601,6 +601,10 @@ fn valid_number(b: &[u8]) -> bool {
 
 struct Scanner<'a, 'r> {
     bytes: &'a [u8],
+    /// `bytes` as text once [`Scanner::check_utf8`] found them UTF-8: keys and
+    /// strings are sliced from it (at their quotes, always character boundaries)
+    /// rather than checked again one by one.
+    text: &'a str,
     pos: usize,
     path: Vec<Segment<'a>>,
     registry: &'r Registry,
@@ -616,9 +620,11 @@ struct Scanner<'a, 'r> {
     pointer_buf: String,
     /// Authoring id of each entity of a level, by index, filled as seen.
     entity_ids: Vec<Option<String>>,
-    line_pos: usize,
+    /// The line [`Scanner::skip_ws`] has reached, 1-based: a line break outside
+    /// white space is an error (JSON strings hold none), so counting them as
+    /// white space is skipped reads each byte once.
     line: u32,
-    /// Where the line of `line_pos` starts.
+    /// Where that line starts.
     line_start: usize,
     /// Raw key ranges of the objects being read, innermost last, to find a key given
     /// twice in one object (in Kiln's own files only: foreign data is read as is).
@@ -643,7 +649,10 @@ impl<'a, 'r> Scanner<'a, 'r> {
     /// as text without a check of its own.
     fn check_utf8(&mut self) -> Result<(), ScanError> {
         match std::str::from_utf8(self.bytes) {
-            Ok(_) => Ok(()),
+            Ok(text) => {
+                self.text = text;
+                Ok(())
+            }
             Err(e) => {
                 self.pos = e.valid_up_to();
                 Err(self.error("invalid UTF-8"))
@@ -651,25 +660,26 @@ impl<'a, 'r> Scanner<'a, 'r> {
         }
     }
 
-    /// The 1-based line and column (in bytes) of `pos`, which is at or after the
-    /// last position asked for: counted from there, so a file is read once.
-    fn line_at(&mut self, pos: usize) -> (u32, u32) {
-        for nl in memchr::memchr_iter(b'\n', &self.bytes[self.line_pos..pos]) {
-            self.line += 1;
-            self.line_start = self.line_pos + nl + 1;
-        }
-        self.line_pos = pos;
-        (self.line, (pos - self.line_start) as u32 + 1)
+    /// The 1-based line and column (in bytes) of `pos`, on the line
+    /// [`Scanner::skip_ws`] reached last (a token's first byte).
+    fn line_at(&self, pos: usize) -> (u32, u32) {
+        (self.line, pos.saturating_sub(self.line_start) as u32 + 1)
     }
 
     fn skip_ws(&mut self) -> Result<(), ScanError> {
-        while let Some(&b) = self.bytes.get(self.pos) {
-            if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
-                self.pos += 1;
-            } else {
-                break;
+        let mut pos = self.pos;
+        while let Some(&b) = self.bytes.get(pos) {
+            match b {
+                b' ' | b'\r' | b'\t' => pos += 1,
+                b'\n' => {
+                    pos += 1;
+                    self.line += 1;
+                    self.line_start = pos;
+                }
+                _ => break,
             }
         }
+        self.pos = pos;
         Ok(())
     }
 
@@ -716,45 +726,62 @@ impl<'a, 'r> Scanner<'a, 'r> {
     }
 
     /// Parses a string token; returns the content range and whether it has escapes.
+    /// One pass over its bytes: strings are short (a key, a path), and a search
+    /// call per string and a second pass for control characters cost more than
+    /// looking at each byte once.
     fn string(&mut self) -> Result<(usize, usize, bool), ScanError> {
         let start = self.pos + 1;
         let mut i = start;
         let mut escaped = false;
+        // JSON forbids raw control characters in strings: the first one is
+        // reported if the string ends, as a raw line break is where it stands.
+        let mut control = None;
         loop {
-            match memchr::memchr3(b'"', b'\\', b'\n', &self.bytes[i..]) {
-                Some(k) => {
-                    let at = i + k;
-                    match self.bytes[at] {
-                        b'"' => {
-                            // JSON forbids raw control characters in strings, and an
-                            // escape must decode: a file `serde_json` would reject is
-                            // not read differently here.
-                            if let Some(c) = self.bytes[start..at].iter().position(|&b| b < 0x20) {
-                                self.pos = start + c;
-                                return Err(self.error("control character inside a string"));
-                            }
-                            if escaped
-                                && serde_json::from_slice::<String>(&self.bytes[start - 1..at + 1])
-                                    .is_err()
-                            {
-                                self.pos = start - 1;
-                                return Err(self.error("invalid escape in a string"));
-                            }
-                            self.pos = at + 1;
-                            return Ok((start, at, escaped));
+            match self.bytes.get(i) {
+                Some(b'"') => {
+                    if let Some(c) = control {
+                        self.pos = c;
+                        return Err(self.error("control character inside a string"));
+                    }
+                    // An escape must decode: a file `serde_json` would reject is
+                    // not read differently here.
+                    if escaped
+                        && serde_json::from_slice::<String>(&self.bytes[start - 1..i + 1]).is_err()
+                    {
+                        self.pos = start - 1;
+                        return Err(self.error("invalid escape in a string"));
+                    }
+                    self.pos = i + 1;
+                    return Ok((start, i, escaped));
+                }
+                Some(b'\\') => {
+                    escaped = true;
+                    // The escaped byte is never the end of the string nor a line
+                    // break, but is a control character if it is one.
+                    if self.bytes.get(i + 1).is_some_and(|&b| b < 0x20) {
+                        control = control.or(Some(i + 1));
+                    }
+                    i += 2;
+                    if i > self.bytes.len() {
+                        self.pos = self.bytes.len();
+                        return Err(self.error("unterminated string"));
+                    }
+                }
+                Some(b'\n') => {
+                    self.pos = i;
+                    return Err(self.error("line break inside a string"));
+                }
+                Some(&b) if b < 0x20 => {
+                    control = control.or(Some(i));
+                    i += 1;
+                }
+                Some(_) => {
+                    i += 1;
+                    while let Some(&b) = self.bytes.get(i) {
+                        if b == b'"' || b == b'\\' || b < 0x20 {
+                            break;
                         }
-                        b'\\' => {
-                            escaped = true;
-                            i = at + 2;
-                            if i > self.bytes.len() {
-                                self.pos = self.bytes.len();
-                                return Err(self.error("unterminated string"));
-                            }
-                        }
-                        _ => {
-                            self.pos = at;
-                            return Err(self.error("line break inside a string"));
-                        }
+                        i += 1;
                     }
                 }
                 None => {
@@ -769,9 +796,7 @@ impl<'a, 'r> Scanner<'a, 'r> {
         if escaped {
             serde_json::from_slice::<String>(&self.bytes[start - 1..end + 1]).ok()
         } else {
-            std::str::from_utf8(&self.bytes[start..end])
-                .ok()
-                .map(str::to_owned)
+            self.text.get(start..end).map(str::to_owned)
         }
     }
 
@@ -812,8 +837,8 @@ impl<'a, 'r> Scanner<'a, 'r> {
             }
             self.pos += 1;
             self.skip_ws()?;
-            let segment = match (kesc, std::str::from_utf8(&self.bytes[ks..ke])) {
-                (false, Ok(key)) => Segment::Key(key),
+            let segment = match (kesc, self.text.get(ks..ke)) {
+                (false, Some(key)) => Segment::Key(key),
                 _ => Segment::EscapedKey(ks as u32, ke as u32),
             };
             self.path.push(segment);
@@ -1018,9 +1043,9 @@ impl<'a, 'r> Scanner<'a, 'r> {
                 None => return,
             }
         } else {
-            match std::str::from_utf8(&self.bytes[start..end]) {
-                Ok(t) => t,
-                Err(_) => return,
+            match self.text.get(start..end) {
+                Some(t) => t,
+                None => return,
             }
         };
         match naming {
@@ -1579,5 +1604,162 @@ mod tests {
         let s = scan("material", r#"{"texture": "Textures\\Bark"}"#);
         assert_eq!(s.references()[0].text, "Textures\\Bark");
         assert_eq!(s.references()[0].expected_type.as_deref(), Some("png"));
+    }
+
+    #[test]
+    fn a_string_that_does_not_parse_says_why_and_where() {
+        for (text, message, column) in [
+            ("{\"a\": \"x\ty\"}", "control character inside a string", 9),
+            // After a backslash too: the escape does not hide it.
+            (
+                "{\"a\": \"x\\\u{1f}y\"}",
+                "control character inside a string",
+                10,
+            ),
+            // The first one, wherever the others are.
+            (
+                "{\"a\": \"\\q\u{1}\u{2}\"}",
+                "control character inside a string",
+                10,
+            ),
+            ("{\"a\": \"x\ny\"}", "line break inside a string", 9),
+            ("{\"a\": \"x\\qy\"}", "invalid escape in a string", 7),
+            ("{\"a\": \"x\\", "unterminated string", 10),
+            ("{\"a\": \"x", "unterminated string", 9),
+        ] {
+            let e = scan("material", text)
+                .error
+                .unwrap_or_else(|| panic!("{text:?} read"));
+            assert_eq!(
+                (e.message.as_str(), e.line, e.column),
+                (message, 1, column),
+                "{text:?}"
+            );
+        }
+    }
+
+    /// A JSON value to print with chosen white space (see `printed`).
+    #[derive(Debug, Clone)]
+    enum Json {
+        Scalar(&'static str),
+        /// The bytes between the quotes, raw: escapes, and at times a control
+        /// character or a line break that makes the file invalid.
+        Str(String),
+        Array(Vec<Json>),
+        Object(Vec<(String, Json)>),
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Json> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            8 => "[a-z_]{1,6}",
+            3 => Just("/".to_owned()),
+            1 => Just(".".to_owned()),
+            1 => Just("\\/".to_owned()),
+            1 => Just("\\n".to_owned()),
+            1 => Just("\\u00e9".to_owned()),
+            1 => Just("é".to_owned()),
+            // What a file that does not parse holds.
+            1 => Just("\t".to_owned()),
+            1 => Just("\n".to_owned()),
+            1 => Just("\\\n".to_owned()),
+            1 => Just("\\q".to_owned()),
+            1 => Just("\u{1f}".to_owned()),
+        ];
+        let string = prop::collection::vec(piece, 0..5).prop_map(|p| p.concat());
+        let leaf = prop_oneof![
+            prop_oneof![Just("0"), Just("-1.5e3"), Just("true"), Just("null")]
+                .prop_map(Json::Scalar),
+            string.clone().prop_map(Json::Str),
+        ];
+        leaf.prop_recursive(4, 40, 5, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Json::Array),
+                // Keys told apart by their place: Kiln's own files reject a key
+                // given twice, which serde_json takes.
+                prop::collection::vec(("[a-z]{1,5}", inner), 0..5).prop_map(|fields| {
+                    let keyed = fields.into_iter().enumerate();
+                    Json::Object(keyed.map(|(i, (k, v))| (format!("{k}{i}"), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    /// `value` as JSON text, with the white space between tokens taken in turn
+    /// from `spaces`.
+    fn printed(value: &Json, spaces: &[&str], at: &mut usize, out: &mut String) {
+        let space = |out: &mut String, at: &mut usize| {
+            if !spaces.is_empty() {
+                out.push_str(spaces[*at % spaces.len()]);
+                *at += 1;
+            }
+        };
+        match value {
+            Json::Scalar(s) => out.push_str(s),
+            Json::Str(s) => {
+                out.push('"');
+                out.push_str(s);
+                out.push('"');
+            }
+            Json::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    space(out, at);
+                    printed(item, spaces, at, out);
+                    space(out, at);
+                }
+                out.push(']');
+            }
+            Json::Object(fields) => {
+                out.push('{');
+                for (i, (k, v)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    space(out, at);
+                    out.push_str(&format!("\"{k}\""));
+                    space(out, at);
+                    out.push(':');
+                    space(out, at);
+                    printed(v, spaces, at, out);
+                    space(out, at);
+                }
+                out.push('}');
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// On any JSON text, printed with any white space: the scan fails exactly
+        /// where `serde_json` fails to parse, and each reference's line and column
+        /// are its opening quote's, counted from the start of the file.
+        #[test]
+        fn lines_columns_and_validity_agree_with_a_plain_count_and_serde_json(
+            value in json_value(),
+            spaces in proptest::collection::vec(
+                proptest::sample::select(vec!["", " ", "\n", "\r\n", "\t", "\n    ", " \n\n  "]),
+                0..6,
+            ),
+            bom: bool,
+        ) {
+            let mut text = String::from(if bom { "\u{feff}" } else { "" });
+            let (mut at, mut body) = (0, String::new());
+            printed(&Json::Object(vec![("notes".into(), value)]), &spaces, &mut at, &mut body);
+            text.push_str(&body);
+            let s = scan("material", &text);
+            let parses = serde_json::from_str::<serde::de::IgnoredAny>(&body).is_ok();
+            proptest::prop_assert_eq!(s.error.is_none(), parses, "{:?}: {:?}", text, s.error);
+            for r in s.references() {
+                let quote = r.span.0 as usize - 1;
+                let before = &text.as_bytes()[..quote];
+                let line = before.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+                let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                let column = (quote - line_start) as u32 + 1;
+                proptest::prop_assert_eq!((r.line, r.column), (line, column), "{:?} in {:?}", r.text, text);
+            }
+        }
     }
 }
