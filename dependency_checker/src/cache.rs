@@ -233,7 +233,7 @@ impl EncodedScan {
     /// of its cache's table, by number), or names its file by a relative URI, without
     /// decoding it: a question about a few files decodes only the files that
     /// mention them. `true` when unsure (a record that does not read).
-    pub(crate) fn may_mention(&self, texts: &std::collections::HashSet<u32>) -> bool {
+    pub(crate) fn may_mention(&self, texts: &crate::FastSet<u32>) -> bool {
         let read = || -> Option<bool> {
             let (mut r, count) = self.references()?;
             for _ in 0..count {
@@ -288,10 +288,10 @@ impl EncodedScan {
 
     /// The numbers of `texts` in this scan's cache's table (looked up once per
     /// table by the caller).
-    pub(crate) fn numbers_of(&self, texts: &[&str]) -> std::collections::HashSet<u32> {
+    pub(crate) fn numbers_of(&self, texts: &crate::FastSet<&str>) -> crate::FastSet<u32> {
         let body = &self.body;
         (0..body.string_count())
-            .filter(|&id| body.string(id).is_some_and(|s| texts.contains(&s)))
+            .filter(|&id| body.string(id).is_some_and(|s| texts.contains(s)))
             .collect()
     }
 

@@ -118,15 +118,13 @@ impl Lookup {
         // (a typed one is written without its extension, a generic one with or
         // without) or it is a relative URI: files still encoded in the cache that
         // mention none of them are skipped without decoding them.
-        let texts: Vec<&str> = keys.iter().copied().collect();
-        let mut mentioned: Option<(crate::cache::EncodedScan, std::collections::HashSet<u32>)> =
-            None;
+        let mut mentioned: Option<(crate::cache::EncodedScan, FastSet<u32>)> = None;
         for entry in index.files() {
             if let Some(encoded) = entry.scan_cell().still_encoded() {
                 let numbers = match &mentioned {
                     Some((seen, numbers)) if seen.same_cache(encoded) => numbers,
                     _ => {
-                        let numbers = encoded.numbers_of(&texts);
+                        let numbers = encoded.numbers_of(&keys);
                         &mentioned.insert((encoded.clone(), numbers)).1
                     }
                 };
