@@ -11,7 +11,8 @@
 #   refs         kiln refs of the hub material (1,000 referencing files), warm cache
 #   deps         kiln deps of a large level, warm cache
 #   check-warm   kiln check, warm cache, nothing changed
-#   check-cold   kiln check without .kiln/index.bin (the page cache stays warm)
+#   check-cold   kiln check without .kiln/index.bin (the page cache stays warm),
+#                beside rg and the parse floor
 #   mv           kiln mv of the hub, alternately there and back, beside the floor
 #                (benches/src/bin/rewrite-floor.rs: the same files read, patched,
 #                written to a temporary file and renamed, nothing else) and
@@ -33,6 +34,9 @@
 #                the repository root)
 #   FLOOR_BIN    the floor (default target/release/rewrite-floor; build it with
 #                cargo build --release -p kiln_benches --bin rewrite-floor)
+#   PARSE_FLOOR_BIN  check-cold's second peer (default target/release/parse-floor,
+#                benches/src/bin/parse-floor.rs: every file read and its JSON parsed
+#                with serde_json on every core, nothing else)
 #   SCALE_DIR    prefix of the cached projects (default /tmp/kiln-scale)
 #   RESULTS_DIR  where results go (default /tmp/kiln-scale-results/DATE-TIME)
 #   WARMUP, RUNS hyperfine's --warmup and --runs (default 2 and 10)
@@ -51,6 +55,11 @@ if [ ! -x "$kiln" ]; then
     exit 2
 fi
 floor=${FLOOR_BIN:-$(dirname "$kiln")/rewrite-floor}
+parse_floor=${PARSE_FLOOR_BIN:-$(dirname "$kiln")/parse-floor}
+if [ ! -x "$parse_floor" ]; then
+    echo "error: no parse floor binary at $parse_floor (cargo build --release -p kiln_benches --bin parse-floor, or set PARSE_FLOOR_BIN)" >&2
+    exit 2
+fi
 if [ ! -x "$floor" ]; then
     echo "error: no floor binary at $floor (cargo build --release -p kiln_benches --bin rewrite-floor, or set FLOOR_BIN)" >&2
     exit 2
@@ -93,6 +102,7 @@ gen_hash=$(sha256sum "$here/generate.py" | cut -d' ' -f1)
 q() { printf '%q' "$1"; }
 K=$(q "$kiln")
 F=$(q "$floor")
+PF=$(q "$parse_floor")
 # The binary may be rebuilt under us (by a cargo build beside this run): say so.
 stamp() { date -u -r "$kiln" '+%Y-%m-%d %H:%M:%S UTC'; }
 built=$(stamp)
@@ -163,8 +173,9 @@ r = json.load(open(sys.argv[1]))["results"]
 def t(x):
     m, s = x["mean"], x["stddev"] or 0.0
     return f"{m * 1000:.1f} ± {s * 1000:.1f} ms"
-print(f"| {sys.argv[2]} | {sys.argv[3]}: {r[0]['command']} vs {r[1]['command']} | "
-      f"{t(r[0])} | {t(r[1])} | {r[0]['mean'] / r[1]['mean']:.2f}x |")
+for peer in r[1:]:
+    print(f"| {sys.argv[2]} | {sys.argv[3]}: {r[0]['command']} vs {peer['command']} | "
+          f"{t(r[0])} | {t(peer)} | {r[0]['mean'] / peer['mean']:.2f}x |")
 EOF
 }
 
@@ -225,7 +236,8 @@ for n in "${sizes[@]}"; do
     bench deps -n "kiln deps" "$K deps $deps_level --project $D" -n "rg" "$rg_cmd"
     bench check-warm -n "kiln check (warm)" "$K check --project $D" -n "rg" "$rg_cmd"
     bench check-cold --prepare "rm -f $D/.kiln/index.bin" \
-        -n "kiln check (no cache)" "$K check --project $D" -n "rg" "$rg_cmd"
+        -n "kiln check (no cache)" "$K check --project $D" -n "rg" "$rg_cmd" \
+        -n "parse floor: read and parse every JSON file" "$PF $D"
     ignore=
     # The files kiln mv patches, for the floor.
     list=$res/hub-files-$n.txt
