@@ -879,10 +879,9 @@ fn encode_in_halves(files: &[&FileEntry]) -> Vec<WalkEncoder> {
     std::thread::scope(|threads| {
         let second = threads.spawn(|| encode(second));
         let first = encode(first);
-        match second.join() {
-            Ok(second) => vec![first, second],
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
+        std::iter::once(first)
+            .chain(crate::joined([second]))
+            .collect()
     })
 }
 
@@ -904,12 +903,7 @@ fn join(encoders: &[WalkEncoder]) -> (Strings<'_>, Vec<Records>) {
                 threads.spawn(move || encoder.renumbered(joined, renumber))
             })
             .collect();
-        (renumbering.into_iter())
-            .map(|r| match r.join() {
-                Ok(renumbered) => renumbered,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
+        crate::joined(renumbering)
     });
     (strings, renumbered)
 }

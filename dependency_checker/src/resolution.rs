@@ -228,12 +228,7 @@ impl<'i> Resolution<'i> {
                     threads.spawn(move || Self::resolve_run(index, numbered, run, hints))
                 })
                 .collect();
-            (resolving.into_iter())
-                .map(|run| match run.join() {
-                    Ok(resolved) => resolved,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                })
-                .collect()
+            crate::joined(resolving)
         });
         // Joined: each run's slots and targets after the ones before.
         let mut all = Resolving::default();

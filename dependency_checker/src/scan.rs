@@ -775,6 +775,8 @@ impl<'a, 'r> Scanner<'a, 'r> {
                     control = control.or(Some(i));
                     i += 1;
                 }
+                // Plain text, up to the next byte that may be special, in a loop of
+                // its own (5% to 10% faster than a turn of the one above per byte).
                 Some(_) => {
                     i += 1;
                     while let Some(&b) = self.bytes.get(i) {
