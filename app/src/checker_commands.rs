@@ -239,33 +239,73 @@ pub fn refs_with(
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     require_exists(checker, resource)?;
-    let refs = checker.references_to(resource);
-    let maybe = checker.ambiguous_references_to(resource);
+    // Each reference is printed as it is found: the 250,000 references to a big
+    // folder are never all held (BENCHMARKS.md, "kiln refs of a folder").
     if as_json {
-        let report = json!({
-            "schema": "kiln-refs/1",
-            "resource": resource,
-            "references": refs.iter().map(reference_json).collect::<Vec<_>>(),
-            "ambiguous": maybe.iter().map(reference_json).collect::<Vec<_>>(),
-        });
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        write!(
+            out,
+            "{{\n  \"schema\": \"kiln-refs/1\",\n  \"resource\": {},\n  \"references\": ",
+            serde_json::to_string(resource)?
+        )?;
+        let mut refs = JsonArray::new(out);
+        checker.try_each_reference_to(resource, |r| refs.push(&reference_json(&r)))?;
+        refs.end()?;
+        write!(out, ",\n  \"ambiguous\": ")?;
+        let mut maybe = JsonArray::new(out);
+        checker.try_each_ambiguous_reference_to(resource, |r| maybe.push(&reference_json(&r)))?;
+        maybe.end()?;
+        writeln!(out, "\n}}")?;
     } else {
-        for r in &refs {
-            writeln!(out, "{}: \"{}\"", r.place, r.text)?;
-        }
-        for r in &maybe {
-            writeln!(out, "{}: \"{}\" (ambiguous)", r.place, r.text)?;
-        }
-        writeln!(out, "{} references to {resource}", refs.len())?;
-        if !maybe.is_empty() {
+        let mut refs = 0;
+        checker.try_each_reference_to(resource, |r| {
+            refs += 1;
+            writeln!(out, "{}: \"{}\"", r.place, r.text)
+        })?;
+        let mut maybe = 0;
+        checker.try_each_ambiguous_reference_to(resource, |r| {
+            maybe += 1;
+            writeln!(out, "{}: \"{}\" (ambiguous)", r.place, r.text)
+        })?;
+        writeln!(out, "{refs} references to {resource}")?;
+        if maybe > 0 {
             writeln!(
                 out,
-                "{} ambiguous references may mean {resource} (written without extension where several files match; declare the field's type in kiln.project to settle them)",
-                maybe.len()
+                "{maybe} ambiguous references may mean {resource} (written without extension where several files match; declare the field's type in kiln.project to settle them)"
             )?;
         }
     }
     Ok(EXIT_OK)
+}
+
+/// A JSON array written item by item, laid out as `serde_json::to_string_pretty`
+/// lays out an array that is a field of the report's top object: a report of
+/// 250,000 references is printed without building it whole.
+struct JsonArray<'w> {
+    out: &'w mut dyn Write,
+    items: usize,
+}
+
+impl<'w> JsonArray<'w> {
+    fn new(out: &'w mut dyn Write) -> Self {
+        JsonArray { out, items: 0 }
+    }
+
+    fn push(&mut self, item: &Value) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(item)?;
+        self.out
+            .write_all(if self.items == 0 { b"[" } else { b"," })?;
+        // A string's line breaks are escaped: each line here is the layout's.
+        for line in text.lines() {
+            write!(self.out, "\n    {line}")?;
+        }
+        self.items += 1;
+        Ok(())
+    }
+
+    fn end(self) -> std::io::Result<()> {
+        self.out
+            .write_all(if self.items == 0 { b"[]" } else { b"\n  ]" })
+    }
 }
 
 /// `kiln deps RESOURCE`.
@@ -294,16 +334,20 @@ pub fn deps_with(
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     require_exists(checker, resource)?;
-    let deps = checker.dependencies_of(resource);
     if as_json {
-        let report = json!({
-            "schema": "kiln-deps/1",
-            "resource": resource,
-            "references": deps.iter().map(reference_json).collect::<Vec<_>>(),
-        });
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        write!(
+            out,
+            "{{\n  \"schema\": \"kiln-deps/1\",\n  \"resource\": {},\n  \"references\": ",
+            serde_json::to_string(resource)?
+        )?;
+        let mut deps = JsonArray::new(out);
+        checker.try_each_dependency_of(resource, |d| deps.push(&reference_json(&d)))?;
+        deps.end()?;
+        writeln!(out, "\n}}")?;
     } else {
-        for d in &deps {
+        let mut deps = 0;
+        checker.try_each_dependency_of(resource, |d| {
+            deps += 1;
             let target = match &d.target {
                 Target::Resolved(f) => f.to_string(),
                 Target::Missing(f) => format!("{f} (missing)"),
@@ -315,9 +359,9 @@ pub fn deps_with(
                 }
                 Target::Invalid(reason) => format!("invalid: {reason}"),
             };
-            writeln!(out, "{} -> {target}", d.place)?;
-        }
-        writeln!(out, "{resource} references {} resources", deps.len())?;
+            writeln!(out, "{} -> {target}", d.place)
+        })?;
+        writeln!(out, "{resource} references {deps} resources")?;
     }
     Ok(EXIT_OK)
 }
@@ -485,4 +529,91 @@ pub fn mv_with(
         }
     }
     Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A project whose references are resolved, missing and ambiguous, one of them
+    /// under a key with a line break and a quote in it (escaped in the output).
+    fn project() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        for (path, content) in [
+            ("kiln.project", "{}"),
+            ("meshes/rock.mesh", "{}"),
+            ("meshes/rock.json", "{}"),
+            ("meshes/tree.mesh", "{}"),
+            (
+                "levels/a.level",
+                r#"{"entities": [{"id": "e", "components": {"mesh": {"mesh": "meshes/rock"}}}, {"id": "f", "components": {"mesh": {"mesh": "meshes/tree"}}}, {"id": "g", "components": {"mesh": {"mesh": "meshes/gone"}}}]}"#,
+            ),
+            (
+                "data.json",
+                r#"{"a\nb\"": "meshes/rock", "c": "meshes/tree.mesh", "d": "meshes/rock.json"}"#,
+            ),
+        ] {
+            let full = tmp.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, content).unwrap();
+        }
+        tmp
+    }
+
+    fn printed(run: impl FnOnce(&mut Vec<u8>) -> anyhow::Result<u8>) -> String {
+        let mut out = Vec::new();
+        run(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// What the report was when it was built whole and printed by serde_json.
+    fn whole(schema: &str, resource: &str, lists: &[(&str, Vec<ReferenceView>)]) -> String {
+        let mut report = serde_json::Map::new();
+        report.insert("schema".into(), json!(schema));
+        report.insert("resource".into(), json!(resource));
+        for (name, list) in lists {
+            let items: Vec<Value> = list.iter().map(reference_json).collect();
+            report.insert((*name).into(), Value::Array(items));
+        }
+        format!("{}\n", serde_json::to_string_pretty(&report).unwrap())
+    }
+
+    #[test]
+    fn streamed_json_reports_are_the_reports_printed_whole() {
+        let tmp = project();
+        let checker = open_checker_with(tmp.path(), Arc::new(Registry::with_builtins())).unwrap();
+        for resource in [
+            "meshes",
+            "meshes/rock.json",
+            "meshes/rock.mesh",
+            "data.json",
+        ] {
+            let refs = checker.references_to(resource);
+            let maybe = checker.ambiguous_references_to(resource);
+            let expected = whole(
+                "kiln-refs/1",
+                resource,
+                &[("references", refs), ("ambiguous", maybe)],
+            );
+            let streamed = printed(|out| refs_with(&checker, resource, true, out));
+            assert_eq!(streamed, expected, "refs {resource}");
+        }
+        for resource in ["levels", "data.json", "meshes/rock.mesh", "."] {
+            let deps = checker.dependencies_of(resource);
+            let expected = whole("kiln-deps/1", resource, &[("references", deps)]);
+            if resource == "." {
+                // Not a file or folder of the project: refused before printing.
+                assert!(deps_with(&checker, resource, true, &mut Vec::new()).is_err());
+                continue;
+            }
+            let streamed = printed(|out| deps_with(&checker, resource, true, out));
+            assert_eq!(streamed, expected, "deps {resource}");
+        }
+        // The lists are not empty where it matters: a folder's references, an
+        // ambiguous one, a file's dependencies.
+        assert_eq!(checker.references_to("meshes").len(), 4);
+        assert_eq!(checker.ambiguous_references_to("meshes/rock.json").len(), 1);
+        assert_eq!(checker.dependencies_of("levels").len(), 3);
+    }
 }

@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use kiln_core::{Project, Registry};
 
+use crate::FastSet;
 use crate::error::CheckerError;
 use crate::findings::{Finding, Place, check};
 use crate::graph::{ResolvedRef, Target};
-use crate::index::{BuildOptions, Index};
+use crate::index::{BuildOptions, Index, split_extension};
 use crate::lookup::{Lookup, keys_naming};
 use crate::redirects::Redirects;
 use crate::resolution::Resolution;
@@ -530,54 +531,144 @@ impl Checker {
             .collect()
     }
 
-    fn view(&self, file: &str, index: usize, target: &Target) -> Option<ReferenceView> {
-        let raw = self.index.file(file)?.scan().get(index)?;
-        Some(ReferenceView {
-            place: Place::of(file, &raw),
-            text: raw.text.to_owned(),
-            expected_type: raw.expected_type.map(str::to_owned),
-            target: target.clone(),
-        })
-    }
-
-    /// Every place that references `path` (a file, or any file under a folder).
+    /// Every place that references `path` (a file, or any file under a folder), in
+    /// order of file, line and column.
     pub fn references_to(&self, path: &str) -> Vec<ReferenceView> {
-        self.views_of_edges_into(path, Lookup::references_to)
+        let mut out = Vec::new();
+        let Ok(()) = self.try_each_reference_to(path, |v| {
+            out.push(v);
+            Ok::<_, std::convert::Infallible>(())
+        });
+        out
     }
 
     /// The ambiguous references that may mean `path` (a file, or any file under a
     /// folder): written without extension where it is one of several matches.
     pub fn ambiguous_references_to(&self, path: &str) -> Vec<ReferenceView> {
-        self.views_of_edges_into(path, Lookup::ambiguous_references_to)
+        let mut out = Vec::new();
+        let Ok(()) = self.try_each_ambiguous_reference_to(path, |v| {
+            out.push(v);
+            Ok::<_, std::convert::Infallible>(())
+        });
+        out
     }
 
-    /// The references `edges` gives for each file under `path`, sorted by place.
-    /// Without a lookup kept by an earlier question, only the references that can
-    /// name those files are filed, in one pass (a command asks once and exits).
-    fn views_of_edges_into(
+    /// [`Checker::references_to`], given to `each` one at a time: a command printing
+    /// the 250,000 references to a big folder holds one referring file's at a time.
+    /// Stops at the first error `each` returns, and returns it.
+    pub fn try_each_reference_to<E>(
         &self,
         path: &str,
-        edges: impl Fn(&Lookup, &Index, &str) -> Vec<ResolvedRef>,
-    ) -> Vec<ReferenceView> {
+        each: impl FnMut(ReferenceView) -> Result<(), E>,
+    ) -> Result<(), E> {
         let files = self.files_under(path);
+        let keys: Vec<&str> = files.iter().flat_map(|f| keys_naming(f)).collect();
+        let wanted: FastSet<&str> = files.iter().map(String::as_str).collect();
         self.expect_questions_about(&files);
-        let mut out: Vec<ReferenceView> = files
+        let want = |t: &Target| match t {
+            Target::Resolved(p) | Target::Missing(p) => wanted.contains(&**p),
+            _ => false,
+        };
+        self.each_view_under(&keys, want, each)
+    }
+
+    /// [`Checker::ambiguous_references_to`], given to `each` one at a time.
+    pub fn try_each_ambiguous_reference_to<E>(
+        &self,
+        path: &str,
+        each: impl FnMut(ReferenceView) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let files = self.files_under(path);
+        // Only a reference written without extension can be ambiguous.
+        let keys: Vec<&str> = files
             .iter()
-            .flat_map(|f| self.with_lookup(keys_naming(f), |l| edges(l, &self.index, f)))
-            .filter_map(|r| self.view(&r.file, r.index, &r.target))
+            .filter_map(|f| split_extension(f).map(|(base, _)| base))
             .collect();
-        out.sort_by(|a, b| (&a.place.file, a.place.line).cmp(&(&b.place.file, b.place.line)));
-        out.dedup();
-        out
+        let wanted: FastSet<&str> = files.iter().map(String::as_str).collect();
+        self.expect_questions_about(&files);
+        let want = |t: &Target| matches!(t, Target::Ambiguous(c) if c.iter().any(|p| wanted.contains(&**p)));
+        self.each_view_under(&keys, want, each)
+    }
+
+    /// The references filed under `keys` whose target `want` accepts, as views, in
+    /// order of file, line and column.
+    fn each_view_under<E>(
+        &self,
+        keys: &[&str],
+        want: impl Fn(&Target) -> bool,
+        mut each: impl FnMut(ReferenceView) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut result = Ok(());
+        // One file's views, sorted by place before they are given (a file's
+        // references are in file order, unless a crafted cache says otherwise).
+        let mut file_views: Vec<ReferenceView> = Vec::new();
+        let mut give = |views: &mut Vec<ReferenceView>, result: &mut Result<(), E>| {
+            views.sort_by_key(|v| (v.place.line, v.place.column));
+            for v in views.drain(..) {
+                if result.is_ok() {
+                    *result = each(v);
+                }
+            }
+        };
+        self.with_lookup(keys.iter().copied(), |lookup| {
+            lookup.each_resolved_under(&self.index, keys.iter().copied(), |from, _, r, target| {
+                if result.is_err() || !want(&target) {
+                    return;
+                }
+                if file_views.last().is_some_and(|v| *v.place.file != **from) {
+                    give(&mut file_views, &mut result);
+                }
+                file_views.push(ReferenceView::of(from, r, target));
+            });
+        });
+        give(&mut file_views, &mut result);
+        result
     }
 
     /// Everything `path` (a file, or the files under a folder) references.
     pub fn dependencies_of(&self, path: &str) -> Vec<ReferenceView> {
-        self.files_under(path)
-            .iter()
-            .flat_map(|f| self.refs_from(f))
-            .filter_map(|r| self.view(&r.file, r.index, &r.target))
-            .collect()
+        let mut out = Vec::new();
+        let Ok(()) = self.try_each_dependency_of(path, |v| {
+            out.push(v);
+            Ok::<_, std::convert::Infallible>(())
+        });
+        out
+    }
+
+    /// [`Checker::dependencies_of`], given to `each` one at a time, each file's scan
+    /// decoded once and for the call only.
+    pub fn try_each_dependency_of<E>(
+        &self,
+        path: &str,
+        mut each: impl FnMut(ReferenceView) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut buf = String::new();
+        for file in self.files_under(path) {
+            let Some(entry) = self.index.file(&file) else {
+                continue;
+            };
+            entry.with_scan(|scan| {
+                for r in scan.iter() {
+                    if let Some(target) = crate::graph::resolve(&self.index, (&file, &r), &mut buf)
+                    {
+                        each(ReferenceView::of(&entry.path, &r, target))?;
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl ReferenceView {
+    fn of(file: &str, r: &crate::scan::RefView, target: Target) -> Self {
+        ReferenceView {
+            place: Place::of(file, r),
+            text: r.text.to_owned(),
+            expected_type: r.expected_type.map(str::to_owned),
+            target,
+        }
     }
 }
 

@@ -32,6 +32,16 @@ pub struct Lookup {
     covered: Option<FastSet<Box<str>>>,
 }
 
+/// Whether `target` is `file`, existing or missing.
+pub(crate) fn points_at(target: &Target, file: &str) -> bool {
+    matches!(target, Target::Resolved(p) | Target::Missing(p) if **p == *file)
+}
+
+/// Whether `target` is ambiguous with `file` among its candidates.
+pub(crate) fn may_mean(target: &Target, file: &str) -> bool {
+    matches!(target, Target::Ambiguous(c) if c.iter().any(|p| **p == *file))
+}
+
 /// The keys the references that can name `file` are filed under: its path, and its
 /// path without extension (a reference written without type or extension).
 pub(crate) fn keys_naming(file: &str) -> impl Iterator<Item = &str> {
@@ -43,14 +53,13 @@ pub(crate) fn keys_naming(file: &str) -> impl Iterator<Item = &str> {
 pub(crate) fn filed_by(entry: &FileEntry) -> Vec<(Box<str>, u32)> {
     let mut filed = Vec::new();
     let mut buf = String::new();
-    for i in 0..entry.scan().len() {
-        let Some(r) = entry.scan().get(i) else {
-            continue;
-        };
-        if let Some(key) = key_of(&entry.path, &r, &mut buf) {
-            filed.push((Box::from(key), i as u32));
+    entry.with_scan(|scan| {
+        for (i, r) in scan.iter().enumerate() {
+            if let Some(key) = key_of(&entry.path, &r, &mut buf) {
+                filed.push((Box::from(key), i as u32));
+            }
         }
-    }
+    });
     filed.sort_unstable();
     filed
 }
@@ -132,21 +141,20 @@ impl Lookup {
                     continue;
                 }
             }
-            for i in 0..entry.scan().len() {
-                let Some(r) = entry.scan().get(i) else {
-                    continue;
-                };
-                let Some(key) = key_of(&entry.path, &r, &mut buf) else {
-                    continue;
-                };
-                if keys.contains(key) {
-                    lookup
-                        .by_key
-                        .entry(key.into())
-                        .or_default()
-                        .push((entry.path.clone(), i as u32));
+            entry.with_scan(|scan| {
+                for (i, r) in scan.iter().enumerate() {
+                    let Some(key) = key_of(&entry.path, &r, &mut buf) else {
+                        continue;
+                    };
+                    if keys.contains(key) {
+                        lookup
+                            .by_key
+                            .entry(key.into())
+                            .or_default()
+                            .push((entry.path.clone(), i as u32));
+                    }
                 }
-            }
+            });
         }
         lookup
     }
@@ -231,47 +239,66 @@ impl Lookup {
         self.by_key.get(key).map_or(&[], Vec::as_slice)
     }
 
-    /// The references filed under `key`, resolved, that point at `file` (existing or
-    /// missing) when `want` says so.
-    fn resolved_under(
+    /// Each reference filed under one of `keys`, resolved, in order of file and
+    /// position (one filed under two of the keys comes once): `each` gets the
+    /// referring file, the reference's position, the reference and its target.
+    /// Each referring file's scan is decoded once and for the call only, so a
+    /// question about a folder that 60,000 files reference holds one decoded scan at
+    /// a time, not all of them.
+    pub(crate) fn each_resolved_under<'k>(
         &self,
         index: &Index,
-        key: &str,
-        want: impl Fn(&Target) -> bool,
-        out: &mut Vec<ResolvedRef>,
+        keys: impl IntoIterator<Item = &'k str>,
+        mut each: impl FnMut(&Arc<str>, usize, &RefView, Target),
     ) {
-        for (from, i) in self.by_key.get(key).into_iter().flatten() {
-            let Some(r) = index.file(from).and_then(|e| e.scan().get(*i as usize)) else {
+        let mut filed: Vec<&(Arc<str>, u32)> =
+            keys.into_iter().flat_map(|k| self.filed_under(k)).collect();
+        filed.sort_unstable_by(|a, b| (&*a.0, a.1).cmp(&(&*b.0, b.1)));
+        filed.dedup();
+        let mut buf = String::new();
+        for group in filed.chunk_by(|a, b| a.0 == b.0) {
+            let from = &group[0].0;
+            let Some(entry) = index.file(from) else {
                 continue;
             };
-            if let Some(target) = resolve(index, (from, &r), &mut String::new())
-                && want(&target)
-            {
+            entry.with_scan(|scan| {
+                for (_, i) in group {
+                    let Some(r) = scan.get(*i as usize) else {
+                        continue;
+                    };
+                    if let Some(target) = resolve(index, (from, &r), &mut buf) {
+                        each(from, *i as usize, &r, target);
+                    }
+                }
+            });
+        }
+    }
+
+    /// The references filed under `keys` whose target `want` accepts.
+    fn resolved_under<'k>(
+        &self,
+        index: &Index,
+        keys: impl IntoIterator<Item = &'k str>,
+        want: impl Fn(&Target) -> bool,
+    ) -> Vec<ResolvedRef> {
+        let mut out = Vec::new();
+        self.each_resolved_under(index, keys, |from, i, _, target| {
+            if want(&target) {
                 out.push(ResolvedRef {
                     file: from.clone(),
-                    index: *i as usize,
+                    index: i,
                     target,
                 });
             }
-        }
+        });
+        out
     }
 
     /// The references that point at `file` (which may be missing), by file and
     /// position.
     pub fn references_to(&self, index: &Index, file: &str) -> Vec<ResolvedRef> {
-        let points_here = |t: &Target| match t {
-            Target::Resolved(p) | Target::Missing(p) => &**p == file,
-            _ => false,
-        };
-        let mut out = Vec::new();
-        self.resolved_under(index, file, points_here, &mut out);
         // Written without extension, a unique match means this file.
-        if let Some((base, _)) = split_extension(file) {
-            self.resolved_under(index, base, points_here, &mut out);
-        }
-        out.sort_by(|a, b| (&a.file, a.index).cmp(&(&b.file, b.index)));
-        out.dedup_by(|a, b| a.file == b.file && a.index == b.index);
-        out
+        self.resolved_under(index, keys_naming(file), |t| points_at(t, file))
     }
 
     /// The ambiguous references that may mean `file` (it is one of their
@@ -280,12 +307,7 @@ impl Lookup {
         let Some((base, _)) = split_extension(file) else {
             return Vec::new();
         };
-        let mut out = Vec::new();
-        let among =
-            |t: &Target| matches!(t, Target::Ambiguous(c) if c.iter().any(|p| &**p == file));
-        self.resolved_under(index, base, among, &mut out);
-        out.sort_by(|a, b| (&a.file, a.index).cmp(&(&b.file, b.index)));
-        out
+        self.resolved_under(index, [base], |t| may_mean(t, file))
     }
 
     /// The references `file` makes, in file order (needs no filing: the file's own
@@ -294,15 +316,18 @@ impl Lookup {
         let Some(entry) = index.file(file) else {
             return Vec::new();
         };
-        (0..entry.scan().len())
-            .filter_map(|i| {
-                let r = entry.scan().get(i)?;
-                Some(ResolvedRef {
-                    file: entry.path.clone(),
-                    index: i,
-                    target: resolve(index, (file, &r), &mut String::new())?,
+        let mut buf = String::new();
+        entry.with_scan(|scan| {
+            scan.iter()
+                .enumerate()
+                .filter_map(|(i, r)| {
+                    Some(ResolvedRef {
+                        file: entry.path.clone(),
+                        index: i,
+                        target: resolve(index, (file, &r), &mut buf)?,
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
     }
 }
