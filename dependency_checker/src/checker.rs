@@ -590,6 +590,20 @@ impl Checker {
         self.each_view_under(&keys, want, each)
     }
 
+    /// Each reference filed under one of `keys` (see [`keys_naming`]), resolved, in
+    /// order of file and position: `each` gets the referring file's entry, the
+    /// reference's position, the reference and its target. Each referring file's
+    /// scan is decoded once, for the call only.
+    pub(crate) fn each_reference_under(
+        &self,
+        keys: &[&str],
+        each: impl FnMut(&crate::index::FileEntry, usize, &crate::scan::RefView, Target),
+    ) {
+        self.with_lookup(keys.iter().copied(), |lookup| {
+            lookup.each_resolved_under(&self.index, keys.iter().copied(), each)
+        });
+    }
+
     /// The references filed under `keys` whose target `want` accepts, as views, in
     /// order of file, line and column.
     fn each_view_under<E>(
@@ -610,16 +624,17 @@ impl Checker {
                 }
             }
         };
-        self.with_lookup(keys.iter().copied(), |lookup| {
-            lookup.each_resolved_under(&self.index, keys.iter().copied(), |from, _, r, target| {
-                if result.is_err() || !want(&target) {
-                    return;
-                }
-                if file_views.last().is_some_and(|v| *v.place.file != **from) {
-                    give(&mut file_views, &mut result);
-                }
-                file_views.push(ReferenceView::of(from, r, target));
-            });
+        self.each_reference_under(keys, |from, _, r, target| {
+            if result.is_err() || !want(&target) {
+                return;
+            }
+            if file_views
+                .last()
+                .is_some_and(|v| *v.place.file != *from.path)
+            {
+                give(&mut file_views, &mut result);
+            }
+            file_views.push(ReferenceView::of(&from.path, r, target));
         });
         give(&mut file_views, &mut result);
         result

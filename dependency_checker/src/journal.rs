@@ -156,10 +156,12 @@ pub(crate) fn crashed() -> bool {
     }
 }
 
-/// Writes `bytes` to `path` and flushes it to disk.
-fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
+/// Writes `parts`, one after the other, to `path` and flushes it to disk.
+fn write_durable(path: &Path, parts: &[&[u8]]) -> Result<(), CheckerError> {
     let mut f = fs::File::create(path).map_err(io_err(path))?;
-    std::io::Write::write_all(&mut f, bytes).map_err(io_err(path))?;
+    for part in parts {
+        std::io::Write::write_all(&mut f, part).map_err(io_err(path))?;
+    }
     f.sync_all().map_err(io_err(path))
 }
 
@@ -167,8 +169,10 @@ fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
 /// before any project file changes. Project files are then replaced by rename
 /// without a flush of their own (ext4 and most journaling file systems write a
 /// renamed-over file's data before committing the rename), so a thousand-file
-/// rename costs two flushes, not a thousand.
-pub(crate) fn begin(root: &Path, journal: &Journal, backups: &[u8]) -> Result<(), CheckerError> {
+/// rename costs two flushes, not a thousand. The backups are the originals in
+/// `backups`, one after the other, as the journal's ranges count them: written from
+/// where they are, not copied into one buffer first.
+pub(crate) fn begin(root: &Path, journal: &Journal, backups: &[&[u8]]) -> Result<(), CheckerError> {
     let dir = journal_dir(root);
     fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     write_durable(&dir.join(BACKUP_FILE), backups)?;
@@ -180,7 +184,7 @@ pub(crate) fn begin(root: &Path, journal: &Journal, backups: &[u8]) -> Result<()
     // The rename is the commit point: a kill while the manifest is being written
     // leaves only the temporary name, an operation that never started.
     let pending = dir.join(format!("{JOURNAL_FILE}.tmp"));
-    write_durable(&pending, &manifest)?;
+    write_durable(&pending, &[&manifest])?;
     crash_point()?;
     fs::rename(&pending, dir.join(JOURNAL_FILE)).map_err(io_err(&pending))?;
     fs::File::open(&dir)
@@ -433,7 +437,7 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
                 // clean up on the next try.
                 let original = &backups[*start as usize..(*start + *len) as usize];
                 let temp = temp_name(&path, journal.pid);
-                write_durable(&temp, original)?;
+                write_durable(&temp, &[original])?;
                 crash_point()?;
                 fs::rename(&temp, &path).map_err(io_err(&path))?;
             }

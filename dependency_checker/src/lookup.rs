@@ -241,7 +241,8 @@ impl Lookup {
 
     /// Each reference filed under one of `keys`, resolved, in order of file and
     /// position (one filed under two of the keys comes once): `each` gets the
-    /// referring file, the reference's position, the reference and its target.
+    /// referring file's entry, the reference's position, the reference and its
+    /// target.
     /// Each referring file's scan is decoded once and for the call only, so a
     /// question about a folder that 60,000 files reference holds one decoded scan at
     /// a time, not all of them.
@@ -249,7 +250,7 @@ impl Lookup {
         &self,
         index: &Index,
         keys: impl IntoIterator<Item = &'k str>,
-        mut each: impl FnMut(&Arc<str>, usize, &RefView, Target),
+        mut each: impl FnMut(&FileEntry, usize, &RefView, Target),
     ) {
         let mut filed: Vec<&(Arc<str>, u32)> =
             keys.into_iter().flat_map(|k| self.filed_under(k)).collect();
@@ -267,7 +268,7 @@ impl Lookup {
                         continue;
                     };
                     if let Some(target) = resolve(index, (from, &r), &mut buf) {
-                        each(from, *i as usize, &r, target);
+                        each(entry, *i as usize, &r, target);
                     }
                 }
             });
@@ -285,7 +286,7 @@ impl Lookup {
         self.each_resolved_under(index, keys, |from, i, _, target| {
             if want(&target) {
                 out.push(ResolvedRef {
-                    file: from.clone(),
+                    file: from.path.clone(),
                     index: i,
                     target,
                 });

@@ -40,6 +40,7 @@ use crate::findings::{Finding, Place, replacement_text};
 use crate::graph::Target;
 use crate::index::{is_excluded, is_within as within, split_extension};
 use crate::journal::{self, Journal, crash_point, crashed};
+use crate::lookup::keys_naming;
 use crate::redirects::{REDIRECT_FILE, Redirects};
 use crate::scan::{Naming, RefView};
 
@@ -142,6 +143,18 @@ pub struct Change {
     pub old_text: String,
     /// The text after the move.
     pub new_text: String,
+}
+
+impl Change {
+    /// The change that rewrites `raw`, written in `file`, to `new_text`.
+    fn of(file: &str, raw: &RefView, new_text: String) -> Self {
+        Change {
+            place: Place::of(file, raw),
+            span: raw.span,
+            old_text: raw.text.to_owned(),
+            new_text,
+        }
+    }
 }
 
 /// The edits to one file.
@@ -320,16 +333,11 @@ impl Edits {
         let Some(entry) = checker.index().file(file) else {
             return;
         };
-        let Some(raw) = entry.scan().get(index) else {
-            return;
-        };
-        let change = Change {
-            place: Place::of(file, &raw),
-            span: raw.span,
-            old_text: raw.text.to_owned(),
-            new_text,
-        };
-        self.add(file, entry.hash, change);
+        let change =
+            entry.with_scan(|scan| scan.get(index).map(|raw| Change::of(file, &raw, new_text)));
+        if let Some(change) = change {
+            self.add(file, entry.hash, change);
+        }
     }
 
     fn into_edits(self) -> Vec<FileEdit> {
@@ -576,67 +584,80 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         .iter()
         .map(|(o, n)| (o.as_str(), n.as_str()))
         .collect();
+    let arrivals = Arrivals::of(&moved);
     let mut edits = Edits::default();
-    for (old, new) in &moves {
+    // Every reference to a moved file, in one pass over the files that name any of
+    // them (each decoded once), not one question per moved file.
+    let keys: Vec<&str> = moves.iter().flat_map(|(old, _)| keys_naming(old)).collect();
+    let mut refusal = None;
+    checker.each_reference_under(&keys, |from, _, raw, target| {
+        let (Target::Resolved(old) | Target::Missing(old)) = &target else {
+            return;
+        };
+        let (Some(&new), None) = (moved.get(&**old), &refusal) else {
+            return;
+        };
+        let file = &*from.path;
         let ext_old = split_extension(old).map(|(_, e)| e);
-        let ext_new = split_extension(new).map(|(_, e)| e);
-        for r in checker.refs_to(old) {
-            let Some(raw) = index.file(&r.file).and_then(|e| e.scan().get(r.index)) else {
-                continue;
-            };
-            if raw.expected_type.is_some() && ext_old != ext_new {
-                return Err(refused(
-                    old,
-                    new,
-                    format!(
-                        "{} refers to it as a .{} resource, and the move changes its type",
-                        Place::of(&r.file, &raw),
-                        ext_old.unwrap_or("")
-                    ),
-                ));
+        if raw.expected_type.is_some() && ext_old != split_extension(new).map(|(_, e)| e) {
+            refusal = Some(refused(
+                old,
+                new,
+                format!(
+                    "{} refers to it as a .{} resource, and the move changes its type",
+                    Place::of(file, raw),
+                    ext_old.unwrap_or("")
+                ),
+            ));
+            return;
+        }
+        if raw.naming == Naming::RelativeUri {
+            // Relative to the referencing file, where it is after the moves.
+            let at = moved.get(file).copied().unwrap_or(file);
+            if let Some(text) = uri_after(at, raw, new) {
+                edits.add(file, from.hash, Change::of(file, raw, text));
             }
-            if raw.naming == Naming::RelativeUri {
-                // Relative to the referencing file, where it is after the moves.
-                let at = moved.get(&*r.file).copied().unwrap_or(&r.file);
-                if let Some(text) = uri_after(at, &raw, new) {
-                    edits.add_reference(checker, &r.file, r.index, text);
+            return;
+        }
+        let mut text = replacement_text(file, raw, old, new);
+        // Written without extension, the new text must not become ambiguous
+        // beside a file that has the same path without extension: then the full
+        // path says the same thing, unambiguously.
+        if raw.expected_type.is_none() && text != new && arrivals.shares_base(checker, &moved, new)
+        {
+            text = new.to_owned();
+        }
+        edits.add(file, from.hash, Change::of(file, raw, text));
+    });
+    if let Some(refusal) = refusal {
+        return Err(refusal);
+    }
+    // A file with relative URIs (a glTF file) that moves without what they name
+    // must name it from where it goes; moving with it, it needs no patch.
+    let mut buf = String::new();
+    for (old, new) in &moves {
+        let Some(entry) = index.file(old) else {
+            continue;
+        };
+        entry.with_scan(|scan| {
+            for raw in scan.iter() {
+                if raw.naming != Naming::RelativeUri {
+                    continue;
                 }
-                continue;
+                let target = match crate::graph::resolve(index, (old, &raw), &mut buf) {
+                    Some(Target::Resolved(t)) => moved
+                        .get(&*t)
+                        .map_or_else(|| t.to_string(), |n| n.to_string()),
+                    // A missing file keeps being the one it names.
+                    Some(Target::Missing(t)) => t.to_string(),
+                    // It names no file of the project: nothing to keep.
+                    _ => continue,
+                };
+                if let Some(text) = uri_after(new, &raw, &target) {
+                    edits.add(old, entry.hash, Change::of(old, &raw, text));
+                }
             }
-            let mut text = replacement_text(&r.file, &raw, old, new);
-            // Written without extension, the new text must not become ambiguous
-            // beside a file that has the same path without extension: then the full
-            // path says the same thing, unambiguously.
-            if raw.expected_type.is_none()
-                && text != *new
-                && shares_base_after(checker, &moved, new)
-            {
-                text = new.clone();
-            }
-            edits.add_reference(checker, &r.file, r.index, text);
-        }
-        // A file with relative URIs (a glTF file) that moves without what they name
-        // must name it from where it goes; moving with it, it needs no patch.
-        for r in checker.refs_from(old) {
-            let Some(raw) = index.file(&r.file).and_then(|e| e.scan().get(r.index)) else {
-                continue;
-            };
-            if raw.naming != Naming::RelativeUri {
-                continue;
-            }
-            let target = match &r.target {
-                Target::Resolved(t) => moved
-                    .get(&**t)
-                    .map_or_else(|| t.to_string(), |n| n.to_string()),
-                // A missing file keeps being the one it names.
-                Target::Missing(t) => t.to_string(),
-                // It names no file of the project: nothing to keep.
-                Target::Ambiguous(_) | Target::Invalid(_) => continue,
-            };
-            if let Some(text) = uri_after(new, &raw, &target) {
-                edits.add_reference(checker, &r.file, r.index, text);
-            }
-        }
+        });
     }
     let skipped = ambiguity(checker, &moved, &mut edits);
     if let Some(undone) = &request.undoes {
@@ -779,23 +800,48 @@ fn restore_spellings(
     }
 }
 
-/// Whether, after the moves, another file has the same path without extension as
-/// `new`, or that path as its whole path (one already there and staying, or another
-/// one arriving).
-fn shares_base_after(checker: &Checker, moved: &HashMap<&str, &str>, new: &str) -> bool {
-    let Some((base, _)) = split_extension(new) else {
-        return false;
-    };
-    // A file whose whole path is that text would even win over `new`.
-    let same_base =
-        |p: &str| p != new && (p == base || split_extension(p).is_some_and(|(b, _)| b == base));
-    let staying = checker
-        .index()
-        .files_from(base)
-        .map(|f| &*f.path)
-        .take_while(|p| p.starts_with(base))
-        .any(|p| same_base(p) && !moved.contains_key(p));
-    staying || moved.values().any(|p| same_base(p))
+/// The moved files' new paths, and how many share each path without extension:
+/// whether another arriving file shares a base with one is then a lookup, not a
+/// pass over every move for each reference (a folder move of 4,412 files spent
+/// most of its plan there).
+struct Arrivals<'m> {
+    paths: HashSet<&'m str>,
+    by_base: HashMap<&'m str, usize>,
+}
+
+impl<'m> Arrivals<'m> {
+    fn of(moved: &HashMap<&'m str, &'m str>) -> Self {
+        let mut by_base: HashMap<&str, usize> = HashMap::new();
+        for new in moved.values() {
+            if let Some((base, _)) = split_extension(new) {
+                *by_base.entry(base).or_default() += 1;
+            }
+        }
+        Arrivals {
+            paths: moved.values().copied().collect(),
+            by_base,
+        }
+    }
+
+    /// Whether, after the moves, another file has the same path without extension
+    /// as `new` (one of the arrivals), or that path as its whole path (one already
+    /// there and staying, or another one arriving).
+    fn shares_base(&self, checker: &Checker, moved: &HashMap<&str, &str>, new: &str) -> bool {
+        let Some((base, _)) = split_extension(new) else {
+            return false;
+        };
+        // A file whose whole path is that text would even win over `new`.
+        let same_base =
+            |p: &str| p != new && (p == base || split_extension(p).is_some_and(|(b, _)| b == base));
+        let staying = checker
+            .index()
+            .files_from(base)
+            .map(|f| &*f.path)
+            .take_while(|p| p.starts_with(base))
+            .any(|p| same_base(p) && !moved.contains_key(p));
+        // `new` itself is one of the arrivals with that base.
+        staying || self.paths.contains(base) || self.by_base.get(base).is_some_and(|&n| n > 1)
+    }
 }
 
 /// What a move does to references written without extension: an ambiguous one whose
@@ -805,43 +851,41 @@ fn shares_base_after(checker: &Checker, moved: &HashMap<&str, &str>, new: &str) 
 fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) -> Vec<Skipped> {
     let index = checker.index();
     let mut skipped = Vec::new();
-    let mut seen: HashSet<(Arc<str>, usize)> = HashSet::new();
-    let mut sources: Vec<&&str> = moved.keys().collect();
-    sources.sort();
-    for old in sources {
-        for r in checker.ambiguous_refs_to(old) {
-            if !seen.insert((r.file.clone(), r.index)) {
-                continue;
-            }
-            let Target::Ambiguous(candidates) = &r.target else {
-                continue;
-            };
-            let Some(raw) = index.file(&r.file).and_then(|e| e.scan().get(r.index)) else {
-                continue;
-            };
-            let new_bases: BTreeSet<Option<&str>> = candidates
-                .iter()
-                .map(|c| {
-                    moved
-                        .get(&**c)
-                        .and_then(|new| split_extension(new))
-                        .map(|(base, _)| base)
-                })
-                .collect();
-            match new_bases.into_iter().collect::<Vec<_>>().as_slice() {
-                [Some(base)] => {
-                    edits.add_reference(checker, &r.file, r.index, (*base).to_owned());
-                }
-                _ => skipped.push(Skipped {
-                    place: Place::of(&r.file, &raw),
-                    text: raw.text.to_owned(),
-                    reason: SkipReason::Ambiguous {
-                        candidates: candidates.iter().map(|c| c.to_string()).collect(),
-                    },
-                }),
-            }
+    // Only a reference written without extension is ambiguous: those filed under
+    // a moved file's path without extension, in one pass (each once, however many
+    // of its candidates move).
+    let bases: Vec<&str> = moved
+        .keys()
+        .filter_map(|old| split_extension(old).map(|(base, _)| base))
+        .collect();
+    checker.each_reference_under(&bases, |from, _, raw, target| {
+        let Target::Ambiguous(candidates) = &target else {
+            return;
+        };
+        if !candidates.iter().any(|c| moved.contains_key(&**c)) {
+            return;
         }
-    }
+        let new_bases: BTreeSet<Option<&str>> = candidates
+            .iter()
+            .map(|c| {
+                moved
+                    .get(&**c)
+                    .and_then(|new| split_extension(new))
+                    .map(|(base, _)| base)
+            })
+            .collect();
+        let file = &*from.path;
+        match new_bases.into_iter().collect::<Vec<_>>().as_slice() {
+            [Some(base)] => edits.add(file, from.hash, Change::of(file, raw, (*base).to_owned())),
+            _ => skipped.push(Skipped {
+                place: Place::of(file, raw),
+                text: raw.text.to_owned(),
+                reason: SkipReason::Ambiguous {
+                    candidates: candidates.iter().map(|c| c.to_string()).collect(),
+                },
+            }),
+        }
+    });
     // A moved file arriving beside another with the same path without extension
     // makes the references that named the other one alone ambiguous; one arriving
     // at a path that is another file's path without extension takes over the
@@ -1068,22 +1112,46 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
                 file: edit.file.clone(),
             });
         }
-        let mut out = bytes.clone();
-        let mut lengths = vec![0; edit.changes.len()];
         // In a binary glTF file, only its JSON chunk holds references.
         let glb = glb_json(checker, &edit.file, &bytes)?;
-        for (k, c) in edit.changes.iter().enumerate().rev() {
+        let texts: Vec<String> = edit
+            .changes
+            .iter()
+            .map(|c| {
+                let (s, e) = (c.span.0 as usize, c.span.1 as usize);
+                let outside_json = glb.as_ref().is_some_and(|j| s < j.start || e > j.end);
+                match bytes.get(s..e) {
+                    Some(old) if !outside_json => Ok(encode_like(&c.new_text, old)),
+                    _ => Err(CheckerError::Changed {
+                        file: edit.file.clone(),
+                    }),
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        // Built left to right at its final size: thousands of patched files are
+        // held until they are written, each without a grown buffer's spare room.
+        let size = (texts.iter().map(String::len).sum::<usize>() + bytes.len()).saturating_sub(
+            edit.changes
+                .iter()
+                .map(|c| c.span.1.saturating_sub(c.span.0) as usize)
+                .sum(),
+        );
+        let mut out = Vec::with_capacity(size);
+        let mut from = 0;
+        for (c, text) in edit.changes.iter().zip(&texts) {
             let (s, e) = (c.span.0 as usize, c.span.1 as usize);
-            let outside_json = glb.as_ref().is_some_and(|j| s < j.start || e > j.end);
-            if e > out.len() || s > e || outside_json {
+            // Changes are sorted by span and never overlap (one per string).
+            let Some(kept) = bytes.get(from..s) else {
                 return Err(CheckerError::Changed {
                     file: edit.file.clone(),
                 });
-            }
-            let text = encode_like(&c.new_text, &bytes[s..e]);
-            lengths[k] = text.len();
-            out.splice(s..e, text.into_bytes());
+            };
+            out.extend_from_slice(kept);
+            out.extend_from_slice(text.as_bytes());
+            from = e;
         }
+        out.extend_from_slice(bytes.get(from..).unwrap_or_default());
+        let lengths: Vec<usize> = texts.iter().map(String::len).collect();
         if glb.is_some() {
             // Padded again, with both lengths fixed; the other chunks as they were.
             out = crate::gltf::repack_glb(&bytes, &out).map_err(|message| {
@@ -1096,7 +1164,11 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
         patched.push((edit.file.clone(), bytes, out));
         written.push(lengths);
     }
-    let inverse_edits = inverse_patches(&plan.edits, &patched, &written);
+    // Patches only are undone by patches (a move is undone by moving back).
+    let inverse_edits = plan
+        .renames
+        .is_empty()
+        .then(|| inverse_patches(&plan.edits, &patched, &written));
 
     // The redirect log is one more patched file.
     let log_path = root.join(REDIRECT_FILE);
@@ -1154,17 +1226,23 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             .collect(),
         pid: std::process::id(),
     };
-    let mut backups: Vec<u8> = Vec::new();
-    let mut backup = |original: &[u8]| {
-        let range = (backups.len() as u64, original.len() as u64);
-        backups.extend_from_slice(original);
-        Some(range)
+    // The originals are the backups, written from where they are held.
+    let mut backups: Vec<&[u8]> = Vec::new();
+    let mut backed_up = 0u64;
+    let mut backup = |original: &'_ [u8]| {
+        let range = (backed_up, original.len() as u64);
+        backed_up += original.len() as u64;
+        range
     };
     for (file, original, _) in &patched {
-        journal.patched.push((file.clone(), backup(original)));
+        journal.patched.push((file.clone(), Some(backup(original))));
+        backups.push(original);
     }
     if let Some(after) = &log_after {
-        let range = log_before.as_deref().and_then(|t| backup(t.as_bytes()));
+        let range = log_before.as_deref().map(|t| {
+            backups.push(t.as_bytes());
+            backup(t.as_bytes())
+        });
         journal.patched.push((REDIRECT_FILE.to_owned(), range));
         // An emptied log is removed: then there is nothing of Kiln's to restore over.
         let hash = (!after.is_empty()).then(|| xxhash_rust::xxh3::xxh3_64(after.as_bytes()));
@@ -1241,7 +1319,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     }
     touched.push(REDIRECT_FILE.to_owned());
     checker.refresh_written(&touched, &written)?;
-    if plan.renames.is_empty() {
+    if let Some(inverse_edits) = inverse_edits {
         return Ok(Operation::Patch(Box::new(MovePlan::patches(inverse_edits))));
     }
     Ok(Operation::Move(MoveRequest {

@@ -414,3 +414,47 @@ fn special_files_in_place_of_kilns_own_do_not_hang() {
     .unwrap_err();
     assert!(err.to_string().contains("not a regular file"), "{err}");
 }
+
+/// A reference written without extension keeps naming its file after a move that
+/// brings beside it another file with the same path without extension, or a file
+/// whose whole path is that text (both among the moves): it is then written with
+/// its extension. Moved alone, it stays without.
+#[test]
+fn a_move_writes_the_extension_where_the_arrivals_would_make_a_reference_mean_another_file() {
+    for (second, written) in [
+        (None, "new/rock"),
+        (Some(("other/rock.json", "new/rock.json")), "new/rock.mesh"),
+        (Some(("other/rock", "new/rock")), "new/rock.mesh"),
+        (Some(("other/rock.json", "elsewhere/rock.json")), "new/rock"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = vec![
+            ("kiln.project", "{}".to_owned()),
+            ("meshes/rock.mesh", "{}".to_owned()),
+            ("data.json", r#"{"m": "meshes/rock"}"#.to_owned()),
+        ];
+        let mut pairs = vec![("meshes/rock.mesh".to_owned(), "new/rock.mesh".to_owned())];
+        if let Some((old, new)) = second {
+            files.push((old, "{}".to_owned()));
+            pairs.push((old.to_owned(), new.to_owned()));
+        }
+        write_project(dir.path(), &files);
+        let mut checker = open(dir.path());
+        let request = MoveRequest {
+            pairs,
+            undoes: None,
+        };
+        let p = plan(&checker, &request).unwrap();
+        apply(&mut checker, &p).unwrap();
+        assert_eq!(
+            read(dir.path(), "data.json"),
+            format!(r#"{{"m": "{written}"}}"#),
+            "moved beside {second:?}"
+        );
+        assert_eq!(
+            checker.references_to("new/rock.mesh").len(),
+            1,
+            "moved beside {second:?}"
+        );
+    }
+}
