@@ -775,4 +775,35 @@ mod tests {
             "the level was decoded and kept"
         );
     }
+
+    /// A lookup kept current through edits files exactly what one built afresh
+    /// files: each file's keys taken back and filed again, none left behind (a
+    /// question's answer would not show a stale filing, since every reference is
+    /// resolved again when asked about).
+    #[test]
+    fn a_lookup_kept_current_files_what_one_built_afresh_files() {
+        let dir = project();
+        let mut checker = open(dir.path());
+        checker.lookup();
+        let level = dir.path().join("levels/a.level");
+        for (k, text) in [
+            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/a"}}}]}"#,
+            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/other"}}}]}"#,
+            r#"{"entities": []}"#,
+            r#"{"entities": [{"id": "y", "components": {"mesh": {"mesh": "meshes/m"}}}]}"#,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            std::fs::write(&level, text).unwrap();
+            std::fs::write(dir.path().join(format!("data{k}.json")), r#"{"a": "meshes/m.mesh"}"#)
+                .unwrap();
+            checker
+                .refresh(&["levels/a.level".to_owned(), format!("data{k}.json")])
+                .unwrap();
+            let kept = checker.lookup.get().unwrap().filing();
+            assert_eq!(kept, Lookup::build(checker.index()).filing(), "after edit {k}");
+            assert!(!kept.0.is_empty(), "after edit {k}");
+        }
+    }
 }
