@@ -624,7 +624,7 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
     // Without a seed, every file's references encoded with strings numbered in order
     // of first use, half the files on each of two threads as a walk's threads encode
     // them, then joined and renumbered by use (see `join`).
-    let encoders = match seed {
+    let mut encoders = match seed {
         Some(_) => Vec::new(),
         None => encode_in_halves(&files),
     };
@@ -639,7 +639,7 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
             strings.uses = vec![0; strings.table.len()];
             (strings, Vec::new())
         }
-        None => join(&encoders),
+        None => join(&mut encoders),
     };
     // Each file's renumbered record, in the files' order (the halves' in turn).
     let renumbered_records: Vec<&[u8]> = (renumbered.iter())
@@ -825,30 +825,45 @@ impl WalkEncoder {
         })
     }
 
-    /// This thread's records with each string number `n` replaced by
-    /// `renumber[joined[n]]`, and each file's record in them (empty: it did not
-    /// read as written, and is read from its file when asked for).
-    fn renumbered(&self, joined: &[u32], renumber: &[u32]) -> Records {
-        let numbers: Vec<u32> = (joined.iter())
-            .map(|&n| renumber.get(n as usize).copied().unwrap_or(u32::MAX))
-            .collect();
-        let mut bytes = Vec::with_capacity(self.bytes.len());
-        let mut files = Vec::with_capacity(self.files.len());
-        for (path, start, end) in &self.files {
-            let at = bytes.len();
-            let record = self.bytes.get(*start as usize..*end as usize);
-            let written = record.and_then(|r| renumber_scan(r, &numbers, &mut bytes));
-            match (written, u32::try_from(at), u32::try_from(bytes.len())) {
-                (Some(()), Ok(a), Ok(b)) if a < b => files.push((path.clone(), a, b)),
-                _ => {
-                    bytes.truncate(at);
-                    files.push((path.clone(), 0, 0));
-                }
+    /// Takes this thread's records out, and drops the maps only encoding needed:
+    /// what is left is its strings, which the joined table borrows. Renumbered, the
+    /// records are dropped one thread's at a time, not kept beside the body they
+    /// become until the end (a fifth of a first check's peak at 100,000 files).
+    fn take_records(&mut self) -> Records {
+        self.by_hash = Default::default();
+        self.collided = Default::default();
+        (
+            std::mem::take(&mut self.bytes),
+            std::mem::take(&mut self.files),
+        )
+    }
+}
+
+/// One thread's records (see [`WalkEncoder::take_records`]) with each string
+/// number `n` replaced by `renumber[joined[n]]`, and each file's record in them
+/// (empty: it did not read as written, and is read from its file when asked for).
+fn renumbered((old, old_files): Records, joined: &[u32], renumber: &[u32]) -> Records {
+    let numbers: Vec<u32> = (joined.iter())
+        .map(|&n| renumber.get(n as usize).copied().unwrap_or(u32::MAX))
+        .collect();
+    let mut bytes = Vec::with_capacity(old.len());
+    let mut files = Vec::with_capacity(old_files.len());
+    for (path, start, end) in old_files {
+        let at = bytes.len();
+        let record = old.get(start as usize..end as usize);
+        let written = record.and_then(|r| renumber_scan(r, &numbers, &mut bytes));
+        match (written, u32::try_from(at), u32::try_from(bytes.len())) {
+            (Some(()), Ok(a), Ok(b)) if a < b => files.push((path, a, b)),
+            _ => {
+                bytes.truncate(at);
+                files.push((path, 0, 0));
             }
         }
-        (bytes, files)
     }
+    (bytes, files)
+}
 
+impl WalkEncoder {
     /// Encodes the scan of the file at `path`.
     pub(crate) fn encode(&mut self, path: &Arc<str>, scan: &FileScan) {
         let start = self.bytes.len();
@@ -888,7 +903,9 @@ fn encode_in_halves(files: &[&FileEntry]) -> Vec<WalkEncoder> {
 /// The encoders' strings in one table numbered by use, and each encoder's records
 /// renumbered (reading varints, hashing nothing) on a thread of its own, with each
 /// file's record in them.
-fn join(encoders: &[WalkEncoder]) -> (Strings<'_>, Vec<Records>) {
+fn join(encoders: &mut [WalkEncoder]) -> (Strings<'_>, Vec<Records>) {
+    let records: Vec<Records> = encoders.iter_mut().map(WalkEncoder::take_records).collect();
+    let encoders = &*encoders;
     let mut strings = Strings::default();
     strings.reserve(encoders.first().map_or(0, |e| e.spans.len()));
     // Each encoder's numbers in the joined table.
@@ -897,10 +914,10 @@ fn join(encoders: &[WalkEncoder]) -> (Strings<'_>, Vec<Records>) {
         .collect();
     let (strings, renumber) = strings.by_use();
     let renumbered = std::thread::scope(|threads| {
-        let renumbering: Vec<_> = (encoders.iter().zip(&joined))
-            .map(|(encoder, joined)| {
+        let renumbering: Vec<_> = (records.into_iter().zip(&joined))
+            .map(|(records, joined)| {
                 let renumber = &renumber;
-                threads.spawn(move || encoder.renumbered(joined, renumber))
+                threads.spawn(move || renumbered(records, joined, renumber))
             })
             .collect();
         crate::joined(renumbering)
@@ -914,12 +931,12 @@ fn join(encoders: &[WalkEncoder]) -> (Strings<'_>, Vec<Records>) {
 /// nothing). Returns each file's scan, by path, and for a file without one, a
 /// scan that reads its file when asked for.
 pub(crate) fn seal(
-    encoders: Vec<WalkEncoder>,
+    mut encoders: Vec<WalkEncoder>,
     root: &Path,
     registry: &Arc<Registry>,
     rules: &Arc<DeclaredRules>,
 ) -> (crate::FastMap<Arc<str>, EncodedScan>, EncodedScan) {
-    let (strings, renumbered) = join(&encoders);
+    let (strings, renumbered) = join(&mut encoders);
     let mut bytes = Vec::with_capacity(
         strings.table.iter().map(|s| s.len() + 2).sum::<usize>()
             + renumbered.iter().map(|(b, _)| b.len()).sum::<usize>(),
