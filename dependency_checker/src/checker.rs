@@ -61,6 +61,10 @@ pub struct Checker {
     /// findings are known, to store them with it, or else when the checker is
     /// dropped: a check with no cache writes it once, not twice.
     cache_unsaved: std::cell::Cell<bool>,
+    /// The cache describes the index but holds no findings for it (a move wrote
+    /// it): the next check stores its findings, or every check after a move would
+    /// resolve every reference again.
+    findings_unstored: std::cell::Cell<bool>,
 }
 
 impl Drop for Checker {
@@ -89,7 +93,8 @@ impl Checker {
             Some(findings) => {
                 let _ = checker.check_findings.set(findings);
             }
-            None => checker.cache_unsaved.set(!unchanged),
+            None if unchanged => checker.findings_unstored.set(true),
+            None => checker.cache_unsaved.set(true),
         }
         Ok(checker)
     }
@@ -227,6 +232,7 @@ impl Checker {
             redirects,
             options: BuildOptions::default(),
             cache_unsaved: std::cell::Cell::new(false),
+            findings_unstored: std::cell::Cell::new(false),
         })
     }
 
@@ -464,7 +470,8 @@ impl Checker {
                 // they are. The index's part of the cache is encoded on a second
                 // thread while the references are resolved and checked: each took
                 // about a third of a check with no cache, one after the other.
-                let save = self.cache_unsaved.replace(false);
+                let save =
+                    self.cache_unsaved.replace(false) | self.findings_unstored.replace(false);
                 let index = &self.index;
                 std::thread::scope(|threads| {
                     let encoding =
@@ -774,6 +781,35 @@ mod tests {
                 .all(|f| f.scan_cell().still_encoded().is_some()),
             "the level was decoded and kept"
         );
+    }
+
+    /// A cache written without findings (a move writes one: it checks nothing)
+    /// gets them from the next check, so that the check after that one prints them
+    /// without resolving every reference again.
+    #[test]
+    fn a_check_stores_its_findings_in_a_cache_written_without_them() {
+        let dir = project();
+        // Files written now are re-read by the next start (racy); age them.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        for f in ["kiln.project", "levels/a.level", "meshes/m.mesh"] {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(f))
+                .unwrap();
+            file.set_modified(old).unwrap();
+        }
+        // Opened and dropped without a check: the cache is written, findings-less.
+        drop(open(dir.path()));
+        let first = open(dir.path());
+        assert!(first.check_findings.get().is_none(), "no findings were stored");
+        let findings = first.findings();
+        drop(first);
+        let second = open(dir.path());
+        assert!(
+            second.check_findings.get().is_some(),
+            "the check before stored them"
+        );
+        assert_eq!(second.findings(), findings);
     }
 
     /// A lookup kept current through edits files exactly what one built afresh
