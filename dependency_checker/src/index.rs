@@ -180,14 +180,13 @@ impl FileEntry {
 pub struct Written<'a> {
     /// Project-relative path.
     pub path: &'a str,
-    /// What was written.
-    pub bytes: &'a [u8],
+    /// How many bytes were written.
+    pub size: u64,
     /// The modification time of the file holding exactly these bytes, taken from
     /// the open file before it was renamed into place.
     pub mtime_ns: u64,
-    /// The bytes already hashed and scanned ([`Index::scan_for_write`]), if they
-    /// were.
-    pub scanned: Option<Scanned>,
+    /// The bytes written, hashed and scanned ([`Index::scan_for_write`]).
+    pub scanned: Scanned,
 }
 
 /// A file's new content hashed and scanned before it is written
@@ -778,7 +777,7 @@ impl Index {
         for w in written {
             let same = folders.stat(&self.root, w.path).is_ok_and(|(kind, st)| {
                 kind == rustix::fs::FileType::RegularFile
-                    && st.size == w.bytes.len() as u64
+                    && st.size == w.size
                     && st.mtime_ns == w.mtime_ns
             });
             if !same || is_excluded(w.path) {
@@ -786,19 +785,15 @@ impl Index {
                 continue;
             }
             let prev = self.files.get(w.path);
-            let hash = w.scanned.as_ref().map_or_else(
-                || xxhash_rust::xxh3::xxh3_64(w.bytes),
-                |scanned| scanned.hash,
-            );
-            // Scanned only if the content is new (and not scanned ahead already).
-            let scan = match (prev, &w.scanned) {
-                (Some(p), _) if p.hash == hash => p.scan.clone(),
-                (_, Some(scanned)) => ScanCell::new(scanned.scan.clone()),
-                (_, None) => ScanCell::new(self.scan_for_write(w.path, w.bytes).scan),
+            let hash = w.scanned.hash;
+            // The entry's scan is kept if the content is the same.
+            let scan = match prev {
+                Some(p) if p.hash == hash => p.scan.clone(),
+                _ => ScanCell::new(w.scanned.scan.clone()),
             };
             let entry = FileEntry::with_cell(
                 prev.map_or_else(|| w.path.into(), |p| p.path.clone()),
-                w.bytes.len() as u64,
+                w.size,
                 w.mtime_ns,
                 hash,
                 scan,

@@ -156,26 +156,87 @@ pub(crate) fn crashed() -> bool {
     }
 }
 
-/// Writes `parts`, one after the other, to `path` and flushes it to disk.
-fn write_durable(path: &Path, parts: &[&[u8]]) -> Result<(), CheckerError> {
+/// Writes `bytes` to `path` and flushes it to disk.
+fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
     let mut f = fs::File::create(path).map_err(io_err(path))?;
-    for part in parts {
-        std::io::Write::write_all(&mut f, part).map_err(io_err(path))?;
-    }
+    std::io::Write::write_all(&mut f, bytes).map_err(io_err(path))?;
     f.sync_all().map_err(io_err(path))
 }
 
-/// Commits to an operation: the backups and the manifest, both flushed to disk
-/// before any project file changes. Project files are then replaced by rename
-/// without a flush of their own (ext4 and most journaling file systems write a
-/// renamed-over file's data before committing the rename), so a thousand-file
-/// rename costs two flushes, not a thousand. The backups are the originals in
-/// `backups`, one after the other, as the journal's ranges count them: written from
-/// where they are, not copied into one buffer first.
-pub(crate) fn begin(root: &Path, journal: &Journal, backups: &[&[u8]]) -> Result<(), CheckerError> {
+/// The originals of the files an operation patches, written to the journal's
+/// backup file as they are read, before the manifest that commits the operation
+/// ([`begin`]): a move that patches 43,000 files read 120 MB of them, and held
+/// them all to write them in one go. Dropped before [`begin`] (the operation was
+/// refused), it removes what it wrote.
+pub(crate) struct Backups {
+    dir: PathBuf,
+    path: PathBuf,
+    file: Option<std::io::BufWriter<fs::File>>,
+    written: u64,
+}
+
+impl Backups {
+    /// Starts an empty backup file in the journal's folder, which must be a real
+    /// folder (a link put there would carry the backups elsewhere).
+    pub(crate) fn start(root: &Path) -> Result<Self, CheckerError> {
+        let dir = journal_dir(root);
+        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            return Err(CheckerError::Refused(format!(
+                "{} is not a folder; reopen the project to set it aside",
+                dir.display()
+            )));
+        }
+        let path = dir.join(BACKUP_FILE);
+        let file = fs::File::create(&path).map_err(io_err(&path))?;
+        Ok(Backups {
+            dir,
+            path,
+            file: Some(std::io::BufWriter::new(file)),
+            written: 0,
+        })
+    }
+
+    /// Appends `original`; returns where it is in the backup file (start, length),
+    /// as the journal records it.
+    pub(crate) fn append(&mut self, original: &[u8]) -> Result<(u64, u64), CheckerError> {
+        if let Some(file) = &mut self.file {
+            std::io::Write::write_all(file, original).map_err(io_err(&self.path))?;
+        }
+        let range = (self.written, original.len() as u64);
+        self.written += original.len() as u64;
+        Ok(range)
+    }
+}
+
+impl Drop for Backups {
+    fn drop(&mut self) {
+        // Still open: the operation never began; nothing is to be recovered.
+        if self.file.take().is_some() {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Commits to an operation: the backups (see [`Backups`]) and the manifest, both
+/// flushed to disk before any project file changes. Project files are then
+/// replaced by rename without a flush of their own (ext4 and most journaling file
+/// systems write a renamed-over file's data before committing the rename), so a
+/// thousand-file rename costs two flushes, not a thousand.
+pub(crate) fn begin(
+    root: &Path,
+    journal: &Journal,
+    mut backups: Backups,
+) -> Result<(), CheckerError> {
     let dir = journal_dir(root);
-    fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-    write_durable(&dir.join(BACKUP_FILE), backups)?;
+    // From here on a failure leaves the journal as it is: without its manifest it
+    // is an operation that never started, which the next open discards.
+    let file = backups.file.take().map(std::io::BufWriter::into_inner);
+    match file {
+        Some(Ok(file)) => file.sync_all().map_err(io_err(&backups.path))?,
+        Some(Err(e)) => return Err(io_err(&backups.path)(e.into_error())),
+        None => {}
+    }
     crash_point()?;
     let manifest = serde_json::to_vec(journal).map_err(|e| CheckerError::Journal {
         path: dir.join(JOURNAL_FILE),
@@ -184,7 +245,7 @@ pub(crate) fn begin(root: &Path, journal: &Journal, backups: &[&[u8]]) -> Result
     // The rename is the commit point: a kill while the manifest is being written
     // leaves only the temporary name, an operation that never started.
     let pending = dir.join(format!("{JOURNAL_FILE}.tmp"));
-    write_durable(&pending, &[&manifest])?;
+    write_durable(&pending, &manifest)?;
     crash_point()?;
     fs::rename(&pending, dir.join(JOURNAL_FILE)).map_err(io_err(&pending))?;
     fs::File::open(&dir)
@@ -437,7 +498,7 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
                 // clean up on the next try.
                 let original = &backups[*start as usize..(*start + *len) as usize];
                 let temp = temp_name(&path, journal.pid);
-                write_durable(&temp, &[original])?;
+                write_durable(&temp, original)?;
                 crash_point()?;
                 fs::rename(&temp, &path).map_err(io_err(&path))?;
             }

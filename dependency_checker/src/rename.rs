@@ -1026,24 +1026,18 @@ fn encode_like(text: &str, raw: &[u8]) -> String {
     out
 }
 
-/// The patches that undo `edits` once applied: each change's new text back to its
-/// old one, at the positions the new texts have in the patched files (`written`
-/// holds the length of each change's new text as written).
-fn inverse_patches(
-    edits: &[FileEdit],
-    patched: &[(String, Vec<u8>, Vec<u8>)],
-    written: &[Vec<usize>],
-) -> Vec<FileEdit> {
-    edits
+/// The patches that undo the `prepared` edits once applied: each change's new text
+/// back to its old one, at the positions the new texts have in the patched files.
+fn inverse_patches(prepared: &[Prepared]) -> Vec<FileEdit> {
+    prepared
         .iter()
-        .zip(patched)
-        .zip(written)
-        .map(|((edit, (_, _, new_bytes)), lengths)| {
+        .map(|p| {
             let mut shift: i64 = 0;
-            let changes = edit
+            let changes = p
+                .edit
                 .changes
                 .iter()
-                .zip(lengths)
+                .zip(&p.lengths)
                 .map(|(c, &len)| {
                     let start = (c.span.0 as i64 + shift) as u32;
                     let end = start + len as u32;
@@ -1057,27 +1051,34 @@ fn inverse_patches(
                 })
                 .collect();
             FileEdit {
-                file: edit.file.clone(),
-                expected_hash: xxhash_rust::xxh3::xxh3_64(new_bytes),
+                file: p.edit.file.clone(),
+                expected_hash: p.written_hash,
                 changes,
             }
         })
         .collect()
 }
 
-/// Where the JSON of `file` is, if it is a binary glTF file (`bytes` its content).
+/// Whether `file` is of a glTF type: in its binary form, only its JSON chunk holds
+/// references.
+fn is_gltf_type(checker: &Checker, file: &str) -> bool {
+    let ext = split_extension(file).map_or("", |(_, e)| e);
+    checker
+        .index()
+        .registry()
+        .resource_type(ext)
+        .is_some_and(|t| matches!(t.format, kiln_core::registry::ResourceFormat::Gltf))
+}
+
+/// Where the JSON of `file` is, if it is a binary glTF file (`bytes` its content;
+/// `gltf_type`: see [`is_gltf_type`]).
 fn glb_json(
-    checker: &Checker,
+    gltf_type: bool,
     file: &str,
     bytes: &[u8],
 ) -> Result<Option<std::ops::Range<usize>>, CheckerError> {
     let ext = split_extension(file).map_or("", |(_, e)| e);
-    let gltf = checker
-        .index()
-        .registry()
-        .resource_type(ext)
-        .is_some_and(|t| matches!(t.format, kiln_core::registry::ResourceFormat::Gltf));
-    if !gltf || !crate::gltf::is_binary(ext, bytes) {
+    if !gltf_type || !crate::gltf::is_binary(ext, bytes) {
         return Ok(None);
     }
     crate::gltf::glb_layout(bytes)
@@ -1086,6 +1087,90 @@ fn glb_json(
             file: file.to_owned(),
             message,
         })
+}
+
+/// `bytes`, the content of `edit.file`, with `edit`'s changes written in, and the
+/// length of each change's text as written. Refused if a change does not fit the
+/// content (it is not the version planned for).
+fn patch(
+    edit: &FileEdit,
+    bytes: &[u8],
+    gltf_type: bool,
+) -> Result<(Vec<u8>, Vec<usize>), CheckerError> {
+    let changed = || CheckerError::Changed {
+        file: edit.file.clone(),
+    };
+    // In a binary glTF file, only its JSON chunk holds references.
+    let glb = glb_json(gltf_type, &edit.file, bytes)?;
+    let texts: Vec<String> = edit
+        .changes
+        .iter()
+        .map(|c| {
+            let (s, e) = (c.span.0 as usize, c.span.1 as usize);
+            let outside_json = glb.as_ref().is_some_and(|j| s < j.start || e > j.end);
+            match bytes.get(s..e) {
+                Some(old) if !outside_json => Ok(encode_like(&c.new_text, old)),
+                _ => Err(changed()),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    // Built left to right at its final size: many patched files may be held until
+    // they are written, each without a grown buffer's spare room.
+    let size = (texts.iter().map(String::len).sum::<usize>() + bytes.len()).saturating_sub(
+        edit.changes
+            .iter()
+            .map(|c| c.span.1.saturating_sub(c.span.0) as usize)
+            .sum(),
+    );
+    let mut out = Vec::with_capacity(size);
+    let mut from = 0;
+    for (c, text) in edit.changes.iter().zip(&texts) {
+        let (s, e) = (c.span.0 as usize, c.span.1 as usize);
+        // Changes are sorted by span and never overlap (one per string).
+        out.extend_from_slice(bytes.get(from..s).ok_or_else(changed)?);
+        out.extend_from_slice(text.as_bytes());
+        from = e;
+    }
+    out.extend_from_slice(bytes.get(from..).unwrap_or_default());
+    let lengths: Vec<usize> = texts.iter().map(String::len).collect();
+    if glb.is_some() {
+        // Padded again, with both lengths fixed; the other chunks as they were.
+        out = crate::gltf::repack_glb(bytes, &out).map_err(|message| CheckerError::Malformed {
+            file: edit.file.clone(),
+            message,
+        })?;
+    }
+    Ok((out, lengths))
+}
+
+/// How many bytes of patched files an apply keeps from their first reading to
+/// their writing. Past it, a file is read a second time when it is written, and
+/// must still be the version read first: a move of a folder that patches 43,000
+/// files (120 MB of them, at 100,000 files) held every original and every patched
+/// copy at once. A move of a file with 1,000 references keeps all of its files.
+#[cfg(not(test))]
+const HOLD_PATCHED_BYTES: usize = 16 << 20;
+/// Tests keep a small file or two and read the others again: every test of an
+/// apply takes both ways.
+#[cfg(test)]
+const HOLD_PATCHED_BYTES: usize = 300;
+
+/// One patched file between its first reading and its writing.
+struct Prepared<'p> {
+    edit: &'p FileEdit,
+    /// Where it ends up (a rename may carry it along).
+    final_path: String,
+    /// The version that was read: the file is replaced only if it is still that.
+    identity: FileIdentity,
+    /// See [`is_gltf_type`].
+    gltf_type: bool,
+    /// The hash of the patched bytes (the journal's, and a second reading's check).
+    written_hash: u64,
+    /// The length of each change's text as written.
+    lengths: Vec<usize>,
+    /// The patched bytes, while within [`HOLD_PATCHED_BYTES`]; made again from the
+    /// file otherwise.
+    held: Option<Vec<u8>>,
 }
 
 /// Applies `plan` (see the module docs). Returns the operation that undoes it.
@@ -1099,76 +1184,37 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
                 .into(),
         ));
     }
-    // Read and patch every file in memory first: any refusal leaves the disk untouched.
-    let mut patched: Vec<(String, Vec<u8>, Vec<u8>)> = Vec::new();
-    let mut written: Vec<Vec<usize>> = Vec::new();
-    let mut identities: Vec<FileIdentity> = Vec::new();
+    // Read and patch every file first, its original going to the journal's backups
+    // as it is read: any refusal leaves the project untouched (and the backups are
+    // removed when `backups` is dropped).
+    let mut backups = journal::Backups::start(&root)?;
+    let mut prepared: Vec<Prepared> = Vec::with_capacity(plan.edits.len());
+    let mut backed_up: Vec<(String, Option<(u64, u64)>)> = Vec::new();
+    let mut held_bytes = 0usize;
     let folders = crate::walk::FolderCursor::default();
     for edit in &plan.edits {
         let (bytes, identity) = read_with_identity(&root, &edit.file, &folders)?;
-        identities.push(identity);
         if xxhash_rust::xxh3::xxh3_64(&bytes) != edit.expected_hash {
             return Err(CheckerError::Changed {
                 file: edit.file.clone(),
             });
         }
-        // In a binary glTF file, only its JSON chunk holds references.
-        let glb = glb_json(checker, &edit.file, &bytes)?;
-        let texts: Vec<String> = edit
-            .changes
-            .iter()
-            .map(|c| {
-                let (s, e) = (c.span.0 as usize, c.span.1 as usize);
-                let outside_json = glb.as_ref().is_some_and(|j| s < j.start || e > j.end);
-                match bytes.get(s..e) {
-                    Some(old) if !outside_json => Ok(encode_like(&c.new_text, old)),
-                    _ => Err(CheckerError::Changed {
-                        file: edit.file.clone(),
-                    }),
-                }
-            })
-            .collect::<Result<_, _>>()?;
-        // Built left to right at its final size: thousands of patched files are
-        // held until they are written, each without a grown buffer's spare room.
-        let size = (texts.iter().map(String::len).sum::<usize>() + bytes.len()).saturating_sub(
-            edit.changes
-                .iter()
-                .map(|c| c.span.1.saturating_sub(c.span.0) as usize)
-                .sum(),
-        );
-        let mut out = Vec::with_capacity(size);
-        let mut from = 0;
-        for (c, text) in edit.changes.iter().zip(&texts) {
-            let (s, e) = (c.span.0 as usize, c.span.1 as usize);
-            // Changes are sorted by span and never overlap (one per string).
-            let Some(kept) = bytes.get(from..s) else {
-                return Err(CheckerError::Changed {
-                    file: edit.file.clone(),
-                });
-            };
-            out.extend_from_slice(kept);
-            out.extend_from_slice(text.as_bytes());
-            from = e;
-        }
-        out.extend_from_slice(bytes.get(from..).unwrap_or_default());
-        let lengths: Vec<usize> = texts.iter().map(String::len).collect();
-        if glb.is_some() {
-            // Padded again, with both lengths fixed; the other chunks as they were.
-            out = crate::gltf::repack_glb(&bytes, &out).map_err(|message| {
-                CheckerError::Malformed {
-                    file: edit.file.clone(),
-                    message,
-                }
-            })?;
-        }
-        patched.push((edit.file.clone(), bytes, out));
-        written.push(lengths);
+        let gltf_type = is_gltf_type(checker, &edit.file);
+        let (out, lengths) = patch(edit, &bytes, gltf_type)?;
+        backed_up.push((edit.file.clone(), Some(backups.append(&bytes)?)));
+        held_bytes = held_bytes.saturating_add(out.len());
+        prepared.push(Prepared {
+            edit,
+            final_path: renamed_path(&plan.renames, &edit.file),
+            identity,
+            gltf_type,
+            written_hash: xxhash_rust::xxh3::xxh3_64(&out),
+            lengths,
+            held: (held_bytes <= HOLD_PATCHED_BYTES).then_some(out),
+        });
     }
     // Patches only are undone by patches (a move is undone by moving back).
-    let inverse_edits = plan
-        .renames
-        .is_empty()
-        .then(|| inverse_patches(&plan.edits, &patched, &written));
+    let inverse_edits = plan.renames.is_empty().then(|| inverse_patches(&prepared));
 
     // The redirect log is one more patched file.
     let log_path = root.join(REDIRECT_FILE);
@@ -1218,51 +1264,26 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
 
     let mut journal = Journal {
         renames: plan.renames.clone(),
-        patched: Vec::new(),
+        patched: backed_up,
         created_dirs: created_dirs.clone(),
-        written: patched
-            .iter()
-            .map(|(_, _, new)| Some(xxhash_rust::xxh3::xxh3_64(new)))
-            .collect(),
+        written: prepared.iter().map(|p| Some(p.written_hash)).collect(),
         pid: std::process::id(),
     };
-    // The originals are the backups, written from where they are held.
-    let mut backups: Vec<&[u8]> = Vec::new();
-    let mut backed_up = 0u64;
-    let mut backup = |original: &'_ [u8]| {
-        let range = (backed_up, original.len() as u64);
-        backed_up += original.len() as u64;
-        range
-    };
-    for (file, original, _) in &patched {
-        journal.patched.push((file.clone(), Some(backup(original))));
-        backups.push(original);
-    }
     if let Some(after) = &log_after {
-        let range = log_before.as_deref().map(|t| {
-            backups.push(t.as_bytes());
-            backup(t.as_bytes())
-        });
+        let range = match log_before.as_deref() {
+            Some(text) => Some(backups.append(text.as_bytes())?),
+            None => None,
+        };
         journal.patched.push((REDIRECT_FILE.to_owned(), range));
         // An emptied log is removed: then there is nothing of Kiln's to restore over.
         let hash = (!after.is_empty()).then(|| xxhash_rust::xxh3::xxh3_64(after.as_bytes()));
         journal.written.push(hash);
     }
-    // Where each patched file ends up (a rename may carry it along): the index
-    // takes it there from the bytes written.
-    let final_paths: Vec<String> = patched
-        .iter()
-        .map(|(f, _, _)| renamed_path(&plan.renames, f))
-        .collect();
-    let to_scan: Vec<(&str, &[u8])> = patched
-        .iter()
-        .zip(&final_paths)
-        .map(|((_, _, bytes), path)| (path.as_str(), bytes.as_slice()))
-        .collect();
-    let (outcome, scanned) = scanned_during(checker.index(), &to_scan, || {
-        journal::begin(&root, &journal, &backups)?;
-        Ok::<_, CheckerError>((|| -> Result<Vec<u64>, CheckerError> {
-            let mtimes = replace_files(&root, &patched, &identities)?;
+    let index = checker.index();
+    let outcome = (|| {
+        journal::begin(&root, &journal, backups)?;
+        Ok::<_, CheckerError>((|| -> Result<Vec<Replaced>, CheckerError> {
+            let replaced = replace_files(&root, index, &prepared)?;
             for (old, new) in &plan.renames {
                 journal::rename(&root, old, new)?;
                 crash_point()?;
@@ -1278,11 +1299,11 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             if log_after.is_some() {
                 crash_point()?;
             }
-            Ok(mtimes)
+            Ok(replaced)
         })())
-    });
-    let mtimes = match outcome? {
-        Ok(mtimes) => mtimes,
+    })();
+    let replaced = match outcome? {
+        Ok(replaced) => replaced,
         Err(e) if crashed() => {
             // Simulated kill: leave the journal for the next open to recover.
             return Err(e);
@@ -1298,18 +1319,16 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     journal::remove_empty_dirs(&root, &plan.remove_dirs);
     drop(lock);
 
-    // Patched files are taken from the bytes written; the moves and the log are
-    // looked at on disk.
-    let mut scanned = scanned.map(Vec::into_iter);
-    let written: Vec<crate::index::Written> = patched
+    // Patched files are taken from what was written and scanned; the moves and the
+    // log are looked at on disk.
+    let written: Vec<crate::index::Written> = prepared
         .iter()
-        .zip(&final_paths)
-        .zip(&mtimes)
-        .map(|(((_, _, bytes), path), &mtime_ns)| crate::index::Written {
-            path,
-            bytes,
-            mtime_ns,
-            scanned: scanned.as_mut().and_then(Iterator::next),
+        .zip(replaced)
+        .map(|(p, replaced)| crate::index::Written {
+            path: &p.final_path,
+            size: replaced.size,
+            mtime_ns: replaced.mtime_ns,
+            scanned: replaced.scanned,
         })
         .collect();
     let mut touched: Vec<String> = Vec::new();
@@ -1350,29 +1369,6 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
                 .collect(),
         })),
     }))
-}
-
-/// Runs `work` (the journal's flush and the writes: mostly waiting for the disk)
-/// while a second thread hashes and scans the new contents for the index
-/// ([`Index::scan_for_write`]). Without a thread to be had, the scans are left to
-/// [`Index::take_written`].
-fn scanned_during<T>(
-    index: &crate::index::Index,
-    files: &[(&str, &[u8])],
-    work: impl FnOnce() -> T,
-) -> (T, Option<Vec<crate::index::Scanned>>) {
-    std::thread::scope(|s| {
-        let scanning = std::thread::Builder::new()
-            .name("kiln-scan-written".into())
-            .spawn_scoped(s, || {
-                files
-                    .iter()
-                    .map(|(path, bytes)| index.scan_for_write(path, bytes))
-                    .collect::<Vec<_>>()
-            });
-        let done = work();
-        (done, scanning.ok().and_then(|h| h.join().ok()))
-    })
 }
 
 /// What identifies one version of a file cheaply: a save by another program (in place
@@ -1470,36 +1466,43 @@ impl ReplaceScope {
 /// takes (BENCHMARKS.md). Below it, a thread costs more than it saves.
 const PARALLEL_REPLACE_FROM: usize = 64;
 
-/// Replaces each patched file (path, original bytes, new bytes) by a temporary
-/// file renamed over it, unless it is no longer the version that was read
-/// (`identities`); returns each new file's modification time. The files are cut
-/// into runs of neighbours (mostly whole folders) that up to four threads take in
-/// turn; the first failure stops the others, and the journal (already flushed)
-/// puts back whatever any of them replaced.
+/// A patched file as written: its size and modification time, and its new
+/// content hashed and scanned for the index.
+struct Replaced {
+    size: u64,
+    mtime_ns: u64,
+    scanned: crate::index::Scanned,
+}
+
+/// Replaces each prepared file by a temporary file renamed over it, unless it is no
+/// longer the version that was read, and scans what it wrote for the index. The
+/// files are cut into runs of neighbours (mostly whole folders) that up to four
+/// threads take in turn; the first failure stops the others, and the journal
+/// (already flushed) puts back whatever any of them replaced.
 fn replace_files(
     root: &Path,
-    patched: &[(String, Vec<u8>, Vec<u8>)],
-    identities: &[FileIdentity],
-) -> Result<Vec<u64>, CheckerError> {
+    index: &crate::index::Index,
+    prepared: &[Prepared],
+) -> Result<Vec<Replaced>, CheckerError> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let threads = if patched.len() >= PARALLEL_REPLACE_FROM {
+    let threads = if prepared.len() >= PARALLEL_REPLACE_FROM {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
         // Tests take the threaded path on any machine.
         if cfg!(test) { cores.max(2) } else { cores }
     } else {
         1
     };
-    let run = patched.len().div_ceil(threads * 4).max(1);
-    let runs: Vec<_> = patched.chunks(run).zip(identities.chunks(run)).collect();
+    let run = prepared.len().div_ceil(threads * 4).max(1);
+    let runs: Vec<&[Prepared]> = prepared.chunks(run).collect();
     let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
     let take_runs = || {
         let mut done = Vec::new();
         loop {
             let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some((files, ids)) = runs.get(k) else {
+            let Some(files) = runs.get(k) else {
                 break;
             };
-            done.push((k, replace_run(root, files, ids, &stop)));
+            done.push((k, replace_run(root, index, files, &stop)));
         }
         done
     };
@@ -1538,61 +1541,82 @@ fn replace_files(
     // In file order, so that the error reported is the first file's whichever
     // thread met it.
     results.sort_by_key(|(k, _)| *k);
-    let mut mtimes = Vec::with_capacity(patched.len());
+    let mut replaced = Vec::with_capacity(prepared.len());
     for (_, result) in results {
-        mtimes.extend(result?);
+        replaced.extend(result?);
     }
-    Ok(mtimes)
+    Ok(replaced)
 }
 
-/// Replaces one run of files (see [`replace_files`]) and returns their modification
-/// times; stops early once `stop` is set, and sets it on a failure.
+/// Replaces one run of files (see [`replace_files`]); stops early once `stop` is
+/// set, and sets it on a failure.
 fn replace_run(
     root: &Path,
-    patched: &[(String, Vec<u8>, Vec<u8>)],
-    identities: &[FileIdentity],
+    index: &crate::index::Index,
+    prepared: &[Prepared],
     stop: &std::sync::atomic::AtomicBool,
-) -> Result<Vec<u64>, CheckerError> {
+) -> Result<Vec<Replaced>, CheckerError> {
     use std::sync::atomic::Ordering;
-    let mut mtimes = Vec::with_capacity(patched.len());
+    let mut replaced = Vec::with_capacity(prepared.len());
     let folders = crate::walk::FolderCursor::default();
-    for ((file, _, new_bytes), identity) in patched.iter().zip(identities) {
+    for p in prepared {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        match replace_one(root, &folders, file, new_bytes, identity) {
-            Ok(mtime) => mtimes.push(mtime),
+        match replace_one(root, index, &folders, p) {
+            Ok(one) => replaced.push(one),
             Err(e) => {
                 stop.store(true, Ordering::Relaxed);
                 return Err(e);
             }
         }
     }
-    Ok(mtimes)
+    Ok(replaced)
 }
 
-/// Replaces one file by a temporary file holding `new_bytes`, renamed over it;
-/// returns the new file's modification time. Everything happens in the file's
-/// folder, opened below the root without following a link (`folders`): a folder
-/// swapped for a link since the plan never carries a write outside the project.
+/// Replaces one file by a temporary file holding its patched bytes, renamed over
+/// it. The patched bytes are the ones held since the first reading, or made again
+/// from the file read a second time, which must still be the version read first.
+/// Everything happens in the file's folder, opened below the root without
+/// following a link (`folders`): a folder swapped for a link since the plan never
+/// carries a write outside the project.
 fn replace_one(
     root: &Path,
+    index: &crate::index::Index,
     folders: &crate::walk::FolderCursor,
-    file: &str,
-    new_bytes: &[u8],
-    identity: &FileIdentity,
-) -> Result<u64, CheckerError> {
+    p: &Prepared,
+) -> Result<Replaced, CheckerError> {
     use rustix::fs::{Mode, OFlags};
+    let file = p.edit.file.as_str();
     let path = root.join(file);
     let io = |e: rustix::io::Errno| io_err(&path)(e.into());
+    let changed = || CheckerError::Changed {
+        file: file.to_owned(),
+    };
     // Another program may have saved the file since it was read: check just before
     // replacing it, and stop (rolling back) rather than overwrite.
     before_replace_hook(&path);
+    let made_again;
+    let new_bytes: &[u8] = match &p.held {
+        Some(bytes) => bytes,
+        None => {
+            let (bytes, identity) =
+                read_with_identity(root, file, folders).map_err(|_| changed())?;
+            if identity != p.identity || xxhash_rust::xxh3::xxh3_64(&bytes) != p.edit.expected_hash
+            {
+                return Err(changed());
+            }
+            let (out, _) = patch(p.edit, &bytes, p.gltf_type)?;
+            if xxhash_rust::xxh3::xxh3_64(&out) != p.written_hash {
+                return Err(changed());
+            }
+            made_again = out;
+            &made_again
+        }
+    };
     let now = folders.lstat(root, file).ok();
-    if now.as_ref().map(identity_of).as_ref() != Some(identity) {
-        return Err(CheckerError::Changed {
-            file: file.to_owned(),
-        });
+    if now.as_ref().map(identity_of).as_ref() != Some(&p.identity) {
+        return Err(changed());
     }
     let (folder, name) = crate::walk::folder_and_name(file).map_err(io_err(&path))?;
     let dir = folders.folder(root, folder).map_err(io_err(&path))?;
@@ -1607,12 +1631,17 @@ fn replace_one(
     // rename keeps it): the index takes them without reading back.
     let mut out = fs::File::from(fd);
     std::io::Write::write_all(&mut out, new_bytes).map_err(io_err(&temp_path))?;
-    let mtime = crate::walk::stat_of(&rustix::fs::fstat(&out).map_err(io)?).mtime_ns;
+    let mtime_ns = crate::walk::stat_of(&rustix::fs::fstat(&out).map_err(io)?).mtime_ns;
     drop(out);
     crash_point()?;
     rustix::fs::renameat(dir, &temp, dir, name).map_err(io)?;
     crash_point()?;
-    Ok(mtime)
+    // Scanned here, while the bytes are at hand: a file read again is not kept.
+    Ok(Replaced {
+        size: new_bytes.len() as u64,
+        mtime_ns,
+        scanned: index.scan_for_write(&p.final_path, new_bytes),
+    })
 }
 
 /// A temporary file and a rename, without an fsync of its own (the journal was
@@ -2094,5 +2123,83 @@ mod tests {
         );
         assert_eq!(read("c.json"), "[\"mine too\"]");
         assert!(dir.path().join("tex/t.png").is_file());
+    }
+
+    /// Past the bytes an apply keeps, a file is read again when it is written: a
+    /// save made since its first reading is never overwritten, whether the editor
+    /// renamed a new file over it or wrote it in place keeping its size and time
+    /// (then only its content tells). The files kept are rolled back too.
+    #[test]
+    fn a_file_read_again_before_it_is_written_must_be_the_version_read_first() {
+        let files = many_referrers(40);
+        let pairs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_str()))
+            .collect();
+        let patched: usize = files.iter().skip(2).map(|(_, c)| c.len() + 4).sum();
+        assert!(patched > 2 * HOLD_PATCHED_BYTES, "every file would be kept");
+        for in_place in [false, true] {
+            let (dir, before, mut checker, p) = planned_move(&pairs, "tex/t.png", "tex/u.png");
+            // The last file written, far past what is kept.
+            let victim = dir.path().join(&p.edits.last().unwrap().file);
+            let saved = r#"["tex/t.pnG"]"#;
+            let target = victim.clone();
+            BEFORE_REPLACE.with(|h| {
+                *h.borrow_mut() = Some(Arc::new(move |path: &Path| {
+                    if path != target {
+                        return;
+                    }
+                    if in_place {
+                        let mtime = fs::metadata(path).unwrap().modified().unwrap();
+                        fs::write(path, saved).unwrap();
+                        let file = fs::File::options().write(true).open(path).unwrap();
+                        file.set_modified(mtime).unwrap();
+                    } else {
+                        let temp = path.with_extension("swp");
+                        fs::write(&temp, saved).unwrap();
+                        fs::rename(&temp, path).unwrap();
+                    }
+                }))
+            });
+            let result = apply(&mut checker, &p);
+            BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+            assert!(
+                matches!(result, Err(CheckerError::Changed { .. })),
+                "in place {in_place}: {result:?}"
+            );
+            assert_eq!(fs::read_to_string(&victim).unwrap(), saved);
+            let now = snapshot(dir.path());
+            for (file, bytes) in &before {
+                if dir.path().join(file) != victim {
+                    assert!(
+                        now.contains(&(file.clone(), bytes.clone())),
+                        "{file} not rolled back"
+                    );
+                }
+            }
+            assert!(!dir.path().join(".kiln/journal").exists());
+        }
+    }
+
+    /// A file that changed since the plan refuses the apply before anything is
+    /// written: the project is as it was, and the backups already written for the
+    /// files read before it are removed with the journal's folder.
+    #[test]
+    fn an_apply_refused_while_reading_leaves_no_journal() {
+        let files = many_referrers(10);
+        let pairs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_str()))
+            .collect();
+        let (dir, _, mut checker, p) = planned_move(&pairs, "tex/t.png", "tex/u.png");
+        let last = p.edits.last().unwrap().file.clone();
+        fs::write(dir.path().join(&last), r#"["tex/t.png", "other"]"#).unwrap();
+        let before = snapshot(dir.path());
+        match apply(&mut checker, &p) {
+            Err(CheckerError::Changed { file }) => assert_eq!(file, last),
+            other => panic!("not refused: {other:?}"),
+        }
+        assert_eq!(snapshot(dir.path()), before);
+        assert!(!dir.path().join(".kiln/journal").exists());
     }
 }

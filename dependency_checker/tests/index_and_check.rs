@@ -259,9 +259,11 @@ fn files_kiln_wrote_are_taken_from_their_bytes_unless_someone_wrote_them_since()
     fs::write(dir.path().join("materials/new.material"), ours).unwrap();
     let written = [Written {
         path: "materials/new.material",
-        bytes: ours,
+        size: ours.len() as u64,
         mtime_ns: mtime("materials/new.material"),
-        scanned: None,
+        scanned: checker
+            .index()
+            .scan_for_write("materials/new.material", ours),
     }];
     let changed = checker.refresh_written(&[], &written).unwrap();
     assert_eq!(changed, vec!["materials/new.material".to_owned()]);
@@ -275,13 +277,11 @@ fn files_kiln_wrote_are_taken_from_their_bytes_unless_someone_wrote_them_since()
     fs::write(dir.path().join("materials/new.material"), theirs).unwrap();
     let stale = [Written {
         path: "materials/new.material",
-        bytes: ours,
+        size: ours.len() as u64,
         mtime_ns: written[0].mtime_ns,
-        scanned: Some(
-            checker
-                .index()
-                .scan_for_write("materials/new.material", ours),
-        ),
+        scanned: checker
+            .index()
+            .scan_for_write("materials/new.material", ours),
     }];
     checker.refresh_written(&[], &stale).unwrap();
     let entry = checker.index().file("materials/new.material").unwrap();
