@@ -801,7 +801,10 @@ mod tests {
         // Opened and dropped without a check: the cache is written, findings-less.
         drop(open(dir.path()));
         let first = open(dir.path());
-        assert!(first.check_findings.get().is_none(), "no findings were stored");
+        assert!(
+            first.check_findings.get().is_none(),
+            "no findings were stored"
+        );
         let findings = first.findings();
         drop(first);
         let second = open(dir.path());

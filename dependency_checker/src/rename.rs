@@ -2202,4 +2202,27 @@ mod tests {
         assert_eq!(snapshot(dir.path()), before);
         assert!(!dir.path().join(".kiln/journal").exists());
     }
+
+    /// The journal's folder swapped for a link after the project was opened: the
+    /// apply refuses before writing a backup anywhere, and the project is as it was.
+    #[test]
+    fn a_journal_folder_swapped_for_a_link_is_never_written_through() {
+        let files = many_referrers(4);
+        let pairs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, c)| (p.as_str(), c.as_str()))
+            .collect();
+        let (dir, before, mut checker, p) = planned_move(&pairs, "tex/t.png", "tex/u.png");
+        let elsewhere = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join(".kiln")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(".kiln/journal")).unwrap();
+        let result = apply(&mut checker, &p);
+        assert!(
+            matches!(result, Err(CheckerError::Refused(_))),
+            "{result:?}"
+        );
+        assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+        fs::remove_file(dir.path().join(".kiln/journal")).unwrap();
+        assert_eq!(snapshot(dir.path()), before);
+    }
 }
