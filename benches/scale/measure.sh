@@ -23,7 +23,9 @@
 #   memory       peak resident memory (/usr/bin/time -v) of kiln check and rg; also
 #                of a check after the hub's 1,000 referrers were touched (read again,
 #                hashed, the same: what a `git checkout` leaves), which checks the
-#                whole project again from the cache
+#                whole project again from the cache; and of kiln refs materials,
+#                kiln deps levels and kiln mv materials (whole folders), against the
+#                project's file contents
 #   size         .kiln/ (without plugins/) against the project's file contents
 #
 # The peer of refs, deps and both checks is `rg -l -F materials/shared/hub DIR`: one
@@ -294,6 +296,18 @@ for n in "${sizes[@]}"; do
     touched=$(maxrss "$kiln" check --project "$dir")
     refs_mem=$(maxrss "$kiln" refs "$hub" --project "$dir")
     rg_mem=$(maxrss rg -l -F "$needle" "$dir")
+    # Whole folders, against the project's file contents (the issue's bound): every
+    # reference into materials/ (a fifth of the files), every level's references,
+    # and the move of materials/ (patching the files that name any material),
+    # reset after.
+    contents=$(find "$dir" \( -path "$dir/.kiln" -o -path "$dir/.git" \) -prune \
+        -o -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+    refs_folder_mem=$(maxrss "$kiln" refs materials --project "$dir")
+    deps_folder_mem=$(maxrss "$kiln" deps levels --project "$dir")
+    mv_folder_mem=$(maxrss "$kiln" mv materials moved/materials --project "$dir")
+    eval "$(reset_cmd "$dir")"
+    sleep 2.5
+    "$kiln" check --project "$dir" >/dev/null 2>&1 || true
     {
         echo "### Peak memory (Maximum resident set size, /usr/bin/time -v)"
         echo
@@ -304,8 +318,18 @@ for n in "${sizes[@]}"; do
         echo "| kiln check (1,000 files touched) | $touched |"
         echo "| kiln refs (warm) | $refs_mem |"
         echo "| rg -l -F | $rg_mem |"
+        echo "| kiln refs materials (warm) | $refs_folder_mem |"
+        echo "| kiln deps levels (warm) | $deps_folder_mem |"
+        echo "| kiln mv materials moved/materials | $mv_folder_mem |"
+        echo "| project file contents (kB) | $((contents / 1024)) |"
         echo
     } | tee -a "$report"
+    for what in "check (no cache):$cold" "check (warm):$warm" "refs materials:$refs_folder_mem" \
+        "deps levels:$deps_folder_mem" "mv materials:$mv_folder_mem"; do
+        kb=${what##*:}
+        row "peak memory: kiln ${what%:*} vs file contents" "$((kb / 1024)) MB" \
+            "$((contents / 1048576)) MB" "$(ratio "$kb" "$((contents / 1024))")"
+    done
     row "peak memory: kiln check (no cache) vs rg" "$((cold / 1024)) MB" "$((rg_mem / 1024)) MB" \
         "$(ratio "$cold" "$rg_mem")"
     row "peak memory: kiln check (warm) vs rg" "$((warm / 1024)) MB" "$((rg_mem / 1024)) MB" \
