@@ -43,12 +43,12 @@ type Filed<K> = Vec<(K, u32)>;
 type Filing = Vec<(String, Vec<(String, u32)>)>;
 
 /// Whether `target` is `file`, existing or missing.
-pub(crate) fn points_at(target: &Target, file: &str) -> bool {
+fn points_at(target: &Target, file: &str) -> bool {
     matches!(target, Target::Resolved(p) | Target::Missing(p) if **p == *file)
 }
 
 /// Whether `target` is ambiguous with `file` among its candidates.
-pub(crate) fn may_mean(target: &Target, file: &str) -> bool {
+fn may_mean(target: &Target, file: &str) -> bool {
     matches!(target, Target::Ambiguous(c) if c.iter().any(|p| **p == *file))
 }
 
