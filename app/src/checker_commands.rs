@@ -242,11 +242,7 @@ pub fn refs_with(
     // Each reference is printed as it is found: the 250,000 references to a big
     // folder are never all held (BENCHMARKS.md, "kiln refs of a folder").
     if as_json {
-        write!(
-            out,
-            "{{\n  \"schema\": \"kiln-refs/1\",\n  \"resource\": {},\n  \"references\": ",
-            serde_json::to_string(resource)?
-        )?;
+        report_head(out, "kiln-refs/1", resource)?;
         let mut refs = JsonArray::new(out);
         checker.try_each_reference_to(resource, |r| refs.push(&reference_json(&r)))?;
         refs.end()?;
@@ -275,6 +271,18 @@ pub fn refs_with(
         }
     }
     Ok(EXIT_OK)
+}
+
+/// The start of a `--json` report of references printed as they are found, up to
+/// its `references` array: as `serde_json::to_string_pretty` lays it out.
+fn report_head(out: &mut dyn Write, schema: &str, resource: &str) -> anyhow::Result<()> {
+    write!(
+        out,
+        "{{\n  \"schema\": {},\n  \"resource\": {},\n  \"references\": ",
+        serde_json::to_string(schema)?,
+        serde_json::to_string(resource)?
+    )?;
+    Ok(())
 }
 
 /// A JSON array written item by item, laid out as `serde_json::to_string_pretty`
@@ -335,11 +343,7 @@ pub fn deps_with(
 ) -> anyhow::Result<u8> {
     require_exists(checker, resource)?;
     if as_json {
-        write!(
-            out,
-            "{{\n  \"schema\": \"kiln-deps/1\",\n  \"resource\": {},\n  \"references\": ",
-            serde_json::to_string(resource)?
-        )?;
+        report_head(out, "kiln-deps/1", resource)?;
         let mut deps = JsonArray::new(out);
         checker.try_each_dependency_of(resource, |d| deps.push(&reference_json(&d)))?;
         deps.end()?;

@@ -541,23 +541,13 @@ impl Checker {
     /// Every place that references `path` (a file, or any file under a folder), in
     /// order of file, line and column.
     pub fn references_to(&self, path: &str) -> Vec<ReferenceView> {
-        let mut out = Vec::new();
-        let Ok(()) = self.try_each_reference_to(path, |v| {
-            out.push(v);
-            Ok::<_, std::convert::Infallible>(())
-        });
-        out
+        collected(|each| self.try_each_reference_to(path, each))
     }
 
     /// The ambiguous references that may mean `path` (a file, or any file under a
     /// folder): written without extension where it is one of several matches.
     pub fn ambiguous_references_to(&self, path: &str) -> Vec<ReferenceView> {
-        let mut out = Vec::new();
-        let Ok(()) = self.try_each_ambiguous_reference_to(path, |v| {
-            out.push(v);
-            Ok::<_, std::convert::Infallible>(())
-        });
-        out
+        collected(|each| self.try_each_ambiguous_reference_to(path, each))
     }
 
     /// [`Checker::references_to`], given to `each` one at a time: a command printing
@@ -568,15 +558,7 @@ impl Checker {
         path: &str,
         each: impl FnMut(ReferenceView) -> Result<(), E>,
     ) -> Result<(), E> {
-        let files = self.files_under(path);
-        let keys: Vec<&str> = files.iter().flat_map(|f| keys_naming(f)).collect();
-        let wanted: FastSet<&str> = files.iter().map(String::as_str).collect();
-        self.expect_questions_about(&files);
-        let want = |t: &Target| match t {
-            Target::Resolved(p) | Target::Missing(p) => wanted.contains(&**p),
-            _ => false,
-        };
-        self.each_view_under(&keys, want, each)
+        self.each_view_into(path, false, each)
     }
 
     /// [`Checker::ambiguous_references_to`], given to `each` one at a time.
@@ -585,15 +567,34 @@ impl Checker {
         path: &str,
         each: impl FnMut(ReferenceView) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.each_view_into(path, true, each)
+    }
+
+    /// The references to the files under `path` (`ambiguous`: the ambiguous ones
+    /// that may mean one of them), as views in order of file, line and column, found
+    /// in one pass over the references filed under those files' keys.
+    fn each_view_into<E>(
+        &self,
+        path: &str,
+        ambiguous: bool,
+        each: impl FnMut(ReferenceView) -> Result<(), E>,
+    ) -> Result<(), E> {
         let files = self.files_under(path);
-        // Only a reference written without extension can be ambiguous.
-        let keys: Vec<&str> = files
-            .iter()
-            .filter_map(|f| split_extension(f).map(|(base, _)| base))
-            .collect();
-        let wanted: FastSet<&str> = files.iter().map(String::as_str).collect();
         self.expect_questions_about(&files);
-        let want = |t: &Target| matches!(t, Target::Ambiguous(c) if c.iter().any(|p| wanted.contains(&**p)));
+        let wanted: FastSet<&str> = files.iter().map(String::as_str).collect();
+        let keys: Vec<&str> = if ambiguous {
+            // Only a reference written without extension can be ambiguous.
+            (files.iter())
+                .filter_map(|f| split_extension(f).map(|(base, _)| base))
+                .collect()
+        } else {
+            files.iter().flat_map(|f| keys_naming(f)).collect()
+        };
+        let want = |t: &Target| match t {
+            Target::Resolved(p) | Target::Missing(p) => !ambiguous && wanted.contains(&**p),
+            Target::Ambiguous(c) => ambiguous && c.iter().any(|p| wanted.contains(&**p)),
+            Target::Invalid(_) => false,
+        };
         self.each_view_under(&keys, want, each)
     }
 
@@ -649,12 +650,7 @@ impl Checker {
 
     /// Everything `path` (a file, or the files under a folder) references.
     pub fn dependencies_of(&self, path: &str) -> Vec<ReferenceView> {
-        let mut out = Vec::new();
-        let Ok(()) = self.try_each_dependency_of(path, |v| {
-            out.push(v);
-            Ok::<_, std::convert::Infallible>(())
-        });
-        out
+        collected(|each| self.try_each_dependency_of(path, each))
     }
 
     /// [`Checker::dependencies_of`], given to `each` one at a time, each file's scan
@@ -681,6 +677,20 @@ impl Checker {
         }
         Ok(())
     }
+}
+
+/// Everything a `try_each_*` method gives, collected.
+fn collected(
+    give: impl FnOnce(
+        &mut dyn FnMut(ReferenceView) -> Result<(), std::convert::Infallible>,
+    ) -> Result<(), std::convert::Infallible>,
+) -> Vec<ReferenceView> {
+    let mut out = Vec::new();
+    let Ok(()) = give(&mut |v| {
+        out.push(v);
+        Ok(())
+    });
+    out
 }
 
 impl ReferenceView {
@@ -715,6 +725,20 @@ mod tests {
         dir
     }
 
+    /// `dir` with its files a minute old: files written now are read again by the
+    /// next open (their time is too close to the cache's to trust).
+    fn aged(dir: tempfile::TempDir) -> tempfile::TempDir {
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        for f in ["kiln.project", "levels/a.level", "meshes/m.mesh"] {
+            let file = std::fs::File::options()
+                .write(true)
+                .open(dir.path().join(f))
+                .unwrap();
+            file.set_modified(old).unwrap();
+        }
+        dir
+    }
+
     fn open(dir: &Path) -> Checker {
         Checker::open(
             dir,
@@ -726,16 +750,7 @@ mod tests {
 
     #[test]
     fn a_check_with_nothing_changed_prints_the_stored_findings_without_resolving() {
-        let dir = project();
-        // Files written now are re-read by the next start (racy); age them.
-        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        for f in ["kiln.project", "levels/a.level", "meshes/m.mesh"] {
-            let file = std::fs::File::options()
-                .write(true)
-                .open(dir.path().join(f))
-                .unwrap();
-            file.set_modified(old).unwrap();
-        }
+        let dir = aged(project());
         let first = open(dir.path()).findings();
         assert!(first.iter().any(|f| matches!(f, Finding::Missing { .. })));
         let second = open(dir.path());
@@ -788,16 +803,7 @@ mod tests {
     /// without resolving every reference again.
     #[test]
     fn a_check_stores_its_findings_in_a_cache_written_without_them() {
-        let dir = project();
-        // Files written now are re-read by the next start (racy); age them.
-        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        for f in ["kiln.project", "levels/a.level", "meshes/m.mesh"] {
-            let file = std::fs::File::options()
-                .write(true)
-                .open(dir.path().join(f))
-                .unwrap();
-            file.set_modified(old).unwrap();
-        }
+        let dir = aged(project());
         // Opened and dropped without a check: the cache is written, findings-less.
         drop(open(dir.path()));
         let first = open(dir.path());

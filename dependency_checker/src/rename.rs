@@ -2132,10 +2132,7 @@ mod tests {
     #[test]
     fn a_file_read_again_before_it_is_written_must_be_the_version_read_first() {
         let files = many_referrers(40);
-        let pairs: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(p, c)| (p.as_str(), c.as_str()))
-            .collect();
+        let pairs = as_pairs(&files);
         let patched: usize = files.iter().skip(2).map(|(_, c)| c.len() + 4).sum();
         assert!(patched > 2 * HOLD_PATCHED_BYTES, "every file would be kept");
         for in_place in [false, true] {
@@ -2187,10 +2184,7 @@ mod tests {
     #[test]
     fn an_apply_refused_while_reading_leaves_no_journal() {
         let files = many_referrers(10);
-        let pairs: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(p, c)| (p.as_str(), c.as_str()))
-            .collect();
+        let pairs = as_pairs(&files);
         let (dir, _, mut checker, p) = planned_move(&pairs, "tex/t.png", "tex/u.png");
         let last = p.edits.last().unwrap().file.clone();
         fs::write(dir.path().join(&last), r#"["tex/t.png", "other"]"#).unwrap();
@@ -2208,10 +2202,7 @@ mod tests {
     #[test]
     fn a_journal_folder_swapped_for_a_link_is_never_written_through() {
         let files = many_referrers(4);
-        let pairs: Vec<(&str, &str)> = files
-            .iter()
-            .map(|(p, c)| (p.as_str(), c.as_str()))
-            .collect();
+        let pairs = as_pairs(&files);
         let (dir, before, mut checker, p) = planned_move(&pairs, "tex/t.png", "tex/u.png");
         let elsewhere = tempfile::tempdir().unwrap();
         fs::create_dir_all(dir.path().join(".kiln")).unwrap();
