@@ -379,6 +379,18 @@ impl Checker {
         Ok(changed)
     }
 
+    /// Takes the renames Kiln has just made (old, new) into the index: each moved
+    /// file's entry goes to its new path as it is ([`Index::carry_renamed`]).
+    pub(crate) fn carry_renamed(&mut self, renames: &[(String, String)]) {
+        let mut moved = Vec::new();
+        for (old, new) in renames {
+            moved.extend(self.index.carry_renamed(old, new));
+        }
+        if !moved.is_empty() {
+            self.follow_index(&moved);
+        }
+    }
+
     /// Folds a watcher batch into the index: re-indexes its paths (or re-walks the
     /// project after an overflow), and recognises renames done outside Kiln: a file
     /// that disappeared and one that appeared with the same content.

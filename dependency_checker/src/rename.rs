@@ -1337,6 +1337,8 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
         touched.push(new.clone());
     }
     touched.push(REDIRECT_FILE.to_owned());
+    // The moved files' entries follow them, so that the refresh reads none again.
+    checker.carry_renamed(&plan.renames);
     checker.refresh_written(&touched, &written)?;
     if let Some(inverse_edits) = inverse_edits {
         return Ok(Operation::Patch(Box::new(MovePlan::patches(inverse_edits))));
@@ -2215,5 +2217,75 @@ mod tests {
         assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
         fs::remove_file(dir.path().join(".kiln/journal")).unwrap();
         assert_eq!(snapshot(dir.path()), before);
+    }
+
+    /// The files a move carries along keep their index entries under their new
+    /// paths, scans still in the cache's bytes: none is read again. The index after
+    /// the move is the one a fresh open builds.
+    #[test]
+    fn moved_files_are_carried_in_the_index_not_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = vec![("kiln.project".to_owned(), "{}".to_owned())];
+        for i in 0..6 {
+            files.push((
+                format!("art/m{i}.material"),
+                format!(r#"{{"texture": "art/t{i}"}}"#),
+            ));
+            files.push((format!("art/t{i}.png"), "png".to_owned()));
+        }
+        files.push((
+            "levels/a.level".to_owned(),
+            r#"{"entities": [{"id": "e", "components": {"mesh": {"material": "art/m0"}}}]}"#
+                .to_owned(),
+        ));
+        write(dir.path(), &as_pairs(&files));
+        // Old enough that no entry is read again for being too new to trust.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        for (file, _) in &files {
+            let f = fs::File::options()
+                .write(true)
+                .open(dir.path().join(file))
+                .unwrap();
+            f.set_modified(old).unwrap();
+        }
+        drop(reopen(dir.path()).unwrap());
+        let mut checker = reopen(dir.path()).unwrap();
+        let p = plan(&checker, &MoveRequest::new("art", "gfx/art")).unwrap();
+        apply(&mut checker, &p).unwrap();
+        let patched: Vec<String> = p
+            .edits
+            .iter()
+            .map(|e| renamed_path(&p.renames, &e.file))
+            .collect();
+        let moved: Vec<&crate::index::FileEntry> = checker
+            .index()
+            .files_in_folder("gfx/art")
+            .filter(|f| !patched.contains(&f.path.to_string()))
+            .collect();
+        assert_eq!(
+            moved.len(),
+            6,
+            "the materials' textures and the materials not patched"
+        );
+        for f in &moved {
+            assert!(!f.scan_is_decoded(), "{} was read again", f.path);
+        }
+        let fresh = reopen(dir.path()).unwrap();
+        let entries = |c: &Checker| -> Vec<(String, u64, u64, u64, crate::scan::FileScan)> {
+            c.index()
+                .files()
+                .filter(|f| f.path.as_ref() != REDIRECT_FILE)
+                .map(|f| {
+                    (
+                        f.path.to_string(),
+                        f.size,
+                        f.mtime_ns,
+                        f.hash,
+                        f.scan().clone(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(entries(&checker), entries(&fresh));
     }
 }
