@@ -61,9 +61,10 @@ pub struct Checker {
     /// findings are known, to store them with it, or else when the checker is
     /// dropped: a check with no cache writes it once, not twice.
     cache_unsaved: std::cell::Cell<bool>,
-    /// The cache describes the index but holds no findings for it (a move wrote
-    /// it): the next check stores its findings, or every check after a move would
-    /// resolve every reference again.
+    /// The cache describes the index but holds no findings for it (a `refs`, `deps`
+    /// or `mv` that found files changed wrote it when it was dropped): the next
+    /// check stores its findings, or every check after would resolve every
+    /// reference again.
     findings_unstored: std::cell::Cell<bool>,
 }
 
@@ -810,7 +811,8 @@ mod tests {
         );
     }
 
-    /// A cache written without findings (a move writes one: it checks nothing)
+    /// A cache written without findings (a `kiln refs` that found files changed
+    /// writes one: it checks nothing)
     /// gets them from the next check, so that the check after that one prints them
     /// without resolving every reference again.
     #[test]
