@@ -576,34 +576,112 @@ fn renumber_scan(bytes: &[u8], renumber: &[u32], out: &mut Vec<u8>) -> Option<()
 /// Serialises `index`, with the findings of a check of exactly this index if there
 /// are any.
 pub fn encode(index: &Index, findings: Option<&[Finding]>) -> Vec<u8> {
-    encode_index(index).finish(findings)
+    // Writing to memory cannot fail.
+    encode_index_to(index, Vec::new())
+        .and_then(|encoded| encoded.finish(findings))
+        .unwrap_or_default()
 }
 
-/// The cache's bytes up to its findings: everything that depends on the index alone,
-/// so that a check can encode them while it computes the findings.
-pub(crate) struct EncodedIndex {
-    bytes: Vec<u8>,
-    walked: u64,
+/// What a cache is written to: everything passes through the hash that the
+/// checksum at the end is.
+pub(crate) struct Hashed<W: std::io::Write> {
+    out: W,
+    hasher: xxhash_rust::xxh3::Xxh3,
 }
 
-impl EncodedIndex {
-    /// The whole cache: these bytes, the findings and the checksum.
-    pub(crate) fn finish(self, findings: Option<&[Finding]>) -> Vec<u8> {
-        let mut out = self.bytes;
-        let findings_json = findings
-            .and_then(|f| serde_json::to_vec(f).ok())
-            .unwrap_or_default();
-        put_varint(&mut out, findings_json.len() as u64);
-        out.extend_from_slice(&findings_json);
-        out.extend_from_slice(&self.walked.to_le_bytes());
-        let checksum = xxhash_rust::xxh3::xxh3_64(&out);
-        out.extend_from_slice(&checksum.to_le_bytes());
-        out
+impl<W: std::io::Write> std::io::Write for Hashed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.hasher.update(buf.get(..n).unwrap_or_default());
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
     }
 }
 
-/// See [`EncodedIndex`].
-pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
+/// The cache written up to its findings: everything that depends on the index alone,
+/// so that a check can write it while it works out the findings.
+pub(crate) struct EncodedIndex<W: std::io::Write> {
+    out: Hashed<W>,
+    walked: u64,
+}
+
+impl<W: std::io::Write> EncodedIndex<W> {
+    /// Writes the rest of the cache: the findings and the checksum. Returns what it
+    /// was written to.
+    pub(crate) fn finish(mut self, findings: Option<&[Finding]>) -> std::io::Result<W> {
+        use std::io::Write;
+        let findings_json = findings
+            .and_then(|f| serde_json::to_vec(f).ok())
+            .unwrap_or_default();
+        let mut tail = Vec::with_capacity(findings_json.len() + 32);
+        put_varint(&mut tail, findings_json.len() as u64);
+        tail.extend_from_slice(&findings_json);
+        tail.extend_from_slice(&self.walked.to_le_bytes());
+        self.out.write_all(&tail)?;
+        let checksum = self.out.hasher.digest();
+        let mut out = self.out.out;
+        out.write_all(&checksum.to_le_bytes())?;
+        Ok(out)
+    }
+}
+
+/// A cache being written straight to a temporary file beside `.kiln/index.bin`,
+/// renamed over it once finished: a first check at 100,000 files held the 20 MB it
+/// writes in a buffer, beside the body it copies them from.
+pub(crate) struct CacheFile {
+    temp: PathBuf,
+    path: PathBuf,
+    encoded: EncodedIndex<std::io::BufWriter<fs::File>>,
+}
+
+impl CacheFile {
+    /// Starts writing the cache of `index`, up to its findings.
+    pub(crate) fn start(index: &Index) -> Result<Self, CheckerError> {
+        let path = cache_path(index.root())?;
+        let temp = path.with_file_name(format!(".index.bin.{}.tmp", std::process::id()));
+        let file = fs::File::create(&temp).map_err(io_err(&temp))?;
+        match encode_index_to(index, std::io::BufWriter::new(file)) {
+            Ok(encoded) => Ok(CacheFile {
+                temp,
+                path,
+                encoded,
+            }),
+            Err(e) => {
+                let _ = fs::remove_file(&temp);
+                Err(io_err(&temp)(e))
+            }
+        }
+    }
+
+    /// Writes the findings and the checksum and puts the cache in place.
+    pub(crate) fn finish(self, findings: Option<&[Finding]>) -> Result<(), CheckerError> {
+        let CacheFile {
+            temp,
+            path,
+            encoded,
+        } = self;
+        // A torn cache fails its checksum and is rebuilt; a stale one is checked file
+        // by file against the disk. Nothing is lost, so the disk is not waited for.
+        let written = encoded
+            .finish(findings)
+            .and_then(|out| out.into_inner().map_err(|e| e.into_error()))
+            .and_then(|_| fs::rename(&temp, &path));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&temp);
+            return Err(io_err(&temp)(e));
+        }
+        Ok(())
+    }
+}
+
+/// Writes the cache of `index` up to its findings to `out` (see [`EncodedIndex`]).
+pub(crate) fn encode_index_to<W: std::io::Write>(
+    index: &Index,
+    out: W,
+) -> std::io::Result<EncodedIndex<W>> {
     let files: Vec<&FileEntry> = index.files().collect();
     // The loaded cache most entries are still encoded in, if one is: its strings
     // keep their numbers, so those entries are copied as they are. When most of its
@@ -647,57 +725,34 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
             (records.iter()).map(move |&(_, a, b)| bytes.get(a as usize..b as usize).unwrap_or(&[]))
         })
         .collect();
-    let mut scan_bytes = Vec::new();
-    // Sized once (grown by doubling, it held twice its size at the end): the
-    // table put in front of it at the end, about the seed's records or the first
-    // pass's, a path and four numbers per file, and the findings a check stores
-    // (a handful in a healthy project).
-    let records = match seed {
-        Some(body) => body.bytes.len(),
-        None => renumbered.iter().map(|(b, _)| b.len()).sum(),
-    };
-    let table: usize = strings.table.iter().map(|s| s.len() + 2).sum();
-    let mut body_out = Vec::with_capacity(64 + table + records + files.len() * 48 + 4096);
-    let mut previous: &str = "";
-    let mut mtime = 0u64;
-    for (i, f) in files.iter().enumerate() {
-        let shared = shared_prefix(&f.path, previous);
-        put_varint(&mut body_out, shared as u64);
-        put_varint(&mut body_out, (f.path.len() - shared) as u64);
-        body_out.extend_from_slice(&f.path.as_bytes()[shared..]);
-        previous = &f.path;
-        put_varint(&mut body_out, f.size);
-        // Files are written in bursts (a checkout, an export): times close together.
-        put_varint(&mut body_out, zigzag(f.mtime_ns.wrapping_sub(mtime) as i64));
-        mtime = f.mtime_ns;
-        body_out.extend_from_slice(&f.hash.to_le_bytes());
-        let copied = match (f.scan_cell().still_encoded(), seed) {
-            // An empty record is one left to be read from its file: not copied.
-            (Some(e), Some(s)) if Arc::ptr_eq(&e.body, s) && e.start < e.end => Some(e.bytes()),
-            _ => None,
-        };
-        match copied {
-            Some(bytes) => {
-                put_varint(&mut body_out, bytes.len() as u64);
-                body_out.extend_from_slice(bytes);
-            }
-            None => {
-                // Renumbered already; or (the record did not renumber, or there is
-                // a seed) encoded now.
-                let record = match renumbered_records.get(i) {
-                    Some(record) if !record.is_empty() => *record,
-                    _ => {
-                        scan_bytes.clear();
-                        strings.look_up_again();
-                        encode_scan(f.scan(), &mut strings, &mut scan_bytes);
-                        &scan_bytes
-                    }
-                };
-                put_varint(&mut body_out, record.len() as u64);
-                body_out.extend_from_slice(record);
-            }
-        }
+    // Each file's record: copied from the seed, renumbered already, or (the record
+    // did not renumber, or there is a seed) encoded now, first, since the table
+    // written in front of the files must hold its strings.
+    enum Record {
+        Copied(usize),
+        Renumbered(usize),
+        Encoded(usize, usize),
     }
+    let mut fresh = Vec::new();
+    let records: Vec<Record> = (files.iter().enumerate())
+        .map(|(i, f)| match (f.scan_cell().still_encoded(), seed) {
+            // An empty record is one left to be read from its file: not copied.
+            (Some(e), Some(s)) if Arc::ptr_eq(&e.body, s) && e.start < e.end => Record::Copied(i),
+            _ => match renumbered_records.get(i) {
+                Some(record) if !record.is_empty() => Record::Renumbered(i),
+                _ => {
+                    let start = fresh.len();
+                    strings.look_up_again();
+                    encode_scan(f.scan(), &mut strings, &mut fresh);
+                    Record::Encoded(start, fresh.len())
+                }
+            },
+        })
+        .collect();
+    let mut out = Hashed {
+        out,
+        hasher: xxhash_rust::xxh3::Xxh3::new(),
+    };
     let table_bytes: usize = strings.table.iter().map(|s| s.len() + 2).sum();
     let mut head = Vec::with_capacity(48 + table_bytes);
     head.extend_from_slice(MAGIC);
@@ -707,13 +762,39 @@ pub(crate) fn encode_index(index: &Index) -> EncodedIndex {
     put_varint(&mut head, strings.table.len() as u64);
     put_table(&mut head, &strings.table);
     put_varint(&mut head, files.len() as u64);
-    // Put in front of the files, which were written with room for it: the files
-    // move once within their buffer, rather than being copied into a second one.
-    body_out.splice(0..0, head);
-    EncodedIndex {
-        bytes: body_out,
-        walked: walk_issues_hash(index),
+    std::io::Write::write_all(&mut out, &head)?;
+    drop(head);
+    let mut previous: &str = "";
+    let mut mtime = 0u64;
+    let mut entry = Vec::with_capacity(256);
+    for (f, record) in files.iter().zip(&records) {
+        entry.clear();
+        let shared = shared_prefix(&f.path, previous);
+        put_varint(&mut entry, shared as u64);
+        put_varint(&mut entry, (f.path.len() - shared) as u64);
+        entry.extend_from_slice(&f.path.as_bytes()[shared..]);
+        previous = &f.path;
+        put_varint(&mut entry, f.size);
+        // Files are written in bursts (a checkout, an export): times close together.
+        put_varint(&mut entry, zigzag(f.mtime_ns.wrapping_sub(mtime) as i64));
+        mtime = f.mtime_ns;
+        entry.extend_from_slice(&f.hash.to_le_bytes());
+        let bytes: &[u8] = match *record {
+            Record::Copied(i) => files[i]
+                .scan_cell()
+                .still_encoded()
+                .map_or(&[], |e| e.bytes()),
+            Record::Renumbered(i) => renumbered_records.get(i).copied().unwrap_or_default(),
+            Record::Encoded(a, b) => fresh.get(a..b).unwrap_or_default(),
+        };
+        put_varint(&mut entry, bytes.len() as u64);
+        std::io::Write::write_all(&mut out, &entry)?;
+        std::io::Write::write_all(&mut out, bytes)?;
     }
+    Ok(EncodedIndex {
+        out,
+        walked: walk_issues_hash(index),
+    })
 }
 
 /// Writes the strings of a table, each as the bytes it shares with the one before
@@ -1139,10 +1220,9 @@ pub fn save(index: &Index, findings: Option<&[Finding]>) -> Result<(), CheckerEr
     write(index.root(), &encode(index, findings))
 }
 
-/// Writes `bytes` (from [`encode`] or [`EncodedIndex::finish`]) as the cache of the
-/// project at `root`.
-pub(crate) fn write(root: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
-    // A real folder inside the project, never a link to somewhere else.
+/// Where the cache of the project at `root` goes: in `.kiln/`, a real folder inside
+/// the project (never a link to somewhere else), with its `.gitignore`.
+fn cache_path(root: &Path) -> Result<PathBuf, CheckerError> {
     let dir = crate::lock::kiln_dir(root)?;
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
@@ -1152,7 +1232,12 @@ pub(crate) fn write(root: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
         )
         .map_err(io_err(&ignore))?;
     }
-    let file = root.join(CACHE_FILE);
+    Ok(root.join(CACHE_FILE))
+}
+
+/// Writes `bytes` (from [`encode`]) as the cache of the project at `root`.
+pub(crate) fn write(root: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
+    let file = cache_path(root)?;
     // A torn cache fails its checksum and is rebuilt; a stale one is checked file by
     // file against the disk. Nothing is lost, so the disk is not waited for.
     write_atomic_unsynced(&file, bytes).map_err(io_err(&file))

@@ -488,7 +488,7 @@ impl Checker {
                 let index = &self.index;
                 std::thread::scope(|threads| {
                     let encoding =
-                        save.then(|| threads.spawn(|| crate::cache::encode_index(index)));
+                        save.then(|| threads.spawn(|| crate::cache::CacheFile::start(index)));
                     let findings = check(
                         &self.index,
                         &Resolution::build(&self.index),
@@ -496,11 +496,10 @@ impl Checker {
                         &self.project.config().boot_levels,
                         &self.project.config().plugins,
                     );
-                    if let Some(Ok(encoded)) = encoding.map(|e| e.join()) {
-                        let bytes = encoded.finish(Some(&findings));
-                        // The cache only saves time: a check it cannot be written
-                        // for is still a whole check.
-                        let _ = crate::cache::write(self.index.root(), &bytes);
+                    // The cache only saves time: a check it cannot be written for
+                    // is still a whole check.
+                    if let Some(Ok(Ok(cache))) = encoding.map(|e| e.join()) {
+                        let _ = cache.finish(Some(&findings));
                     }
                     findings
                 })
@@ -833,6 +832,30 @@ mod tests {
             "the check before stored them"
         );
         assert_eq!(second.findings(), findings);
+    }
+
+    /// The cache a check writes straight to its file, while it works out the
+    /// findings, is the bytes `cache::encode` makes of the same index and findings;
+    /// no temporary file is left beside it.
+    #[test]
+    fn the_cache_a_check_writes_is_the_index_and_findings_encoded() {
+        let dir = aged(project());
+        let checker = open(dir.path());
+        checker.findings();
+        let stored = checker.check_findings.get().map(Vec::as_slice);
+        assert!(stored.is_some_and(|f| !f.is_empty()));
+        let written = std::fs::read(dir.path().join(crate::cache::CACHE_FILE)).unwrap();
+        assert_eq!(written, crate::cache::encode(checker.index(), stored));
+        let temporary: Vec<String> = std::fs::read_dir(dir.path().join(".kiln"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".tmp"))
+            .collect();
+        assert!(temporary.is_empty(), "{temporary:?}");
+        drop(checker);
+        // And it reads back: the next open takes the findings from it.
+        assert!(open(dir.path()).check_findings.get().is_some());
     }
 
     /// A lookup kept current through edits files exactly what one built afresh
