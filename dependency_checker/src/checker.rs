@@ -619,8 +619,10 @@ impl Checker {
         keys: &[&str],
         each: impl FnMut(&crate::index::FileEntry, usize, &crate::scan::RefView, Target),
     ) {
+        // Kept by a checker that keeps the whole lookup: see `each_resolved_under`.
+        let keep = self.lookup.get().is_some();
         self.with_lookup(keys.iter().copied(), |lookup| {
-            lookup.each_resolved_under(&self.index, keys.iter().copied(), each)
+            lookup.each_resolved_under(&self.index, keys.iter().copied(), keep, each)
         });
     }
 

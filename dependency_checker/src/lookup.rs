@@ -35,6 +35,10 @@ pub struct Lookup {
     covered: Option<FastSet<Box<str>>>,
 }
 
+/// The most referring files whose decoded scans a question keeps (see
+/// [`Lookup::each_resolved_under`]).
+pub(crate) const KEEP_DECODED_UP_TO: usize = 4096;
+
 /// What one file files: (key, position) of each of its references, sorted.
 type Filed<K> = Vec<(K, u32)>;
 
@@ -298,27 +302,33 @@ impl Lookup {
     /// Each reference filed under one of `keys`, resolved, in order of file and
     /// position (one filed under two of the keys comes once): `each` gets the
     /// referring file's entry, the reference's position, the reference and its
-    /// target.
-    /// Each referring file's scan is decoded once and for the call only, so a
+    /// target. Each referring file's scan is decoded once and for the call only, so a
     /// question about a folder that 60,000 files reference holds one decoded scan at
     /// a time, not all of them.
+    ///
+    /// With `keep`, a question about at most [`KEEP_DECODED_UP_TO`] referring files
+    /// keeps what it decodes: a process that keeps the whole lookup (an editor, a
+    /// running `kiln watch`) is asked about the same files again (a move, then its
+    /// undoing), and decoding a thousand files each time made a served move slower.
     pub(crate) fn each_resolved_under<'k>(
         &self,
         index: &Index,
         keys: impl IntoIterator<Item = &'k str>,
+        keep: bool,
         mut each: impl FnMut(&FileEntry, usize, &RefView, Target),
     ) {
         let mut filed: Vec<&(Arc<str>, u32)> =
             keys.into_iter().flat_map(|k| self.filed_under(k)).collect();
         filed.sort_unstable_by(|a, b| (&*a.0, a.1).cmp(&(&*b.0, b.1)));
         filed.dedup();
+        let keep = keep && filed.chunk_by(|a, b| a.0 == b.0).count() <= KEEP_DECODED_UP_TO;
         let mut buf = String::new();
         for group in filed.chunk_by(|a, b| a.0 == b.0) {
             let from = &group[0].0;
             let Some(entry) = index.file(from) else {
                 continue;
             };
-            entry.with_scan(|scan| {
+            let mut resolve_each = |scan: &crate::scan::FileScan| {
                 for (_, i) in group {
                     let Some(r) = scan.get(*i as usize) else {
                         continue;
@@ -327,7 +337,12 @@ impl Lookup {
                         each(entry, *i as usize, &r, target);
                     }
                 }
-            });
+            };
+            if keep {
+                resolve_each(entry.scan());
+            } else {
+                entry.with_scan(resolve_each);
+            }
         }
     }
 
@@ -339,7 +354,7 @@ impl Lookup {
         want: impl Fn(&Target) -> bool,
     ) -> Vec<ResolvedRef> {
         let mut out = Vec::new();
-        self.each_resolved_under(index, keys, |from, i, _, target| {
+        self.each_resolved_under(index, keys, false, |from, i, _, target| {
             if want(&target) {
                 out.push(ResolvedRef {
                     file: from.path.clone(),

@@ -1280,7 +1280,13 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
         journal.written.push(hash);
     }
     let index = checker.index();
-    let outcome = (|| {
+    // The files kept are scanned for the index on a thread of their own while the
+    // journal is flushed and the files written (mostly waiting for the disk); the
+    // others are scanned by the threads that write them.
+    let held: Vec<(&str, &[u8])> = (prepared.iter())
+        .filter_map(|p| Some((p.final_path.as_str(), p.held.as_deref()?)))
+        .collect();
+    let (outcome, held_scans) = scanned_during(index, &held, || {
         journal::begin(&root, &journal, backups)?;
         Ok::<_, CheckerError>((|| -> Result<Vec<Replaced>, CheckerError> {
             let replaced = replace_files(&root, index, &prepared)?;
@@ -1301,7 +1307,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             }
             Ok(replaced)
         })())
-    })();
+    });
     let replaced = match outcome? {
         Ok(replaced) => replaced,
         Err(e) if crashed() => {
@@ -1321,14 +1327,27 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
 
     // Patched files are taken from what was written and scanned; the moves and the
     // log are looked at on disk.
+    let mut held_scans = held_scans.map(Vec::into_iter);
     let written: Vec<crate::index::Written> = prepared
         .iter()
         .zip(replaced)
-        .map(|(p, replaced)| crate::index::Written {
-            path: &p.final_path,
-            size: replaced.size,
-            mtime_ns: replaced.mtime_ns,
-            scanned: replaced.scanned,
+        .map(|(p, replaced)| {
+            let scanned = match (replaced.scanned, &p.held) {
+                (Some(scanned), _) => scanned,
+                (None, held) => match held_scans.as_mut().and_then(Iterator::next) {
+                    Some(scanned) => scanned,
+                    // Without a thread to scan them, they are scanned now.
+                    None => {
+                        index.scan_for_write(&p.final_path, held.as_deref().unwrap_or_default())
+                    }
+                },
+            };
+            crate::index::Written {
+                path: &p.final_path,
+                size: replaced.size,
+                mtime_ns: replaced.mtime_ns,
+                scanned,
+            }
         })
         .collect();
     let mut touched: Vec<String> = Vec::new();
@@ -1371,6 +1390,28 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
                 .collect(),
         })),
     }))
+}
+
+/// Runs `work` (the journal's flush and the writes: mostly waiting for the disk)
+/// while a second thread hashes and scans `files` (path, new content) for the index
+/// ([`Index::scan_for_write`](crate::index::Index::scan_for_write)). `None` without
+/// a thread to be had.
+fn scanned_during<T>(
+    index: &crate::index::Index,
+    files: &[(&str, &[u8])],
+    work: impl FnOnce() -> T,
+) -> (T, Option<Vec<crate::index::Scanned>>) {
+    std::thread::scope(|s| {
+        let scanning = std::thread::Builder::new()
+            .name("kiln-scan-written".into())
+            .spawn_scoped(s, || {
+                (files.iter())
+                    .map(|(path, bytes)| index.scan_for_write(path, bytes))
+                    .collect::<Vec<_>>()
+            });
+        let done = work();
+        (done, scanning.ok().and_then(|h| h.join().ok()))
+    })
 }
 
 /// What identifies one version of a file cheaply: a save by another program (in place
@@ -1473,7 +1514,9 @@ const PARALLEL_REPLACE_FROM: usize = 64;
 struct Replaced {
     size: u64,
     mtime_ns: u64,
-    scanned: crate::index::Scanned,
+    /// `None` for a file kept since its first reading: scanned beside the writes
+    /// (see [`scanned_during`]).
+    scanned: Option<crate::index::Scanned>,
 }
 
 /// Replaces each prepared file by a temporary file renamed over it, unless it is no
@@ -1638,11 +1681,14 @@ fn replace_one(
     crash_point()?;
     rustix::fs::renameat(dir, &temp, dir, name).map_err(io)?;
     crash_point()?;
-    // Scanned here, while the bytes are at hand: a file read again is not kept.
+    // A file read again is scanned here, while its bytes are at hand.
     Ok(Replaced {
         size: new_bytes.len() as u64,
         mtime_ns,
-        scanned: index.scan_for_write(&p.final_path, new_bytes),
+        scanned: p
+            .held
+            .is_none()
+            .then(|| index.scan_for_write(&p.final_path, new_bytes)),
     })
 }
 
