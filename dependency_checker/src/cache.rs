@@ -728,18 +728,19 @@ pub(crate) fn encode_index_to<W: std::io::Write>(
     // Each file's record: copied from the seed, renumbered already, or (the record
     // did not renumber, or there is a seed) encoded now, first, since the table
     // written in front of the files must hold its strings.
-    enum Record {
-        Copied(usize),
-        Renumbered(usize),
+    enum Record<'b> {
+        Made(&'b [u8]),
         Encoded(usize, usize),
     }
     let mut fresh = Vec::new();
     let records: Vec<Record> = (files.iter().enumerate())
         .map(|(i, f)| match (f.scan_cell().still_encoded(), seed) {
             // An empty record is one left to be read from its file: not copied.
-            (Some(e), Some(s)) if Arc::ptr_eq(&e.body, s) && e.start < e.end => Record::Copied(i),
+            (Some(e), Some(s)) if Arc::ptr_eq(&e.body, s) && e.start < e.end => {
+                Record::Made(e.bytes())
+            }
             _ => match renumbered_records.get(i) {
-                Some(record) if !record.is_empty() => Record::Renumbered(i),
+                Some(record) if !record.is_empty() => Record::Made(record),
                 _ => {
                     let start = fresh.len();
                     strings.look_up_again();
@@ -780,11 +781,7 @@ pub(crate) fn encode_index_to<W: std::io::Write>(
         mtime = f.mtime_ns;
         entry.extend_from_slice(&f.hash.to_le_bytes());
         let bytes: &[u8] = match *record {
-            Record::Copied(i) => files[i]
-                .scan_cell()
-                .still_encoded()
-                .map_or(&[], |e| e.bytes()),
-            Record::Renumbered(i) => renumbered_records.get(i).copied().unwrap_or_default(),
+            Record::Made(bytes) => bytes,
             Record::Encoded(a, b) => fresh.get(a..b).unwrap_or_default(),
         };
         put_varint(&mut entry, bytes.len() as u64);

@@ -613,7 +613,8 @@ impl Checker {
     /// Each reference filed under one of `keys` (see [`keys_naming`]), resolved, in
     /// order of file and position: `each` gets the referring file's entry, the
     /// reference's position, the reference and its target. Each referring file's
-    /// scan is decoded once, for the call only.
+    /// scan is decoded once, and kept only by a checker that keeps the whole lookup
+    /// (see [`Lookup::each_resolved_under`]).
     pub(crate) fn each_reference_under(
         &self,
         keys: &[&str],
