@@ -641,6 +641,7 @@ impl CacheFile {
     /// Starts writing the cache of `index`, up to its findings.
     pub(crate) fn start(index: &Index) -> Result<Self, CheckerError> {
         let path = cache_path(index.root())?;
+        remove_stale_temporaries(&path);
         let temp = path.with_file_name(format!(".index.bin.{}.tmp", std::process::id()));
         let file = fs::File::create(&temp).map_err(io_err(&temp))?;
         match encode_index_to(index, std::io::BufWriter::new(file)) {
@@ -1230,6 +1231,37 @@ fn cache_path(root: &Path) -> Result<PathBuf, CheckerError> {
         .map_err(io_err(&ignore))?;
     }
     Ok(root.join(CACHE_FILE))
+}
+
+/// Removes the temporary caches that processes killed while writing them left
+/// beside `cache` (`.index.bin.PID.tmp`, PID no longer running): a check writes its
+/// cache while it works out the findings, so a `kill -9` during a check leaves one.
+/// Another running process's is left alone.
+fn remove_stale_temporaries(cache: &Path) {
+    let Some(dir) = cache.parent() else {
+        return;
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = (name.to_str())
+            .and_then(|n| n.strip_prefix(".index.bin.")?.strip_suffix(".tmp"))
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let running = rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
+            !matches!(
+                rustix::process::test_kill_process(pid),
+                Err(rustix::io::Errno::SRCH)
+            )
+        });
+        if !running && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Writes `bytes` (from [`encode`]) as the cache of the project at `root`.

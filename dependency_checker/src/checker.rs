@@ -861,6 +861,29 @@ mod tests {
         assert!(open(dir.path()).check_findings.get().is_some());
     }
 
+    /// A check killed while it wrote its cache leaves a temporary file in `.kiln/`;
+    /// the next check that writes the cache removes it, and leaves a running
+    /// process's and anything else alone.
+    #[test]
+    fn a_cache_left_half_written_by_a_killed_process_is_removed() {
+        let dir = aged(project());
+        let kiln = dir.path().join(".kiln");
+        std::fs::create_dir_all(&kiln).unwrap();
+        // Past any pid the kernel hands out; pid 1 always runs.
+        let (dead, running, other) = (
+            kiln.join(".index.bin.999999999.tmp"),
+            kiln.join(".index.bin.1.tmp"),
+            kiln.join(".index.bin.notes.tmp"),
+        );
+        for f in [&dead, &running, &other] {
+            std::fs::write(f, "half a cache").unwrap();
+        }
+        open(dir.path()).findings();
+        assert!(!dead.exists(), "a killed writer's cache was left");
+        assert!(running.exists() && other.exists());
+        assert!(dir.path().join(crate::cache::CACHE_FILE).is_file());
+    }
+
     /// A lookup kept current through edits files exactly what one built afresh
     /// files: each file's keys taken back and filed again, none left behind (a
     /// question's answer would not show a stale filing, since every reference is
