@@ -538,14 +538,23 @@ fn encode_scan<'a>(scan: &'a FileScan, strings: &mut impl Numbering<'a>, out: &m
 /// One file's references as [`encode_scan`] wrote them, with each string number
 /// `n` replaced by `renumber[n]`; `None` if they do not read as such.
 fn renumber_scan(bytes: &[u8], renumber: &[u32], out: &mut Vec<u8>) -> Option<()> {
-    let mut r = Reader { bytes, at: 0 };
     let new = |n: u64| {
         renumber
             .get(usize::try_from(n).ok()?)
             .map(|&m| u64::from(m))
     };
+    renumber_scan_with(bytes, new, out)
+}
+
+/// [`renumber_scan`] with each string number `n` replaced by `new(n)`.
+fn renumber_scan_with(
+    bytes: &[u8],
+    mut new: impl FnMut(u64) -> Option<u64>,
+    out: &mut Vec<u8>,
+) -> Option<()> {
+    let mut r = Reader { bytes, at: 0 };
     // See `repeated`: 0 and 1 name no string.
-    let repeated = |code: u64| match code {
+    let repeated = |new: &mut dyn FnMut(u64) -> Option<u64>, code: u64| match code {
         0 | 1 => Some(code),
         n => Some(new(n - 2)? + 2),
     };
@@ -561,14 +570,14 @@ fn renumber_scan(bytes: &[u8], renumber: &[u32], out: &mut Vec<u8>) -> Option<()
     for _ in 0..count {
         put_varint(out, new(r.varint()?)?);
         let typed = r.varint()?;
-        put_varint(out, repeated(typed >> 1)? << 1 | typed & 1);
+        put_varint(out, repeated(&mut new, typed >> 1)? << 1 | typed & 1);
         // Span start and length, line, column, the pointer's shared bytes.
         for _ in 0..5 {
             put_varint(out, r.varint()?);
         }
         put_varint(out, new(r.varint()?)?);
-        put_varint(out, repeated(r.varint()?)?);
-        put_varint(out, repeated(r.varint()?)?);
+        put_varint(out, repeated(&mut new, r.varint()?)?);
+        put_varint(out, repeated(&mut new, r.varint()?)?);
     }
     r.done().then_some(())
 }
@@ -734,11 +743,37 @@ pub(crate) fn encode_index_to<W: std::io::Write>(
         Encoded(usize, usize),
     }
     let mut fresh = Vec::new();
+    // For each other cache entries are still encoded in (a warm walk's, of the
+    // files it read again), the number of each of its strings in this table, found
+    // when first named (`u32::MAX` until then).
+    let mut others: HashMap<*const CacheBody, Vec<u32>> = HashMap::new();
     let records: Vec<Record> = (files.iter().enumerate())
-        .map(|(i, f)| match (f.scan_cell().still_encoded(), seed) {
+        .map(|(i, &f)| match (f.scan_cell().still_encoded(), seed) {
             // An empty record is one left to be read from its file: not copied.
             (Some(e), Some(s)) if Arc::ptr_eq(&e.body, s) && e.start < e.end => {
                 Record::Made(e.bytes())
+            }
+            // Renumbered into this table, not decoded (decoding keeps the scan).
+            (Some(e), Some(_)) if e.start < e.end && e.body.table().is_some() => {
+                let start = fresh.len();
+                strings.look_up_again();
+                let numbers = (others.entry(Arc::as_ptr(&e.body)))
+                    .or_insert_with(|| vec![u32::MAX; e.body.string_count() as usize]);
+                let body: &CacheBody = &e.body;
+                let new = |n: u64| {
+                    let number = numbers.get_mut(usize::try_from(n).ok()?)?;
+                    if *number == u32::MAX {
+                        *number = strings.id(body.string(n as u32)?);
+                    }
+                    Some(u64::from(*number))
+                };
+                if renumber_scan_with(e.bytes(), new, &mut fresh).is_some() {
+                    Record::Encoded(start, fresh.len())
+                } else {
+                    fresh.truncate(start);
+                    encode_scan(f.scan(), &mut strings, &mut fresh);
+                    Record::Encoded(start, fresh.len())
+                }
             }
             _ => match renumbered_records.get(i) {
                 Some(record) if !record.is_empty() => Record::Made(record),
@@ -837,8 +872,6 @@ pub(crate) struct WalkEncoder {
     bytes: Vec<u8>,
     /// Each file's record in `bytes`.
     files: Vec<Record>,
-    /// The scan the entries hold until [`seal`] gives them theirs.
-    pub(crate) unsealed: Arc<FileScan>,
 }
 
 impl<'a> Numbering<'a> for WalkEncoder {
@@ -965,7 +998,9 @@ fn encode_in_halves(files: &[&FileEntry]) -> Vec<WalkEncoder> {
     let encode = |half: &[&FileEntry]| {
         let mut encoder = WalkEncoder::default();
         for f in half {
-            encoder.encode(&f.path, f.scan());
+            // For the call only: an entry decoded and kept here would stay decoded
+            // (every scan of a project most of whose files were read again).
+            f.with_scan(|scan| encoder.encode(&f.path, scan));
         }
         encoder
     };
@@ -1376,6 +1411,69 @@ mod tests {
                 .text,
             "meshes/other"
         );
+    }
+
+    /// A warm walk keeps the files it reads again in the cache's encoding (its own
+    /// table), and the cache written after takes their records and the loaded
+    /// cache's from both tables without decoding either: whether most files are
+    /// still in the loaded cache (its table is the new one's start) or most were
+    /// read again (then the walk's is).
+    #[test]
+    fn a_warm_walk_keeps_what_it_reads_encoded_and_the_cache_takes_both_tables() {
+        for changed in [1, 5] {
+            let (dir, project, registry) = project();
+            let level = |i: usize, mesh: &str| {
+                format!(
+                    r#"{{"entities": [{{"id": "e{i}", "components": {{"mesh": {{"mesh": "{mesh}"}}}}}}]}}"#
+                )
+            };
+            for i in 0..6 {
+                fs::write(
+                    dir.path().join(format!("levels/l{i}.level")),
+                    level(i, "meshes/m"),
+                )
+                .unwrap();
+            }
+            let index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
+            // Written long after the files: none is read again for being too new.
+            let mut bytes = encode(&index, None);
+            let at = 4 + 4 + 8;
+            bytes[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+            reseal(&mut bytes);
+            let loaded = load_bytes(bytes, &project, &registry, &index);
+            for i in 0..changed {
+                let mesh = format!("meshes/other{i}/with/a/longer/path");
+                fs::write(
+                    dir.path().join(format!("levels/l{i}.level")),
+                    level(i, &mesh),
+                )
+                .unwrap();
+            }
+            let options = BuildOptions {
+                keep_encoded: true,
+                ..BuildOptions::default()
+            };
+            let warm =
+                Index::build_from(&project, registry.clone(), Some(&loaded), &options).unwrap();
+            assert_eq!(warm.stats().parsed, changed);
+            let all_encoded = |index: &Index| {
+                index
+                    .files()
+                    .all(|f| f.scan_cell().still_encoded().is_some())
+            };
+            assert!(
+                all_encoded(&warm),
+                "{changed} changed: a scan read again is held decoded"
+            );
+            let written = encode(&warm, None);
+            assert!(
+                all_encoded(&warm),
+                "{changed} changed: writing the cache decoded a scan"
+            );
+            let fresh = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
+            assert_same(&warm, &fresh);
+            assert_same(&load_bytes(written, &project, &registry, &index), &fresh);
+        }
     }
 
     #[test]

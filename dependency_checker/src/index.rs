@@ -67,6 +67,20 @@ impl ScanCell {
         }
     }
 
+    /// A scan encoded by a walk's thread, until the walk is sealed.
+    fn unsealed() -> Self {
+        ScanCell {
+            decoded: OnceLock::new(),
+            encoded: None,
+        }
+    }
+
+    /// Whether this is [`ScanCell::unsealed`]: every other cell holds a scan or
+    /// a record (asking for an unsealed cell's scan makes it hold an empty one).
+    fn is_unsealed(&self) -> bool {
+        self.decoded.get().is_none() && self.encoded.is_none()
+    }
+
     pub(crate) fn encoded(encoded: crate::cache::EncodedScan) -> Self {
         ScanCell {
             decoded: OnceLock::new(),
@@ -321,11 +335,11 @@ fn index_file(
             let ext = split_extension(rel).map_or("", |(_, e)| e);
             match encoder {
                 // Kept encoded, straight from the scratch's scan (no copy is kept):
-                // the entry holds an empty scan until the walk is sealed
+                // the entry holds no scan until the walk is sealed
                 // (`Index::build_with`), then its record.
                 Some(encoder) => {
                     encoder.encode(&path, scan_file_in(scan, (registry, rules), ext, bytes));
-                    ScanCell::new(encoder.unsealed.clone())
+                    ScanCell::unsealed()
                 }
                 None => ScanCell::new(Arc::new(scan_file_with(
                     scan,
@@ -371,10 +385,11 @@ pub struct BuildOptions {
     /// Called once when the project lock is held by another operation (a move in
     /// another process) for a moment, before waiting for it.
     pub waiting: Option<Arc<dyn Fn() + Send + Sync>>,
-    /// For a first index (nothing to reuse): keep each file's references in the
-    /// cache's encoding, encoded as the file is scanned, rather than as scans (see
+    /// Keep the references of each file read in the cache's encoding, encoded as
+    /// the file is scanned, rather than as scans (see
     /// [`crate::cache::WalkEncoder`]); they are decoded when asked for. What a
-    /// first `kiln check` wants: it reads each reference once and writes the cache.
+    /// command wants: it reads each reference once, if at all, and writes the
+    /// cache. Entries reused from a previous index stay as they were.
     pub keep_encoded: bool,
 }
 
@@ -478,7 +493,6 @@ impl Index {
             }))
         };
         let found: Mutex<Vec<FileEntry>> = Mutex::new(Vec::new());
-        let keep_encoded = options.keep_encoded && matches!(previous, Previous::Given(None));
         let encoders: Mutex<Vec<crate::cache::WalkEncoder>> = Mutex::new(Vec::new());
         let issues: Mutex<Vec<WalkIssue>> = Mutex::new(Vec::new());
         let counters = Counters::default();
@@ -531,7 +545,9 @@ impl Index {
             &root,
             threads,
             || {
-                let encoder = keep_encoded.then(crate::cache::WalkEncoder::default);
+                let encoder = options
+                    .keep_encoded
+                    .then(crate::cache::WalkEncoder::default);
                 let scratch = ReadScratch {
                     encoder,
                     ..ReadScratch::default()
@@ -589,14 +605,19 @@ impl Index {
             .collect();
         let encoders = encoders.into_inner().unwrap_or_default();
         // Sealed even without an encoder (none could be handed over): then every
-        // entry is given a scan that reads its file, never the empty placeholder.
-        if keep_encoded {
+        // entry read is given a scan that reads its file, never the empty
+        // placeholder. The entries kept from a previous index keep theirs: a warm
+        // walk that reads many files again (after a big move) holds those it read
+        // in their encoding too, not decoded (65,000 scans: 109 MB).
+        if files.values().any(|f| f.scan.is_unsealed()) {
             let (mut sealed, unread) = crate::cache::seal(encoders, &root, &registry, &rules);
             for (path, entry) in files.iter_mut() {
-                // Every entry was encoded by a thread; one that a thread could not
-                // hand over is read again from its file when asked for.
-                let encoded = sealed.remove(path).unwrap_or_else(|| unread.clone());
-                entry.scan = ScanCell::encoded(encoded);
+                if entry.scan.is_unsealed() {
+                    // One that a thread could not hand over is read again from its
+                    // file when asked for.
+                    let encoded = sealed.remove(path).unwrap_or_else(|| unread.clone());
+                    entry.scan = ScanCell::encoded(encoded);
+                }
             }
         }
         let mut issues = issues.into_inner().unwrap_or_default();

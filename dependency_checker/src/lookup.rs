@@ -140,18 +140,22 @@ impl Lookup {
         // A reference can name one of the files only if its text is one of the keys
         // (a typed one is written without its extension, a generic one with or
         // without) or it is a relative URI: files still encoded in the cache that
-        // mention none of them are skipped without decoding them.
-        let mut mentioned: Option<(crate::cache::EncodedScan, FastSet<u32>)> = None;
+        // mention none of them are skipped without decoding them. The keys' numbers
+        // in each cache the entries are in (the loaded one, and a warm walk's of
+        // the files it read again: their entries alternate).
+        let mut mentioned: Vec<(crate::cache::EncodedScan, FastSet<u32>)> = Vec::new();
         for entry in index.files() {
             if let Some(encoded) = entry.scan_cell().still_encoded() {
-                let numbers = match &mentioned {
-                    Some((seen, numbers)) if seen.same_cache(encoded) => numbers,
-                    _ => {
-                        let numbers = encoded.numbers_of(&keys);
-                        &mentioned.insert((encoded.clone(), numbers)).1
-                    }
-                };
-                if !encoded.may_mention(numbers) {
+                let seen = mentioned
+                    .iter()
+                    .position(|(seen, _)| seen.same_cache(encoded));
+                let at = seen.unwrap_or_else(|| {
+                    mentioned.push((encoded.clone(), encoded.numbers_of(&keys)));
+                    mentioned.len() - 1
+                });
+                if let Some((_, numbers)) = mentioned.get(at)
+                    && !encoded.may_mention(numbers)
+                {
                     continue;
                 }
             }
