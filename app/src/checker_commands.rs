@@ -113,7 +113,7 @@ pub fn check_with(
             print_plan(&plan, out)?;
         }
         if !options.dry_run && !plan.is_empty() {
-            rename::apply(checker, &plan)?;
+            rename::apply_without_undo(checker, &plan)?;
         }
         if !options.json {
             let verb = if options.dry_run {
@@ -479,7 +479,7 @@ pub fn mv_with(
     let mut attempts = 0;
     if apply {
         loop {
-            match rename::apply(checker, &plan) {
+            match rename::apply_without_undo(checker, &plan) {
                 Ok(_) => break,
                 Err(dependency_checker::CheckerError::Changed { file }) if attempts < 3 => {
                     attempts += 1;

@@ -38,7 +38,7 @@ use crate::Checker;
 use crate::error::{CheckerError, io_err};
 use crate::findings::{Finding, Place, replacement_text};
 use crate::graph::Target;
-use crate::index::{is_excluded, is_within as within, split_extension};
+use crate::index::{WriteScans, is_excluded, is_within as within, split_extension};
 use crate::journal::{self, Journal, crash_point, crashed};
 use crate::lookup::keys_naming;
 use crate::redirects::{REDIRECT_FILE, Redirects};
@@ -344,6 +344,8 @@ impl Edits {
         let mut edits: Vec<FileEdit> = self.0.into_values().collect();
         for e in &mut edits {
             e.changes.sort_by_key(|c| c.span);
+            // The room grown while collecting: a third of 250,000 changes' 60 MB.
+            e.changes.shrink_to_fit();
         }
         edits
     }
@@ -1175,6 +1177,59 @@ struct Prepared<'p> {
 
 /// Applies `plan` (see the module docs). Returns the operation that undoes it.
 pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, CheckerError> {
+    let applied = apply_with(checker, plan, true)?;
+    if let Some(inverse_edits) = applied.inverse_edits {
+        return Ok(Operation::Patch(Box::new(MovePlan::patches(inverse_edits))));
+    }
+    Ok(Operation::Move(MoveRequest {
+        pairs: plan
+            .renames
+            .iter()
+            .rev()
+            .map(|(o, n)| (n.clone(), o.clone()))
+            .collect(),
+        undoes: Some(Box::new(UndoneMove {
+            created_log: applied.created_log,
+            logged: applied.logged,
+            created_dirs: applied.created_dirs,
+            adopted: plan
+                .adopted
+                .iter()
+                .map(|(file, pointer)| (renamed_path(&plan.renames, file), pointer.clone()))
+                .collect(),
+            texts: plan
+                .edits
+                .iter()
+                .flat_map(|e| {
+                    let file = renamed_path(&plan.renames, &e.file);
+                    e.changes
+                        .iter()
+                        .map(move |c| (file.clone(), c.place.pointer.clone(), c.old_text.clone()))
+                })
+                .collect(),
+        })),
+    }))
+}
+
+/// [`apply`] for a command that has no history to undo it in: what undoing
+/// needs is not made (each patched reference's old text and place: 48 MB for a
+/// folder move patching 250,000 references).
+pub fn apply_without_undo(checker: &mut Checker, plan: &MovePlan) -> Result<(), CheckerError> {
+    apply_with(checker, plan, false).map(|_| ())
+}
+
+/// What [`apply_with`] did that undoing it must know besides the plan.
+struct Applied {
+    /// The patches that undo a plan of patches only.
+    inverse_edits: Option<Vec<FileEdit>>,
+    created_log: bool,
+    logged: Vec<(String, String)>,
+    created_dirs: Vec<String>,
+}
+
+/// [`apply`]; the patches that undo a plan of patches only are worked out if
+/// `undo`.
+fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Applied, CheckerError> {
     let root = checker.project().root().to_owned();
     // One writer at a time, from the first read to the journal's deletion.
     let lock = crate::lock::exclusive(&root, &|| checker.notify_waiting())?;
@@ -1214,7 +1269,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
         });
     }
     // Patches only are undone by patches (a move is undone by moving back).
-    let inverse_edits = plan.renames.is_empty().then(|| inverse_patches(&prepared));
+    let inverse_edits = (undo && plan.renames.is_empty()).then(|| inverse_patches(&prepared));
 
     // The redirect log is one more patched file.
     let log_path = root.join(REDIRECT_FILE);
@@ -1288,7 +1343,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
         .collect();
     let (outcome, held_scans) = scanned_during(index, &held, || {
         journal::begin(&root, &journal, backups)?;
-        Ok::<_, CheckerError>((|| -> Result<Vec<Replaced>, CheckerError> {
+        Ok::<_, CheckerError>((|| -> Result<_, CheckerError> {
             let replaced = replace_files(&root, index, &prepared)?;
             for (old, new) in &plan.renames {
                 journal::rename(&root, old, new)?;
@@ -1308,7 +1363,7 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
             Ok(replaced)
         })())
     });
-    let replaced = match outcome? {
+    let (replaced, mut scans) = match outcome? {
         Ok(replaced) => replaced,
         Err(e) if crashed() => {
             // Simulated kill: leave the journal for the next open to recover.
@@ -1327,15 +1382,19 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
 
     // Patched files are taken from what was written and scanned; the moves and the
     // log are looked at on disk.
-    let mut held_scans = held_scans.map(Vec::into_iter);
+    let mut held_hashes = held_scans.map(|(hashes, held_scans)| {
+        scans.push(held_scans);
+        hashes.into_iter()
+    });
+    let mut sealed = index.sealed_for_write(scans);
     let written: Vec<crate::index::Written> = prepared
         .iter()
         .zip(replaced)
         .map(|(p, replaced)| {
-            let scanned = match (replaced.scanned, &p.held) {
-                (Some(scanned), _) => scanned,
-                (None, held) => match held_scans.as_mut().and_then(Iterator::next) {
-                    Some(scanned) => scanned,
+            let scanned = match (replaced.hash, &p.held) {
+                (Some(hash), _) => sealed(&p.final_path, hash),
+                (None, held) => match held_hashes.as_mut().and_then(Iterator::next) {
+                    Some(hash) => sealed(&p.final_path, hash),
                     // Without a thread to scan them, they are scanned now.
                     None => {
                         index.scan_for_write(&p.final_path, held.as_deref().unwrap_or_default())
@@ -1359,55 +1418,32 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
     // The moved files' entries follow them, so that the refresh reads none again.
     checker.carry_renamed(&plan.renames);
     checker.refresh_written(&touched, &written)?;
-    if let Some(inverse_edits) = inverse_edits {
-        return Ok(Operation::Patch(Box::new(MovePlan::patches(inverse_edits))));
-    }
-    Ok(Operation::Move(MoveRequest {
-        pairs: plan
-            .renames
-            .iter()
-            .rev()
-            .map(|(o, n)| (n.clone(), o.clone()))
-            .collect(),
-        undoes: Some(Box::new(UndoneMove {
-            created_log: log_before.is_none() && !logged.is_empty(),
-            logged,
-            created_dirs,
-            adopted: plan
-                .adopted
-                .iter()
-                .map(|(file, pointer)| (renamed_path(&plan.renames, file), pointer.clone()))
-                .collect(),
-            texts: plan
-                .edits
-                .iter()
-                .flat_map(|e| {
-                    let file = renamed_path(&plan.renames, &e.file);
-                    e.changes
-                        .iter()
-                        .map(move |c| (file.clone(), c.place.pointer.clone(), c.old_text.clone()))
-                })
-                .collect(),
-        })),
-    }))
+    Ok(Applied {
+        inverse_edits,
+        created_log: log_before.is_none() && !logged.is_empty(),
+        logged,
+        created_dirs,
+    })
 }
 
 /// Runs `work` (the journal's flush and the writes: mostly waiting for the disk)
 /// while a second thread hashes and scans `files` (path, new content) for the index
-/// ([`Index::scan_for_write`](crate::index::Index::scan_for_write)). `None` without
-/// a thread to be had.
+/// ([`Index::encode_for_write`](crate::index::Index::encode_for_write)): their
+/// hashes in order, and the scans. `None` without a thread to be had.
 fn scanned_during<T>(
     index: &crate::index::Index,
     files: &[(&str, &[u8])],
     work: impl FnOnce() -> T,
-) -> (T, Option<Vec<crate::index::Scanned>>) {
+) -> (T, Option<(Vec<u64>, WriteScans)>) {
     std::thread::scope(|s| {
         let scanning = std::thread::Builder::new()
             .name("kiln-scan-written".into())
             .spawn_scoped(s, || {
-                (files.iter())
-                    .map(|(path, bytes)| index.scan_for_write(path, bytes))
-                    .collect::<Vec<_>>()
+                let mut scans = WriteScans::default();
+                let hashes = (files.iter())
+                    .map(|(path, bytes)| index.encode_for_write(&mut scans, path, bytes))
+                    .collect::<Vec<_>>();
+                (hashes, scans)
             });
         let done = work();
         (done, scanning.ok().and_then(|h| h.join().ok()))
@@ -1509,14 +1545,14 @@ impl ReplaceScope {
 /// takes (BENCHMARKS.md). Below it, a thread costs more than it saves.
 const PARALLEL_REPLACE_FROM: usize = 64;
 
-/// A patched file as written: its size and modification time, and its new
-/// content hashed and scanned for the index.
+/// A patched file as written: its size and modification time, and the hash of its
+/// new content, scanned for the index into its thread's [`WriteScans`].
 struct Replaced {
     size: u64,
     mtime_ns: u64,
     /// `None` for a file kept since its first reading: scanned beside the writes
     /// (see [`scanned_during`]).
-    scanned: Option<crate::index::Scanned>,
+    hash: Option<u64>,
 }
 
 /// Replaces each prepared file by a temporary file renamed over it, unless it is no
@@ -1528,7 +1564,7 @@ fn replace_files(
     root: &Path,
     index: &crate::index::Index,
     prepared: &[Prepared],
-) -> Result<Vec<Replaced>, CheckerError> {
+) -> Result<(Vec<Replaced>, Vec<WriteScans>), CheckerError> {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let threads = if prepared.len() >= PARALLEL_REPLACE_FROM {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
@@ -1541,18 +1577,18 @@ fn replace_files(
     let runs: Vec<&[Prepared]> = prepared.chunks(run).collect();
     let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
     let take_runs = || {
-        let mut done = Vec::new();
+        let (mut done, mut scans) = (Vec::new(), WriteScans::default());
         loop {
             let k = next.fetch_add(1, Ordering::Relaxed);
             let Some(files) = runs.get(k) else {
                 break;
             };
-            done.push((k, replace_run(root, index, files, &stop)));
+            done.push((k, replace_run(root, index, files, &stop, &mut scans)));
         }
-        done
+        (done, scans)
     };
     let scope = ReplaceScope::current();
-    let mut results = std::thread::scope(|s| {
+    let (mut results, scans) = std::thread::scope(|s| {
         // A thread that cannot be had leaves its share to the others.
         let helpers: Vec<_> = (1..threads)
             .filter_map(|_| {
@@ -1566,10 +1602,14 @@ fn replace_files(
                     .ok()
             })
             .collect();
-        let mut results = take_runs();
+        let (mut results, scans) = take_runs();
+        let mut all_scans = vec![scans];
         for helper in helpers {
             match helper.join() {
-                Ok(done) => results.extend(done),
+                Ok((done, scans)) => {
+                    results.extend(done);
+                    all_scans.push(scans);
+                }
                 Err(_) => {
                     stop.store(true, Ordering::Relaxed);
                     results.push((
@@ -1581,7 +1621,7 @@ fn replace_files(
                 }
             }
         }
-        results
+        (results, all_scans)
     });
     // In file order, so that the error reported is the first file's whichever
     // thread met it.
@@ -1590,7 +1630,7 @@ fn replace_files(
     for (_, result) in results {
         replaced.extend(result?);
     }
-    Ok(replaced)
+    Ok((replaced, scans))
 }
 
 /// Replaces one run of files (see [`replace_files`]); stops early once `stop` is
@@ -1600,6 +1640,7 @@ fn replace_run(
     index: &crate::index::Index,
     prepared: &[Prepared],
     stop: &std::sync::atomic::AtomicBool,
+    scans: &mut WriteScans,
 ) -> Result<Vec<Replaced>, CheckerError> {
     use std::sync::atomic::Ordering;
     let mut replaced = Vec::with_capacity(prepared.len());
@@ -1608,7 +1649,7 @@ fn replace_run(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        match replace_one(root, index, &folders, p) {
+        match replace_one(root, index, &folders, p, scans) {
             Ok(one) => replaced.push(one),
             Err(e) => {
                 stop.store(true, Ordering::Relaxed);
@@ -1630,6 +1671,7 @@ fn replace_one(
     index: &crate::index::Index,
     folders: &crate::walk::FolderCursor,
     p: &Prepared,
+    scans: &mut WriteScans,
 ) -> Result<Replaced, CheckerError> {
     use rustix::fs::{Mode, OFlags};
     let file = p.edit.file.as_str();
@@ -1685,10 +1727,7 @@ fn replace_one(
     Ok(Replaced {
         size: new_bytes.len() as u64,
         mtime_ns,
-        scanned: p
-            .held
-            .is_none()
-            .then(|| index.scan_for_write(&p.final_path, new_bytes)),
+        hash: (p.held.is_none()).then(|| index.encode_for_write(scans, &p.final_path, new_bytes)),
     })
 }
 
@@ -2265,6 +2304,48 @@ mod tests {
         assert_eq!(snapshot(dir.path()), before);
     }
 
+    /// A move that changed at least a tenth of the project's files stores the
+    /// cache when its checker is dropped: the next open scans none of them again
+    /// (it may read some, written too recently to trust their times, and find them
+    /// the same). A smaller move leaves the cache as it was.
+    #[test]
+    fn a_move_changing_a_tenth_of_the_files_stores_the_cache() {
+        for (referrers, stored) in [(40, true), (2, false)] {
+            let mut files = many_referrers(referrers);
+            for i in 0..60 {
+                files.push((format!("other/o{i:02}.json"), "[]".to_owned()));
+            }
+            let (dir, _, checker, p) = planned_move(&as_pairs(&files), "tex/t.png", "tex/u.png");
+            drop(checker);
+            age(dir.path(), &files);
+            // Stored with the files' new times: the open that moves writes nothing.
+            drop(reopen(dir.path()).unwrap());
+            let mut checker = reopen(dir.path()).unwrap();
+            apply_without_undo(&mut checker, &p).unwrap();
+            drop(checker);
+            let parsed = reopen(dir.path()).unwrap().index().stats().parsed;
+            if stored {
+                assert_eq!(parsed, 0, "{referrers} referrers: files scanned again");
+            } else {
+                // The patched files, the moved one and the redirect log.
+                assert_eq!(parsed, referrers + 2, "{referrers} referrers");
+            }
+        }
+    }
+
+    /// Sets the files' times a minute back: no entry is then read again for being
+    /// too new to trust.
+    fn age(root: &Path, files: &[(String, String)]) {
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        for (file, _) in files {
+            let f = fs::File::options()
+                .write(true)
+                .open(root.join(file))
+                .unwrap();
+            f.set_modified(old).unwrap();
+        }
+    }
+
     /// The files a move carries along keep their index entries under their new
     /// paths, scans still in the cache's bytes: none is read again. The index after
     /// the move is the one a fresh open builds.
@@ -2285,15 +2366,7 @@ mod tests {
                 .to_owned(),
         ));
         write(dir.path(), &as_pairs(&files));
-        // Old enough that no entry is read again for being too new to trust.
-        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        for (file, _) in &files {
-            let f = fs::File::options()
-                .write(true)
-                .open(dir.path().join(file))
-                .unwrap();
-            f.set_modified(old).unwrap();
-        }
+        age(dir.path(), &files);
         drop(reopen(dir.path()).unwrap());
         let mut checker = reopen(dir.path()).unwrap();
         let p = plan(&checker, &MoveRequest::new("art", "gfx/art")).unwrap();
@@ -2315,6 +2388,11 @@ mod tests {
         );
         for f in &moved {
             assert!(!f.scan_is_decoded(), "{} was read again", f.path);
+        }
+        // The patched files' new scans are kept in the cache's encoding too.
+        for path in &patched {
+            let f = checker.index().file(path).unwrap();
+            assert!(!f.scan_is_decoded(), "{path} holds its scan decoded");
         }
         let fresh = reopen(dir.path()).unwrap();
         let entries = |c: &Checker| -> Vec<(String, u64, u64, u64, crate::scan::FileScan)> {
