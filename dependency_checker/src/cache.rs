@@ -862,8 +862,9 @@ pub(crate) struct WalkEncoder {
     text: String,
     /// Where each string is in `text`, by number.
     spans: Vec<(u32, u32)>,
-    /// A string's hash -> its number.
-    by_hash: crate::FastMap<u64, u32>,
+    /// A string's hash -> where it is in `text`, and its number: found without
+    /// looking up `spans` too (a first check's string lookups wait on memory).
+    by_hash: crate::FastMap<u64, (u32, u32, u32)>,
     /// The strings whose hash an earlier string has.
     collided: crate::FastMap<Box<str>, u32>,
     /// Hashes the strings for `by_hash`.
@@ -879,7 +880,7 @@ impl<'a> Numbering<'a> for WalkEncoder {
         use std::hash::BuildHasher;
         let hash = self.hasher.hash_one(s);
         let id = match self.by_hash.get(&hash) {
-            Some(&id) if self.string(id) == Some(s) => id,
+            Some(&(a, b, id)) if self.text.get(a as usize..b as usize) == Some(s) => id,
             Some(_) => match self.collided.get(s) {
                 Some(&id) => id,
                 None => {
@@ -892,8 +893,8 @@ impl<'a> Numbering<'a> for WalkEncoder {
             },
             None => {
                 let id = self.push(s);
-                if id != u32::MAX {
-                    self.by_hash.insert(hash, id);
+                if let Some(&(a, b)) = self.spans.get(id as usize) {
+                    self.by_hash.insert(hash, (a, b, id));
                 }
                 id
             }
@@ -1552,7 +1553,8 @@ mod tests {
         assert_eq!(encoder.id("materials/a"), 0);
         // As if "materials/b" hashed as "materials/a" does.
         let hash = encoder.hasher.hash_one("materials/b");
-        encoder.by_hash.insert(hash, 0);
+        let first = encoder.by_hash.values().next().copied().unwrap();
+        encoder.by_hash.insert(hash, first);
         assert_eq!(encoder.id("materials/b"), 1);
         assert_eq!(encoder.id("materials/b"), 1);
         assert_eq!(encoder.id("materials/a"), 0);
