@@ -24,8 +24,8 @@
 #                of a check after the hub's 1,000 referrers were touched (read again,
 #                hashed, the same: what a `git checkout` leaves), which checks the
 #                whole project again from the cache; and of kiln refs materials,
-#                kiln deps levels and kiln mv materials (whole folders), against the
-#                project's file contents
+#                kiln deps levels and kiln mv materials (whole folders), and of the
+#                check after that move, against the project's file contents
 #   size         .kiln/ (without plugins/) against the project's file contents
 #
 # The peer of refs, deps and both checks is `rg -l -F materials/shared/hub DIR`: one
@@ -305,6 +305,9 @@ for n in "${sizes[@]}"; do
     refs_folder_mem=$(maxrss "$kiln" refs materials --project "$dir")
     deps_folder_mem=$(maxrss "$kiln" deps levels --project "$dir")
     mv_folder_mem=$(maxrss "$kiln" mv materials moved/materials --project "$dir")
+    # The first command after that move, which takes the files it changed (a
+    # fifth moved, more patched) from the cache the move stored, or reads them.
+    after_mv_mem=$(maxrss "$kiln" check --project "$dir")
     eval "$(reset_cmd "$dir")"
     sleep 2.5
     "$kiln" check --project "$dir" >/dev/null 2>&1 || true
@@ -321,11 +324,13 @@ for n in "${sizes[@]}"; do
         echo "| kiln refs materials (warm) | $refs_folder_mem |"
         echo "| kiln deps levels (warm) | $deps_folder_mem |"
         echo "| kiln mv materials moved/materials | $mv_folder_mem |"
+        echo "| kiln check after that move | $after_mv_mem |"
         echo "| project file contents (kB) | $((contents / 1024)) |"
         echo
     } | tee -a "$report"
     for what in "check (no cache):$cold" "check (warm):$warm" "refs materials:$refs_folder_mem" \
-        "deps levels:$deps_folder_mem" "mv materials:$mv_folder_mem"; do
+        "deps levels:$deps_folder_mem" "mv materials:$mv_folder_mem" \
+        "check after mv materials:$after_mv_mem"; do
         kb=${what##*:}
         row "peak memory: kiln ${what%:*} vs file contents" "$((kb / 1024)) MB" \
             "$((contents / 1048576)) MB" "$(ratio "$kb" "$((contents / 1024))")"
