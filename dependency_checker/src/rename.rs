@@ -1418,6 +1418,7 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
     // The moved files' entries follow them, so that the refresh reads none again.
     checker.carry_renamed(&plan.renames);
     checker.refresh_written(&touched, &written)?;
+    checker.changed_by_kiln(plan.moves.len() + written.len());
     Ok(Applied {
         inverse_edits,
         created_log: log_before.is_none() && !logged.is_empty(),
@@ -2304,18 +2305,27 @@ mod tests {
         assert_eq!(snapshot(dir.path()), before);
     }
 
-    /// A move that changed at least a tenth of the project's files stores the
-    /// cache when its checker is dropped: the next open scans none of them again
-    /// (it may read some, written too recently to trust their times, and find them
-    /// the same). A smaller move leaves the cache as it was.
+    /// A move that changed at least a tenth of the project's files (patched or
+    /// moved) stores the cache when its checker is dropped: the next open scans
+    /// none of them again (it may read some, written too recently to trust their
+    /// times, and find them the same). A smaller move leaves the cache as it was.
     #[test]
     fn a_move_changing_a_tenth_of_the_files_stores_the_cache() {
-        for (referrers, stored) in [(40, true), (2, false)] {
+        // Referrers, textures beside the one referred to, what moves, stored.
+        let cases = [
+            (40, 0, ("tex/t.png", "tex/u.png"), true),
+            (2, 0, ("tex/t.png", "tex/u.png"), false),
+            (1, 20, ("tex", "gfx/tex"), true),
+        ];
+        for (referrers, textures, (old, new), stored) in cases {
             let mut files = many_referrers(referrers);
             for i in 0..60 {
                 files.push((format!("other/o{i:02}.json"), "[]".to_owned()));
             }
-            let (dir, _, checker, p) = planned_move(&as_pairs(&files), "tex/t.png", "tex/u.png");
+            for i in 0..textures {
+                files.push((format!("tex/x{i:02}.png"), "png".to_owned()));
+            }
+            let (dir, _, checker, p) = planned_move(&as_pairs(&files), old, new);
             drop(checker);
             age(dir.path(), &files);
             // Stored with the files' new times: the open that moves writes nothing.
@@ -2325,10 +2335,13 @@ mod tests {
             drop(checker);
             let parsed = reopen(dir.path()).unwrap().index().stats().parsed;
             if stored {
-                assert_eq!(parsed, 0, "{referrers} referrers: files scanned again");
+                assert_eq!(
+                    parsed, 0,
+                    "{referrers} referrers, {old}: files scanned again"
+                );
             } else {
                 // The patched files, the moved one and the redirect log.
-                assert_eq!(parsed, referrers + 2, "{referrers} referrers");
+                assert_eq!(parsed, referrers + 2, "{referrers} referrers, {old}");
             }
         }
     }
