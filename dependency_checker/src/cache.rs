@@ -1847,6 +1847,31 @@ mod tests {
                 for (i, f) in again.files().enumerate() {
                     prop_assert_eq!(f.scan(), &expected[i], "file {}", i);
                 }
+                // The same, the new files still encoded in a second cache (as a
+                // warm walk keeps what it reads): written from both tables, either
+                // one first or neither, without decoding an entry.
+                let other = read(&index_of(root, &replaced, stamp));
+                let reloaded = read(&index);
+                let entries: Vec<FileEntry> = reloaded
+                    .files()
+                    .enumerate()
+                    .map(|(i, old)| match other.file(&old.path).filter(|_| i % 2 == 0) {
+                        Some(new) => new.clone(),
+                        None => old.clone(),
+                    })
+                    .collect();
+                let two_tables = Index::from_parts(
+                    root.to_owned(),
+                    index.registry().clone(),
+                    index.rules().clone(),
+                    entries,
+                    stamp,
+                );
+                let again = read(&two_tables);
+                prop_assert!(two_tables.files().all(|f| !f.scan_is_decoded()));
+                for (i, f) in again.files().enumerate() {
+                    prop_assert_eq!(f.scan(), &expected[i], "file {}", i);
+                }
             }
         }
     }
