@@ -1822,6 +1822,15 @@ mod tests {
                 for (a, b) in loaded.files().zip(index.files()) {
                     prop_assert_eq!(a.scan(), b.scan());
                 }
+                let with_entries = |entries: Vec<FileEntry>| {
+                    Index::from_parts(
+                        root.to_owned(),
+                        index.registry().clone(),
+                        index.rules().clone(),
+                        entries,
+                        stamp,
+                    )
+                };
                 // Reload (nothing decoded), replace some files, write again.
                 let reloaded = read(&index);
                 let mut expected = scans.clone();
@@ -1836,13 +1845,7 @@ mod tests {
                         None => old.clone(),
                     })
                     .collect();
-                let mixed = Index::from_parts(
-                    root.to_owned(),
-                    index.registry().clone(),
-                    index.rules().clone(),
-                    entries,
-                    stamp,
-                );
+                let mixed = with_entries(entries);
                 let again = read(&mixed);
                 for (i, f) in again.files().enumerate() {
                     prop_assert_eq!(f.scan(), &expected[i], "file {}", i);
@@ -1860,13 +1863,7 @@ mod tests {
                         None => old.clone(),
                     })
                     .collect();
-                let two_tables = Index::from_parts(
-                    root.to_owned(),
-                    index.registry().clone(),
-                    index.rules().clone(),
-                    entries,
-                    stamp,
-                );
+                let two_tables = with_entries(entries);
                 let again = read(&two_tables);
                 prop_assert!(two_tables.files().all(|f| !f.scan_is_decoded()));
                 for (i, f) in again.files().enumerate() {

@@ -826,9 +826,8 @@ mod tests {
     }
 
     /// A cache written without findings (a `kiln refs` that found files changed
-    /// writes one: it checks nothing)
-    /// gets them from the next check, so that the check after that one prints them
-    /// without resolving every reference again.
+    /// writes one: it checks nothing) gets them from the next check, so that the
+    /// check after that one prints them without resolving every reference again.
     #[test]
     fn a_check_stores_its_findings_in_a_cache_written_without_them() {
         let dir = aged(project());

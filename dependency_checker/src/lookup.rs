@@ -306,9 +306,9 @@ impl Lookup {
     /// Each reference filed under one of `keys`, resolved, in order of file and
     /// position (one filed under two of the keys comes once): `each` gets the
     /// referring file's entry, the reference's position, the reference and its
-    /// target. Each referring file's scan is decoded once and for the call only, so a
-    /// question about a folder that 60,000 files reference holds one decoded scan at
-    /// a time, not all of them.
+    /// target. Each referring file's scan is decoded once and for the call only, so
+    /// a question about a folder that 60,000 files reference holds one decoded scan
+    /// at a time, not all of them.
     ///
     /// With `keep`, a question about at most [`KEEP_DECODED_UP_TO`] referring files
     /// keeps what it decodes: a process that keeps the whole lookup (an editor, a

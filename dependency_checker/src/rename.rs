@@ -1341,7 +1341,7 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
     let held: Vec<(&str, &[u8])> = (prepared.iter())
         .filter_map(|p| Some((p.final_path.as_str(), p.held.as_deref()?)))
         .collect();
-    let (outcome, held_scans) = scanned_during(index, &held, || {
+    let (outcome, (held_hashes, held_scans)) = scanned_during(index, &held, || {
         journal::begin(&root, &journal, backups)?;
         Ok::<_, CheckerError>((|| -> Result<_, CheckerError> {
             let replaced = replace_files(&root, index, &prepared)?;
@@ -1382,34 +1382,24 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
 
     // Patched files are taken from what was written and scanned; the moves and the
     // log are looked at on disk.
-    let mut held_hashes = held_scans.map(|(hashes, held_scans)| {
-        scans.push(held_scans);
-        hashes.into_iter()
-    });
+    scans.push(held_scans);
+    let mut held_hashes = held_hashes.into_iter();
     let mut sealed = index.sealed_for_write(scans);
-    let written: Vec<crate::index::Written> = prepared
-        .iter()
-        .zip(replaced)
-        .map(|(p, replaced)| {
-            let scanned = match (replaced.hash, &p.held) {
-                (Some(hash), _) => sealed(&p.final_path, hash),
-                (None, held) => match held_hashes.as_mut().and_then(Iterator::next) {
-                    Some(hash) => sealed(&p.final_path, hash),
-                    // Without a thread to scan them, they are scanned now.
-                    None => {
-                        index.scan_for_write(&p.final_path, held.as_deref().unwrap_or_default())
-                    }
-                },
-            };
-            crate::index::Written {
+    // Each file read again was scanned by the thread that wrote it; the kept ones
+    // beside the writes, in order. One without a hash is looked at on disk.
+    let mut touched: Vec<String> = Vec::new();
+    let mut written: Vec<crate::index::Written> = Vec::with_capacity(prepared.len());
+    for (p, replaced) in prepared.iter().zip(replaced) {
+        match replaced.hash.or_else(|| held_hashes.next()) {
+            Some(hash) => written.push(crate::index::Written {
                 path: &p.final_path,
                 size: replaced.size,
                 mtime_ns: replaced.mtime_ns,
-                scanned,
-            }
-        })
-        .collect();
-    let mut touched: Vec<String> = Vec::new();
+                scanned: sealed(&p.final_path, hash),
+            }),
+            None => touched.push(p.final_path.clone()),
+        }
+    }
     for (old, new) in &plan.renames {
         touched.push(old.clone());
         touched.push(new.clone());
@@ -1430,24 +1420,27 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
 /// Runs `work` (the journal's flush and the writes: mostly waiting for the disk)
 /// while a second thread hashes and scans `files` (path, new content) for the index
 /// ([`Index::encode_for_write`](crate::index::Index::encode_for_write)): their
-/// hashes in order, and the scans. `None` without a thread to be had.
+/// hashes in order, and the scans. Without a thread to be had, they are scanned
+/// after `work`.
 fn scanned_during<T>(
     index: &crate::index::Index,
     files: &[(&str, &[u8])],
     work: impl FnOnce() -> T,
-) -> (T, Option<(Vec<u64>, WriteScans)>) {
+) -> (T, (Vec<u64>, WriteScans)) {
+    let scan_all = || {
+        let mut scans = WriteScans::default();
+        let hashes = (files.iter())
+            .map(|(path, bytes)| index.encode_for_write(&mut scans, path, bytes))
+            .collect::<Vec<_>>();
+        (hashes, scans)
+    };
     std::thread::scope(|s| {
         let scanning = std::thread::Builder::new()
             .name("kiln-scan-written".into())
-            .spawn_scoped(s, || {
-                let mut scans = WriteScans::default();
-                let hashes = (files.iter())
-                    .map(|(path, bytes)| index.encode_for_write(&mut scans, path, bytes))
-                    .collect::<Vec<_>>();
-                (hashes, scans)
-            });
+            .spawn_scoped(s, scan_all);
         let done = work();
-        (done, scanning.ok().and_then(|h| h.join().ok()))
+        let scanned = scanning.ok().and_then(|h| h.join().ok());
+        (done, scanned.unwrap_or_else(scan_all))
     })
 }
 
