@@ -358,9 +358,18 @@ impl Checker {
         let changed = self.index.update(paths);
         if !changed.is_empty() {
             self.follow_index(&changed);
+        }
+        self.reload_redirects_if_changed(&changed)?;
+        Ok(changed)
+    }
+
+    /// Reads the redirect log again if it is among `changed`: only then, since it
+    /// grows with the project's history and a running editor refreshes on every save.
+    fn reload_redirects_if_changed(&mut self, changed: &[String]) -> Result<(), CheckerError> {
+        if changed.iter().any(|p| p == crate::redirects::REDIRECT_FILE) {
             self.redirects = Redirects::load(self.project.root())?;
         }
-        Ok(changed)
+        Ok(())
     }
 
     /// [`Checker::refresh`] for `paths`, and takes the files Kiln itself has just
@@ -377,6 +386,7 @@ impl Checker {
         if !changed.is_empty() {
             self.follow_index(&changed);
         }
+        self.reload_redirects_if_changed(&changed)?;
         changed.extend(self.refresh(paths)?);
         Ok(changed)
     }

@@ -604,7 +604,7 @@ pub fn check(
     // A generic string that names an old path of the redirect log resolves to nothing
     // (otherwise it would be a reference to what it names, and not stale): it is no
     // reference, so look for such strings by the log's old paths.
-    if !redirects.moves().is_empty() {
+    if redirects.has_moves() {
         let base_paths = index.by_base_path();
         for f in index.files() {
             // Decoded for this pass only, as the references were resolved.

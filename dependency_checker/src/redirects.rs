@@ -10,26 +10,73 @@
 //! materials/bark.material -> materials/wood/bark.material
 //! ```
 
-use std::collections::HashMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
+use crate::FastMap;
 use crate::error::{CheckerError, io_err};
 
 /// The log's file name at the project root.
 pub const REDIRECT_FILE: &str = "kiln.redirects";
 
 /// The moves recorded in a project, oldest first.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// Opening a project reads the log's text and lists the lines it ignores; the moves
+/// are replayed on first use. The log grows with the project's history (one line per
+/// file ever moved: 22,000 lines after one folder move at 100,000 files), and most
+/// commands never ask where an old path went: a warm `kiln check` prints the
+/// findings stored in the cache.
+#[derive(Debug, Clone, Default)]
 pub struct Redirects {
-    moves: Vec<(String, String)>,
-    /// Where each old path ended up, replaying every move (paths moved back to where
-    /// they were are left out).
-    destination: HashMap<String, String>,
-    /// Old paths of `destination` by their path without extension.
-    by_base: HashMap<String, Vec<String>>,
+    text: String,
     /// Lines that look like moves but name paths that cannot be in the project
     /// (`../x`, `/etc/x`): ignored, and reported, 1-based line and text.
     rejected: Vec<(u32, String)>,
+    /// Whether any line is a move that is followed.
+    has_moves: bool,
+    replay: OnceLock<Replay>,
+}
+
+/// The log replayed: what [`Redirects`] builds when first asked.
+#[derive(Debug, Clone, Default)]
+struct Replay {
+    moves: Vec<(String, String)>,
+    /// Where each old path ended up, replaying every move (paths moved back to where
+    /// they were are left out).
+    destination: FastMap<String, String>,
+    /// Old paths of `destination` by their path without extension.
+    by_base: FastMap<String, Vec<String>>,
+}
+
+/// Two logs are the same when their texts are.
+impl PartialEq for Redirects {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for Redirects {}
+
+/// Each line of the log that is a move: its 0-based line number, and either the
+/// two paths (a move that is followed) or the line's text (one that names a path
+/// that cannot be in the project). Lines that are not `old -> new` (after removing
+/// `#` comments) are skipped.
+fn lines(text: &str) -> impl Iterator<Item = (usize, Result<(&str, &str), &str>)> {
+    text.lines().enumerate().filter_map(|(n, line)| {
+        let line = line.split('#').next().unwrap_or("").trim();
+        let (old, new) = line.split_once("->")?;
+        let (old, new) = (old.trim(), new.trim());
+        if old.is_empty() || new.is_empty() {
+            return None;
+        }
+        // The log is a file anyone can edit or merge: only moves between paths
+        // inside the project are followed.
+        if crate::journal::is_plain_relative(old) && crate::journal::is_plain_relative(new) {
+            Some((n, Ok((old, new))))
+        } else {
+            Some((n, Err(line)))
+        }
+    })
 }
 
 impl Redirects {
@@ -42,33 +89,31 @@ impl Redirects {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(e) => return Err(io_err(&file)(e)),
         };
-        Ok(Self::parse(&String::from_utf8_lossy(&bytes)))
+        let text = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Ok(Self::of_text(text))
     }
 
     /// Parses the log's text.
     pub fn parse(text: &str) -> Self {
-        let mut moves = Vec::new();
+        Self::of_text(text.to_owned())
+    }
+
+    fn of_text(text: String) -> Self {
         let mut rejected = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let line = line.split('#').next().unwrap_or("").trim();
-            let Some((old, new)) = line.split_once("->") else {
-                continue;
-            };
-            let (old, new) = (old.trim(), new.trim());
-            if old.is_empty() || new.is_empty() {
-                continue;
-            }
-            // The log is a file anyone can edit or merge: only moves between paths
-            // inside the project are followed.
-            if crate::journal::is_plain_relative(old) && crate::journal::is_plain_relative(new) {
-                moves.push((old.to_owned(), new.to_owned()));
-            } else {
-                rejected.push((n as u32 + 1, line.to_owned()));
+        let mut has_moves = false;
+        for (n, line) in lines(&text) {
+            match line {
+                Ok(_) => has_moves = true,
+                Err(line) => rejected.push((n as u32 + 1, line.to_owned())),
             }
         }
-        let mut redirects = Self::from_moves(moves);
-        redirects.rejected = rejected;
-        redirects
+        Redirects {
+            text,
+            rejected,
+            has_moves,
+            replay: OnceLock::new(),
+        }
     }
 
     /// Lines naming paths that cannot be in the project, ignored (line, text).
@@ -76,58 +121,44 @@ impl Redirects {
         &self.rejected
     }
 
-    fn from_moves(moves: Vec<(String, String)>) -> Self {
-        // Replay once, in order: every path's current place is where its last move
-        // took it, and a path that is moved on carries everything that led to it.
-        let mut current: HashMap<String, String> = HashMap::new();
-        let mut arriving: HashMap<String, Vec<String>> = HashMap::new();
-        for (from, to) in &moves {
-            let mut origins = arriving.remove(from).unwrap_or_default();
-            // `from` itself is among what moves only if it is still where it began.
-            let still_home = current.get(from).is_none_or(|c| c == from);
-            if still_home && !origins.contains(from) {
-                origins.push(from.clone());
-            }
-            for origin in &origins {
-                current.insert(origin.clone(), to.clone());
-            }
-            arriving.entry(to.clone()).or_default().extend(origins);
-        }
-        current.retain(|old, new| old != new);
-        let mut by_base: HashMap<String, Vec<String>> = HashMap::new();
-        for old in current.keys() {
-            if let Some((base, _)) = crate::index::split_extension(old) {
-                by_base
-                    .entry(base.to_owned())
-                    .or_default()
-                    .push(old.clone());
-            }
-        }
-        for olds in by_base.values_mut() {
-            olds.sort();
-        }
-        Redirects {
-            moves,
-            destination: current,
-            by_base,
-            rejected: Vec::new(),
-        }
+    /// Whether the log records any move it follows (without replaying it).
+    pub fn has_moves(&self) -> bool {
+        self.has_moves
     }
 
+    fn replay(&self) -> &Replay {
+        self.replay.get_or_init(|| {
+            Replay::of(
+                lines(&self.text)
+                    .filter_map(|(_, line)| line.ok())
+                    .map(|(old, new)| (old.to_owned(), new.to_owned()))
+                    .collect(),
+            )
+        })
+    }
+
+    #[cfg(test)]
+    fn from_moves(moves: Vec<(String, String)>) -> Self {
+        Redirects {
+            has_moves: !moves.is_empty(),
+            replay: OnceLock::from(Replay::of(moves)),
+            ..Self::default()
+        }
+    }
     /// Where the file once at `old` is now, replaying the moves in order; `None` if the
     /// log never moved it (or moved it back).
     pub fn follow(&self, old: &str) -> Option<String> {
-        self.destination.get(old).cloned()
+        self.replay().destination.get(old).cloned()
     }
 
     /// The old paths of the log whose path without extension is `base`, sorted.
     pub fn olds_with_base(&self, base: &str) -> &[String] {
-        self.by_base.get(base).map_or(&[], Vec::as_slice)
+        self.replay().by_base.get(base).map_or(&[], Vec::as_slice)
     }
 
     /// Every recorded move.
     pub fn moves(&self) -> &[(String, String)] {
-        &self.moves
+        &self.replay().moves
     }
 
     /// The first line of a log Kiln creates.
@@ -156,6 +187,45 @@ impl Redirects {
             rest = rest.strip_suffix(line.as_str())?;
         }
         Some(rest.to_owned())
+    }
+}
+
+impl Replay {
+    fn of(moves: Vec<(String, String)>) -> Self {
+        // Replay once, in order: every path's current place is where its last move
+        // took it, and a path that is moved on carries everything that led to it.
+        let mut current: FastMap<String, String> = FastMap::default();
+        let mut arriving: FastMap<String, Vec<String>> = FastMap::default();
+        for (from, to) in &moves {
+            let mut origins = arriving.remove(from).unwrap_or_default();
+            // `from` itself is among what moves only if it is still where it began.
+            let still_home = current.get(from).is_none_or(|c| c == from);
+            if still_home && !origins.contains(from) {
+                origins.push(from.clone());
+            }
+            for origin in &origins {
+                current.insert(origin.clone(), to.clone());
+            }
+            arriving.entry(to.clone()).or_default().extend(origins);
+        }
+        current.retain(|old, new| old != new);
+        let mut by_base: FastMap<String, Vec<String>> = FastMap::default();
+        for old in current.keys() {
+            if let Some((base, _)) = crate::index::split_extension(old) {
+                by_base
+                    .entry(base.to_owned())
+                    .or_default()
+                    .push(old.clone());
+            }
+        }
+        for olds in by_base.values_mut() {
+            olds.sort();
+        }
+        Replay {
+            moves,
+            destination: current,
+            by_base,
+        }
     }
 }
 

@@ -156,6 +156,49 @@ fn stale_paths_from_the_redirect_log_are_reported() {
 }
 
 #[test]
+fn the_redirect_log_is_read_again_when_it_changes_and_not_on_other_changes() {
+    let dir = project();
+    let mut checker = open(dir.path());
+    let stale = |checker: &dependency_checker::Checker| {
+        checker
+            .findings()
+            .iter()
+            .filter(|f| matches!(f, Finding::StaleRedirect { .. }))
+            .count()
+    };
+    fs::create_dir_all(dir.path().join("materials/wood")).unwrap();
+    fs::rename(
+        dir.path().join("materials/bark.material"),
+        dir.path().join("materials/wood/bark.material"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("kiln.redirects"),
+        "materials/bark.material -> materials/wood/bark.material\n",
+    )
+    .unwrap();
+    // A batch without the log (its own event comes in a later batch): the log grows
+    // with the project's history, and is not read again for other files' changes.
+    checker
+        .refresh(&[
+            "materials/bark.material".into(),
+            "materials/wood/bark.material".into(),
+        ])
+        .unwrap();
+    assert_eq!(checker.redirects().follow("materials/bark.material"), None);
+    assert_eq!(stale(&checker), 0);
+    checker.refresh(&["kiln.redirects".into()]).unwrap();
+    assert_eq!(
+        checker
+            .redirects()
+            .follow("materials/bark.material")
+            .as_deref(),
+        Some("materials/wood/bark.material")
+    );
+    assert_eq!(stale(&checker), 3);
+}
+
+#[test]
 fn symbolic_links_leaving_the_project_are_not_followed() {
     let dir = project();
     let outside = tempfile::tempdir().unwrap();
