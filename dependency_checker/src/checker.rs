@@ -731,7 +731,7 @@ fn collected(
 }
 
 impl ReferenceView {
-    fn of(file: &str, r: &crate::scan::RefView, target: Target) -> Self {
+    fn of(file: &Arc<str>, r: &crate::scan::RefView, target: Target) -> Self {
         ReferenceView {
             place: Place::of(file, r),
             text: r.text.to_owned(),

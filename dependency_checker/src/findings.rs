@@ -2,6 +2,7 @@
 //! references, each with the place and, where one exists, the fix.
 
 use std::fmt;
+use std::sync::Arc;
 
 use kiln_core::ResourcePath;
 use serde::{Deserialize, Serialize};
@@ -12,10 +13,14 @@ use crate::redirects::Redirects;
 use crate::scan::{Naming, RefView};
 
 /// Where a reference is written.
+///
+/// The file, entity and component are shared strings: a move's plan holds a place
+/// for each of the 250,000 references it patches in a big folder move, most of them
+/// in files, entities and components it names many times.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Place {
     /// The file, from the project root.
-    pub file: String,
+    pub file: Arc<str>,
     /// 1-based line.
     pub line: u32,
     /// 1-based column (in bytes) of the string's opening quote. In a `.glb` file,
@@ -25,23 +30,51 @@ pub struct Place {
     pub pointer: String,
     /// Entity authoring id, in levels and units.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub entity: Option<String>,
+    pub entity: Option<Arc<str>>,
     /// Component type, in levels and units.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub component: Option<String>,
+    pub component: Option<Arc<str>>,
 }
 
 impl Place {
-    /// The place of `r` in `file`.
-    pub fn of(file: &str, r: &RefView) -> Self {
+    /// The place of `r` in `file` (an index entry's path, shared).
+    pub fn of(file: &Arc<str>, r: &RefView) -> Self {
         Place {
-            file: file.to_owned(),
+            file: file.clone(),
             line: r.line,
             column: r.column,
             pointer: r.pointer.to_owned(),
-            entity: r.entity.map(str::to_owned),
-            component: r.component.map(str::to_owned),
+            entity: r.entity.map(Arc::from),
+            component: r.component.map(Arc::from),
         }
+    }
+
+    /// [`Place::of`], with the entity and component taken from `strings`.
+    pub(crate) fn shared(file: &Arc<str>, r: &RefView, strings: &mut SharedStrings) -> Self {
+        Place {
+            file: file.clone(),
+            line: r.line,
+            column: r.column,
+            pointer: r.pointer.to_owned(),
+            entity: r.entity.map(|e| strings.get(e)),
+            component: r.component.map(|c| strings.get(c)),
+        }
+    }
+}
+
+/// One shared copy of each string given: what many places and changes repeat.
+#[derive(Default)]
+pub(crate) struct SharedStrings(crate::FastSet<Arc<str>>);
+
+impl SharedStrings {
+    /// The shared copy of `s`.
+    pub(crate) fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(shared) = self.0.get(s) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = Arc::from(s);
+        self.0.insert(shared.clone());
+        shared
     }
 }
 

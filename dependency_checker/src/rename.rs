@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Checker;
 use crate::error::{CheckerError, io_err};
-use crate::findings::{Finding, Place, replacement_text};
+use crate::findings::{Finding, Place, SharedStrings, replacement_text};
 use crate::graph::Target;
 use crate::index::{WriteScans, is_excluded, is_within as within, split_extension};
 use crate::journal::{self, Journal, crash_point, crashed};
@@ -140,21 +140,9 @@ pub struct Change {
     /// Byte range of the text in the file.
     pub span: (u32, u32),
     /// The text now.
-    pub old_text: String,
+    pub old_text: Arc<str>,
     /// The text after the move.
-    pub new_text: String,
-}
-
-impl Change {
-    /// The change that rewrites `raw`, written in `file`, to `new_text`.
-    fn of(file: &str, raw: &RefView, new_text: String) -> Self {
-        Change {
-            place: Place::of(file, raw),
-            span: raw.span,
-            old_text: raw.text.to_owned(),
-            new_text,
-        }
-    }
+    pub new_text: Arc<str>,
 }
 
 /// The edits to one file.
@@ -312,15 +300,34 @@ impl Operation {
 
 /// Collects changes per file, then orders each file's changes by position.
 #[derive(Default)]
-struct Edits(BTreeMap<String, FileEdit>);
+struct Edits {
+    files: BTreeMap<String, FileEdit>,
+    /// The texts, entities and components the changes share: a folder move's
+    /// 250,000 changes name its 22,000 files, each from many places.
+    strings: SharedStrings,
+}
 
 impl Edits {
+    /// Adds the change that rewrites `raw`, written in `file`, to `new_text`.
+    fn add_change(&mut self, file: &Arc<str>, expected_hash: u64, raw: &RefView, new_text: &str) {
+        let change = Change {
+            place: Place::shared(file, raw, &mut self.strings),
+            span: raw.span,
+            old_text: self.strings.get(raw.text),
+            new_text: self.strings.get(new_text),
+        };
+        self.add(file, expected_hash, change);
+    }
+
     fn add(&mut self, file: &str, expected_hash: u64, change: Change) {
-        let edit = self.0.entry(file.to_owned()).or_insert_with(|| FileEdit {
-            file: file.to_owned(),
-            expected_hash,
-            changes: Vec::new(),
-        });
+        let edit = self
+            .files
+            .entry(file.to_owned())
+            .or_insert_with(|| FileEdit {
+                file: file.to_owned(),
+                expected_hash,
+                changes: Vec::new(),
+            });
         // One string may be reached twice (a folder move lists a reference under
         // each file it may mean): patch it once.
         if !edit.changes.iter().any(|c| c.span == change.span) {
@@ -329,19 +336,19 @@ impl Edits {
     }
 
     /// Adds the change that rewrites reference `index` of `file` to `new_text`.
-    fn add_reference(&mut self, checker: &Checker, file: &str, index: usize, new_text: String) {
+    fn add_reference(&mut self, checker: &Checker, file: &str, index: usize, new_text: &str) {
         let Some(entry) = checker.index().file(file) else {
             return;
         };
-        let change =
-            entry.with_scan(|scan| scan.get(index).map(|raw| Change::of(file, &raw, new_text)));
-        if let Some(change) = change {
-            self.add(file, entry.hash, change);
-        }
+        entry.with_scan(|scan| {
+            if let Some(raw) = scan.get(index) {
+                self.add_change(&entry.path, entry.hash, &raw, new_text);
+            }
+        });
     }
 
     fn into_edits(self) -> Vec<FileEdit> {
-        let mut edits: Vec<FileEdit> = self.0.into_values().collect();
+        let mut edits: Vec<FileEdit> = self.files.into_values().collect();
         for e in &mut edits {
             e.changes.sort_by_key(|c| c.span);
             // The room grown while collecting: a third of 250,000 changes' 60 MB.
@@ -607,7 +614,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
                 new,
                 format!(
                     "{} refers to it as a .{} resource, and the move changes its type",
-                    Place::of(file, raw),
+                    Place::of(&from.path, raw),
                     ext_old.unwrap_or("")
                 ),
             ));
@@ -617,7 +624,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
             // Relative to the referencing file, where it is after the moves.
             let at = moved.get(file).copied().unwrap_or(file);
             if let Some(text) = uri_after(at, raw, new) {
-                edits.add(file, from.hash, Change::of(file, raw, text));
+                edits.add_change(&from.path, from.hash, raw, &text);
             }
             return;
         }
@@ -629,7 +636,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         {
             text = new.to_owned();
         }
-        edits.add(file, from.hash, Change::of(file, raw, text));
+        edits.add_change(&from.path, from.hash, raw, &text);
     });
     if let Some(refusal) = refusal {
         return Err(refusal);
@@ -656,7 +663,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
                     _ => continue,
                 };
                 if let Some(text) = uri_after(new, &raw, &target) {
-                    edits.add(old, entry.hash, Change::of(old, &raw, text));
+                    edits.add_change(&entry.path, entry.hash, &raw, &text);
                 }
             }
         });
@@ -669,11 +676,11 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
             .iter()
             .map(|(f, p)| (f.as_str(), p.as_str()))
             .collect();
-        for edit in edits.0.values_mut() {
+        for edit in edits.files.values_mut() {
             edit.changes
-                .retain(|c| !leave.contains(&(c.place.file.as_str(), c.place.pointer.as_str())));
+                .retain(|c| !leave.contains(&(&*c.place.file, c.place.pointer.as_str())));
         }
-        edits.0.retain(|_, e| !e.changes.is_empty());
+        edits.files.retain(|_, e| !e.changes.is_empty());
     }
     let adopted = adopted(checker, &moved);
 
@@ -775,16 +782,16 @@ fn restore_spellings(
         .iter()
         .map(|(file, pointer, text)| ((file.as_str(), pointer.as_str()), text.as_str()))
         .collect();
-    for edit in edits.0.values_mut() {
+    for edit in edits.files.values_mut() {
         let scan = checker.index().file(&edit.file).map(|e| e.scan());
         for c in &mut edit.changes {
-            let Some(&text) = before.get(&(c.place.file.as_str(), c.place.pointer.as_str())) else {
+            let Some(&text) = before.get(&(&*c.place.file, c.place.pointer.as_str())) else {
                 continue;
             };
             let uri = scan
                 .and_then(|s| s.iter().find(|r| r.span == c.span))
                 .is_some_and(|r| r.naming == Naming::RelativeUri);
-            let full = c.new_text.as_str();
+            let full = &*c.new_text;
             let base = split_extension(full).map(|(b, _)| b);
             let same_file = if uri {
                 let at = renamed_path(renames, &c.place.file);
@@ -796,7 +803,7 @@ fn restore_spellings(
                     || split_extension(text).map(|(b, _)| b) == Some(full)
             };
             if same_file {
-                c.new_text = text.to_owned();
+                c.new_text = Arc::from(text);
             }
         }
     }
@@ -876,11 +883,10 @@ fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) 
                     .map(|(base, _)| base)
             })
             .collect();
-        let file = &*from.path;
         match new_bases.into_iter().collect::<Vec<_>>().as_slice() {
-            [Some(base)] => edits.add(file, from.hash, Change::of(file, raw, (*base).to_owned())),
+            [Some(base)] => edits.add_change(&from.path, from.hash, raw, base),
             _ => skipped.push(Skipped {
-                place: Place::of(file, raw),
+                place: Place::of(&from.path, raw),
                 text: raw.text.to_owned(),
                 reason: SkipReason::Ambiguous {
                     candidates: candidates.iter().map(|c| c.to_string()).collect(),
@@ -947,7 +953,7 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
                 checker,
                 &r.file,
                 r.index,
-                replacement_text(&r.file, &raw, old, new),
+                &replacement_text(&r.file, &raw, old, new),
             );
         }
     }
@@ -965,7 +971,7 @@ pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
                     checker,
                     &f.path,
                     i,
-                    replacement_text(&f.path, &raw, old, new),
+                    &replacement_text(&f.path, &raw, old, new),
                 );
             }
         }
@@ -998,8 +1004,8 @@ pub fn plan_redirect_fixes(checker: &Checker) -> MovePlan {
         let change = Change {
             place,
             span: raw.span,
-            old_text: raw.text.to_owned(),
-            new_text: replacement,
+            old_text: Arc::from(raw.text),
+            new_text: Arc::from(replacement),
         };
         edits.add(&file, entry.hash, change);
     }
@@ -1202,9 +1208,13 @@ pub fn apply(checker: &mut Checker, plan: &MovePlan) -> Result<Operation, Checke
                 .iter()
                 .flat_map(|e| {
                     let file = renamed_path(&plan.renames, &e.file);
-                    e.changes
-                        .iter()
-                        .map(move |c| (file.clone(), c.place.pointer.clone(), c.old_text.clone()))
+                    e.changes.iter().map(move |c| {
+                        (
+                            file.clone(),
+                            c.place.pointer.clone(),
+                            c.old_text.to_string(),
+                        )
+                    })
                 })
                 .collect(),
         })),

@@ -282,7 +282,7 @@ fn checker_references(checker: &Checker) -> References {
                 }
                 Target::Invalid(_) => Points::Invalid,
             };
-            let key = (r.place.file.clone(), r.place.pointer.clone());
+            let key = (r.place.file.to_string(), r.place.pointer.clone());
             assert!(
                 out.insert(key.clone(), (r.text, points)).is_none(),
                 "{key:?} listed twice"
@@ -610,7 +610,7 @@ fn check_move(
     let skipped: BTreeSet<(String, String)> = plan
         .skipped
         .iter()
-        .map(|s| (s.place.file.clone(), s.place.pointer.clone()))
+        .map(|s| (s.place.file.to_string(), s.place.pointer.clone()))
         .collect();
     let after = oracle(root);
     for ((file, pointer), (_, points)) in before {

@@ -279,7 +279,7 @@ fn uris_leaving_the_project_or_naming_nothing_are_broken_and_never_read() {
     );
     assert!(matches!(
         &findings.iter().find(|f| f.is_error()).unwrap(),
-        Finding::InvalidUri { place, .. } if place.file == "models/x.gltf" && place.line == 2 && place.column == 11
+        Finding::InvalidUri { place, .. } if &*place.file == "models/x.gltf" && place.line == 2 && place.column == 11
     ));
     assert!(matches!(deps[3].target, Target::Missing(ref p) if &**p == "models/gone away.png"));
 }
@@ -372,7 +372,13 @@ fn renaming_a_texture_patches_every_gltf_that_uses_it() {
         .edits
         .iter()
         .flat_map(|e| &e.changes)
-        .map(|c| (c.place.file.clone(), c.old_text.clone(), c.new_text.clone()))
+        .map(|c| {
+            (
+                c.place.file.to_string(),
+                c.old_text.to_string(),
+                c.new_text.to_string(),
+            )
+        })
         .collect();
     assert_eq!(
         changes,

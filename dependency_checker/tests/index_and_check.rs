@@ -141,7 +141,7 @@ fn stale_paths_from_the_redirect_log_are_reported() {
         .filter_map(|f| match f {
             Finding::StaleRedirect {
                 place, replacement, ..
-            } => Some((place.file.as_str(), replacement.as_str())),
+            } => Some((&*place.file, replacement.as_str())),
             _ => None,
         })
         .collect();

@@ -38,10 +38,10 @@ fn plan_lists_every_change_and_apply_patches_only_those_bytes() {
         .flat_map(|e| {
             e.changes.iter().map(|c| {
                 (
-                    c.place.file.clone(),
+                    c.place.file.to_string(),
                     c.place.line,
-                    c.old_text.clone(),
-                    c.new_text.clone(),
+                    c.old_text.to_string(),
+                    c.new_text.to_string(),
                 )
             })
         })
@@ -115,6 +115,35 @@ fn plan_lists_every_change_and_apply_patches_only_those_bytes() {
             .is_none(),
         "moved back"
     );
+}
+
+#[test]
+fn a_plans_changes_share_the_strings_they_repeat() {
+    let dir = project();
+    let checker = open(dir.path());
+    let p = plan(
+        &checker,
+        &MoveRequest::new("materials/bark.material", "materials/wood/bark.material"),
+    )
+    .unwrap();
+    let changes: Vec<_> = p.edits.iter().flat_map(|e| &e.changes).collect();
+    // The level and the unit both write "materials/bark": one copy of each text.
+    let mut shared_texts = 0;
+    for (i, a) in changes.iter().enumerate() {
+        for b in &changes[i + 1..] {
+            if a.old_text == b.old_text {
+                assert!(std::sync::Arc::ptr_eq(&a.old_text, &b.old_text));
+                assert!(std::sync::Arc::ptr_eq(&a.new_text, &b.new_text));
+                shared_texts += 1;
+            }
+        }
+    }
+    assert_eq!(shared_texts, 1, "{changes:?}");
+    // Each place names its file with the index entry's own path.
+    for c in &changes {
+        let entry = checker.index().file(&c.place.file).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&c.place.file, &entry.path));
+    }
 }
 
 #[test]

@@ -345,11 +345,11 @@ impl Editor {
         let change = Change {
             place: place.clone(),
             span: raw.span,
-            old_text: old.to_owned(),
-            new_text: new.to_owned(),
+            old_text: old.into(),
+            new_text: new.into(),
         };
         let edit = dependency_checker::rename::FileEdit {
-            file: place.file.clone(),
+            file: place.file.to_string(),
             expected_hash: entry.hash,
             changes: vec![change],
         };
@@ -403,9 +403,9 @@ fn patch_reference(doc: &mut LevelDocument, change: &Change) {
         return;
     };
     if let Some(slot) = value.pointer_mut(&format!("/{rest}"))
-        && slot.as_str() == Some(change.old_text.as_str())
+        && slot.as_str() == Some(&*change.old_text)
     {
-        *slot = Value::String(change.new_text.clone());
+        *slot = Value::String(change.new_text.to_string());
         if let Ok(patched) = serde_json::from_value(value) {
             *entity = patched;
         }

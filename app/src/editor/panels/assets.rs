@@ -233,7 +233,7 @@ pub fn show(
                         let text = format!("{}", r.place);
                         let resp = ui.selectable_label(false, text).on_hover_text("Double-click to open the level and select the entity");
                         if resp.double_clicked() && r.place.file.ends_with(".level") {
-                            actions.push(Action::OpenLevel(r.place.file.clone()));
+                            actions.push(Action::OpenLevel(r.place.file.to_string()));
                             if let Some(e) = &r.place.entity {
                                 let root = e.split('/').next().unwrap_or(e).to_owned();
                                 actions.push(Action::Select(vec![root]));

@@ -126,7 +126,7 @@ pub fn show(
                         if let Some(place) = f.place()
                             && let Some(e) = &place.entity
                         {
-                            actions.push(Action::Select(vec![e.clone()]));
+                            actions.push(Action::Select(vec![e.to_string()]));
                         }
                     }
                 }
