@@ -319,6 +319,13 @@ impl Checker {
         std::mem::take(&mut self.changed)
     }
 
+    /// Drops the lookup made for a command's questions (see
+    /// [`Checker::expect_questions_about`]): a move that is about to write the files
+    /// it answered for gives its room back before the writes, when a big move peaks.
+    pub(crate) fn forget_question_lookup(&mut self) {
+        *self.partial_lookup.get_mut() = None;
+    }
+
     /// Drops what was worked out from the index (rebuilt on next use).
     fn forget_derived(&mut self) {
         *self.partial_lookup.get_mut() = None;

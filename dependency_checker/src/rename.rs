@@ -1344,6 +1344,7 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
         let hash = (!after.is_empty()).then(|| xxhash_rust::xxh3::xxh3_64(after.as_bytes()));
         journal.written.push(hash);
     }
+    checker.forget_question_lookup();
     let index = checker.index();
     // The files kept are scanned for the index on a thread of their own while the
     // journal is flushed and the files written (mostly waiting for the disk); the
@@ -1389,6 +1390,14 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
     journal::finish(&root)?;
     journal::remove_empty_dirs(&root, &plan.remove_dirs);
     drop(lock);
+    // The kept bytes are written and scanned: their room (up to
+    // `HOLD_PATCHED_BYTES`) goes back before the written files' tables are joined,
+    // which is when a big move peaks.
+    drop(held);
+    for p in &mut prepared {
+        p.held = None;
+    }
+    drop((journal, log_after));
 
     // Patched files are taken from what was written and scanned; the moves and the
     // log are looked at on disk.
