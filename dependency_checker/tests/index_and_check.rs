@@ -121,20 +121,26 @@ fn findings_cover_every_kind() {
     );
 }
 
-#[test]
-fn stale_paths_from_the_redirect_log_are_reported() {
-    let dir = project();
-    fs::create_dir_all(dir.path().join("materials/wood")).unwrap();
+/// Moves `materials/bark.material` into `materials/wood/` outside Kiln and records
+/// the move in the redirect log, as a merged branch would.
+fn move_bark_and_log_it(root: &std::path::Path) {
+    fs::create_dir_all(root.join("materials/wood")).unwrap();
     fs::rename(
-        dir.path().join("materials/bark.material"),
-        dir.path().join("materials/wood/bark.material"),
+        root.join("materials/bark.material"),
+        root.join("materials/wood/bark.material"),
     )
     .unwrap();
     fs::write(
-        dir.path().join("kiln.redirects"),
+        root.join("kiln.redirects"),
         "materials/bark.material -> materials/wood/bark.material\n",
     )
     .unwrap();
+}
+
+#[test]
+fn stale_paths_from_the_redirect_log_are_reported() {
+    let dir = project();
+    move_bark_and_log_it(dir.path());
     let findings = open(dir.path()).findings();
     let stale: Vec<(&str, &str)> = findings
         .iter()
@@ -166,17 +172,7 @@ fn the_redirect_log_is_read_again_when_it_changes_and_not_on_other_changes() {
             .filter(|f| matches!(f, Finding::StaleRedirect { .. }))
             .count()
     };
-    fs::create_dir_all(dir.path().join("materials/wood")).unwrap();
-    fs::rename(
-        dir.path().join("materials/bark.material"),
-        dir.path().join("materials/wood/bark.material"),
-    )
-    .unwrap();
-    fs::write(
-        dir.path().join("kiln.redirects"),
-        "materials/bark.material -> materials/wood/bark.material\n",
-    )
-    .unwrap();
+    move_bark_and_log_it(dir.path());
     // A batch without the log (its own event comes in a later batch): the log grows
     // with the project's history, and is not read again for other files' changes.
     checker
