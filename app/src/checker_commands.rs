@@ -133,23 +133,40 @@ pub fn check_with(
     let errors = findings.iter().filter(|f| f.is_error()).count() + plugin_errors.len();
     let warnings = findings.len() + plugin_errors.len() - errors;
     if options.json {
-        let mut report = json!({
-            "schema": "kiln-check/1",
-            "files": checker.index().len(),
-            "errors": errors,
-            "warnings": warnings,
-            "findings": findings.iter().map(finding_json).collect::<Vec<_>>(),
-        });
+        // Item by item: a project may have hundreds of thousands of findings or
+        // fixes (a branch merged from before a folder move).
+        write!(
+            out,
+            "{{\n  \"schema\": \"kiln-check/1\",\n  \"files\": {},\n  \"errors\": {errors},\n  \"warnings\": {warnings},\n  \"findings\": ",
+            checker.index().len()
+        )?;
+        let mut list = JsonArray::new(out);
+        for f in &findings {
+            list.push(&finding_json(f))?;
+        }
+        list.end()?;
         if !plugin_errors.is_empty() {
-            report["plugins"] = json!(plugin_errors);
+            write!(out, ",\n  \"plugins\": ")?;
+            let mut list = JsonArray::new(out);
+            for e in plugin_errors {
+                list.push(&json!(e))?;
+            }
+            list.end()?;
         }
         if let Some(plan) = &fixes {
-            report["fix"] = json!({
-                "dry_run": options.dry_run,
-                "patches": patches_json(plan),
-            });
+            write!(
+                out,
+                ",\n  \"fix\": {{\n    \"dry_run\": {},\n    \"patches\": ",
+                options.dry_run
+            )?;
+            let mut patches = JsonArray::nested(out, 2);
+            for c in plan.edits.iter().flat_map(|e| &e.changes) {
+                patches.push(&patch_json(c))?;
+            }
+            patches.end()?;
+            write!(out, "\n  }}")?;
         }
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        writeln!(out, "\n}}")?;
     } else {
         for e in plugin_errors {
             writeln!(out, "error: {e}")?;
@@ -291,11 +308,22 @@ fn report_head(out: &mut dyn Write, schema: &str, resource: &str) -> anyhow::Res
 struct JsonArray<'w> {
     out: &'w mut dyn Write,
     items: usize,
+    /// How many objects the array is inside (1: a field of the report's top object).
+    depth: usize,
 }
 
 impl<'w> JsonArray<'w> {
     fn new(out: &'w mut dyn Write) -> Self {
-        JsonArray { out, items: 0 }
+        Self::nested(out, 1)
+    }
+
+    /// An array that is a field of an object `depth` objects deep.
+    fn nested(out: &'w mut dyn Write, depth: usize) -> Self {
+        JsonArray {
+            out,
+            items: 0,
+            depth,
+        }
     }
 
     fn push(&mut self, item: &Value) -> std::io::Result<()> {
@@ -303,16 +331,20 @@ impl<'w> JsonArray<'w> {
         self.out
             .write_all(if self.items == 0 { b"[" } else { b"," })?;
         // A string's line breaks are escaped: each line here is the layout's.
+        let indent = "  ".repeat(self.depth + 1);
         for line in text.lines() {
-            write!(self.out, "\n    {line}")?;
+            write!(self.out, "\n{indent}{line}")?;
         }
         self.items += 1;
         Ok(())
     }
 
     fn end(self) -> std::io::Result<()> {
-        self.out
-            .write_all(if self.items == 0 { b"[]" } else { b"\n  ]" })
+        if self.items == 0 {
+            self.out.write_all(b"[]")
+        } else {
+            write!(self.out, "\n{}]", "  ".repeat(self.depth))
+        }
     }
 }
 
@@ -368,14 +400,6 @@ pub fn deps_with(
         writeln!(out, "{resource} references {deps} resources")?;
     }
     Ok(EXIT_OK)
-}
-
-fn patches_json(plan: &MovePlan) -> Vec<Value> {
-    plan.edits
-        .iter()
-        .flat_map(|e| &e.changes)
-        .map(patch_json)
-        .collect()
 }
 
 /// The JSON of one patch of a plan.
@@ -571,6 +595,15 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// A plan's patches as the reports built whole listed them.
+    fn patches_json(plan: &MovePlan) -> Vec<Value> {
+        plan.edits
+            .iter()
+            .flat_map(|e| &e.changes)
+            .map(patch_json)
+            .collect()
+    }
+
     /// A project whose references are resolved, missing and ambiguous, one of them
     /// under a key with a line break and a quote in it (escaped in the output).
     fn project() -> tempfile::TempDir {
@@ -702,5 +735,51 @@ mod tests {
         }
         // Every list of the report was written with items in it by some move.
         assert_eq!(seen, (true, true, true));
+    }
+
+    #[test]
+    fn the_streamed_check_report_is_the_report_printed_whole() {
+        let tmp = project();
+        // Two stale paths for `--fix` to patch: the log moved rock.mesh away.
+        std::fs::rename(
+            tmp.path().join("meshes/rock.mesh"),
+            tmp.path().join("meshes/stone.mesh"),
+        )
+        .unwrap();
+        std::fs::write(
+            tmp.path().join("kiln.redirects"),
+            "meshes/rock.mesh -> meshes/stone.mesh\n",
+        )
+        .unwrap();
+        let mut checker =
+            open_checker_with(tmp.path(), Arc::new(Registry::with_builtins())).unwrap();
+        for (fix, plugin_errors) in [(false, vec![]), (true, vec!["a plugin failed".to_owned()])] {
+            let findings = checker.findings();
+            let mut report = json!({
+                "schema": "kiln-check/1",
+                "files": checker.index().len(),
+                "errors": findings.iter().filter(|f| f.is_error()).count() + plugin_errors.len(),
+                "warnings": findings.iter().filter(|f| !f.is_error()).count(),
+                "findings": findings.iter().map(finding_json).collect::<Vec<_>>(),
+            });
+            if !plugin_errors.is_empty() {
+                report["plugins"] = json!(plugin_errors);
+            }
+            if fix {
+                let plan = rename::plan_redirect_fixes(&checker);
+                assert_eq!(plan.change_count(), 1, "{plan:?}");
+                report["fix"] = json!({"dry_run": true, "patches": patches_json(&plan)});
+            }
+            let expected = format!("{}\n", serde_json::to_string_pretty(&report).unwrap());
+            let options = CheckOptions {
+                fix,
+                dry_run: true,
+                json: true,
+                deny_warnings: false,
+            };
+            let streamed = printed(|out| check_with(&mut checker, &plugin_errors, options, out));
+            assert_eq!(streamed, expected, "fix: {fix}");
+            assert!(!findings.is_empty());
+        }
     }
 }
