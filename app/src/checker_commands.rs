@@ -140,18 +140,10 @@ pub fn check_with(
             "{{\n  \"schema\": \"kiln-check/1\",\n  \"files\": {},\n  \"errors\": {errors},\n  \"warnings\": {warnings},\n  \"findings\": ",
             checker.index().len()
         )?;
-        let mut list = JsonArray::new(out);
-        for f in &findings {
-            list.push(&finding_json(f))?;
-        }
-        list.end()?;
+        JsonArray::write(out, 1, findings.iter().map(finding_json))?;
         if !plugin_errors.is_empty() {
             write!(out, ",\n  \"plugins\": ")?;
-            let mut list = JsonArray::new(out);
-            for e in plugin_errors {
-                list.push(&json!(e))?;
-            }
-            list.end()?;
+            JsonArray::write(out, 1, plugin_errors.iter().map(|e| json!(e)))?;
         }
         if let Some(plan) = &fixes {
             write!(
@@ -159,11 +151,7 @@ pub fn check_with(
                 ",\n  \"fix\": {{\n    \"dry_run\": {},\n    \"patches\": ",
                 options.dry_run
             )?;
-            let mut patches = JsonArray::nested(out, 2);
-            for c in plan.edits.iter().flat_map(|e| &e.changes) {
-                patches.push(&patch_json(c))?;
-            }
-            patches.end()?;
+            JsonArray::write(out, 2, patches_json(plan))?;
             write!(out, "\n  }}")?;
         }
         writeln!(out, "\n}}")?;
@@ -326,6 +314,19 @@ impl<'w> JsonArray<'w> {
         }
     }
 
+    /// Writes `items`, made one at a time, as an array `depth` objects deep.
+    fn write(
+        out: &'w mut dyn Write,
+        depth: usize,
+        items: impl IntoIterator<Item = Value>,
+    ) -> std::io::Result<()> {
+        let mut array = Self::nested(out, depth);
+        for item in items {
+            array.push(&item)?;
+        }
+        array.end()
+    }
+
     fn push(&mut self, item: &Value) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(item)?;
         self.out
@@ -402,12 +403,21 @@ pub fn deps_with(
     Ok(EXIT_OK)
 }
 
-/// The JSON of one patch of a plan.
-fn patch_json(c: &rename::Change) -> Value {
-    let mut map = place_json(&c.place);
-    map.insert("old".into(), json!(c.old_text));
-    map.insert("new".into(), json!(c.new_text));
-    Value::Object(map)
+/// The JSON of each patch of a plan, made as it is asked for.
+fn patches_json(plan: &MovePlan) -> impl Iterator<Item = Value> + '_ {
+    plan.edits.iter().flat_map(|e| &e.changes).map(|c| {
+        let mut map = place_json(&c.place);
+        map.insert("old".into(), json!(c.old_text));
+        map.insert("new".into(), json!(c.new_text));
+        Value::Object(map)
+    })
+}
+
+/// The JSON of moves or renames (old, new), made as they are asked for.
+fn pairs_json(pairs: &[(String, String)]) -> impl Iterator<Item = Value> + '_ {
+    pairs
+        .iter()
+        .map(|(from, to)| json!({"from": from, "to": to}))
 }
 
 /// `kiln mv --json`'s report, written item by item in `serde_json`'s pretty layout:
@@ -418,38 +428,19 @@ fn write_move_report(
     applied: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let pairs = |out: &mut dyn Write, v: &[(String, String)]| {
-        let mut list = JsonArray::new(out);
-        for (from, to) in v {
-            list.push(&json!({"from": from, "to": to}))?;
-        }
-        list.end()
-    };
     write!(
         out,
         "{{\n  \"schema\": \"kiln-mv/1\",\n  \"dry_run\": {dry_run},\n  \"applied\": {applied},\n  \"renames\": "
     )?;
-    pairs(out, &plan.renames)?;
+    JsonArray::write(out, 1, pairs_json(&plan.renames))?;
     write!(out, ",\n  \"moves\": ")?;
-    pairs(out, &plan.moves)?;
+    JsonArray::write(out, 1, pairs_json(&plan.moves))?;
     write!(out, ",\n  \"patches\": ")?;
-    let mut patches = JsonArray::new(out);
-    for c in plan.edits.iter().flat_map(|e| &e.changes) {
-        patches.push(&patch_json(c))?;
-    }
-    patches.end()?;
+    JsonArray::write(out, 1, patches_json(plan))?;
     write!(out, ",\n  \"skipped\": ")?;
-    let mut skipped = JsonArray::new(out);
-    for s in &plan.skipped {
-        skipped.push(&skipped_json(s))?;
-    }
-    skipped.end()?;
+    JsonArray::write(out, 1, plan.skipped.iter().map(skipped_json))?;
     write!(out, ",\n  \"unchanged\": ")?;
-    let mut unchanged = JsonArray::new(out);
-    for path in &plan.unchanged {
-        unchanged.push(&json!(path))?;
-    }
-    unchanged.end()?;
+    JsonArray::write(out, 1, plan.unchanged.iter().map(|path| json!(path)))?;
     writeln!(out, "\n}}")
 }
 
@@ -595,15 +586,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    /// A plan's patches as the reports built whole listed them.
-    fn patches_json(plan: &MovePlan) -> Vec<Value> {
-        plan.edits
-            .iter()
-            .flat_map(|e| &e.changes)
-            .map(patch_json)
-            .collect()
-    }
-
     /// A project whose references are resolved, missing and ambiguous, one of them
     /// under a key with a line break and a quote in it (escaped in the output).
     fn project() -> tempfile::TempDir {
@@ -713,7 +695,7 @@ mod tests {
                 "applied": false,
                 "renames": pairs(&plan.renames),
                 "moves": pairs(&plan.moves),
-                "patches": patches_json(&plan),
+                "patches": patches_json(&plan).collect::<Vec<_>>(),
                 "skipped": plan.skipped.iter().map(skipped_json).collect::<Vec<_>>(),
                 "unchanged": plan.unchanged,
             });
@@ -768,7 +750,8 @@ mod tests {
             if fix {
                 let plan = rename::plan_redirect_fixes(&checker);
                 assert_eq!(plan.change_count(), 1, "{plan:?}");
-                report["fix"] = json!({"dry_run": true, "patches": patches_json(&plan)});
+                report["fix"] =
+                    json!({"dry_run": true, "patches": patches_json(&plan).collect::<Vec<_>>()});
             }
             let expected = format!("{}\n", serde_json::to_string_pretty(&report).unwrap());
             let options = CheckOptions {

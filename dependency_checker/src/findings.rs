@@ -39,25 +39,22 @@ pub struct Place {
 impl Place {
     /// The place of `r` in `file` (an index entry's path, shared).
     pub fn of(file: &Arc<str>, r: &RefView) -> Self {
-        Place {
-            file: file.clone(),
-            line: r.line,
-            column: r.column,
-            pointer: r.pointer.to_owned(),
-            entity: r.entity.map(Arc::from),
-            component: r.component.map(Arc::from),
-        }
+        Self::with_strings(file, r, |s| Arc::from(s))
     }
 
     /// [`Place::of`], with the entity and component taken from `strings`.
     pub(crate) fn shared(file: &Arc<str>, r: &RefView, strings: &mut SharedStrings) -> Self {
+        Self::with_strings(file, r, |s| strings.get(s))
+    }
+
+    fn with_strings(file: &Arc<str>, r: &RefView, mut share: impl FnMut(&str) -> Arc<str>) -> Self {
         Place {
             file: file.clone(),
             line: r.line,
             column: r.column,
             pointer: r.pointer.to_owned(),
-            entity: r.entity.map(|e| strings.get(e)),
-            component: r.component.map(|c| strings.get(c)),
+            entity: r.entity.map(&mut share),
+            component: r.component.map(&mut share),
         }
     }
 }
