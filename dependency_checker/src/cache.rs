@@ -231,9 +231,8 @@ impl EncodedScan {
 
     /// Whether a reference of this file may be written as one of `texts` (strings
     /// of its cache's table, by number), or names its file by a relative URI, without
-    /// decoding it: a question about a few files decodes only the files that
-    /// mention them. `true` when unsure (a record that does not read).
-    pub(crate) fn may_mention(&self, texts: &crate::FastSet<u32>) -> bool {
+    /// decoding it. `true` when unsure (a record that does not read).
+    fn may_mention(&self, texts: &crate::FastSet<u32>) -> bool {
         let read = || -> Option<bool> {
             let (mut r, count) = self.references()?;
             for _ in 0..count {
@@ -287,15 +286,15 @@ impl EncodedScan {
     }
 
     /// The numbers of `texts` in this scan's cache's table (looked up once per
-    /// table by the caller).
-    pub(crate) fn numbers_of(&self, texts: &crate::FastSet<&str>) -> crate::FastSet<u32> {
+    /// table by [`Mentions`]).
+    fn numbers_of(&self, texts: &crate::FastSet<&str>) -> crate::FastSet<u32> {
         let body = &self.body;
         (0..body.string_count())
             .filter(|&id| body.string(id).is_some_and(|s| texts.contains(s)))
             .collect()
     }
 
-    pub(crate) fn same_cache(&self, other: &EncodedScan) -> bool {
+    fn same_cache(&self, other: &EncodedScan) -> bool {
         Arc::ptr_eq(&self.body, &other.body)
     }
 
@@ -328,6 +327,46 @@ impl EncodedScan {
 
 /// An optional string written as 0 (none), 1 (the previous reference's) or its
 /// number + 2: the type, entity and component of references in a row repeat.
+/// Which files may have a reference written as one of a few texts, told without
+/// decoding the files still encoded in a cache: a question about a few strings
+/// decodes only the files that mention them. Each cache's numbers for the texts are
+/// looked up once (the loaded cache, and a warm walk's of the files it read again:
+/// their entries alternate).
+pub(crate) struct Mentions<'k, 's> {
+    texts: &'k crate::FastSet<&'s str>,
+    numbers: Vec<(EncodedScan, crate::FastSet<u32>)>,
+}
+
+impl<'k, 's> Mentions<'k, 's> {
+    pub(crate) fn of(texts: &'k crate::FastSet<&'s str>) -> Self {
+        Mentions {
+            texts,
+            numbers: Vec::new(),
+        }
+    }
+
+    /// Whether a reference of `entry` may be written as one of the texts, or names
+    /// its file by a relative URI: `false` only for a file still encoded that
+    /// mentions none of them.
+    pub(crate) fn may_mention(&mut self, entry: &FileEntry) -> bool {
+        let Some(encoded) = entry.scan_cell().still_encoded() else {
+            return true;
+        };
+        let seen = self
+            .numbers
+            .iter()
+            .position(|(seen, _)| seen.same_cache(encoded));
+        let at = seen.unwrap_or_else(|| {
+            let numbers = encoded.numbers_of(self.texts);
+            self.numbers.push((encoded.clone(), numbers));
+            self.numbers.len() - 1
+        });
+        self.numbers
+            .get(at)
+            .is_none_or(|(_, numbers)| encoded.may_mention(numbers))
+    }
+}
+
 fn repeated<'s>(
     code: u32,
     previous: Option<&'s str>,

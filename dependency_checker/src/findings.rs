@@ -633,16 +633,25 @@ pub fn check(
     });
     // A generic string that names an old path of the redirect log resolves to nothing
     // (otherwise it would be a reference to what it names, and not stale): it is no
-    // reference, so look for such strings by the log's old paths.
+    // reference, so look for such strings by the log's old paths. Only a string the
+    // log answers for can be one, so the files still encoded that hold none of those
+    // are not decoded (after a folder move, that pass decoded every file).
     if redirects.has_moves() {
-        let base_paths = index.by_base_path();
+        let followed = redirects.followed_texts();
+        let mut mentions = crate::cache::Mentions::of(&followed);
+        let base_paths = std::cell::OnceCell::new();
         for f in index.files() {
+            if !mentions.may_mention(f) {
+                continue;
+            }
             // Decoded for this pass only, as the references were resolved.
             f.with_scan(|scan| {
-                for raw in scan
-                    .iter()
-                    .filter(|r| r.expected_type.is_none() && r.naming == Naming::ProjectPath)
-                {
+                for raw in scan.iter().filter(|r| {
+                    r.expected_type.is_none()
+                        && r.naming == Naming::ProjectPath
+                        && followed.contains(r.text)
+                }) {
+                    let base_paths = base_paths.get_or_init(|| index.by_base_path());
                     if index.contains(raw.text) || base_paths.contains_key(raw.text) {
                         continue;
                     }

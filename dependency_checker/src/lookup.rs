@@ -140,24 +140,11 @@ impl Lookup {
         // A reference can name one of the files only if its text is one of the keys
         // (a typed one is written without its extension, a generic one with or
         // without) or it is a relative URI: files still encoded in the cache that
-        // mention none of them are skipped without decoding them. The keys' numbers
-        // in each cache the entries are in (the loaded one, and a warm walk's of
-        // the files it read again: their entries alternate).
-        let mut mentioned: Vec<(crate::cache::EncodedScan, FastSet<u32>)> = Vec::new();
+        // mention none of them are skipped without decoding them.
+        let mut mentions = crate::cache::Mentions::of(&keys);
         for entry in index.files() {
-            if let Some(encoded) = entry.scan_cell().still_encoded() {
-                let seen = mentioned
-                    .iter()
-                    .position(|(seen, _)| seen.same_cache(encoded));
-                let at = seen.unwrap_or_else(|| {
-                    mentioned.push((encoded.clone(), encoded.numbers_of(&keys)));
-                    mentioned.len() - 1
-                });
-                if let Some((_, numbers)) = mentioned.get(at)
-                    && !encoded.may_mention(numbers)
-                {
-                    continue;
-                }
+            if !mentions.may_mention(entry) {
+                continue;
             }
             entry.with_scan(|scan| {
                 for (i, r) in scan.iter().enumerate() {

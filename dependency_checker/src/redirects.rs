@@ -156,6 +156,19 @@ impl Redirects {
         self.replay().by_base.get(base).map_or(&[], Vec::as_slice)
     }
 
+    /// Every text [`Redirects::follow`] or [`Redirects::olds_with_base`] answers for:
+    /// the old paths the log still moves, and those paths without extension. A
+    /// string that is none of them cannot be a stale path.
+    pub(crate) fn followed_texts(&self) -> crate::FastSet<&str> {
+        let replay = self.replay();
+        replay
+            .destination
+            .keys()
+            .chain(replay.by_base.keys())
+            .map(String::as_str)
+            .collect()
+    }
+
     /// Every recorded move.
     pub fn moves(&self) -> &[(String, String)] {
         &self.replay().moves

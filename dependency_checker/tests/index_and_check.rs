@@ -161,6 +161,90 @@ fn stale_paths_from_the_redirect_log_are_reported() {
     );
 }
 
+/// The stale paths a check finds in an index loaded from the cache, whose files
+/// stay encoded and are decoded only if they mention a path the log moved, are
+/// those it finds in the same index decoded.
+#[test]
+fn stale_paths_are_found_in_files_still_encoded_in_the_cache() {
+    use dependency_checker::resolution::Resolution;
+    let dir = project();
+    // Generic strings naming the moved file by its path, by its path without
+    // extension, and a file that names nothing the log moved.
+    fs::write(
+        dir.path().join("tools/notes.json"),
+        r#"{"see": ["materials/bark", "materials/bark.material", "levels/forest.level"]}"#,
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("tools/other.json"),
+        r#"{"see": "units/tree.unit"}"#,
+    )
+    .unwrap();
+    move_bark_and_log_it(dir.path());
+    let checker = open(dir.path());
+    let index = checker.index();
+    let cached = dependency_checker::cache::decode(
+        dependency_checker::cache::encode(index, None),
+        index.root(),
+        index.registry(),
+        index.rules(),
+    )
+    .expect("the cache just written reads back")
+    .index;
+    assert!(
+        cached.files().all(|f| !f.scan_is_decoded()),
+        "loaded encoded"
+    );
+    let config = checker.project().config();
+    let from_cache = dependency_checker::findings::check(
+        &cached,
+        &Resolution::build(&cached),
+        checker.redirects(),
+        &config.boot_levels,
+        &config.plugins,
+    );
+    let stale = |findings: &[Finding]| -> Vec<(String, String)> {
+        findings
+            .iter()
+            .filter_map(|f| match f {
+                Finding::StaleRedirect {
+                    place, replacement, ..
+                } => Some((
+                    format!("{}{}", place.file, place.pointer),
+                    replacement.clone(),
+                )),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        stale(&from_cache),
+        vec![
+            (
+                "levels/forest.level/entities/0/components/mesh/material".into(),
+                "materials/wood/bark".into()
+            ),
+            (
+                "tools/export.json/inputs/0".into(),
+                "materials/wood/bark.material".into()
+            ),
+            (
+                "tools/notes.json/see/0".into(),
+                "materials/wood/bark".into()
+            ),
+            (
+                "tools/notes.json/see/1".into(),
+                "materials/wood/bark.material".into()
+            ),
+            (
+                "units/tree.unit/entities/0/components/mesh/material".into(),
+                "materials/wood/bark".into()
+            ),
+        ]
+    );
+    assert_eq!(from_cache, checker.findings());
+}
+
 #[test]
 fn the_redirect_log_is_read_again_when_it_changes_and_not_on_other_changes() {
     let dir = project();
