@@ -1170,6 +1170,15 @@ impl Loaded {
     pub fn describes(&self, now: &Index) -> bool {
         now.stats().read == 0 && now.len() == self.index.len()
     }
+
+    /// How many files `now`, built from this cache, found changed, new or gone (at
+    /// least: a file gone and another new count once) that a cache written now
+    /// would spare the next command reading: not those changed so recently that
+    /// it reads them again anyway.
+    pub fn changes_a_save_settles(&self, now: &Index) -> usize {
+        let stats = now.stats();
+        (stats.read - stats.read_recent.min(stats.read)) + now.len().abs_diff(self.index.len())
+    }
 }
 
 /// Reads an encoded index; `None` if it is not a valid cache for `registry` and

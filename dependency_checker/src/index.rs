@@ -251,6 +251,10 @@ pub struct BuildStats {
     pub read: usize,
     /// Files that were parsed (content hash changed, or no previous entry).
     pub parsed: usize,
+    /// Of the files read, those modified so shortly before the walk began that a
+    /// cache written now would not spare the next walk reading them again (see
+    /// `RACY_WINDOW`).
+    pub read_recent: usize,
 }
 
 /// The index of a project.
@@ -336,6 +340,9 @@ fn index_file(
     std::io::Read::read_to_end(&mut file, bytes).map_err(err)?;
     let bytes = &bytes[..];
     stats.read.fetch_add(1, Ordering::Relaxed);
+    if st.mtime_ns + RACY_WINDOW.as_nanos() as u64 >= stats.started_ns {
+        stats.read_recent.fetch_add(1, Ordering::Relaxed);
+    }
     let hash = xxhash_rust::xxh3::xxh3_64(bytes);
     let path: Arc<str> = rel.into();
     let scan = match previous {
@@ -383,6 +390,21 @@ struct Counters {
     read: AtomicU64,
     parsed: AtomicU64,
     files: AtomicU64,
+    read_recent: AtomicU64,
+    /// When the walk or update began.
+    started_ns: u64,
+}
+
+impl Counters {
+    fn since(started_ns: u64) -> Self {
+        Counters {
+            read: AtomicU64::new(0),
+            parsed: AtomicU64::new(0),
+            files: AtomicU64::new(0),
+            read_recent: AtomicU64::new(0),
+            started_ns,
+        }
+    }
 }
 
 /// Options for building an index.
@@ -505,7 +527,7 @@ impl Index {
         let found: Mutex<Vec<FileEntry>> = Mutex::new(Vec::new());
         let encoders: Mutex<Vec<crate::cache::WalkEncoder>> = Mutex::new(Vec::new());
         let issues: Mutex<Vec<WalkIssue>> = Mutex::new(Vec::new());
-        let counters = Counters::default();
+        let counters = Counters::since(started);
         let threads = if options.threads == 0 {
             std::thread::available_parallelism().map_or(2, |n| n.get())
         } else {
@@ -636,6 +658,7 @@ impl Index {
             files: files.len(),
             read: counters.read.load(Ordering::Relaxed) as usize,
             parsed: counters.parsed.load(Ordering::Relaxed) as usize,
+            read_recent: counters.read_recent.load(Ordering::Relaxed) as usize,
         };
         Ok(Index {
             root,
@@ -657,7 +680,7 @@ impl Index {
     /// under it too.
     pub fn update(&mut self, paths: &[String]) -> Vec<String> {
         let started = now_ns();
-        let counters = Counters::default();
+        let counters = Counters::since(started);
         let mut changed = Vec::new();
         let mut work: Vec<String> = Vec::with_capacity(paths.len());
         // Reached without following a link, as the walk reaches it: a folder
