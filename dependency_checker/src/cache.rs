@@ -281,8 +281,18 @@ impl EncodedScan {
     /// gives, without copying a string. `None` if the record does not read as a
     /// whole (`f` may have been called for some references): the caller then
     /// decodes it, which reads the file.
-    pub(crate) fn visit(&self, f: impl FnMut(&RefView)) -> Option<Option<ScanError>> {
+    ///
+    /// Each reference comes with its text, type and naming as numbers in its
+    /// cache's table ([`SpellingKey`]): two references of the same cache with the
+    /// same key are spelled alike, whatever file they are in.
+    pub(crate) fn visit(&self, f: impl FnMut(&RefView, SpellingKey)) -> Option<Option<ScanError>> {
         visit_scan(&self.body, self.bytes(), f)
+    }
+
+    /// A number for the cache this scan is in, the same for every scan of it while
+    /// one of them is alive: [`SpellingKey`]s are compared within one cache.
+    pub(crate) fn cache_id(&self) -> usize {
+        Arc::as_ptr(&self.body) as usize
     }
 
     /// The numbers of `texts` in this scan's cache's table (looked up once per
@@ -325,8 +335,6 @@ impl EncodedScan {
     }
 }
 
-/// An optional string written as 0 (none), 1 (the previous reference's) or its
-/// number + 2: the type, entity and component of references in a row repeat.
 /// Which files may have a reference written as one of a few texts, told without
 /// decoding the files still encoded in a cache: a question about a few strings
 /// decodes only the files that mention them. Each cache's numbers for the texts are
@@ -367,6 +375,8 @@ impl<'k, 's> Mentions<'k, 's> {
     }
 }
 
+/// An optional string written as 0 (none), 1 (the previous reference's) or its
+/// number + 2: the type, entity and component of references in a row repeat.
 fn repeated<'s>(
     code: u32,
     previous: Option<&'s str>,
@@ -382,18 +392,23 @@ fn repeated<'s>(
 fn decode_scan(body: &CacheBody, bytes: &[u8]) -> Option<FileScan> {
     let mut scan = FileScan::default();
     let mut last = LastStored::default();
-    scan.error = visit_scan(body, bytes, |view| scan.push(view, &mut last))?;
+    scan.error = visit_scan(body, bytes, |view, _| scan.push(view, &mut last))?;
     Some(scan)
 }
 
+/// A reference's text, type and naming as its cache's table numbers them: within
+/// one cache, references with the same key have the same text, expected type and
+/// naming.
+pub(crate) type SpellingKey = u64;
+
 /// Reads one file's references as [`encode_scan`] wrote them, calling `f` with each
-/// in order, its strings read in place from the table; returns the scan's error.
-/// `None` if the record does not read as a whole (then `f` may have been called
-/// for some references before).
+/// in order, its strings read in place from the table, and its [`SpellingKey`];
+/// returns the scan's error. `None` if the record does not read as a whole (then
+/// `f` may have been called for some references before).
 fn visit_scan(
     body: &CacheBody,
     bytes: &[u8],
-    mut f: impl FnMut(&RefView),
+    mut f: impl FnMut(&RefView, SpellingKey),
 ) -> Option<Option<ScanError>> {
     let mut r = Reader { bytes, at: 0 };
     let string = |id: u32| body.string(id);
@@ -410,12 +425,19 @@ fn visit_scan(
     let (mut end, mut line) = (0i64, 0i64);
     let mut pointer = String::new();
     let (mut ty, mut entity, mut component) = (None, None, None);
+    // The type's code as `repeated` reads it, with "the previous one" replaced.
+    let mut ty_code = 0u32;
     let mut visited = 0;
     for _ in 0..count.min(bytes.len()) {
-        let text = string(r.small()?)?;
+        let text_id = r.small()?;
+        let text = string(text_id)?;
         let typed = r.small()?;
         let naming = Naming::from_code(typed & 1)?;
         ty = repeated(typed >> 1, ty, string)?;
+        if typed >> 1 != 1 {
+            ty_code = typed >> 1;
+        }
+        let key = (u64::from(text_id) << 32) | u64::from(ty_code << 1 | (typed & 1));
         let start = end.checked_add(unzigzag(r.varint()?))?;
         end = start.checked_add(i64::from(r.small()?))?;
         line = line.checked_add(unzigzag(r.varint()?))?;
@@ -428,17 +450,20 @@ fn visit_scan(
         pointer.push_str(string(r.small()?)?);
         entity = repeated(r.small()?, entity, string)?;
         component = repeated(r.small()?, component, string)?;
-        f(&RefView {
-            text,
-            span: (u32::try_from(start).ok()?, u32::try_from(end).ok()?),
-            line: u32::try_from(line).ok()?,
-            column,
-            pointer: &pointer,
-            expected_type: ty,
-            naming,
-            entity,
-            component,
-        });
+        f(
+            &RefView {
+                text,
+                span: (u32::try_from(start).ok()?, u32::try_from(end).ok()?),
+                line: u32::try_from(line).ok()?,
+                column,
+                pointer: &pointer,
+                expected_type: ty,
+                naming,
+                entity,
+                component,
+            },
+            key,
+        );
         visited += 1;
     }
     (visited == count && r.done()).then_some(error)

@@ -15,6 +15,12 @@
 //! table, and nothing of it is kept: a check after a few files changed no longer
 //! turns the whole cache into scans (344 MB at 100,000 files, more than a check
 //! with no cache).
+//!
+//! Most references repeat a spelling other references use (a shared material, the
+//! same mesh in many units). A spelling that names a project path resolves alike
+//! wherever it is written, so each thread resolves each spelling it reads from a
+//! cache once, by the numbers the cache's table gives its text and type; a relative
+//! URI, which names a file from its own file's folder, is resolved every time.
 
 use std::cell::Cell;
 use std::collections::hash_map::Entry;
@@ -26,7 +32,7 @@ use crate::graph::{
     resolve_in,
 };
 use crate::index::{FileEntry, Index, split_extension};
-use crate::scan::{RefView, ScanError};
+use crate::scan::{Naming, RefView, ScanError};
 use crate::{FastMap, FastSet};
 
 /// What one reference resolved to.
@@ -159,6 +165,12 @@ struct Resolving {
     scan_errors: Vec<(u32, ScanError)>,
     /// Scratch space for [`resolve`].
     buf: String,
+    /// What each spelling met so far resolved to, by its cache and its key there:
+    /// most references repeat a spelling (a shared material, the same mesh in many
+    /// units), and a spelling that names a project path resolves alike wherever it
+    /// is written. Resolving is hashing the path and comparing it with a file's;
+    /// looking the spelling up is hashing two numbers.
+    resolved_spellings: FastMap<(usize, crate::cache::SpellingKey), Slot>,
 }
 
 impl Resolving {
@@ -188,6 +200,34 @@ impl Resolving {
         self.slots.push(slot);
     }
 
+    /// [`Resolving::push`] for a reference read from a cache, whose text, type and
+    /// naming are `spelling` there: resolved once per spelling and thread.
+    fn push_spelled(
+        &mut self,
+        index: &Index,
+        files: &Asking,
+        from: (u32, &str),
+        (r, spelling): (&RefView, (usize, crate::cache::SpellingKey)),
+    ) {
+        // A relative URI names a file from the folder it is written in.
+        if r.naming == Naming::RelativeUri {
+            return self.push(index, files, from, r);
+        }
+        let Some(&slot) = self.resolved_spellings.get(&spelling) else {
+            self.push(index, files, from, r);
+            if let Some(&slot) = self.slots.last() {
+                self.resolved_spellings.insert(spelling, slot);
+            }
+            return;
+        };
+        if let Slot::File(to) | Slot::FileMisspelled(to) = slot
+            && includes_prefab(index, from.1, r.expected_type, r.pointer)
+        {
+            self.prefab_edges.push((from.0, to));
+        }
+        self.slots.push(slot);
+    }
+
     /// How much is filled, to go back to (see [`Resolving::undo`]).
     fn mark(&self) -> (usize, usize, usize) {
         (self.slots.len(), self.others.len(), self.prefab_edges.len())
@@ -198,6 +238,8 @@ impl Resolving {
         self.slots.truncate(slots);
         self.others.truncate(others);
         self.prefab_edges.truncate(edges);
+        // Some may name targets just dropped.
+        self.resolved_spellings.clear();
     }
 }
 
@@ -285,7 +327,10 @@ impl<'i> Resolution<'i> {
             // place: nothing is decoded or kept.
             let read = f.scan_cell().still_encoded().and_then(|encoded| {
                 let before = out.mark();
-                let read = encoded.visit(|r| out.push(index, &asking, from, r));
+                let cache = encoded.cache_id();
+                let read = encoded.visit(|r, spelling| {
+                    out.push_spelled(index, &asking, from, (r, (cache, spelling)))
+                });
                 if read.is_none() {
                     out.undo(before);
                 }

@@ -284,6 +284,51 @@ fn uris_leaving_the_project_or_naming_nothing_are_broken_and_never_read() {
     assert!(matches!(deps[3].target, Target::Missing(ref p) if &**p == "models/gone away.png"));
 }
 
+/// The same URI text names a different file from each folder: a check of an index
+/// read from the cache, which resolves each spelling of a project path once,
+/// resolves each URI from its own file's folder.
+#[test]
+fn the_same_uri_in_two_folders_names_two_files_when_checked_from_the_cache() {
+    use dependency_checker::resolution::Resolution;
+    let dir = tempfile::tempdir().unwrap();
+    let gltf = || "{\"images\": [{\"uri\": \"bark.png\"}]}".to_owned();
+    write_project(
+        dir.path(),
+        &[
+            ("kiln.project", "{}".into()),
+            ("forest/tree.gltf", gltf()),
+            ("forest/bark.png", "png".into()),
+            ("town/house.gltf", gltf()),
+            ("village/barn.gltf", gltf()),
+            ("village/bark.png", "png".into()),
+        ],
+    );
+    let checker = open(dir.path());
+    let index = checker.index();
+    let cached = dependency_checker::cache::decode(
+        dependency_checker::cache::encode(index, None),
+        index.root(),
+        index.registry(),
+        index.rules(),
+    )
+    .expect("the cache just written reads back")
+    .index;
+    let config = checker.project().config();
+    let findings = dependency_checker::findings::check(
+        &cached,
+        &Resolution::build(&cached),
+        checker.redirects(),
+        &config.boot_levels,
+        &config.plugins,
+    );
+    let missing: Vec<String> = findings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        missing,
+        vec!["town/house.gltf:1:21 (/images/0/uri): missing: town/bark.png does not exist"]
+    );
+    assert_eq!(findings, checker.findings());
+}
+
 #[test]
 fn a_truncated_or_garbled_glb_is_a_finding_not_a_panic() {
     let dir = project();
