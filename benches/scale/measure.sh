@@ -13,6 +13,10 @@
 #   check-warm   kiln check, warm cache, nothing changed
 #   check-cold   kiln check without .kiln/index.bin (the page cache stays warm),
 #                beside rg and the parse floor
+#   check-touched  kiln check after the hub's 1,000 referrers were touched (read
+#                again, hashed, the same: what a `git checkout` leaves; the stored
+#                findings no longer describe the index, so every reference is
+#                resolved again)
 #   mv           kiln mv of the hub, alternately there and back, beside the floor
 #                (benches/src/bin/rewrite-floor.rs: the same files read, patched,
 #                written to a temporary file and renamed, nothing else) and
@@ -246,6 +250,8 @@ for n in "${sizes[@]}"; do
     "$kiln" refs --json "$hub" --project "$dir" |
         python3 -c 'import json,sys; print("\n".join(sorted({r["file"] for r in json.load(sys.stdin)["references"]})))' >"$list"
     L=$(q "$list")
+    bench check-touched --prepare "cd $D && xargs -a $L -d '\n' touch --" \
+        -n "kiln check (1,000 files touched)" "$K check --project $D" -n "rg" "$rg_cmd"
     # Each run moves the hub there or back, so every run has 1,000 files to patch;
     # the tree is reset after each command's runs (kiln.redirects, mtimes aside, an
     # even number of runs leaves it as it was anyway).
