@@ -17,6 +17,8 @@
 //! Each runs `KILN_DIFF_CASES` cases (default 48): raise it for a long run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod project_fixture;
+
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
 use std::path::Path;
@@ -722,15 +724,7 @@ fn lookup_agrees_with_graph(checker: &Checker, when: &str) -> Result<(), TestCas
         );
         // The same question asked of the index as a later command loads it from
         // the cache: references still encoded, files that cannot mention it skipped.
-        let index = checker.index();
-        let cached = dependency_checker::cache::decode(
-            dependency_checker::cache::encode(index, None),
-            index.root(),
-            index.registry(),
-            index.rules(),
-        )
-        .expect("the cache just written reads back")
-        .index;
+        let cached = project_fixture::loaded_from_cache(checker.index());
         let from_cache = Lookup::for_files(&cached, std::slice::from_ref(p));
         prop_assert_eq!(
             sorted(graph.references_to(p).into_iter().map(key).collect()),

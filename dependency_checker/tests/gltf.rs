@@ -13,7 +13,7 @@ use dependency_checker::graph::Target;
 use dependency_checker::rename::{
     Change, FileEdit, MovePlan, MoveRequest, apply, plan, plan_redirect_fixes,
 };
-use project_fixture::{open, snapshot, write_project};
+use project_fixture::{check_as_loaded_from_cache, open, snapshot, write_project};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------
@@ -289,7 +289,6 @@ fn uris_leaving_the_project_or_naming_nothing_are_broken_and_never_read() {
 /// resolves each URI from its own file's folder.
 #[test]
 fn the_same_uri_in_two_folders_names_two_files_when_checked_from_the_cache() {
-    use dependency_checker::resolution::Resolution;
     let dir = tempfile::tempdir().unwrap();
     let gltf = || "{\"images\": [{\"uri\": \"bark.png\"}]}".to_owned();
     write_project(
@@ -304,23 +303,7 @@ fn the_same_uri_in_two_folders_names_two_files_when_checked_from_the_cache() {
         ],
     );
     let checker = open(dir.path());
-    let index = checker.index();
-    let cached = dependency_checker::cache::decode(
-        dependency_checker::cache::encode(index, None),
-        index.root(),
-        index.registry(),
-        index.rules(),
-    )
-    .expect("the cache just written reads back")
-    .index;
-    let config = checker.project().config();
-    let findings = dependency_checker::findings::check(
-        &cached,
-        &Resolution::build(&cached),
-        checker.redirects(),
-        &config.boot_levels,
-        &config.plugins,
-    );
+    let findings = check_as_loaded_from_cache(&checker);
     let missing: Vec<String> = findings.iter().map(ToString::to_string).collect();
     assert_eq!(
         missing,

@@ -166,7 +166,6 @@ fn stale_paths_from_the_redirect_log_are_reported() {
 /// those it finds in the same index decoded.
 #[test]
 fn stale_paths_are_found_in_files_still_encoded_in_the_cache() {
-    use dependency_checker::resolution::Resolution;
     let dir = project();
     // Generic strings naming the moved file by its path, by its path without
     // extension, and a file that names nothing the log moved.
@@ -182,27 +181,7 @@ fn stale_paths_are_found_in_files_still_encoded_in_the_cache() {
     .unwrap();
     move_bark_and_log_it(dir.path());
     let checker = open(dir.path());
-    let index = checker.index();
-    let cached = dependency_checker::cache::decode(
-        dependency_checker::cache::encode(index, None),
-        index.root(),
-        index.registry(),
-        index.rules(),
-    )
-    .expect("the cache just written reads back")
-    .index;
-    assert!(
-        cached.files().all(|f| !f.scan_is_decoded()),
-        "loaded encoded"
-    );
-    let config = checker.project().config();
-    let from_cache = dependency_checker::findings::check(
-        &cached,
-        &Resolution::build(&cached),
-        checker.redirects(),
-        &config.boot_levels,
-        &config.plugins,
-    );
+    let from_cache = check_as_loaded_from_cache(&checker);
     let stale = |findings: &[Finding]| -> Vec<(String, String)> {
         findings
             .iter()

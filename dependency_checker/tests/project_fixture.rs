@@ -88,3 +88,37 @@ pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// `index` as a later command loads it from the cache: every file's references
+/// still encoded in the cache's bytes.
+pub fn loaded_from_cache(
+    index: &dependency_checker::index::Index,
+) -> dependency_checker::index::Index {
+    let cached = dependency_checker::cache::decode(
+        dependency_checker::cache::encode(index, None),
+        index.root(),
+        index.registry(),
+        index.rules(),
+    )
+    .expect("the cache just written reads back")
+    .index;
+    assert!(
+        cached.files().all(|f| !f.scan_is_decoded()),
+        "loaded encoded"
+    );
+    cached
+}
+
+/// The findings of a check of `checker`'s index as a later command loads it from the
+/// cache ([`loaded_from_cache`]).
+pub fn check_as_loaded_from_cache(checker: &Checker) -> Vec<dependency_checker::findings::Finding> {
+    let cached = loaded_from_cache(checker.index());
+    let config = checker.project().config();
+    dependency_checker::findings::check(
+        &cached,
+        &dependency_checker::resolution::Resolution::build(&cached),
+        checker.redirects(),
+        &config.boot_levels,
+        &config.plugins,
+    )
+}
