@@ -1191,7 +1191,7 @@ impl Loaded {
     }
 
     /// Whether `now`, built from this cache, found every file as the cache has it
-    /// (read none, and holds as many): then the cache needs no rewrite.
+    /// (read none, and holds as many): then the findings stored with it stand.
     pub fn describes(&self, now: &Index) -> bool {
         now.stats().read == 0 && now.len() == self.index.len()
     }

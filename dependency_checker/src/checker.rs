@@ -57,9 +57,11 @@ pub struct Checker {
     redirects: Redirects,
     /// How the checker was opened (kept for the lock's waiting notice).
     options: BuildOptions,
-    /// The index differs from the cache on disk. It is written when `kiln check`'s
-    /// findings are known, to store them with it, or else when the checker is
-    /// dropped: a check with no cache writes it once, not twice.
+    /// The cache on disk is to be written again: it differs from the index by
+    /// enough to be worth it (see [`Checker::open`]), or there was none. It is
+    /// written when `kiln check`'s findings are known, to store them with it, or
+    /// else when the checker is dropped: a check with no cache writes it once, not
+    /// twice.
     cache_unsaved: std::cell::Cell<bool>,
     /// The cache holds no findings for the index: it describes it (a `refs`, `deps`
     /// or `mv` that found files changed wrote it when it was dropped), or is behind

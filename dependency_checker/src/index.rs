@@ -325,7 +325,8 @@ fn index_file(
     };
     if let Some(prev) = previous {
         let st = source.stat().map_err(err)?;
-        let racy = st.mtime_ns + RACY_WINDOW.as_nanos() as u64 >= previous_check_ns;
+        // Saturating: a file dated centuries ahead has its time saturated.
+        let racy = st.mtime_ns.saturating_add(RACY_WINDOW.as_nanos() as u64) >= previous_check_ns;
         if prev.size == st.size && prev.mtime_ns == st.mtime_ns && !racy {
             return Ok(prev.clone());
         }
@@ -340,7 +341,7 @@ fn index_file(
     std::io::Read::read_to_end(&mut file, bytes).map_err(err)?;
     let bytes = &bytes[..];
     stats.read.fetch_add(1, Ordering::Relaxed);
-    if st.mtime_ns + RACY_WINDOW.as_nanos() as u64 >= stats.started_ns {
+    if st.mtime_ns.saturating_add(RACY_WINDOW.as_nanos() as u64) >= stats.started_ns {
         stats.read_recent.fetch_add(1, Ordering::Relaxed);
     }
     let hash = xxhash_rust::xxh3::xxh3_64(bytes);
