@@ -298,6 +298,8 @@ struct JsonArray<'w> {
     items: usize,
     /// How many objects the array is inside (1: a field of the report's top object).
     depth: usize,
+    /// Each item's lines' indent: one level deeper than the array.
+    indent: String,
 }
 
 impl<'w> JsonArray<'w> {
@@ -311,6 +313,7 @@ impl<'w> JsonArray<'w> {
             out,
             items: 0,
             depth,
+            indent: "  ".repeat(depth + 1),
         }
     }
 
@@ -332,9 +335,8 @@ impl<'w> JsonArray<'w> {
         self.out
             .write_all(if self.items == 0 { b"[" } else { b"," })?;
         // A string's line breaks are escaped: each line here is the layout's.
-        let indent = "  ".repeat(self.depth + 1);
         for line in text.lines() {
-            write!(self.out, "\n{indent}{line}")?;
+            write!(self.out, "\n{}{line}", self.indent)?;
         }
         self.items += 1;
         Ok(())
@@ -722,7 +724,7 @@ mod tests {
     #[test]
     fn the_streamed_check_report_is_the_report_printed_whole() {
         let tmp = project();
-        // Two stale paths for `--fix` to patch: the log moved rock.mesh away.
+        // A stale path for `--fix` to patch: the log moved rock.mesh away.
         std::fs::rename(
             tmp.path().join("meshes/rock.mesh"),
             tmp.path().join("meshes/stone.mesh"),

@@ -1202,7 +1202,7 @@ impl Loaded {
     /// it reads them again anyway.
     pub fn changes_a_save_settles(&self, now: &Index) -> usize {
         let stats = now.stats();
-        (stats.read - stats.read_recent.min(stats.read)) + now.len().abs_diff(self.index.len())
+        stats.read.saturating_sub(stats.read_recent) + now.len().abs_diff(self.index.len())
     }
 }
 

@@ -92,10 +92,12 @@ impl Checker {
         let (index, cached) = Self::index_with_cache(&project, registry, &rules, options)?;
         // Rewrite the cache only if a save spares the next command more than it
         // costs this one: at 100,000 files, rewriting it cost a `kiln refs` 75 ms,
-        // and reading again the 1,001 files a move of the hub patched 55 ms. Files
-        // changed within the racy window are read again whatever the cache says,
-        // and never count. A check, which resolves every reference again, stores
-        // its findings with the cache whatever changed.
+        // and reading and scanning again the 1,001 files a move of the hub patched
+        // 55 ms. Files changed within the racy window are read again whatever the
+        // cache says (a save would spare only their scan), and do not count. A
+        // check, which resolves every reference again, stores its findings with the
+        // cache whatever changed. (A move's own writes follow another rule, see
+        // `Checker::changed_by_kiln`.)
         let settles = cached.as_ref().map(|c| c.changes_a_save_settles(&index));
         let checker = Self::from_index(project, index)?.with_options(options);
         match cached.and_then(|c| c.findings_for(&checker.index)) {
@@ -409,10 +411,13 @@ impl Checker {
     }
 
     /// Kiln itself changed `files` files (moved or written): files the cache does
-    /// not know, which the next command reads again (after moving a folder at
-    /// 100,000 files: 65,000 files, 1.8 s). Past a tenth of the project, writing
-    /// the cache when the checker is dropped costs less than that; below it, more
-    /// than the move itself.
+    /// not know, which the next command reads and scans again (after moving a
+    /// folder at 100,000 files: 65,000 files, 1.8 s). Past a tenth of the project,
+    /// writing the cache when the checker is dropped costs less than that; below
+    /// it, more than the move itself. Unlike the files an open finds changed (see
+    /// [`Checker::open`]), the files a move wrote just now count: a cache written
+    /// with their scans spares the next command scanning them, if not reading
+    /// them.
     pub(crate) fn changed_by_kiln(&self, files: usize) {
         if files.saturating_mul(10) >= self.index.len() {
             self.cache_unsaved.set(true);

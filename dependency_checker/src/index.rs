@@ -399,11 +399,8 @@ struct Counters {
 impl Counters {
     fn since(started_ns: u64) -> Self {
         Counters {
-            read: AtomicU64::new(0),
-            parsed: AtomicU64::new(0),
-            files: AtomicU64::new(0),
-            read_recent: AtomicU64::new(0),
             started_ns,
+            ..Counters::default()
         }
     }
 }

@@ -176,14 +176,17 @@ struct Resolving {
 impl Resolving {
     /// Resolves `r`, written in the file `from` (number and path).
     fn push(&mut self, index: &Index, files: &Asking, from: (u32, &str), r: &RefView) {
-        let (n, path) = from;
-        let slot = match resolve_in(files, (path, r), &mut self.buf) {
+        let slot = self.resolve(files, from.1, r);
+        self.fill(index, from, r, slot);
+    }
+
+    /// What `r`, written in the file at `path`, resolves to (a target that is not a
+    /// file is kept in `others`).
+    fn resolve(&mut self, files: &Asking, path: &str, r: &RefView) -> Slot {
+        match resolve_in(files, (path, r), &mut self.buf) {
             None => Slot::NotReference,
             Some(Resolved::File(_)) => {
                 let to = files.found.get();
-                if includes_prefab(index, path, r.expected_type, r.pointer) {
-                    self.prefab_edges.push((n, to));
-                }
                 // Told apart now, while the text is at hand: the check then skips
                 // most references without reading them.
                 if is_spelled_right(r) {
@@ -196,7 +199,16 @@ impl Resolving {
                 self.others.push(other);
                 Slot::Other((self.others.len() - 1) as u32)
             }
-        };
+        }
+    }
+
+    /// Fills `r`'s slot, and the prefab it includes if it does.
+    fn fill(&mut self, index: &Index, (n, path): (u32, &str), r: &RefView, slot: Slot) {
+        if let Slot::File(to) | Slot::FileMisspelled(to) = slot
+            && includes_prefab(index, path, r.expected_type, r.pointer)
+        {
+            self.prefab_edges.push((n, to));
+        }
         self.slots.push(slot);
     }
 
@@ -213,19 +225,15 @@ impl Resolving {
         if r.naming == Naming::RelativeUri {
             return self.push(index, files, from, r);
         }
-        let Some(&slot) = self.resolved_spellings.get(&spelling) else {
-            self.push(index, files, from, r);
-            if let Some(&slot) = self.slots.last() {
+        let slot = match self.resolved_spellings.get(&spelling) {
+            Some(&slot) => slot,
+            None => {
+                let slot = self.resolve(files, from.1, r);
                 self.resolved_spellings.insert(spelling, slot);
+                slot
             }
-            return;
         };
-        if let Slot::File(to) | Slot::FileMisspelled(to) = slot
-            && includes_prefab(index, from.1, r.expected_type, r.pointer)
-        {
-            self.prefab_edges.push((from.0, to));
-        }
-        self.slots.push(slot);
+        self.fill(index, from, r, slot);
     }
 
     /// How much is filled, to go back to (see [`Resolving::undo`]).
