@@ -1600,15 +1600,22 @@ mod tests {
 
     /// Where the level's record starts in the cache `bytes`.
     fn level_record_at(bytes: &[u8]) -> usize {
+        record_at(bytes, b"levels/a.level")
+    }
+
+    /// Where the record of the file stored with `stored` (the part of its path not
+    /// shared with the path before) starts in the cache `bytes`; the record holds
+    /// one reference.
+    fn record_at(bytes: &[u8], stored: &[u8]) -> usize {
         let level = bytes
-            .windows(b"levels/a.level".len())
-            .position(|w| w == b"levels/a.level")
+            .windows(stored.len())
+            .position(|w| w == stored)
             .unwrap();
         // After the path: size, time, hash, then the scan's length and bytes (0 for
         // no error, 1 reference, then its text's number).
         let mut r = Reader {
             bytes,
-            at: level + b"levels/a.level".len(),
+            at: level + stored.len(),
         };
         r.varint().unwrap();
         r.varint().unwrap();
@@ -1658,6 +1665,74 @@ mod tests {
         let expected = targets(&Graph::build(&index), &index);
         assert!(expected.iter().any(|(file, ..)| file == "levels/a.level"));
         assert_eq!(targets(&resolution, &crafted), expected);
+    }
+
+    /// A record that stops reading halfway gives back what it resolved, and the
+    /// spellings it remembered with it: a later file of the same thread with the
+    /// same spelling resolves it afresh, not to a target the file read instead put
+    /// in its place.
+    #[test]
+    fn a_record_that_stops_halfway_leaves_no_resolved_spelling_behind() {
+        use crate::graph::{ResolvedReferences, Target};
+        let dir = tempfile::tempdir().unwrap();
+        let level = |texts: &[&str]| {
+            let entities: Vec<String> = (texts.iter().enumerate())
+                .map(|(i, t)| {
+                    format!(r#"{{"id": "e{i}", "components": {{"mesh": {{"mesh": "{t}"}}}}}}"#)
+                })
+                .collect();
+            format!(r#"{{"entities": [{}]}}"#, entities.join(", "))
+        };
+        // The big level first, alone in its thread's run: the two small ones after
+        // it share one whatever the number of cores.
+        let files = [
+            ("kiln.project", "{}".to_owned()),
+            ("levels/0big.level", level(&["meshes/m"; 100])),
+            ("levels/a.level", level(&["meshes/gone"])),
+            ("levels/b.level", level(&["meshes/gone"])),
+            ("meshes/m.mesh", "{}".to_owned()),
+        ];
+        for (p, c) in &files {
+            let full = dir.path().join(p);
+            fs::create_dir_all(full.parent().unwrap()).unwrap();
+            fs::write(full, c).unwrap();
+        }
+        let project = Project::open(dir.path()).unwrap();
+        let registry = Arc::new(Registry::with_builtins());
+        let index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
+        let mut bytes = encode(&index, None);
+        // a's record says it holds two references and holds one; the file, read
+        // instead, names another mesh now.
+        // Stored after "levels/0big.level", it shares "levels/" with it.
+        let scan_at = record_at(&bytes, b"a.level");
+        bytes[scan_at + 1] = 2;
+        reseal(&mut bytes);
+        fs::write(
+            dir.path().join("levels/a.level"),
+            level(&["meshes/elsewhere"]),
+        )
+        .unwrap();
+        let crafted = load_bytes(bytes, &project, &registry, &index);
+        let resolution = crate::resolution::Resolution::build(&crafted);
+        let mut targets = Vec::new();
+        resolution.each_reference(&crafted, &mut |f, _, t| {
+            if f.path.starts_with("levels/a") || f.path.starts_with("levels/b") {
+                targets.push((f.path.to_string(), t.clone()));
+            }
+        });
+        assert_eq!(
+            targets,
+            vec![
+                (
+                    "levels/a.level".into(),
+                    Target::Missing("meshes/elsewhere.mesh".into())
+                ),
+                (
+                    "levels/b.level".into(),
+                    Target::Missing("meshes/gone.mesh".into())
+                ),
+            ]
+        );
     }
 
     #[test]
