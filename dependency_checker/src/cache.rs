@@ -1171,6 +1171,24 @@ fn walk_issues_hash(index: &Index) -> u64 {
     xxhash_rust::xxh3::xxh3_64(format!("{:?}", index.walk_issues()).as_bytes())
 }
 
+/// What the findings stored with a cache say of an index built from it.
+#[derive(Debug)]
+pub enum StoredFindings {
+    /// None are stored, or they say nothing of the index: a check works them out.
+    None,
+    /// A check of the index gives exactly these.
+    Stand(Vec<Finding>),
+    /// A check of the index gives these once the findings about the contents of
+    /// the files in `before` (their entries as the cache has them) are worked out
+    /// again: the index holds the same files, these with other contents.
+    Behind {
+        /// The stored findings.
+        findings: Vec<Finding>,
+        /// The entries, as stored, of the files whose contents changed.
+        before: Vec<FileEntry>,
+    },
+}
+
 /// A cache read back: the index, and the findings stored with it.
 #[derive(Debug)]
 pub struct Loaded {
@@ -1181,13 +1199,48 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// The findings stored with the index, if a check of `now` would give the same
-    /// ones: `now` was built from this cache and read no file (so `kiln.project` and
-    /// `kiln.redirects`, the findings' other inputs, are unchanged too), holds the
-    /// same files, and its walk met the same links and unreadable folders.
-    pub fn findings_for(self, now: &Index) -> Option<Vec<Finding>> {
-        let same = self.describes(now) && walk_issues_hash(now) == self.walked;
-        self.findings.filter(|_| same)
+    /// What the findings stored with the index say of `now`, built from this cache
+    /// (see [`StoredFindings`]).
+    ///
+    /// They stand if `now` holds the same files with the same contents (a file read
+    /// again because it was touched, as a `git checkout` leaves it, hashes the
+    /// same), so `kiln.project` and `kiln.redirects`, the findings' other inputs,
+    /// are unchanged too, and its walk met the same links and unreadable folders.
+    /// They are behind if some files hold other contents, those two aside: the
+    /// findings about those files' contents are then worked out again, and the
+    /// rest stand if the references between files are the same (see
+    /// `Checker::findings`).
+    pub fn findings_for(self, now: &Index) -> StoredFindings {
+        let Some(findings) = self.findings else {
+            return StoredFindings::None;
+        };
+        if now.len() != self.index.len() || walk_issues_hash(now) != self.walked {
+            return StoredFindings::None;
+        }
+        let mut before = Vec::new();
+        for (was, is) in self.index.files().zip(now.files()) {
+            if was.path != is.path {
+                return StoredFindings::None;
+            }
+            if was.hash != is.hash {
+                before.push(was.clone());
+            }
+        }
+        let inputs = [
+            kiln_core::project::PROJECT_FILE,
+            crate::redirects::REDIRECT_FILE,
+        ];
+        if before.is_empty() {
+            StoredFindings::Stand(findings)
+        } else if before.iter().any(|f| inputs.contains(&&*f.path))
+            // Resolving the changed files twice (as they were and are) would cost
+            // more than resolving every file once.
+            || before.len().saturating_mul(2) > now.len()
+        {
+            StoredFindings::None
+        } else {
+            StoredFindings::Behind { findings, before }
+        }
     }
 
     /// Whether `now`, built from this cache, found every file as the cache has it

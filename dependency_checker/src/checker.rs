@@ -6,6 +6,7 @@ use std::sync::Arc;
 use kiln_core::{Project, Registry};
 
 use crate::FastSet;
+use crate::cache::StoredFindings;
 use crate::error::CheckerError;
 use crate::findings::{Finding, Place, check};
 use crate::graph::{ResolvedRef, Target};
@@ -69,6 +70,18 @@ pub struct Checker {
     /// The next check stores its findings, or every check after would resolve every
     /// reference again.
     findings_unstored: std::cell::Cell<bool>,
+    /// Findings stored with the cache for the index as it was, and the entries as
+    /// they were of the files whose contents changed since (see
+    /// [`crate::cache::StoredFindings::Behind`]): a check works out again only
+    /// what those files' contents decide, if it can.
+    findings_behind: std::cell::RefCell<Option<(Vec<Finding>, Vec<crate::index::FileEntry>)>>,
+}
+
+/// What [`Checker::refresh`] carries over a change of files' contents.
+struct CarriedFindings {
+    findings: Vec<Finding>,
+    before: Vec<crate::index::FileEntry>,
+    walk_issues: Vec<crate::index::WalkIssue>,
 }
 
 impl Drop for Checker {
@@ -100,14 +113,23 @@ impl Checker {
         // `Checker::changed_by_kiln`.)
         let settles = cached.as_ref().map(|c| c.changes_a_save_settles(&index));
         let checker = Self::from_index(project, index)?.with_options(options);
-        match cached.and_then(|c| c.findings_for(&checker.index)) {
-            Some(findings) => {
+        let few = settles.is_some_and(|n| n.saturating_mul(64) < checker.index.len());
+        let stored = cached.map_or(StoredFindings::None, |c| c.findings_for(&checker.index));
+        match stored {
+            StoredFindings::Stand(findings) => {
                 let _ = checker.check_findings.set(findings);
             }
-            None if settles.is_some_and(|n| n.saturating_mul(64) < checker.index.len()) => {
-                checker.findings_unstored.set(true)
+            // Worked out again from the changed files alone, and stored only if
+            // the cache is rewritten anyway: until then the next check does it
+            // again from the findings stored for the index as it was.
+            StoredFindings::Behind { findings, before } => {
+                *checker.findings_behind.borrow_mut() = Some((findings, before));
             }
-            None => checker.cache_unsaved.set(true),
+            StoredFindings::None if few => checker.findings_unstored.set(true),
+            StoredFindings::None => {}
+        }
+        if !few {
+            checker.cache_unsaved.set(true);
         }
         Ok(checker)
     }
@@ -246,6 +268,7 @@ impl Checker {
             options: BuildOptions::default(),
             cache_unsaved: std::cell::Cell::new(false),
             findings_unstored: std::cell::Cell::new(false),
+            findings_behind: std::cell::RefCell::new(None),
         })
     }
 
@@ -342,6 +365,7 @@ impl Checker {
     fn forget_derived(&mut self) {
         *self.partial_lookup.get_mut() = None;
         self.check_findings = std::cell::OnceCell::new();
+        *self.findings_behind.get_mut() = None;
     }
 
     /// The redirect log.
@@ -374,12 +398,75 @@ impl Checker {
             self.project = project;
             self.forget_derived();
         }
+        let carried = self.findings_to_carry(paths);
         let changed = self.index.update(paths);
         if !changed.is_empty() {
             self.follow_index(&changed);
+            if let Some(carried) = carried {
+                self.carry_findings(carried, &changed);
+            }
         }
         self.reload_redirects_if_changed(&changed)?;
         Ok(changed)
+    }
+
+    /// The findings known for the index, and the entries as they were when they
+    /// were worked out of the files among `paths` (about to be refreshed) and of
+    /// the files changed since: what [`Checker::carry_findings`] starts from.
+    fn findings_to_carry(&mut self, paths: &[String]) -> Option<CarriedFindings> {
+        let (findings, mut before) =
+            match (self.check_findings.get(), self.findings_behind.get_mut()) {
+                (Some(findings), _) => (findings.clone(), Vec::new()),
+                (None, Some((findings, before))) => (findings.clone(), before.clone()),
+                (None, None) => return None,
+            };
+        let known: crate::FastSet<Arc<str>> = before.iter().map(|f| f.path.clone()).collect();
+        let now = paths.iter().filter(|p| !known.contains(p.as_str()));
+        before.extend(now.filter_map(|p| self.index.file(p)).cloned());
+        Some(CarriedFindings {
+            findings,
+            before,
+            walk_issues: self.index.walk_issues().to_vec(),
+        })
+    }
+
+    /// After a refresh that changed the entries `changed`: if it changed only what
+    /// files hold (no file new or gone, the same links met, neither `kiln.project`
+    /// nor `kiln.redirects`), the findings known before stand but for what those
+    /// files decide, which the next check works out from them (see
+    /// [`Checker::check_what_changed`]). A running editor checks after every save.
+    fn carry_findings(&mut self, carried: CarriedFindings, changed: &[String]) {
+        let CarriedFindings {
+            findings,
+            mut before,
+            walk_issues,
+        } = carried;
+        let inputs = [
+            kiln_core::project::PROJECT_FILE,
+            crate::redirects::REDIRECT_FILE,
+        ];
+        let known: crate::FastSet<&str> = before.iter().map(|f| &*f.path).collect();
+        let contents_only = walk_issues == self.index.walk_issues()
+            && changed.iter().all(|p| {
+                !inputs.contains(&p.as_str())
+                    && self.index.contains(p)
+                    && known.contains(p.as_str())
+            });
+        drop(known);
+        if !contents_only {
+            return;
+        }
+        // Files changed back hold what the findings were worked out from.
+        before.retain(|was| {
+            self.index
+                .file(&was.path)
+                .is_some_and(|is| is.hash != was.hash)
+        });
+        if before.is_empty() {
+            let _ = self.check_findings.set(findings);
+        } else if before.len().saturating_mul(2) <= self.index.len() {
+            *self.findings_behind.get_mut() = Some((findings, before));
+        }
     }
 
     /// Reads the redirect log again if it is among `changed`: only then, since it
@@ -523,6 +610,9 @@ impl Checker {
         let mut findings = self
             .check_findings
             .get_or_init(|| {
+                if let Some(findings) = self.check_what_changed() {
+                    return findings;
+                }
                 // Stored with the index, a check with nothing changed prints them as
                 // they are. The index's part of the cache is encoded on a second
                 // thread while the references are resolved and checked: each took
@@ -580,6 +670,35 @@ impl Checker {
             }
         }
         findings
+    }
+
+    /// The findings of a check, worked out from those stored for the index as it
+    /// was ([`Checker::findings_behind`]) and the files whose contents changed
+    /// since, if the references between files are as they were. A check after a
+    /// `git pull` or a save of a few files then resolves the references of those
+    /// files, twice (as they were and are), not of every file. `None` if there is
+    /// nothing to start from or the references between files changed: the check
+    /// then works out everything, and stores it.
+    fn check_what_changed(&self) -> Option<Vec<Finding>> {
+        let (stored, before) = self.findings_behind.borrow_mut().take()?;
+        let Some(references) = Resolution::build_changed(&self.index, &before) else {
+            self.findings_unstored.set(true);
+            return None;
+        };
+        let changed: crate::FastSet<&str> = before.iter().map(|f| &*f.path).collect();
+        let findings = crate::findings::check_changed(
+            &self.index,
+            &references,
+            &self.redirects,
+            &self.project.config().plugins,
+            stored,
+            &changed,
+        );
+        if self.cache_unsaved.replace(false) {
+            // The cache only saves time.
+            let _ = crate::cache::save(&self.index, Some(&findings));
+        }
+        Some(findings)
     }
 
     /// The files a user's argument names: the file itself, or every file under a folder.
@@ -860,8 +979,9 @@ mod tests {
     /// A command that finds a few files changed behind the cache reads them again
     /// and leaves the cache as it was; one that finds a 64th of the project changed
     /// long enough ago rewrites it. Files changed within the racy window are read
-    /// again whatever the cache holds, and never count. A check stores its findings
-    /// (and the cache with them) whatever changed.
+    /// again whatever the cache holds, and never count. A check that works out every
+    /// finding again stores them (and the cache with them) whatever changed; one
+    /// that works out only what a few changed files decide leaves the cache alone.
     #[test]
     fn the_cache_is_rewritten_when_a_save_spares_more_than_it_costs() {
         let dir = aged(project());
@@ -890,7 +1010,20 @@ mod tests {
         assert_eq!(opened.index().stats().read, 1);
         drop(opened);
         assert!(saved() == before, "rewritten for one file");
-        // Still behind, so read again; a check stores its findings all the same.
+        // Still behind, so read again. A check works out what the changed file
+        // decides from the findings stored for the project as it was, and leaves
+        // the cache as it was...
+        let opened = open(dir.path());
+        assert_eq!(opened.index().stats().read, 1);
+        opened.findings();
+        drop(opened);
+        assert!(
+            saved() == before,
+            "rewritten by a check of one changed file"
+        );
+        // ...unless the file now names another: the check works out every finding
+        // again, and stores them.
+        write(&meshes[..1], r#"{"x": "meshes/m.mesh"}"#, 60);
         let opened = open(dir.path());
         assert_eq!(opened.index().stats().read, 1);
         opened.findings();
@@ -914,6 +1047,56 @@ mod tests {
         assert_eq!(opened.index().stats().read_recent, 10);
         drop(opened);
         assert!(saved() == before, "rewritten for files changed just now");
+    }
+
+    /// A check after a file's contents changed takes what it reports of the other
+    /// files from the findings stored with the cache, and works out again what the
+    /// changed file's contents decide; if the file now names other files, it works
+    /// out everything.
+    #[test]
+    fn a_check_after_a_few_files_changed_works_out_only_what_they_decide() {
+        let dir = aged(project());
+        let root = dir.path();
+        let checker = open(root);
+        let mut stored = checker.findings();
+        // Findings no check of these files makes, stored as if one had: one about
+        // the level, which does not change, and one about the mesh's contents.
+        let of_the_level = Finding::Unused {
+            file: "levels/a.level".into(),
+        };
+        let of_the_mesh = Finding::InvalidJson {
+            file: "meshes/m.mesh".into(),
+            line: 1,
+            column: 1,
+            message: "stored".into(),
+        };
+        stored.extend([of_the_level.clone(), of_the_mesh.clone()]);
+        crate::cache::save(checker.index(), Some(&stored)).unwrap();
+        drop(checker);
+        let edit_mesh = |content: &str| {
+            let mesh = root.join("meshes/m.mesh");
+            std::fs::write(&mesh, content).unwrap();
+            let file = std::fs::File::options().write(true).open(&mesh).unwrap();
+            let then = std::time::SystemTime::now() - std::time::Duration::from_secs(30);
+            file.set_modified(then).unwrap();
+        };
+
+        edit_mesh("{ }");
+        let findings = open(root).findings();
+        assert!(findings.contains(&of_the_level), "{findings:?}");
+        assert!(!findings.contains(&of_the_mesh), "{findings:?}");
+        assert!(
+            (findings.iter()).any(
+                |f| matches!(f, Finding::Missing { place, .. } if &*place.file == "levels/a.level")
+            ),
+            "{findings:?}"
+        );
+
+        // The mesh names the level now: everything is worked out again.
+        edit_mesh(r#"{"x": "levels/a.level"}"#);
+        let findings = open(root).findings();
+        assert!(!findings.contains(&of_the_level), "{findings:?}");
+        assert!(!findings.contains(&of_the_mesh), "{findings:?}");
     }
 
     /// A cache written without findings (a `kiln refs` that found files changed

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use kiln_core::ResourcePath;
 use serde::{Deserialize, Serialize};
 
+use crate::FastSet;
 use crate::graph::{ResolvedReferences, Target};
-use crate::index::{Index, WalkIssue};
+use crate::index::{FileEntry, Index, WalkIssue};
 use crate::redirects::Redirects;
 use crate::scan::{Naming, RefView};
 
@@ -285,6 +286,35 @@ impl Finding {
         }
     }
 
+    /// Whether the finding is about what its file holds (how it parses, what its
+    /// references name), as opposed to its name, what the walk met, or what other
+    /// files make of it: what a check works out again for a file whose contents
+    /// changed (see [`check_changed`]).
+    pub fn is_about_contents(&self) -> bool {
+        self.place().is_some()
+            || matches!(
+                self,
+                Finding::InvalidJson { .. }
+                    | Finding::MalformedBinary { .. }
+                    | Finding::ParseError { .. }
+            )
+    }
+
+    /// Where the finding goes among its file's: see [`sort`].
+    fn order_in_file(&self) -> u8 {
+        match self {
+            Finding::NonCanonicalName { .. } => 0,
+            Finding::InvalidJson { .. }
+            | Finding::MalformedBinary { .. }
+            | Finding::ParseError { .. } => 1,
+            Finding::LinkOutside { .. } | Finding::Unreadable { .. } => 2,
+            _ if self.place().is_some() => 3,
+            Finding::Unused { .. } => 4,
+            Finding::PrefabCycle { .. } => 5,
+            _ => 6,
+        }
+    }
+
     /// Whether the finding breaks the game (an error), as opposed to a warning about
     /// tidiness or about data Kiln cannot fully see.
     pub fn is_error(&self) -> bool {
@@ -490,13 +520,7 @@ pub fn check(
     plugin_folders: &[String],
 ) -> Vec<Finding> {
     let mut out = Vec::new();
-    // A plugin's folder holds its code (`Cargo.toml`, `src/lib.rs`, `blink.c`), named
-    // and written as its language wants: not resources.
-    let in_plugin = |path: &str| {
-        plugin_folders
-            .iter()
-            .any(|p| crate::index::is_within(path, p))
-    };
+    let in_plugin = in_plugin_folder(plugin_folders);
     for f in index.files() {
         if in_plugin(&f.path) {
             continue;
@@ -512,9 +536,106 @@ pub fn check(
             });
         }
     }
-    // After each file's name, in the sort below, which keeps the order within a file.
+    for issue in index.walk_issues() {
+        match issue {
+            WalkIssue::LinkOutside(file) => out.push(Finding::LinkOutside { file: file.clone() }),
+            WalkIssue::Unreadable(file, message) => out.push(Finding::Unreadable {
+                file: file.clone(),
+                message: message.clone(),
+            }),
+            WalkIssue::NotUtf8(path) => out.push(Finding::NonCanonicalName {
+                file: path.to_string_lossy().into_owned(),
+                reason: "its name is not UTF-8".into(),
+            }),
+        }
+    }
+    contents_findings(index, references, redirects, &in_plugin, None, &mut out);
+    let roots = roots(boot_levels);
+    if !roots.is_empty() {
+        let reachable = references.reachable(&roots);
+        for f in index.files() {
+            if !reachable.contains(&*f.path)
+                && !PROJECT_FILES.contains(&&*f.path)
+                && !in_plugin(&f.path)
+                && f.resource().is_some()
+            {
+                out.push(Finding::Unused {
+                    file: f.path.to_string(),
+                });
+            }
+        }
+    }
+    for cycle in references.prefab_cycles() {
+        out.push(Finding::PrefabCycle { cycle });
+    }
+    sort(&mut out);
+    out
+}
+
+/// The findings of a check that were about the contents of the files in
+/// `changed`, worked out again as they are now; every other finding in
+/// `findings` (of a check of the same files as they were) kept. `references`
+/// are those of [`Resolution::build_changed`](crate::resolution::Resolution::build_changed),
+/// which holds the changed files' references only, and only when the references
+/// between files are as they were: then which files are unused, and which
+/// prefabs include themselves, are as they were too. Equals a [`check`] of the
+/// index as it is now.
+pub fn check_changed(
+    index: &Index,
+    references: &dyn ResolvedReferences,
+    redirects: &Redirects,
+    plugin_folders: &[String],
+    findings: Vec<Finding>,
+    changed: &FastSet<&str>,
+) -> Vec<Finding> {
+    let mut out: Vec<Finding> = (findings.into_iter())
+        .filter(|f| !(f.is_about_contents() && changed.contains(f.file())))
+        .collect();
+    let in_plugin = in_plugin_folder(plugin_folders);
+    contents_findings(
+        index,
+        references,
+        redirects,
+        &in_plugin,
+        Some(changed),
+        &mut out,
+    );
+    sort(&mut out);
+    out
+}
+
+/// Sorts findings by file and, within a file, by what they are about, in the
+/// order a check works them out: its name, whether it parses, what the walk met
+/// there, its references, whether anything reaches it, the cycles starting there.
+/// The sort is stable: the references keep the file's order.
+fn sort(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| (a.file(), a.order_in_file()).cmp(&(b.file(), b.order_in_file())));
+}
+
+/// Whether a path is in one of `plugin_folders`: a plugin's folder holds its code
+/// (`Cargo.toml`, `src/lib.rs`, `blink.c`), named and written as its language
+/// wants, not resources.
+fn in_plugin_folder(plugin_folders: &[String]) -> impl Fn(&str) -> bool + '_ {
+    |path| {
+        plugin_folders
+            .iter()
+            .any(|p| crate::index::is_within(path, p))
+    }
+}
+
+/// Pushes the findings about files' contents (see [`Finding::is_about_contents`])
+/// of every file, or of the files in `only`.
+fn contents_findings(
+    index: &Index,
+    references: &dyn ResolvedReferences,
+    redirects: &Redirects,
+    in_plugin: &dyn Fn(&str) -> bool,
+    only: Option<&FastSet<&str>>,
+    out: &mut Vec<Finding>,
+) {
+    let in_scope = |path: &str| only.is_none_or(|o| o.contains(path));
     references.each_scan_error(index, &mut |f, e| {
-        if in_plugin(&f.path) {
+        if in_plugin(&f.path) || !in_scope(&f.path) {
             return;
         }
         if e.line == 0 {
@@ -544,21 +665,11 @@ pub fn check(
             }
         });
     });
-    for issue in index.walk_issues() {
-        match issue {
-            WalkIssue::LinkOutside(file) => out.push(Finding::LinkOutside { file: file.clone() }),
-            WalkIssue::Unreadable(file, message) => out.push(Finding::Unreadable {
-                file: file.clone(),
-                message: message.clone(),
-            }),
-            WalkIssue::NotUtf8(path) => out.push(Finding::NonCanonicalName {
-                file: path.to_string_lossy().into_owned(),
-                reason: "its name is not UTF-8".into(),
-            }),
-        }
-    }
     // A place (four strings) is made only for a reference that is reported.
     references.each_reportable(index, &mut |f, i, target| {
+        if !in_scope(&f.path) {
+            return;
+        }
         let Some(raw) = f.scan().get(i) else {
             return;
         };
@@ -640,7 +751,11 @@ pub fn check(
         let followed = redirects.followed_texts();
         let mut mentions = crate::cache::Mentions::of(&followed);
         let base_paths = std::cell::OnceCell::new();
-        for f in index.files() {
+        let files: Box<dyn Iterator<Item = &FileEntry>> = match only {
+            Some(only) => Box::new(index.files().filter(|f| only.contains(&*f.path))),
+            None => Box::new(index.files()),
+        };
+        for f in files {
             if !mentions.may_mention(f) {
                 continue;
             }
@@ -668,26 +783,6 @@ pub fn check(
             });
         }
     }
-    let roots = roots(boot_levels);
-    if !roots.is_empty() {
-        let reachable = references.reachable(&roots);
-        for f in index.files() {
-            if !reachable.contains(&*f.path)
-                && !PROJECT_FILES.contains(&&*f.path)
-                && !in_plugin(&f.path)
-                && f.resource().is_some()
-            {
-                out.push(Finding::Unused {
-                    file: f.path.to_string(),
-                });
-            }
-        }
-    }
-    for cycle in references.prefab_cycles() {
-        out.push(Finding::PrefabCycle { cycle });
-    }
-    out.sort_by(|a, b| a.file().cmp(b.file()));
-    out
 }
 
 /// The text a reference `raw`, written in the file `at` (where that file is when the

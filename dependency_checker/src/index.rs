@@ -98,6 +98,11 @@ impl ScanCell {
             .flatten()
     }
 
+    /// The scan, if it is at hand (made now, or decoded and kept).
+    pub(crate) fn decoded(&self) -> Option<&Arc<FileScan>> {
+        self.decoded.get()
+    }
+
     /// Calls `f` with the scan, decoded for the call only if it was not yet.
     fn with<T>(&self, path: &str, f: impl FnOnce(&FileScan) -> T) -> T {
         match (self.decoded.get(), &self.encoded) {

@@ -255,7 +255,91 @@ impl<'i> Resolution<'i> {
     /// Resolves every reference of `index`.
     pub fn build(index: &'i Index) -> Self {
         let files: Vec<&FileEntry> = index.files().collect();
-        let hints: Vec<usize> = files.iter().map(|f| f.references_hint()).collect();
+        let resolution = Self::build_among(index, &NumberedFiles::new(&files), |_| true);
+        Resolution {
+            files,
+            ..resolution
+        }
+    }
+
+    /// Resolves the references of the files of `index` whose contents differ from
+    /// those of `before` (their entries as they were, under the same paths), if
+    /// the references between files are the same as before: every file each of
+    /// them names, and the prefabs each includes in the same order. Then what a
+    /// check works out over every reference (which files the boot levels reach,
+    /// which prefabs include themselves) is what it was, and the resolution holds
+    /// the references of these files only. `None` if they differ, or if an entry
+    /// of `before` holds no scan that can be read without reading its file again.
+    pub fn build_changed(index: &'i Index, before: &[FileEntry]) -> Option<Self> {
+        let files: Vec<&FileEntry> = index.files().collect();
+        let numbered = NumberedFiles::new(&files);
+        let changed: FastSet<&str> = before.iter().map(|f| &*f.path).collect();
+        let resolution = Self::build_among(index, &numbered, |f| changed.contains(&*f.path));
+        let asking = Asking {
+            files: &numbered,
+            found: Cell::new(0),
+        };
+        for was in before {
+            let n = numbered.numbers.get(&*was.path).copied()?;
+            let now = resolution.outgoing(n);
+            let then = Self::outgoing_as_it_was(index, &asking, n, was)?;
+            if now != then {
+                return None;
+            }
+        }
+        drop(numbered);
+        Some(Resolution {
+            files,
+            ..resolution
+        })
+    }
+
+    /// [`outgoing`] of the file numbered `n`.
+    fn outgoing(&self, n: u32) -> (Vec<u32>, Vec<u32>) {
+        outgoing(self.slots_of(n as usize), &self.prefab_edges, n)
+    }
+
+    /// [`outgoing`] of `was`, an entry of the file numbered `n` as it was: `None`
+    /// if its scan is neither at hand nor read in its cache's bytes (a record that
+    /// does not read would have the file read as it is now).
+    fn outgoing_as_it_was(
+        index: &Index,
+        asking: &Asking,
+        n: u32,
+        was: &FileEntry,
+    ) -> Option<(Vec<u32>, Vec<u32>)> {
+        let mut out = Resolving::default();
+        let from = (n, &*was.path);
+        match (was.scan_cell().still_encoded(), was.scan_cell().decoded()) {
+            (Some(encoded), _) => {
+                let cache = encoded.cache_id();
+                encoded.visit(|r, spelling| {
+                    out.push_spelled(index, asking, from, (r, (cache, spelling)))
+                })?;
+            }
+            (None, Some(scan)) => {
+                for r in (0..scan.len()).filter_map(|i| scan.get(i)) {
+                    out.push(index, asking, from, &r);
+                }
+            }
+            (None, None) => return None,
+        }
+        Some(outgoing(&out.slots, &out.prefab_edges, n))
+    }
+
+    /// Resolves the references of the files of `numbered` that `selected` takes;
+    /// the others are left with none. The resolution's files are left for the
+    /// caller to set.
+    fn build_among(
+        index: &Index,
+        numbered: &NumberedFiles<'_>,
+        selected: impl Fn(&FileEntry) -> bool,
+    ) -> Self {
+        let files = numbered.files;
+        let chosen: Vec<bool> = files.iter().map(|f| selected(f)).collect();
+        let hints: Vec<usize> = (files.iter().zip(&chosen))
+            .map(|(f, &chosen)| if chosen { f.references_hint() } else { 0 })
+            .collect();
         // Cut in runs of about as many references, one per core: resolving is a
         // hash lookup per reference, and at 100,000 files it was most of a check.
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
@@ -270,12 +354,11 @@ impl<'i> Resolution<'i> {
             }
         }
         runs.push(start..files.len());
-        let numbered = NumberedFiles::new(&files);
         let parts: Vec<Resolving> = std::thread::scope(|threads| {
             let resolving: Vec<_> = (runs.iter().cloned())
                 .map(|run| {
-                    let (numbered, hints) = (&numbered, &hints);
-                    threads.spawn(move || Self::resolve_run(index, numbered, run, hints))
+                    let (hints, chosen) = (&hints, &chosen);
+                    threads.spawn(move || Self::resolve_run(index, numbered, run, hints, chosen))
                 })
                 .collect();
             crate::joined(resolving)
@@ -301,7 +384,8 @@ impl<'i> Resolution<'i> {
         Resolution {
             as_targets,
             scan_errors: all.scan_errors,
-            files,
+            // Set by the caller, once `numbered` no longer borrows them.
+            files: Vec::new(),
             starts: all.starts,
             slots: all.slots,
             others: all.others,
@@ -315,6 +399,7 @@ impl<'i> Resolution<'i> {
         numbered: &NumberedFiles,
         run: std::ops::Range<usize>,
         hints: &[usize],
+        chosen: &[bool],
     ) -> Resolving {
         let files = numbered.files;
         let references = hints.get(run.clone()).map_or(0, |h| h.iter().sum());
@@ -328,8 +413,11 @@ impl<'i> Resolution<'i> {
         };
         for n in run {
             let Some(f) = files.get(n) else { continue };
-            let n = n as u32;
             out.starts.push(out.slots.len() as u32);
+            if chosen.get(n) != Some(&true) {
+                continue;
+            }
+            let n = n as u32;
             let from = (n, &*f.path);
             // A scan still in the cache's bytes is read there, its strings in
             // place: nothing is decoded or kept.
@@ -388,6 +476,25 @@ impl<'i> Resolution<'i> {
         let end = self.starts.get(n + 1).map_or(start, |&e| e as usize);
         self.slots.get(start..end).unwrap_or(&[])
     }
+}
+
+/// What the file numbered `n`, whose slots are `slots`, names (sorted, without
+/// repeats), and the prefabs it includes, in the order `prefab_edges` has them:
+/// all a check asks of a file's references besides what it reports of each.
+fn outgoing(slots: &[Slot], prefab_edges: &[(u32, u32)], n: u32) -> (Vec<u32>, Vec<u32>) {
+    let mut names: Vec<u32> = (slots.iter())
+        .filter_map(|slot| match *slot {
+            Slot::File(to) | Slot::FileMisspelled(to) => Some(to),
+            _ => None,
+        })
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let prefabs = (prefab_edges.iter())
+        .filter(|(from, _)| *from == n)
+        .map(|&(_, to)| to)
+        .collect();
+    (names, prefabs)
 }
 
 impl ResolvedReferences for Resolution<'_> {

@@ -975,6 +975,82 @@ fn random_edit_of(rng: &mut Rng, root: &Path, files: &[String]) -> Vec<String> {
     }
 }
 
+/// Sets the files `paths` under `root` back by `seconds`, so that the next open
+/// reads them (a size or time unlike the cache's) and not the others.
+fn set_back(root: &Path, paths: &[String], seconds: u64) {
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(seconds);
+    for p in paths {
+        if let Ok(file) = fs::File::options().write(true).open(root.join(p)) {
+            file.set_modified(then).unwrap();
+        }
+    }
+}
+
+/// A random change of one file's contents outside Kiln, keeping every path: the
+/// contents of another file, a reference put in front, the same bytes again, a
+/// prefab taken out or put in, JSON cut short, a path to no file put in front, or
+/// the same JSON laid out otherwise (the same references at other lines). Returns
+/// the path changed.
+fn random_contents_edit(rng: &mut Rng, root: &Path, files: &[String]) -> Option<String> {
+    let files: Vec<&String> = files.iter().filter(|p| *p != "kiln.project").collect();
+    let a = (*rng.pick(&files)).clone();
+    let b = (*rng.pick(&files)).clone();
+    let bytes = fs::read(root.join(&a)).ok()?;
+    let new = match rng.below(8) {
+        6 => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(old) => Value::Array(vec![Value::String("missing/thing".into()), old])
+                .to_string()
+                .into(),
+            Err(_) => return None,
+        },
+        7 => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(old) if bytes.contains(&b'\n') => old.to_string().into(),
+            Ok(old) => serde_json::to_string_pretty(&old).ok()?.into(),
+            Err(_) => return None,
+        },
+        0 => fs::read(root.join(&b)).ok()?,
+        1 => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(old) => Value::Array(vec![Value::String(b), old]).to_string().into(),
+            Err(_) => return None,
+        },
+        // Touched: read again, the same.
+        2 => bytes,
+        3 => {
+            let text = String::from_utf8(bytes).ok()?;
+            text.replacen("\"prefab\"", "\"was_prefab\"", 1).into()
+        }
+        4 => {
+            let text = String::from_utf8(bytes).ok()?;
+            text.replacen("\"id\":\"e0\"", "\"id\":\"e0\",\"prefab\":\"units/u0\"", 1)
+                .into()
+        }
+        _ => bytes.get(..bytes.len() / 2)?.to_vec(),
+    };
+    fs::write(root.join(&a), new).ok()?;
+    Some(a)
+}
+
+/// Writes a redirect log moving a few paths, some to files of the project, so that
+/// references to them are stale.
+fn add_redirects(rng: &mut Rng, root: &Path, files: &[String]) {
+    let mut log = String::new();
+    for _ in 0..rng.below(4) {
+        let new = rng.pick(files);
+        // The generated files write "missing/thing", and so do the edits.
+        let old = if rng.chance(50) {
+            "missing/thing".to_owned()
+        } else {
+            format!("{}/{}", rng.pick(FOLDERS), rng.pick(NAMES))
+        };
+        let old = match extension(new) {
+            Some((_, ext)) if rng.chance(70) => format!("{old}.{ext}"),
+            _ => old,
+        };
+        log.push_str(&format!("{old} -> {new}\n"));
+    }
+    fs::write(root.join("kiln.redirects"), log).unwrap();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases()))]
 
@@ -1137,6 +1213,95 @@ proptest! {
             "nothing was loaded from the cache"
         );
         resolution_agrees_with_graph(&reopened, "opened from the cache")?;
+    }
+
+    /// A check after files' contents changed, opened from a cache holding the
+    /// findings of the project as it was, works out again only what those files
+    /// decide where it can; what it reports is what a check from scratch reports,
+    /// edit after edit, the cache rewritten or not in between.
+    #[test]
+    fn a_check_after_contents_changed_finds_what_a_check_from_scratch_finds(
+        seed in any::<u64>()
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut rng = Rng(seed);
+        generate(&mut rng, root);
+        add_prefabs_and_boot_levels(&mut rng, root);
+        let files: Vec<String> = open(root).index().files().map(|f| f.path.to_string()).collect();
+        if rng.chance(50) {
+            add_redirects(&mut rng, root, &files);
+        }
+        // The log too is edited: the findings of every file may follow it.
+        let files: Vec<String> = open(root).index().files().map(|f| f.path.to_string()).collect();
+        age_files(root);
+        let _ = fs::remove_dir_all(root.join(".kiln"));
+        open(root).findings();
+        for step in 0..4 {
+            let mut edited: Vec<String> = (0..1 + rng.below(3))
+                .filter_map(|_| random_contents_edit(&mut rng, root, &files))
+                .collect();
+            let log = root.join("kiln.redirects");
+            if rng.chance(25) && let Ok(text) = fs::read_to_string(&log) {
+                // A move taken out of the log: references to its old path are
+                // stale no more.
+                let kept: Vec<&str> = text.lines().skip(1).collect();
+                fs::write(&log, kept.join("\n")).unwrap();
+                edited.push("kiln.redirects".into());
+            }
+            set_back(root, &edited, 30 - step * 5);
+            let from_cache = open(root).findings();
+            // The cache the check left is the next step's start.
+            let cache = fs::read(root.join(".kiln/index.bin")).unwrap();
+            fs::remove_file(root.join(".kiln/index.bin")).unwrap();
+            let from_scratch = open(root).findings();
+            fs::write(root.join(".kiln/index.bin"), cache).unwrap();
+            prop_assert_eq!(from_cache, from_scratch, "step {}: edited {:?}", step, edited);
+        }
+    }
+
+    /// A running checker (an editor's, `kiln watch`'s) refreshed after edits
+    /// outside Kiln keeps what it knows of the findings over changes of files'
+    /// contents; what it reports is what a check from scratch reports, whether it
+    /// was asked after each edit or after several.
+    #[test]
+    fn a_running_checker_finds_after_edits_what_a_check_from_scratch_finds(
+        seed in any::<u64>()
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut rng = Rng(seed);
+        generate(&mut rng, root);
+        add_prefabs_and_boot_levels(&mut rng, root);
+        let files: Vec<String> = open(root).index().files().map(|f| f.path.to_string()).collect();
+        if rng.chance(50) {
+            add_redirects(&mut rng, root, &files);
+        }
+        // A link to a file of the project becomes a link to nothing when that file
+        // is deleted: a walk reports it, a refresh of the deleted file does not
+        // look at links (a running checker learns of it at its next walk).
+        let _ = fs::remove_file(root.join("inner_link.json"));
+        let mut checker = open(root);
+        checker.findings();
+        for step in 0..6 {
+            let files: Vec<String> =
+                checker.index().files().map(|f| f.path.to_string()).collect();
+            let paths: Vec<String> = if rng.chance(75) {
+                (0..1 + rng.below(3))
+                    .filter_map(|_| random_contents_edit(&mut rng, root, &files))
+                    .collect()
+            } else {
+                random_edit(&mut rng, root, &checker)
+            };
+            checker.refresh(&paths).unwrap();
+            if rng.chance(40) {
+                continue;
+            }
+            let running = checker.findings();
+            let _ = fs::remove_file(root.join(".kiln/index.bin"));
+            let from_scratch = open(root).findings();
+            prop_assert_eq!(running, from_scratch, "step {}: edited {:?}", step, paths);
+        }
     }
 
     /// A first index kept in the cache's encoding (as headless commands build it:
