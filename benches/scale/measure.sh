@@ -15,8 +15,10 @@
 #                beside rg and the parse floor
 #   check-touched  kiln check after the hub's 1,000 referrers were touched (read
 #                again, hashed, the same: what a `git checkout` leaves; the stored
-#                findings no longer describe the index, so every reference is
-#                resolved again)
+#                findings stand)
+#   check-edited kiln check after a line was added to each of the hub's 1,000
+#                referrers (read again, other contents: the findings about those
+#                files are worked out again, the rest taken from the cache)
 #   mv           kiln mv of the hub, alternately there and back, beside the floor
 #                (benches/src/bin/rewrite-floor.rs: the same files read, patched,
 #                written to a temporary file and renamed, nothing else) and
@@ -252,6 +254,9 @@ for n in "${sizes[@]}"; do
     L=$(q "$list")
     bench check-touched --prepare "cd $D && xargs -a $L -d '\n' touch --" \
         -n "kiln check (1,000 files touched)" "$K check --project $D" -n "rg" "$rg_cmd"
+    bench check-edited --prepare "cd $D && while IFS= read -r f; do echo >>\"\$f\"; done <$L" \
+        -n "kiln check (1,000 files edited)" "$K check --project $D" -n "rg" "$rg_cmd"
+    eval "$(reset_cmd "$dir")"
     # Each run moves the hub there or back, so every run has 1,000 files to patch;
     # the tree is reset after each command's runs (kiln.redirects, mtimes aside, an
     # even number of runs leaves it as it was anyway).

@@ -74,13 +74,24 @@ pub struct Checker {
     /// they were of the files whose contents changed since (see
     /// [`crate::cache::StoredFindings::Behind`]): a check works out again only
     /// what those files' contents decide, if it can.
-    findings_behind: std::cell::RefCell<Option<(Vec<Finding>, Vec<crate::index::FileEntry>)>>,
+    findings_behind: std::cell::RefCell<Option<FindingsBehind>>,
+}
+
+/// Findings worked out for the index as it was, and the entries as they were of
+/// the files whose contents changed since (see [`Checker::check_what_changed`]).
+#[derive(Debug)]
+struct FindingsBehind {
+    findings: Vec<Finding>,
+    before: Vec<crate::index::FileEntry>,
+    /// They are the findings stored with the cache on disk: a check that cannot
+    /// work from them stores its own, or every check after would resolve every
+    /// reference again. A running checker's own are not.
+    in_the_cache: bool,
 }
 
 /// What [`Checker::refresh`] carries over a change of files' contents.
 struct CarriedFindings {
-    findings: Vec<Finding>,
-    before: Vec<crate::index::FileEntry>,
+    behind: FindingsBehind,
     walk_issues: Vec<crate::index::WalkIssue>,
 }
 
@@ -123,7 +134,11 @@ impl Checker {
             // the cache is rewritten anyway: until then the next check does it
             // again from the findings stored for the index as it was.
             StoredFindings::Behind { findings, before } => {
-                *checker.findings_behind.borrow_mut() = Some((findings, before));
+                *checker.findings_behind.borrow_mut() = Some(FindingsBehind {
+                    findings,
+                    before,
+                    in_the_cache: true,
+                });
             }
             StoredFindings::None if few => checker.findings_unstored.set(true),
             StoredFindings::None => {}
@@ -398,54 +413,62 @@ impl Checker {
             self.project = project;
             self.forget_derived();
         }
-        let carried = self.findings_to_carry(paths);
+        let carried = self.take_findings_to_carry(paths);
         let changed = self.index.update(paths);
         if !changed.is_empty() {
             self.follow_index(&changed);
-            if let Some(carried) = carried {
-                self.carry_findings(carried, &changed);
-            }
+        }
+        if let Some(carried) = carried {
+            self.carry_findings(carried, &changed);
         }
         self.reload_redirects_if_changed(&changed)?;
         Ok(changed)
     }
 
-    /// The findings known for the index, and the entries as they were when they
-    /// were worked out of the files among `paths` (about to be refreshed) and of
-    /// the files changed since: what [`Checker::carry_findings`] starts from.
-    fn findings_to_carry(&mut self, paths: &[String]) -> Option<CarriedFindings> {
-        let (findings, mut before) =
-            match (self.check_findings.get(), self.findings_behind.get_mut()) {
-                (Some(findings), _) => (findings.clone(), Vec::new()),
-                (None, Some((findings, before))) => (findings.clone(), before.clone()),
-                (None, None) => return None,
-            };
-        let known: crate::FastSet<Arc<str>> = before.iter().map(|f| f.path.clone()).collect();
-        let now = paths.iter().filter(|p| !known.contains(p.as_str()));
-        before.extend(now.filter_map(|p| self.index.file(p)).cloned());
+    /// Takes the findings known for the index, with the entries as they were when
+    /// they were worked out of the files among `paths` (about to be refreshed) and
+    /// of the files changed since: what [`Checker::carry_findings`] puts back.
+    fn take_findings_to_carry(&mut self, paths: &[String]) -> Option<CarriedFindings> {
+        let mut behind = match (
+            self.check_findings.take(),
+            self.findings_behind.get_mut().take(),
+        ) {
+            (Some(findings), _) => FindingsBehind {
+                findings,
+                before: Vec::new(),
+                in_the_cache: false,
+            },
+            (None, Some(behind)) => behind,
+            (None, None) => return None,
+        };
+        let known: crate::FastSet<&str> = behind.before.iter().map(|f| &*f.path).collect();
+        let now: Vec<crate::index::FileEntry> = (paths.iter())
+            .filter(|p| !known.contains(p.as_str()))
+            .filter_map(|p| self.index.file(p).cloned())
+            .collect();
+        behind.before.extend(now);
         Some(CarriedFindings {
-            findings,
-            before,
+            behind,
             walk_issues: self.index.walk_issues().to_vec(),
         })
     }
 
-    /// After a refresh that changed the entries `changed`: if it changed only what
-    /// files hold (no file new or gone, the same links met, neither `kiln.project`
-    /// nor `kiln.redirects`), the findings known before stand but for what those
-    /// files decide, which the next check works out from them (see
-    /// [`Checker::check_what_changed`]). A running editor checks after every save.
+    /// Puts back the findings taken before a refresh that changed the entries
+    /// `changed`, if it changed only what files hold (no file new or gone, the
+    /// same links met, neither `kiln.project` nor `kiln.redirects`): they stand
+    /// but for what those files decide, which the next check works out from them
+    /// (see [`Checker::check_what_changed`]). A running editor checks after every
+    /// save.
     fn carry_findings(&mut self, carried: CarriedFindings, changed: &[String]) {
         let CarriedFindings {
-            findings,
-            mut before,
+            mut behind,
             walk_issues,
         } = carried;
         let inputs = [
             kiln_core::project::PROJECT_FILE,
             crate::redirects::REDIRECT_FILE,
         ];
-        let known: crate::FastSet<&str> = before.iter().map(|f| &*f.path).collect();
+        let known: crate::FastSet<&str> = behind.before.iter().map(|f| &*f.path).collect();
         let contents_only = walk_issues == self.index.walk_issues()
             && changed.iter().all(|p| {
                 !inputs.contains(&p.as_str())
@@ -457,15 +480,12 @@ impl Checker {
             return;
         }
         // Files changed back hold what the findings were worked out from.
-        before.retain(|was| {
-            self.index
-                .file(&was.path)
-                .is_some_and(|is| is.hash != was.hash)
-        });
-        if before.is_empty() {
-            let _ = self.check_findings.set(findings);
-        } else if before.len().saturating_mul(2) <= self.index.len() {
-            *self.findings_behind.get_mut() = Some((findings, before));
+        let index = &self.index;
+        (behind.before).retain(|was| index.file(&was.path).is_some_and(|is| is.hash != was.hash));
+        if behind.before.is_empty() {
+            let _ = self.check_findings.set(behind.findings);
+        } else if behind.before.len().saturating_mul(2) <= self.index.len() {
+            *self.findings_behind.get_mut() = Some(behind);
         }
     }
 
@@ -680,9 +700,15 @@ impl Checker {
     /// nothing to start from or the references between files changed: the check
     /// then works out everything, and stores it.
     fn check_what_changed(&self) -> Option<Vec<Finding>> {
-        let (stored, before) = self.findings_behind.borrow_mut().take()?;
+        let FindingsBehind {
+            findings: stored,
+            before,
+            in_the_cache,
+        } = self.findings_behind.borrow_mut().take()?;
         let Some(references) = Resolution::build_changed(&self.index, &before) else {
-            self.findings_unstored.set(true);
+            if in_the_cache {
+                self.findings_unstored.set(true);
+            }
             return None;
         };
         let changed: crate::FastSet<&str> = before.iter().map(|f| &*f.path).collect();
@@ -1097,6 +1123,31 @@ mod tests {
         let findings = open(root).findings();
         assert!(!findings.contains(&of_the_level), "{findings:?}");
         assert!(!findings.contains(&of_the_mesh), "{findings:?}");
+    }
+
+    /// A running checker (an editor's) whose findings cannot be carried over a save
+    /// (the file now names another) works them out again without rewriting the
+    /// cache: it wrote the cache once, at its first check, and the findings it
+    /// carried were its own, not the cache's.
+    #[test]
+    fn a_running_checker_that_cannot_carry_its_findings_leaves_the_cache_alone() {
+        let dir = aged(project());
+        let root = dir.path();
+        let mut checker = open(root);
+        checker.findings();
+        let cache = root.join(crate::cache::CACHE_FILE);
+        let saved = std::fs::read(&cache).unwrap();
+        std::fs::write(root.join("meshes/m.mesh"), r#"{"x": "levels/a.level"}"#).unwrap();
+        assert_eq!(checker.refresh(&["meshes/m.mesh".into()]).unwrap().len(), 1);
+        let findings = checker.findings();
+        assert!(
+            (findings.iter()).any(|f| matches!(f, Finding::Missing { .. })),
+            "{findings:?}"
+        );
+        assert!(
+            std::fs::read(&cache).unwrap() == saved,
+            "the cache was rewritten"
+        );
     }
 
     /// A cache written without findings (a `kiln refs` that found files changed

@@ -296,7 +296,11 @@ impl<'i> Resolution<'i> {
 
     /// [`outgoing`] of the file numbered `n`.
     fn outgoing(&self, n: u32) -> (Vec<u32>, Vec<u32>) {
-        outgoing(self.slots_of(n as usize), &self.prefab_edges, n)
+        // The edges are in the order of their files: a file's are together.
+        let start = self.prefab_edges.partition_point(|&(from, _)| from < n);
+        let end = self.prefab_edges.partition_point(|&(from, _)| from <= n);
+        let edges = self.prefab_edges.get(start..end).unwrap_or(&[]);
+        outgoing(self.slots_of(n as usize), edges, n)
     }
 
     /// [`outgoing`] of `was`, an entry of the file numbered `n` as it was: `None`
