@@ -1030,6 +1030,23 @@ fn random_contents_edit(rng: &mut Rng, root: &Path, files: &[String]) -> Option<
     Some(a)
 }
 
+/// A generated project with prefabs and boot levels (see
+/// [`add_prefabs_and_boot_levels`]) and, one time in two, a redirect log (see
+/// [`add_redirects`]); returns its files.
+fn generate_with_redirects(rng: &mut Rng, root: &Path) -> Vec<String> {
+    generate(rng, root);
+    add_prefabs_and_boot_levels(rng, root);
+    let files = |root: &Path| -> Vec<String> {
+        (open(root).index().files())
+            .map(|f| f.path.to_string())
+            .collect()
+    };
+    if rng.chance(50) {
+        add_redirects(rng, root, &files(root));
+    }
+    files(root)
+}
+
 /// Writes a redirect log moving a few paths, some to files of the project, so that
 /// references to them are stale.
 fn add_redirects(rng: &mut Rng, root: &Path, files: &[String]) {
@@ -1226,14 +1243,8 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let mut rng = Rng(seed);
-        generate(&mut rng, root);
-        add_prefabs_and_boot_levels(&mut rng, root);
-        let files: Vec<String> = open(root).index().files().map(|f| f.path.to_string()).collect();
-        if rng.chance(50) {
-            add_redirects(&mut rng, root, &files);
-        }
         // The log too is edited: the findings of every file may follow it.
-        let files: Vec<String> = open(root).index().files().map(|f| f.path.to_string()).collect();
+        let files = generate_with_redirects(&mut rng, root);
         age_files(root);
         let _ = fs::remove_dir_all(root.join(".kiln"));
         open(root).findings();
@@ -1271,12 +1282,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let mut rng = Rng(seed);
-        generate(&mut rng, root);
-        add_prefabs_and_boot_levels(&mut rng, root);
-        let files: Vec<String> = open(root).index().files().map(|f| f.path.to_string()).collect();
-        if rng.chance(50) {
-            add_redirects(&mut rng, root, &files);
-        }
+        generate_with_redirects(&mut rng, root);
         // A link to a file of the project becomes a link to nothing when that file
         // is deleted: a walk reports it, a refresh of the deleted file does not
         // look at links (a running checker learns of it at its next walk).
