@@ -271,9 +271,24 @@ pub struct Index {
     rules: Arc<DeclaredRules>,
     files: BTreeMap<Arc<str>, FileEntry>,
     issues: Vec<WalkIssue>,
+    /// Every symbolic link met (never followed), sorted: whether one leads
+    /// outside the project changes when the file it names is created or deleted,
+    /// which [`Index::update`] then looks at again.
+    links: Vec<String>,
     stats: BuildStats,
     /// When the entries were last checked against the disk (for racy-time detection).
     checked_at_ns: u64,
+}
+
+/// Whether the symbolic link at `rel` leads outside the project at `root`, or to
+/// nothing (it is reported, and never followed either way).
+fn leads_outside(root: &Path, rel: &str) -> bool {
+    fs::canonicalize(root.join(rel)).map_or(true, |real| !real.starts_with(root))
+}
+
+/// Sorts walk issues as a walk lists them.
+fn sort_issues(issues: &mut [WalkIssue]) {
+    issues.sort_by_cached_key(|issue| format!("{issue:?}"));
 }
 
 fn now_ns() -> u64 {
@@ -530,6 +545,7 @@ impl Index {
         let found: Mutex<Vec<FileEntry>> = Mutex::new(Vec::new());
         let encoders: Mutex<Vec<crate::cache::WalkEncoder>> = Mutex::new(Vec::new());
         let issues: Mutex<Vec<WalkIssue>> = Mutex::new(Vec::new());
+        let links: Mutex<Vec<String>> = Mutex::new(Vec::new());
         let counters = Counters::since(started);
         let threads = if options.threads == 0 {
             std::thread::available_parallelism().map_or(2, |n| n.get())
@@ -606,10 +622,11 @@ impl Index {
             },
             |other| match other {
                 crate::walk::Other::Link(rel) => {
-                    let outside = fs::canonicalize(root.join(&rel))
-                        .map_or(true, |real| !real.starts_with(&root));
-                    if outside {
-                        push_issue(WalkIssue::LinkOutside(rel));
+                    if leads_outside(&root, &rel) {
+                        push_issue(WalkIssue::LinkOutside(rel.clone()));
+                    }
+                    if let Ok(mut links) = links.lock() {
+                        links.push(rel);
                     }
                 }
                 crate::walk::Other::NotUtf8(path) => push_issue(WalkIssue::NotUtf8(path)),
@@ -656,7 +673,9 @@ impl Index {
             }
         }
         let mut issues = issues.into_inner().unwrap_or_default();
-        issues.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+        sort_issues(&mut issues);
+        let mut links = links.into_inner().unwrap_or_default();
+        links.sort();
         let stats = BuildStats {
             files: files.len(),
             read: counters.read.load(Ordering::Relaxed) as usize,
@@ -669,6 +688,7 @@ impl Index {
             rules,
             files,
             issues,
+            links,
             stats,
             checked_at_ns: started,
         })
@@ -709,11 +729,25 @@ impl Index {
         work.sort();
         work.dedup();
         let mut buf = ReadScratch::default();
+        // What a walk reports of these paths is worked out again too: a file
+        // unreadable before may read now, a file may have become a link, and a
+        // file created or deleted may be what a link names.
+        let (mut issues_changed, mut links_changed, mut came_or_went) = (false, false, false);
         for rel in &work {
             if is_excluded(rel) {
                 continue;
             }
-            match folders.stat(&self.root, rel) {
+            let now = folders.stat(&self.root, rel);
+            if !matches!(now, Ok((rustix::fs::FileType::Directory, _))) {
+                let before = self.issues.len();
+                (self.issues).retain(|i| !matches!(i, WalkIssue::Unreadable(p, _) if p == rel));
+                issues_changed |= self.issues.len() != before;
+                // The link itself, or links in a folder that is gone.
+                let before = self.links.len();
+                self.links.retain(|link| !is_within(link, rel));
+                links_changed |= self.links.len() != before;
+            }
+            match now {
                 Ok((rustix::fs::FileType::RegularFile, stat)) => {
                     let prev = self.files.get(rel.as_str());
                     match index_file(
@@ -727,6 +761,7 @@ impl Index {
                     ) {
                         Ok(entry) => {
                             if prev != Some(&entry) {
+                                came_or_went |= prev.is_none();
                                 changed.push(rel.clone());
                                 self.files.insert(entry.path.clone(), entry);
                             }
@@ -734,15 +769,35 @@ impl Index {
                         Err(e) => {
                             self.issues
                                 .push(WalkIssue::Unreadable(rel.clone(), e.to_string()));
+                            issues_changed = true;
                         }
                     }
                 }
-                _ => {
+                now => {
                     if self.files.remove(rel.as_str()).is_some() {
+                        came_or_went = true;
                         changed.push(rel.clone());
+                    }
+                    if let Ok((rustix::fs::FileType::Symlink, _)) = now {
+                        self.links.push(rel.clone());
+                        self.links.sort();
+                        links_changed = true;
                     }
                 }
             }
+        }
+        if links_changed || (came_or_went && !self.links.is_empty()) {
+            self.issues
+                .retain(|i| !matches!(i, WalkIssue::LinkOutside(_)));
+            for link in &self.links {
+                if leads_outside(&self.root, link) {
+                    self.issues.push(WalkIssue::LinkOutside(link.clone()));
+                }
+            }
+            issues_changed = true;
+        }
+        if issues_changed {
+            sort_issues(&mut self.issues);
         }
         self.checked_at_ns = started;
         changed
@@ -1016,6 +1071,7 @@ impl Index {
             rules,
             files: files.into_iter().map(|e| (e.path.clone(), e)).collect(),
             issues: Vec::new(),
+            links: Vec::new(),
             stats: BuildStats::default(),
             checked_at_ns,
         }
@@ -1113,6 +1169,50 @@ mod tests {
         // Updated one at a time, as a later batch would.
         index.update(&["props/b.level".to_owned()]);
         assert!(!index.contains("props/b.level"), "read through the link");
+    }
+
+    /// What a walk reports of links stays current over updates: a link to a file
+    /// of the project leads to nothing once the file is deleted, and back when it
+    /// is written again; a file replaced by a link is a link; a folder deleted
+    /// with a link in it takes the link with it. After each update the index
+    /// reports what a walk from scratch reports.
+    #[test]
+    fn an_update_keeps_what_the_walk_reports_of_links_current() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "kiln.project", "{}");
+        write(root, "props/a.level", &level("meshes/m"));
+        write(root, "props/b.level", &level("meshes/m"));
+        write(root, "far/x.level", &level("meshes/m"));
+        std::os::unix::fs::symlink(root.join("props/a.level"), root.join("link.level")).unwrap();
+        std::os::unix::fs::symlink(root.join("props/b.level"), root.join("far/y.level")).unwrap();
+        let project = Project::open(root).unwrap();
+        let registry = Arc::new(Registry::with_builtins());
+        let build = || Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
+        let mut index = build();
+        assert_eq!(index.walk_issues(), []);
+        let outside = |rel: &str| WalkIssue::LinkOutside(rel.into());
+
+        fs::remove_file(root.join("props/a.level")).unwrap();
+        index.update(&["props/a.level".to_owned()]);
+        assert_eq!(index.walk_issues(), [outside("link.level")]);
+        assert_eq!(index.walk_issues(), build().walk_issues());
+
+        write(root, "props/a.level", &level("meshes/n"));
+        index.update(&["props/a.level".to_owned()]);
+        assert_eq!(index.walk_issues(), []);
+
+        fs::remove_file(root.join("props/b.level")).unwrap();
+        std::os::unix::fs::symlink("/", root.join("props/b.level")).unwrap();
+        index.update(&["props/b.level".to_owned()]);
+        assert!(!index.contains("props/b.level"));
+        assert_eq!(index.walk_issues(), build().walk_issues());
+        assert!(index.walk_issues().contains(&outside("props/b.level")));
+
+        fs::remove_dir_all(root.join("far")).unwrap();
+        index.update(&["far".to_owned()]);
+        assert_eq!(index.walk_issues(), build().walk_issues());
+        assert_eq!(index.walk_issues(), [outside("props/b.level")]);
     }
 
     /// The walk compares files with the cache whenever the cache arrives: before the
