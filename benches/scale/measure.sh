@@ -25,7 +25,8 @@
 #                `rg -l | xargs sed -i` + `mv` doing the same
 #   served-*     refs, deps, check and mv again, answered by a `kiln watch --no-build`
 #                running on the project (see app/src/query_service.rs), beside the
-#                same peers
+#                same peers; and check again after each of a series of saves of one
+#                file (served-check-saved)
 #   memory       peak resident memory (/usr/bin/time -v) of kiln check and rg; also
 #                of a check after the hub's 1,000 referrers were touched (read again,
 #                hashed, the same: what a `git checkout` leaves), which checks the
@@ -288,6 +289,14 @@ for n in "${sizes[@]}"; do
     bench served-refs -n "kiln refs (served)" "$S $K refs $hub --project $D" -n "rg" "$rg_cmd"
     bench served-deps -n "kiln deps (served)" "$S $K deps $deps_level --project $D" -n "rg" "$rg_cmd"
     bench served-check -n "kiln check (served)" "$S $K check --project $D" -n "rg" "$rg_cmd"
+    # After a save: a line added to one of the hub's referrers, and time for the
+    # watch to take it in (--prepare is not timed). The watch carries its findings
+    # over the save and works out only what that file decides.
+    saved=$(head -n 1 "$list")
+    bench served-check-saved --prepare "echo >>$(q "$dir/$saved"); sleep 1.5" \
+        -n "kiln check (served, after a save)" "$S $K check --project $D" -n "rg" "$rg_cmd"
+    git -C "$dir" checkout -q -- "$saved"
+    sleep 1.5
     served_mv="if [ -e $D/$hub ]; then $S $K mv $hub $hub2 --project $D; else $S $K mv $hub2 $hub --project $D; fi"
     # No reset between: the watch follows the moves; an even number of runs of
     # each leaves the hub where it was.
