@@ -1226,27 +1226,13 @@ impl Loaded {
                 before.push(was.clone());
             }
         }
-        let inputs = [
-            kiln_core::project::PROJECT_FILE,
-            crate::redirects::REDIRECT_FILE,
-        ];
         if before.is_empty() {
             StoredFindings::Stand(findings)
-        } else if before.iter().any(|f| inputs.contains(&&*f.path))
-            // Resolving the changed files twice (as they were and are) would cost
-            // more than resolving every file once.
-            || before.len().saturating_mul(2) > now.len()
-        {
-            StoredFindings::None
-        } else {
+        } else if crate::findings::can_follow_contents_change(&before, now.len()) {
             StoredFindings::Behind { findings, before }
+        } else {
+            StoredFindings::None
         }
-    }
-
-    /// Whether `now`, built from this cache, found every file as the cache has it
-    /// (read none, and holds as many): then the findings stored with it stand.
-    pub fn describes(&self, now: &Index) -> bool {
-        now.stats().read == 0 && now.len() == self.index.len()
     }
 
     /// How many files `now`, built from this cache, found changed, new or gone (at

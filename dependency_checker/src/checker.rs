@@ -119,7 +119,7 @@ impl Checker {
         // and reading and scanning again the 1,001 files a move of the hub patched
         // 55 ms. Files changed within the racy window are read again whatever the
         // cache says (a save would spare only their scan), and do not count. A
-        // check, which resolves every reference again, stores its findings with the
+        // check that resolves every reference again stores its findings with the
         // cache whatever changed. (A move's own writes follow another rule, see
         // `Checker::changed_by_kiln`.)
         let settles = cached.as_ref().map(|c| c.changes_a_save_settles(&index));
@@ -455,26 +455,18 @@ impl Checker {
 
     /// Puts back the findings taken before a refresh that changed the entries
     /// `changed`, if it changed only what files hold (no file new or gone, the
-    /// same links met, neither `kiln.project` nor `kiln.redirects`): they stand
-    /// but for what those files decide, which the next check works out from them
-    /// (see [`Checker::check_what_changed`]). A running editor checks after every
-    /// save.
+    /// same links met; see [`crate::findings::can_follow_contents_change`]): they
+    /// stand but for what those files decide, which the next check works out from
+    /// them (see [`Checker::check_what_changed`]). A running editor checks after
+    /// every save.
     fn carry_findings(&mut self, carried: CarriedFindings, changed: &[String]) {
         let CarriedFindings {
             mut behind,
             walk_issues,
         } = carried;
-        let inputs = [
-            kiln_core::project::PROJECT_FILE,
-            crate::redirects::REDIRECT_FILE,
-        ];
         let known: crate::FastSet<&str> = behind.before.iter().map(|f| &*f.path).collect();
         let contents_only = walk_issues == self.index.walk_issues()
-            && changed.iter().all(|p| {
-                !inputs.contains(&p.as_str())
-                    && self.index.contains(p)
-                    && known.contains(p.as_str())
-            });
+            && (changed.iter()).all(|p| self.index.contains(p) && known.contains(p.as_str()));
         drop(known);
         if !contents_only {
             return;
@@ -484,7 +476,7 @@ impl Checker {
         (behind.before).retain(|was| index.file(&was.path).is_some_and(|is| is.hash != was.hash));
         if behind.before.is_empty() {
             let _ = self.check_findings.set(behind.findings);
-        } else if behind.before.len().saturating_mul(2) <= self.index.len() {
+        } else if crate::findings::can_follow_contents_change(&behind.before, self.index.len()) {
             *self.findings_behind.get_mut() = Some(behind);
         }
     }

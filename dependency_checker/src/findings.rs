@@ -434,7 +434,8 @@ impl fmt::Display for Finding {
     }
 }
 
-/// Files that are part of the project's machinery, never "unused".
+/// Files that are part of the project's machinery, never "unused", and inputs of
+/// every file's findings (boot levels, plugin folders, the redirect log).
 const PROJECT_FILES: &[&str] = &[
     kiln_core::project::PROJECT_FILE,
     crate::redirects::REDIRECT_FILE,
@@ -602,6 +603,17 @@ pub fn check_changed(
     );
     sort(&mut out);
     out
+}
+
+/// Whether a check can work out its findings from those of the same files as they
+/// were (see [`check_changed`]) when the files `changed` (their entries as they
+/// were) hold other contents: not if one of them is an input of every file's
+/// findings (`kiln.project`, `kiln.redirects`), nor past half the `files`, where
+/// resolving the changed files twice (as they were and are) costs more than
+/// resolving every file once.
+pub(crate) fn can_follow_contents_change(changed: &[FileEntry], files: usize) -> bool {
+    changed.len().saturating_mul(2) <= files
+        && !changed.iter().any(|f| PROJECT_FILES.contains(&&*f.path))
 }
 
 /// Sorts findings by file and, within a file, by what they are about, in the

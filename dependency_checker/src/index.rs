@@ -742,10 +742,18 @@ impl Index {
                 let before = self.issues.len();
                 (self.issues).retain(|i| !matches!(i, WalkIssue::Unreadable(p, _) if p == rel));
                 issues_changed |= self.issues.len() != before;
-                // The link itself, or links in a folder that is gone.
-                let before = self.links.len();
-                self.links.retain(|link| !is_within(link, rel));
-                links_changed |= self.links.len() != before;
+                // The link itself, or links in a folder that is gone (the links
+                // starting with `rel` are together).
+                let from = self.links.partition_point(|l| l.as_str() < rel.as_str());
+                if self
+                    .links
+                    .get(from)
+                    .is_some_and(|l| l.starts_with(rel.as_str()))
+                {
+                    let before = self.links.len();
+                    self.links.retain(|link| !is_within(link, rel));
+                    links_changed |= self.links.len() != before;
+                }
             }
             match now {
                 Ok((rustix::fs::FileType::RegularFile, stat)) => {
@@ -778,9 +786,10 @@ impl Index {
                         came_or_went = true;
                         changed.push(rel.clone());
                     }
-                    if let Ok((rustix::fs::FileType::Symlink, _)) = now {
-                        self.links.push(rel.clone());
-                        self.links.sort();
+                    if let Ok((rustix::fs::FileType::Symlink, _)) = now
+                        && let Err(at) = self.links.binary_search(rel)
+                    {
+                        self.links.insert(at, rel.clone());
                         links_changed = true;
                     }
                 }

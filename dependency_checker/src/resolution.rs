@@ -32,7 +32,7 @@ use crate::graph::{
     resolve_in,
 };
 use crate::index::{FileEntry, Index, split_extension};
-use crate::scan::{Naming, RefView, ScanError};
+use crate::scan::{FileScan, Naming, RefView, ScanError};
 use crate::{FastMap, FastSet};
 
 /// What one reference resolved to.
@@ -236,6 +236,43 @@ impl Resolving {
         self.fill(index, from, r, slot);
     }
 
+    /// Pushes the references of a scan still `encoded` in a cache's bytes, read
+    /// there, and returns its error; `None` (and nothing pushed) if the record
+    /// does not read as a whole.
+    fn push_encoded(
+        &mut self,
+        index: &Index,
+        files: &Asking,
+        from: (u32, &str),
+        encoded: &crate::cache::EncodedScan,
+    ) -> Option<Option<ScanError>> {
+        let before = self.mark();
+        let cache = encoded.cache_id();
+        let read = encoded
+            .visit(|r, spelling| self.push_spelled(index, files, from, (r, (cache, spelling))));
+        if read.is_none() {
+            self.undo(before);
+        }
+        read
+    }
+
+    /// Pushes the references of `scan` and returns its error.
+    fn push_scan(
+        &mut self,
+        index: &Index,
+        files: &Asking,
+        from: (u32, &str),
+        scan: &FileScan,
+    ) -> Option<ScanError> {
+        for i in 0..scan.len() {
+            match scan.get(i) {
+                Some(r) => self.push(index, files, from, &r),
+                None => self.slots.push(Slot::NotReference),
+            }
+        }
+        scan.error.clone()
+    }
+
     /// How much is filled, to go back to (see [`Resolving::undo`]).
     fn mark(&self) -> (usize, usize, usize) {
         (self.slots.len(), self.others.len(), self.prefab_edges.len())
@@ -300,7 +337,7 @@ impl<'i> Resolution<'i> {
         let start = self.prefab_edges.partition_point(|&(from, _)| from < n);
         let end = self.prefab_edges.partition_point(|&(from, _)| from <= n);
         let edges = self.prefab_edges.get(start..end).unwrap_or(&[]);
-        outgoing(self.slots_of(n as usize), edges, n)
+        outgoing(self.slots_of(n as usize), edges)
     }
 
     /// [`outgoing`] of `was`, an entry of the file numbered `n` as it was: `None`
@@ -316,19 +353,14 @@ impl<'i> Resolution<'i> {
         let from = (n, &*was.path);
         match (was.scan_cell().still_encoded(), was.scan_cell().decoded()) {
             (Some(encoded), _) => {
-                let cache = encoded.cache_id();
-                encoded.visit(|r, spelling| {
-                    out.push_spelled(index, asking, from, (r, (cache, spelling)))
-                })?;
+                out.push_encoded(index, asking, from, encoded)?;
             }
             (None, Some(scan)) => {
-                for r in (0..scan.len()).filter_map(|i| scan.get(i)) {
-                    out.push(index, asking, from, &r);
-                }
+                out.push_scan(index, asking, from, scan);
             }
             (None, None) => return None,
         }
-        Some(outgoing(&out.slots, &out.prefab_edges, n))
+        Some(outgoing(&out.slots, &out.prefab_edges))
     }
 
     /// Resolves the references of the files of `numbered` that `selected` takes;
@@ -425,30 +457,12 @@ impl<'i> Resolution<'i> {
             let from = (n, &*f.path);
             // A scan still in the cache's bytes is read there, its strings in
             // place: nothing is decoded or kept.
-            let read = f.scan_cell().still_encoded().and_then(|encoded| {
-                let before = out.mark();
-                let cache = encoded.cache_id();
-                let read = encoded.visit(|r, spelling| {
-                    out.push_spelled(index, &asking, from, (r, (cache, spelling)))
-                });
-                if read.is_none() {
-                    out.undo(before);
-                }
-                read
-            });
+            let read = (f.scan_cell().still_encoded())
+                .and_then(|encoded| out.push_encoded(index, &asking, from, encoded));
             // Otherwise the scan at hand; or, for a record that does not read, the
             // file's, read and kept, so that the check reads the same scan again
             // (the file may change in between).
-            let error = read.unwrap_or_else(|| {
-                let scan = f.scan();
-                for i in 0..scan.len() {
-                    match scan.get(i) {
-                        Some(r) => out.push(index, &asking, from, &r),
-                        None => out.slots.push(Slot::NotReference),
-                    }
-                }
-                scan.error.clone()
-            });
+            let error = read.unwrap_or_else(|| out.push_scan(index, &asking, from, f.scan()));
             if let Some(e) = error {
                 out.scan_errors.push((n, e));
             }
@@ -482,10 +496,10 @@ impl<'i> Resolution<'i> {
     }
 }
 
-/// What the file numbered `n`, whose slots are `slots`, names (sorted, without
-/// repeats), and the prefabs it includes, in the order `prefab_edges` has them:
-/// all a check asks of a file's references besides what it reports of each.
-fn outgoing(slots: &[Slot], prefab_edges: &[(u32, u32)], n: u32) -> (Vec<u32>, Vec<u32>) {
+/// What a file whose slots are `slots` names (sorted, without repeats), and the
+/// prefabs it includes, in the order of its `prefab_edges`: all a check asks of a
+/// file's references besides what it reports of each.
+fn outgoing(slots: &[Slot], prefab_edges: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
     let mut names: Vec<u32> = (slots.iter())
         .filter_map(|slot| match *slot {
             Slot::File(to) | Slot::FileMisspelled(to) => Some(to),
@@ -494,10 +508,7 @@ fn outgoing(slots: &[Slot], prefab_edges: &[(u32, u32)], n: u32) -> (Vec<u32>, V
         .collect();
     names.sort_unstable();
     names.dedup();
-    let prefabs = (prefab_edges.iter())
-        .filter(|(from, _)| *from == n)
-        .map(|&(_, to)| to)
-        .collect();
+    let prefabs = prefab_edges.iter().map(|&(_, to)| to).collect();
     (names, prefabs)
 }
 
