@@ -1774,6 +1774,60 @@ mod tests {
         );
     }
 
+    /// A crafted cache whose record of a file changed since does not read: the
+    /// check cannot tell what that file named before, so it takes nothing of the
+    /// stored findings about what the boot levels reach (reading the file instead
+    /// would make the file look as it was); it works out everything again.
+    #[test]
+    fn a_changed_file_whose_record_does_not_read_is_checked_from_scratch() {
+        let (dir, _, registry) = project();
+        let root = dir.path();
+        fs::write(
+            root.join("kiln.project"),
+            r#"{"boot_levels": ["levels/a"]}"#,
+        )
+        .unwrap();
+        fs::write(root.join("meshes/n.mesh"), "{}").unwrap();
+        let set_back = |rel: &str, secs: u64| {
+            let file = fs::File::options()
+                .write(true)
+                .open(root.join(rel))
+                .unwrap();
+            let then = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+            file.set_modified(then).unwrap();
+        };
+        for rel in [
+            "kiln.project",
+            "levels/a.level",
+            "meshes/m.mesh",
+            "meshes/n.mesh",
+            "materials/bad.material",
+        ] {
+            set_back(rel, 60);
+        }
+        let options = crate::index::BuildOptions::default();
+        let check = || {
+            crate::Checker::open(root, registry.clone(), &options)
+                .unwrap()
+                .findings()
+        };
+        let unused = |rel: &str| Finding::Unused { file: rel.into() };
+        assert!(check().contains(&unused("meshes/n.mesh")));
+        let mut bytes = fs::read(root.join(CACHE_FILE)).unwrap();
+        break_the_level_record(&mut bytes);
+        fs::write(root.join(CACHE_FILE), bytes).unwrap();
+        // The level names the other mesh now.
+        fs::write(
+            root.join("levels/a.level"),
+            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/n"}}}]}"#,
+        )
+        .unwrap();
+        set_back("levels/a.level", 30);
+        let findings = check();
+        assert!(findings.contains(&unused("meshes/m.mesh")), "{findings:?}");
+        assert!(!findings.contains(&unused("meshes/n.mesh")), "{findings:?}");
+    }
+
     #[test]
     fn a_string_table_that_does_not_decode_reads_the_files_and_is_not_copied() {
         let (_dir, project, registry) = project();
