@@ -10,10 +10,12 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::blob::{ComponentBlock, NO_PARENT, write_blob};
 use crate::level::{EntityDocument, LevelDocument, SyntaxError, valid_authoring_id};
+use crate::raw_level::{self, RawEntityDocument, RawLevelDocument};
 use crate::schema::FieldValues;
 use crate::{Registry, ResourcePath};
 
@@ -153,6 +155,15 @@ pub fn compile_level(
     file: &str,
     text: &str,
 ) -> Result<CompiledLevel, CompileError> {
+    // Read lean (see raw_level.rs): each component stays text until it is compiled.
+    if let Some(raw) = RawLevelDocument::parse(text)
+        && let Ok(compiled) = compile_flattened(registry, source, file, Source::Text(&raw))
+    {
+        return Ok(compiled);
+    }
+    // A level that does not compile is compiled again from the editor's document, so
+    // that the error reported is the one it reports (a syntax error before any other,
+    // with its line and column; the first error in its order otherwise).
     let doc = LevelDocument::parse(text, file)?;
     compile_document(registry, source, file, &doc)
 }
@@ -164,6 +175,16 @@ pub fn compile_document(
     file: &str,
     doc: &LevelDocument,
 ) -> Result<CompiledLevel, CompileError> {
+    compile_flattened(registry, source, file, Source::Level(doc))
+}
+
+/// Flattens the level `level` and compiles what it places.
+pub(crate) fn compile_flattened(
+    registry: &Registry,
+    source: &mut dyn ResourceSource,
+    file: &str,
+    level: Source<'_>,
+) -> Result<CompiledLevel, CompileError> {
     let max_entities = source.max_level_entities();
     let mut flat = Flattener {
         source,
@@ -172,7 +193,7 @@ pub fn compile_document(
         out: Vec::new(),
         max_entities,
     };
-    flat.expand(Source::Level(doc), file, "", None, &Map::new(), file)?;
+    flat.expand(level, file, "", None, &Map::new(), file)?;
     let units: BTreeSet<String> = flat.units.keys().cloned().collect();
     let entities = flat.out;
     let order = parents_first(&entities)?;
@@ -186,7 +207,7 @@ pub fn compile_document(
         .collect();
 
     for e in &entities {
-        for c in &e.components {
+        for c in e.components.iter() {
             match registry.component(&c.name) {
                 None => {
                     let known: Vec<&str> = registry
@@ -235,8 +256,9 @@ pub fn compile_document(
                 continue;
             }
             for c in e.components.iter().filter(|c| c.name == ty.name) {
-                let items: Vec<&Value> = match &*c.value {
-                    Value::Object(_) => vec![&*c.value],
+                let value = c.value.parsed().map_err(|m| e.component_error(c, m))?;
+                let items: Vec<&Value> = match &*value {
+                    Value::Object(_) => vec![&*value],
                     Value::Array(items) if ty.multiple => items.iter().collect(),
                     Value::Array(_) => {
                         return Err(e.component_error(
@@ -263,7 +285,7 @@ pub fn compile_document(
                     };
                     let values =
                         FieldValues::validate(&ty.fields, fields).map_err(|(field, message)| {
-                            e.field_error(&c.file, &ty.name, field, message)
+                            e.field_error(e.file_of(c), &ty.name, field, message)
                         })?;
                     (ty.compile)(&values, &mut block.data).map_err(|m| e.component_error(c, m))?;
                     block.entity_index.push(k as u32);
@@ -286,18 +308,69 @@ pub fn compile_document(
 /// and values from its document; entities placed from prefab units own copies (a unit
 /// document lives only as long as the flattening). A level of a million entities
 /// is then not copied whole before it is compiled.
-struct FlatComponent<'d> {
-    name: Cow<'d, str>,
-    value: Cow<'d, Value>,
-    /// The file this value was last written in (a unit, or the level that overrode it).
-    file: Rc<str>,
+#[derive(Clone)]
+pub(crate) struct FlatComponent<'d> {
+    pub name: Cow<'d, str>,
+    pub value: ComponentValue<'d>,
+    /// The file this value was last written in (a unit, or the level that overrode
+    /// it) where that is not its entity's own file.
+    pub file: Option<Rc<str>>,
+}
+
+/// A component's value: a parsed value borrowed from the editor's document or owned
+/// (a prefab unit's, an override's), or the text of a level read to be compiled,
+/// parsed when it is compiled. (Boxed: a `Value` is 72 bytes, and a million-entity
+/// level holds two million of these.)
+#[derive(Clone)]
+pub(crate) enum ComponentValue<'d> {
+    Borrowed(&'d Value),
+    Owned(Box<Value>),
+    Text(&'d RawValue),
+}
+
+impl ComponentValue<'_> {
+    /// The value, parsed if it is text. An error is a sentence.
+    fn parsed(&self) -> Result<Cow<'_, Value>, String> {
+        match self {
+            ComponentValue::Borrowed(value) => Ok(Cow::Borrowed(value)),
+            ComponentValue::Owned(value) => Ok(Cow::Borrowed(value)),
+            ComponentValue::Text(text) => serde_json::from_str(text.get())
+                .map(Cow::Owned)
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    fn is_object(&self) -> bool {
+        match self {
+            ComponentValue::Borrowed(value) => value.is_object(),
+            ComponentValue::Owned(value) => value.is_object(),
+            ComponentValue::Text(text) => raw_level::is_object(text),
+        }
+    }
+
+    /// The value to patch in place, copied or parsed first unless it is owned.
+    fn to_mut(&mut self) -> Result<&mut Value, String> {
+        let owned = match self {
+            ComponentValue::Owned(value) => return Ok(value),
+            ComponentValue::Borrowed(value) => Value::clone(value),
+            ComponentValue::Text(text) => {
+                serde_json::from_str(text.get()).map_err(|e| e.to_string())?
+            }
+        };
+        *self = ComponentValue::Owned(Box::new(owned));
+        match self {
+            ComponentValue::Owned(value) => Ok(value),
+            _ => Err("a component was not copied".into()),
+        }
+    }
 }
 
 struct FlatEntity<'d> {
     id: Cow<'d, str>,
     name: Cow<'d, str>,
     parent: Option<usize>,
-    components: Vec<FlatComponent<'d>>,
+    /// Borrowed as they are from a level read to be compiled (no copy per entity).
+    components: Cow<'d, [FlatComponent<'d>]>,
     file: Rc<str>,
 }
 
@@ -313,10 +386,21 @@ impl<'d> FlatEntity<'d> {
                 .iter()
                 .map(|(name, value)| FlatComponent {
                     name: Cow::Borrowed(name),
-                    value: Cow::Borrowed(value),
-                    file: Rc::clone(file),
+                    value: ComponentValue::Borrowed(value),
+                    file: None,
                 })
                 .collect(),
+            file: Rc::clone(file),
+        }
+    }
+
+    /// The entity `e` of a level read to be compiled, its components left as text.
+    fn read(e: &'d RawEntityDocument<'d>, file: &Rc<str>) -> Self {
+        FlatEntity {
+            id: Cow::Borrowed(&e.id),
+            name: Cow::Borrowed(&e.name),
+            parent: None,
+            components: Cow::Borrowed(&e.components.0),
             file: Rc::clone(file),
         }
     }
@@ -332,12 +416,17 @@ impl<'d> FlatEntity<'d> {
                 .iter()
                 .map(|(name, value)| FlatComponent {
                     name: Cow::Owned(name.clone()),
-                    value: Cow::Owned(value.clone()),
-                    file: Rc::clone(file),
+                    value: ComponentValue::Owned(Box::new(value.clone())),
+                    file: None,
                 })
                 .collect(),
             file: Rc::clone(file),
         }
+    }
+
+    /// The file component `c` was last written in.
+    fn file_of<'c>(&'c self, c: &'c FlatComponent) -> &'c str {
+        c.file.as_deref().unwrap_or(&self.file)
     }
 
     fn entity_error(&self, message: String) -> CompileError {
@@ -349,7 +438,7 @@ impl<'d> FlatEntity<'d> {
     }
     fn component_error(&self, c: &FlatComponent, message: String) -> CompileError {
         CompileError::Component {
-            file: c.file.to_string(),
+            file: self.file_of(c).to_owned(),
             entity: self.id.to_string(),
             component: c.name.to_string(),
             message,
@@ -378,32 +467,37 @@ impl<'d> FlatEntity<'d> {
         };
         for (name, value) in patch {
             let existing = self.components.iter().position(|c| c.name == name.as_str());
-            let file: Rc<str> = Rc::from(file);
+            let file: Option<Rc<str>> = Some(Rc::from(file));
             match (existing, value) {
                 (Some(i), Value::Null) => {
-                    self.components.remove(i);
+                    self.components.to_mut().remove(i);
                 }
                 (None, Value::Null) => {}
                 (Some(i), Value::Object(fields)) if self.components[i].value.is_object() => {
-                    let c = &mut self.components[i];
-                    if let Value::Object(base) = c.value.to_mut() {
+                    let base = match self.components.to_mut()[i].value.to_mut() {
+                        Ok(base) => base,
+                        Err(message) => {
+                            return Err(self.component_error(&self.components[i], message));
+                        }
+                    };
+                    if let Value::Object(base) = base {
                         for (k, v) in fields {
                             base.insert(k.clone(), v.clone());
                         }
                     }
-                    c.file = file;
+                    self.components.to_mut()[i].file = file;
                 }
                 (Some(i), v) => {
-                    self.components[i] = FlatComponent {
+                    self.components.to_mut()[i] = FlatComponent {
                         name: Cow::Owned(name.clone()),
-                        value: Cow::Owned(v.clone()),
+                        value: ComponentValue::Owned(Box::new(v.clone())),
                         file,
                     };
                 }
                 (None, v) => {
-                    self.components.push(FlatComponent {
+                    self.components.to_mut().push(FlatComponent {
                         name: Cow::Owned(name.clone()),
-                        value: Cow::Owned(v.clone()),
+                        value: ComponentValue::Owned(Box::new(v.clone())),
                         file,
                     });
                 }
@@ -413,11 +507,65 @@ impl<'d> FlatEntity<'d> {
     }
 }
 
-/// The document `expand` places: the level, borrowed for the whole compile, or a
-/// prefab unit, shared with the cache of units.
-enum Source<'d> {
+/// The document `expand` places: the level, borrowed for the whole compile (the
+/// editor's document, or text read to be compiled), or a prefab unit, shared with
+/// the cache of units.
+pub(crate) enum Source<'d> {
     Level(&'d LevelDocument),
+    Text(&'d RawLevelDocument<'d>),
     Unit(Rc<LevelDocument>),
+}
+
+/// What flattening reads of an entity, whichever way its document was read.
+trait AuthoredEntity {
+    fn id(&self) -> &str;
+    fn parent(&self) -> Option<&str>;
+    fn prefab(&self) -> Option<&str>;
+    fn overrides(&self) -> &Map<String, Value>;
+}
+
+impl AuthoredEntity for EntityDocument {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn parent(&self) -> Option<&str> {
+        self.parent.as_deref()
+    }
+    fn prefab(&self) -> Option<&str> {
+        self.prefab.as_deref()
+    }
+    fn overrides(&self) -> &Map<String, Value> {
+        &self.overrides
+    }
+}
+
+impl AuthoredEntity for RawEntityDocument<'_> {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn parent(&self) -> Option<&str> {
+        self.parent.as_ref().map(|p| &*p.0)
+    }
+    fn prefab(&self) -> Option<&str> {
+        self.prefab.as_deref()
+    }
+    fn overrides(&self) -> &Map<String, Value> {
+        static NONE: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+        self.overrides.as_deref().unwrap_or(&NONE)
+    }
+}
+
+/// Where `expand` places a document's entities.
+struct Placement<'a> {
+    file: &'a str,
+    /// Prepended to the ids of a unit's entities (`lamp_01/`); empty for the level.
+    prefix: &'a str,
+    /// The prefab instance a unit's root entities hang under.
+    root_parent: Option<usize>,
+    /// Patches for the entities placed here, by id, from the files that include them.
+    overrides: &'a Map<String, Value>,
+    /// The file those patches were written in.
+    overrides_file: &'a str,
 }
 
 struct Flattener<'s, 'd> {
@@ -440,18 +588,47 @@ impl<'d> Flattener<'_, 'd> {
         overrides: &Map<String, Value>,
         overrides_file: &str,
     ) -> Result<(), CompileError> {
-        let unit;
-        let (doc, level): (&LevelDocument, Option<&'d LevelDocument>) = match source {
-            Source::Level(d) => (d, Some(d)),
-            Source::Unit(u) => {
-                unit = u;
-                (&*unit, None)
-            }
-        };
         let file_name: Rc<str> = Rc::from(file);
+        let at = Placement {
+            file,
+            prefix,
+            root_parent,
+            overrides,
+            overrides_file,
+        };
+        match source {
+            Source::Level(doc) => {
+                self.place(&doc.entities, |e| FlatEntity::borrowed(e, &file_name), &at)
+            }
+            Source::Text(doc) => {
+                self.place(&doc.entities, |e| FlatEntity::read(e, &file_name), &at)
+            }
+            Source::Unit(unit) => self.place(
+                &unit.entities,
+                |e| FlatEntity::copied(e, prefix, &file_name),
+                &at,
+            ),
+        }
+    }
+
+    /// Places `entities` (made into flat entities by `flat`), then expands their
+    /// prefabs.
+    fn place<'x, E: AuthoredEntity>(
+        &mut self,
+        entities: &'x [E],
+        flat: impl Fn(&'x E) -> FlatEntity<'d>,
+        at: &Placement,
+    ) -> Result<(), CompileError> {
+        let Placement {
+            file,
+            prefix,
+            root_parent,
+            overrides,
+            overrides_file,
+        } = *at;
         let base = self.out.len();
         // Checked before anything of this file is allocated.
-        if base + doc.entities.len() > self.max_entities {
+        if base + entities.len() > self.max_entities {
             let level = self.stack.first().cloned().unwrap_or_default();
             return Err(CompileError::Limit {
                 file: level,
@@ -461,37 +638,33 @@ impl<'d> Flattener<'_, 'd> {
                 ),
             });
         }
-        let mut local: HashMap<&str, usize> = HashMap::new();
-        for (k, e) in doc.entities.iter().enumerate() {
+        self.out.reserve(entities.len());
+        let mut local: HashMap<&str, usize> = HashMap::with_capacity(entities.len());
+        for (k, e) in entities.iter().enumerate() {
             let err = |message: String| CompileError::Entity {
                 file: file.to_owned(),
-                entity: format!("{prefix}{}", e.id),
+                entity: format!("{prefix}{}", e.id()),
                 message,
             };
-            if !valid_authoring_id(&e.id) {
+            if !valid_authoring_id(e.id()) {
                 return Err(err("ids are 1 to 64 letters, digits, '_' or '-'".into()));
             }
-            if local.insert(&e.id, base + k).is_some() {
+            if local.insert(e.id(), base + k).is_some() {
                 return Err(err("another entity in this file has the same id".into()));
             }
-            if e.prefab.is_none() && !e.overrides.is_empty() {
+            if e.prefab().is_none() && !e.overrides().is_empty() {
                 return Err(err("has \"overrides\" but no \"prefab\"".into()));
             }
-            let mut flat = match level {
-                Some(level) if prefix.is_empty() => {
-                    FlatEntity::borrowed(&level.entities[k], &file_name)
-                }
-                _ => FlatEntity::copied(e, prefix, &file_name),
-            };
-            flat.parent = root_parent;
-            if let Some(patch) = overrides.get(&e.id) {
-                flat.apply_patch(patch, overrides_file)?;
+            let mut placed = flat(e);
+            placed.parent = root_parent;
+            if let Some(patch) = overrides.get(e.id()) {
+                placed.apply_patch(patch, overrides_file)?;
             }
-            self.out.push(flat);
+            self.out.push(placed);
         }
-        for (k, e) in doc.entities.iter().enumerate() {
-            if let Some(parent) = &e.parent {
-                match local.get(parent.as_str()) {
+        for (k, e) in entities.iter().enumerate() {
+            if let Some(parent) = e.parent() {
+                match local.get(parent) {
                     Some(&p) => self.out[base + k].parent = Some(p),
                     None => {
                         return Err(self.out[base + k].entity_error(format!(
@@ -501,8 +674,8 @@ impl<'d> Flattener<'_, 'd> {
                 }
             }
         }
-        for (k, e) in doc.entities.iter().enumerate() {
-            let Some(prefab) = &e.prefab else { continue };
+        for (k, e) in entities.iter().enumerate() {
+            let Some(prefab) = e.prefab() else { continue };
             let instance = base + k;
             let path = ResourcePath::parse(prefab)
                 .map_err(|err| self.out[instance].entity_error(format!("prefab: {err}")))?;
@@ -519,7 +692,7 @@ impl<'d> Flattener<'_, 'd> {
                         CompileError::MissingPrefab {
                             file: file.to_owned(),
                             entity: self.out[instance].id.to_string(),
-                            prefab: prefab.clone(),
+                            prefab: prefab.to_owned(),
                             reason,
                         }
                     })?;
@@ -530,8 +703,8 @@ impl<'d> Flattener<'_, 'd> {
             };
             // The instance's own overrides, then those arriving from outer levels for
             // entities below this instance (outer files win).
-            let mut nested = e.overrides.clone();
-            let own_prefix = format!("{}/", e.id);
+            let mut nested = e.overrides().clone();
+            let own_prefix = format!("{}/", e.id());
             for (key, patch) in overrides {
                 if let Some(inner) = key.strip_prefix(&own_prefix) {
                     match (nested.get_mut(inner), patch) {
@@ -554,7 +727,7 @@ impl<'d> Flattener<'_, 'd> {
                 }
             }
             let unit_ids: Vec<&str> = unit.entities.iter().map(|u| u.id.as_str()).collect();
-            if let Some(unknown) = e.overrides.keys().find(|k| {
+            if let Some(unknown) = e.overrides().keys().find(|k| {
                 let head = k.split('/').next().unwrap_or("");
                 !unit_ids.contains(&head)
             }) {

@@ -47,6 +47,7 @@ pub mod json_format;
 pub mod level;
 pub mod path;
 pub mod project;
+mod raw_level;
 pub mod registry;
 pub mod schema;
 mod spawn;
