@@ -315,52 +315,62 @@ fn put(out: &mut Vec<u8>, v: u32) {
 /// Writes a blob. `parent_index[i]` must be `< i` or [`NO_PARENT`]; `ids` is empty or
 /// has one id per entity.
 pub fn write_blob(parent_index: &[u32], components: &[ComponentBlock], ids: &[&str]) -> Vec<u8> {
-    let mut body = Vec::new();
-    put(&mut body, parent_index.len() as u32);
-    put(&mut body, components.len() as u32);
-    for &p in parent_index {
-        put(&mut body, p);
-    }
-    for c in components {
-        put(&mut body, c.component_identifier);
-        put(&mut body, c.entity_index.len() as u32);
-        put(&mut body, c.data.len() as u32);
-        for &e in &c.entity_index {
-            put(&mut body, e);
-        }
-        body.extend_from_slice(&c.data);
-        body.resize(body.len().next_multiple_of(4), 0);
-    }
-    let mut id_section = Vec::new();
-    if !ids.is_empty() {
-        put(&mut id_section, ids.len() as u32);
-        let mut offset = 0u32;
-        put(&mut id_section, 0);
-        for id in ids {
-            offset += id.len() as u32;
-            put(&mut id_section, offset);
-        }
-        for id in ids {
-            id_section.extend_from_slice(id.as_bytes());
-        }
-        id_section.resize(id_section.len().next_multiple_of(4), 0);
-    }
-    let mut out = Vec::with_capacity(HEADER_SIZE + body.len() + id_section.len());
+    // Sized first and written once: a million-entity blob is 114 MB, and building the
+    // body and the id section apart to copy them after held it three times over.
+    let body_len = 8
+        + 4 * parent_index.len()
+        + components
+            .iter()
+            .map(|c| (12 + 4 * c.entity_index.len() + c.data.len()).next_multiple_of(4))
+            .sum::<usize>();
+    let id_len = if ids.is_empty() {
+        0
+    } else {
+        (8 + 4 * ids.len() + ids.iter().map(|id| id.len()).sum::<usize>()).next_multiple_of(4)
+    };
+    let mut out = Vec::with_capacity(HEADER_SIZE + body_len + id_len);
     out.extend_from_slice(&MAGIC);
     put(&mut out, FORMAT_VERSION);
     put(&mut out, HEADER_SIZE as u32);
-    put(&mut out, body.len() as u32);
+    put(&mut out, body_len as u32);
     put(
         &mut out,
-        if id_section.is_empty() {
+        if ids.is_empty() {
             0
         } else {
-            (HEADER_SIZE + body.len()) as u32
+            (HEADER_SIZE + body_len) as u32
         },
     );
-    put(&mut out, id_section.len() as u32);
-    out.extend_from_slice(&body);
-    out.extend_from_slice(&id_section);
+    put(&mut out, id_len as u32);
+    put(&mut out, parent_index.len() as u32);
+    put(&mut out, components.len() as u32);
+    for &p in parent_index {
+        put(&mut out, p);
+    }
+    for c in components {
+        put(&mut out, c.component_identifier);
+        put(&mut out, c.entity_index.len() as u32);
+        put(&mut out, c.data.len() as u32);
+        for &e in &c.entity_index {
+            put(&mut out, e);
+        }
+        out.extend_from_slice(&c.data);
+        out.resize(out.len().next_multiple_of(4), 0);
+    }
+    if !ids.is_empty() {
+        put(&mut out, ids.len() as u32);
+        let mut offset = 0u32;
+        put(&mut out, 0);
+        for id in ids {
+            offset += id.len() as u32;
+            put(&mut out, offset);
+        }
+        for id in ids {
+            out.extend_from_slice(id.as_bytes());
+        }
+        out.resize(out.len().next_multiple_of(4), 0);
+    }
+    debug_assert_eq!(out.len(), HEADER_SIZE + body_len + id_len);
     out
 }
 
