@@ -379,6 +379,33 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The layout byte by byte (core/FORMAT.md), padding included: what the reader
+    /// accepts is not enough to pin it.
+    #[test]
+    fn a_blob_is_laid_out_byte_by_byte() {
+        let blocks = [ComponentBlock {
+            component_identifier: 7,
+            entity_index: vec![1],
+            data: vec![1, 2, 3],
+        }];
+        let blob = write_blob(&[NO_PARENT, 0], &blocks, &["a", "bc"]);
+        let words = |ws: &[u32]| ws.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+        let mut expected = b"KLVL".to_vec();
+        // version, header size, body length, id section offset and length
+        expected.extend(words(&[1, 24, 36, 60, 20]));
+        // entity and block counts, parents, one block: id, count, data length, index
+        expected.extend(words(&[2, 1, u32::MAX, 0, 7, 1, 3, 1]));
+        expected.extend([1, 2, 3, 0]);
+        // id count, offsets, the ids' bytes, padding
+        expected.extend(words(&[2, 0, 1, 3]));
+        expected.extend(b"abc\0");
+        assert_eq!(blob, expected);
+        let empty = write_blob(&[], &[], &[]);
+        let mut expected = b"KLVL".to_vec();
+        expected.extend(words(&[1, 24, 8, 0, 0, 0, 0]));
+        assert_eq!(empty, expected);
+    }
+
     fn sample() -> Vec<u8> {
         let blocks = vec![
             ComponentBlock {

@@ -149,6 +149,11 @@ pub struct CompiledLevel {
 }
 
 /// Compiles the text of the level `file` (a project path such as `levels/forest.level`).
+///
+/// The level is read lean: each component stays text until it is compiled (see
+/// `raw_level.rs`). A level that does not compile is compiled a second time from a
+/// [`LevelDocument`], reading its units from `source` again, so that the error is
+/// the one [`compile_document`] reports.
 pub fn compile_level(
     registry: &Registry,
     source: &mut dyn ResourceSource,
@@ -340,6 +345,9 @@ impl ComponentValue<'_> {
         }
     }
 
+    // `is_object` and `to_mut` serve overrides, which patch a prefab unit's entities
+    // (values owned); a level's own entities, the only ones read as text, are never
+    // patched. Text is handled all the same, so that no path depends on that.
     fn is_object(&self) -> bool {
         match self {
             ComponentValue::Borrowed(value) => value.is_object(),
@@ -369,7 +377,8 @@ struct FlatEntity<'d> {
     id: Cow<'d, str>,
     name: Cow<'d, str>,
     parent: Option<usize>,
-    /// Borrowed as they are from a level read to be compiled (no copy per entity).
+    /// Borrowed as they are from a level read to be compiled (no copy per entity);
+    /// made for each entity of a parsed document or a unit.
     components: Cow<'d, [FlatComponent<'d>]>,
     file: Rc<str>,
 }

@@ -8,11 +8,14 @@
 //! time spent by the kernel clearing the fresh pages. Read this way, a component is
 //! parsed when the compiler reaches it and dropped once it is compiled.
 //!
-//! This reader accepts what [`LevelDocument::parse`](crate::LevelDocument::parse)
-//! accepts: both first walk the whole text for repeated keys, which also checks every
-//! value as `serde_json` parses it (a number too large for an `f64` included). A
-//! compile that fails on this path is still run again on the editor's document, so
-//! that the error reported is the one it reports (see `compile_level`).
+//! This reader accepts exactly what
+//! [`LevelDocument::parse`](crate::LevelDocument::parse) accepts. Both first walk the
+//! whole text for repeated keys, which also checks every value as `serde_json` parses
+//! it (a number too large for an `f64` included); then their fields are the same, in
+//! the same order, with the same defaults, each taking the same JSON types (a string,
+//! a map, any value). A compile that fails on this path is still run again on the
+//! editor's document, so that the error reported is the one it reports (see
+//! `compile_level`).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -115,6 +118,9 @@ pub(crate) fn is_object(raw: &RawValue) -> bool {
 }
 
 #[cfg(test)]
+mod differential_tests;
+
+#[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use std::collections::HashMap;
@@ -148,7 +154,7 @@ mod tests {
         assert_eq!(raw.entities[1].parent.as_ref().map(|p| &*p.0), Some("root"));
         assert!(
             matches!(raw.entities[1].id, Cow::Borrowed(_)),
-            "copied without escapes"
+            "copied although it has no escapes"
         );
         let registry = Registry::with_builtins();
         let from_text = compile_flattened(
