@@ -366,10 +366,7 @@ impl ComponentValue<'_> {
             }
         };
         *self = ComponentValue::Owned(Box::new(owned));
-        match self {
-            ComponentValue::Owned(value) => Ok(value),
-            _ => Err("a component was not copied".into()),
-        }
+        self.to_mut()
     }
 }
 
