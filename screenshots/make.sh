@@ -17,12 +17,10 @@ shoot() { # scene, project folder, file name
         xvfb-run -a -s "-screen 0 1600x900x24" "$bin" edit "$2"
 }
 
-# The demo's plugins are built in the demo itself (the Rust one builds only inside
-# Kiln's workspace); the copy keeps what was built and nothing else of .kiln.
-"$bin" check --project projects/demo >/dev/null || true
+# A copy of the demo, as a user would make one: its plugins are built there.
 cp -r projects/demo "$work/demo"
-rm -rf "$work/demo/build" "$work/demo/.kiln/plugins/target"
-find "$work/demo/.kiln" -mindepth 1 -maxdepth 1 ! -name plugins -exec rm -rf {} +
+rm -rf "$work/demo/build" "$work/demo/.kiln"
+"$bin" check --project "$work/demo" >/dev/null
 shoot main "$work/demo" main-window.png
 shoot rename "$work/demo" rename-preview.png
 shoot references "$work/demo" find-references.png

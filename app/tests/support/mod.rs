@@ -53,7 +53,7 @@ pub fn demo_plugins() -> &'static [PathBuf] {
 }
 
 /// A throwaway copy of the demo project, with its plugins built (copied from the
-/// demo's own build: the Rust one builds only inside Kiln's workspace).
+/// demo's own build, so that each test does not build them again).
 pub fn demo_copy() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     copy_demo(tmp.path());

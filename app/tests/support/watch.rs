@@ -47,13 +47,19 @@ impl Watch {
             }
         });
         let mut w = Watch { child, lines };
-        let seen = w.until(|l| l.starts_with("watching"));
+        // A project whose plugins were never built builds them first.
+        let seen = w.until_within(Duration::from_secs(300), |l| l.starts_with("watching"));
         (w, seen)
     }
 
     /// Lines until one matches (panics after 20 s).
     pub fn until(&mut self, pred: impl Fn(&str) -> bool) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        self.until_within(Duration::from_secs(20), pred)
+    }
+
+    /// Lines until one matches (panics after `wait`).
+    pub fn until_within(&mut self, wait: Duration, pred: impl Fn(&str) -> bool) -> Vec<String> {
+        let deadline = Instant::now() + wait;
         let mut seen = Vec::new();
         while Instant::now() < deadline {
             if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(100)) {

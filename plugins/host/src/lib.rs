@@ -17,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+pub mod carried_sdk;
 mod ffi;
 pub mod project;
 

@@ -30,8 +30,11 @@ const PLUGINS_DIR: &str = ".kiln/plugins";
 /// whole tree by mistake must not stall every command).
 const MAX_SOURCE_FILES: usize = 20_000;
 
-/// Files up to this size are compared by content; bigger ones by size and time.
-const MAX_HASHED_BYTES: u64 = 1 << 20;
+/// Files up to this size are compared by content; bigger ones by size.
+const MAX_HASHED_BYTES: u64 = 16 << 20;
+
+/// The folder of a plugin that holds its prebuilt libraries, one folder per platform.
+pub const PREBUILT_DIR: &str = "prebuilt";
 
 /// What a plugin folder holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,7 +195,8 @@ impl PluginFolder {
         let start = Instant::now();
         let private = self.private_dir()?;
         // Taken before building: a source saved during the build is built next time.
-        let stamp = source_stamp(&self.folder);
+        let mut stamp = source_stamp(&self.folder);
+        let before_lock = stamp_of(&self.folder, &["Cargo.lock"]);
         let output = match &self.source {
             PluginSource::Library(_) => return Ok(Duration::ZERO),
             PluginSource::C(sources) => self.build_c(sources, &private)?,
@@ -205,6 +209,11 @@ impl PluginFolder {
         if matches!(self.source, PluginSource::C(_)) {
             // The compiler wrote `output` in the private folder: only one copy is kept.
             let _ = std::fs::remove_file(&output);
+        }
+        // cargo writes a crate's Cargo.lock on its first build: when nothing else
+        // changed meanwhile, the stamp with it is the one the next command computes.
+        if stamp_of(&self.folder, &["Cargo.lock"]) == before_lock {
+            stamp = source_stamp(&self.folder);
         }
         kiln_core::write_atomic(&self.stamp_path(), format!("{stamp:016x}\n").as_bytes())
             .map_err(|e| self.failed(format!("recording what it built from: {e}")))?;
@@ -260,6 +269,11 @@ impl PluginFolder {
         let target =
             kiln_core::create_dir_below(&self.root, &Path::new(PLUGINS_DIR).join("target"))
                 .map_err(|e| self.failed(e.to_string()))?;
+        // The SDK this kiln carries, whatever `kiln_plugin` the manifest names
+        // (see carried_sdk.rs).
+        let sdk = crate::carried_sdk::unpack(&self.root)
+            .map_err(|e| self.failed(format!("unpacking the plugin SDK: {e}")))?;
+        let patch = crate::carried_sdk::patch_argument(&sdk).map_err(|e| self.failed(e))?;
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut command = Command::new(&cargo);
         command
@@ -268,6 +282,8 @@ impl PluginFolder {
                 "--release",
                 "--message-format=json-render-diagnostics",
             ])
+            .arg("--config")
+            .arg(patch)
             .arg("--manifest-path")
             .arg(manifest)
             .arg("--target-dir")
@@ -408,10 +424,10 @@ fn run(
     )))
 }
 
-/// A hash of the names and contents of the files below `folder` (FNV-1a 64), not
-/// following links and skipping build output (`target`), hidden folders and built
-/// libraries.
-fn source_stamp(folder: &Path) -> u64 {
+/// The files a plugin is built from: every file below `folder`, not following
+/// links, leaving out build output (`target`), the team's prebuilt libraries
+/// (`prebuilt/`), hidden files and folders, and built libraries. Sorted.
+fn source_files(folder: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut stack = vec![folder.to_owned()];
     'walk: while let Some(dir) = stack.pop() {
@@ -425,8 +441,9 @@ fn source_stamp(folder: &Path) -> u64 {
             let Ok(kind) = item.file_type() else { continue };
             let name = item.file_name();
             let hidden = name.to_string_lossy().starts_with('.');
+            let output = name == "target" || (dir == folder && name == PREBUILT_DIR);
             if kind.is_dir() {
-                if !hidden && name != "target" {
+                if !hidden && !output {
                     stack.push(item.path());
                 }
             } else if kind.is_file() && !hidden && !is_library(&item.path()) {
@@ -435,33 +452,47 @@ fn source_stamp(folder: &Path) -> u64 {
         }
     }
     files.sort();
+    files
+}
+
+/// A hash of the names and contents of the plugin's [`source_files`] (FNV-1a 64),
+/// leaving out those named `except`. The same sources give the same stamp on every
+/// machine (no times, no absolute paths), so a stamp recorded beside a prebuilt
+/// library says on a teammate's machine whether it was built from the sources there.
+fn stamp_of(folder: &Path, except: &[&str]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
         for b in bytes {
             hash = (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
     };
-    for file in files {
+    for file in source_files(folder) {
         let rel = file.strip_prefix(folder).unwrap_or(&file);
-        feed(rel.to_string_lossy().as_bytes());
+        if except.iter().any(|e| rel == Path::new(e)) {
+            continue;
+        }
+        // `/` between the parts on every system.
+        let name: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        feed(name.join("/").as_bytes());
         feed(&[0]);
-        let meta = std::fs::metadata(&file).ok();
-        let len = meta.as_ref().map_or(0, |m| m.len());
+        let len = std::fs::metadata(&file).map_or(0, |m| m.len());
         if len <= MAX_HASHED_BYTES {
             feed(&std::fs::read(&file).unwrap_or_default());
         } else {
-            // A big file (an asset kept beside the code) is judged by size and time,
-            // not read on every command.
-            let time = meta
-                .and_then(|m| m.modified().ok())
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
+            // A big file (an asset kept beside the code) is judged by its size.
             feed(&len.to_le_bytes());
-            feed(&time.to_le_bytes());
         }
         feed(&[0]);
     }
     hash
+}
+
+/// The stamp of every source of the plugin in `folder`.
+pub fn source_stamp(folder: &Path) -> u64 {
+    stamp_of(folder, &[])
 }
 
 /// Removes the private copies and half-built libraries an earlier process left (one

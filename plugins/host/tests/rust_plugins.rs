@@ -33,10 +33,22 @@ fn build(package: &str) -> PathBuf {
     target.join(format!("debug/lib{package}.so"))
 }
 
+/// The demo's wind plugin, built as Kiln builds it in any project (against the SDK
+/// it carries), in the demo's own `.kiln/` so that the tests share one build.
+fn build_wind() -> PathBuf {
+    let root =
+        std::fs::canonicalize(concat!(env!("CARGO_MANIFEST_DIR"), "/../../projects/demo")).unwrap();
+    let folder = kiln_plugin_host::project::PluginFolder::find(&root, "plugins/wind").unwrap();
+    if folder.needs_build() {
+        folder.build().unwrap();
+    }
+    folder.built
+}
+
 #[test]
 fn the_wind_plugin_registers_compiles_spawns_and_sways() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let lib = build("kiln_wind");
+    let lib = build_wind();
     let mut registry = Registry::with_builtins();
     let plugin = load(&lib, &mut registry).unwrap();
     assert_eq!(

@@ -61,6 +61,10 @@
 /// `kiln_plugin.h`, the ABI for C plugins (Kiln writes it where it builds them).
 pub const C_HEADER: &str = include_str!("../include/kiln_plugin.h");
 
+/// This SDK's version: a plugin depends on `kiln_plugin = "0.1"`, and the `kiln`
+/// that builds it supplies its own copy of the SDK (see Kiln's `docs/plugins.md`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub mod abi;
 pub mod sdk;
 
