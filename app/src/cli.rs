@@ -34,6 +34,10 @@ pub enum Tool {
         /// Where to put build/ (default: the project folder).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Leave out components whose type is not loaded (a plugin that failed to
+        /// build or load), with a warning each, instead of refusing the level.
+        #[arg(long)]
+        skip_unknown_components: bool,
         /// Levels to compile, as project paths (levels/forest or levels/forest.level).
         /// Default: every level of the project.
         levels: Vec<String>,
@@ -161,8 +165,14 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
         Tool::Compile {
             project,
             out: out_dir,
+            skip_unknown_components,
             levels,
-        } => crate::compile_command::run(&project, out_dir.as_deref(), &levels, out),
+        } => {
+            let options = kiln_core::CompileOptions {
+                skip_unknown_components,
+            };
+            crate::compile_command::run(&project, out_dir.as_deref(), &levels, options, out)
+        }
         Tool::Watch {
             project,
             out: out_dir,

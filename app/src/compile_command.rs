@@ -42,6 +42,7 @@ pub fn run(
     project_dir: &Path,
     out_dir: Option<&Path>,
     levels: &[String],
+    options: kiln_core::CompileOptions,
     out: &mut dyn Write,
 ) -> anyhow::Result<u8> {
     let project = Project::open(project_dir)?;
@@ -65,8 +66,11 @@ pub fn run(
     let mut failed = 0;
     for level in &levels {
         let start = Instant::now();
-        match project.compile(&registry, level) {
+        match project.compile_with(&registry, level, options) {
             Ok(compiled) => {
+                for e in &compiled.left_out {
+                    writeln!(out, "warning: {e} (left out)")?;
+                }
                 let target = blob_path(&out_root, level);
                 write_blob(&out_root, level, &compiled.blob)
                     .with_context(|| format!("writing {}", target.display()))?;

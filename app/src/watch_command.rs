@@ -16,21 +16,37 @@ use crate::compile_command::{blob_path, write_blob};
 use crate::live::{affected_levels, summarize};
 
 /// Compiles `level` and writes its blob; a level that fails keeps its last good blob.
-/// Returns the line to print.
+/// Returns the warnings and the line to print.
 fn rebuild(
     checker: &dependency_checker::Checker,
     out_root: &Path,
     level: &str,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<(Vec<String>, String)> {
     let registry = checker.index().registry().clone();
-    Ok(match checker.project().compile(&registry, level) {
-        Ok(compiled) => {
-            write_blob(out_root, level, &compiled.blob)
-                .with_context(|| format!("writing {}", blob_path(out_root, level).display()))?;
-            format!("built {level} ({} entities)", compiled.entity_count)
-        }
-        Err(e) => format!("error: {e} (the last good blob of {level} stays)"),
-    })
+    // A preview, as the editor's: a component of a plugin that is not loaded is
+    // left out (and said), and the rest of the level is built.
+    let options = kiln_core::CompileOptions {
+        skip_unknown_components: true,
+    };
+    Ok(
+        match checker.project().compile_with(&registry, level, options) {
+            Ok(compiled) => {
+                write_blob(out_root, level, &compiled.blob)
+                    .with_context(|| format!("writing {}", blob_path(out_root, level).display()))?;
+                let warnings = compiled
+                    .left_out
+                    .iter()
+                    .map(|e| format!("warning: {e} (left out)"))
+                    .collect();
+                let line = format!("built {level} ({} entities)", compiled.entity_count);
+                (warnings, line)
+            }
+            Err(e) => (
+                Vec::new(),
+                format!("error: {e} (the last good blob of {level} stays)"),
+            ),
+        },
+    )
 }
 
 /// Runs `kiln watch` until the process is stopped; with `build` false
@@ -60,7 +76,10 @@ pub fn run(
     };
     for level in &levels {
         let start = Instant::now();
-        let line = rebuild(&checker, &out_root, level)?;
+        let (warnings, line) = rebuild(&checker, &out_root, level)?;
+        for w in warnings {
+            writeln!(out, "{w}")?;
+        }
         writeln!(
             out,
             "{line} in {:.1} ms",
@@ -154,7 +173,10 @@ pub fn run(
         }
         for level in &affected {
             let start = Instant::now();
-            let line = rebuild(&checker, &out_root, level)?;
+            let (warnings, line) = rebuild(&checker, &out_root, level)?;
+            for w in warnings {
+                writeln!(out, "{w}")?;
+            }
             let total = detect_ms + start.elapsed().as_secs_f64() * 1000.0;
             writeln!(
                 out,

@@ -91,7 +91,7 @@ fn a_level_that_does_not_parse_leaves_the_open_one_in_place() {
 #[test]
 fn a_compile_error_found_on_the_worker_opens_the_level_for_fixing() {
     let dir = demo_copy();
-    let level = r#"{"entities": [{"id": "a", "components": {"no_such_type": {}}}]}"#;
+    let level = r#"{"entities": [{"id": "a", "components": {"transform": {"position": "up"}}}]}"#;
     std::fs::write(dir.path().join("levels/wrong.level"), level).unwrap();
     let mut h = open(dir.path());
     open_in_background(&mut h, "levels/wrong.level");
@@ -99,5 +99,8 @@ fn a_compile_error_found_on_the_worker_opens_the_level_for_fixing() {
     let e = editor(&h);
     assert_eq!(e.level().unwrap().file, "levels/wrong.level");
     let error = e.compile_error().expect("the compile error is shown");
-    assert!(error.contains("no_such_type"), "{error}");
+    assert!(
+        error.contains("entity \"a\", component \"transform\", field \"position\""),
+        "{error}"
+    );
 }

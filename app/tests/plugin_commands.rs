@@ -126,7 +126,83 @@ fn two_commands_building_the_same_plugin_at_once_both_load_it() {
     left.sort();
     assert_eq!(
         left,
-        ["plugin.so", "plugin.sources"],
+        ["plugin.so", "plugin.sources", "plugin.types"],
         "no temporary is left"
+    );
+}
+
+#[test]
+fn a_plugin_that_does_not_load_is_named_and_the_rest_of_the_level_is_previewed() {
+    let dir = demo_copy();
+    let root = dir.path();
+    // Loaded once, the plugin's types are known to come from it.
+    assert_eq!(kiln(&["check"], root).0, 0);
+    let blink = root.join("plugins/blink/blink.c");
+    let source = fs::read_to_string(&blink).unwrap();
+    fs::write(
+        &blink,
+        source.replace("static void shutdown", "static void shutdown("),
+    )
+    .unwrap();
+
+    // The shipping compile refuses the levels, naming entity, component and plugin.
+    let (code, out, err) = kiln(&["compile"], root);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("error: units/bulb.unit: entity \"lamp_1/head/glass\", component \"blink\": its type comes from plugin plugins/blink, which did not load"),
+        "{out}"
+    );
+    assert!(
+        !root.join("build/levels/forest.level.bin").exists(),
+        "{out}"
+    );
+
+    // Asked to, it leaves the component out and says so for each.
+    let (code, out, err) = kiln(&["compile", "--skip-unknown-components"], root);
+    assert_eq!(code, 1, "the plugin is still an error: {out}{err}");
+    assert!(out.contains("compiled levels/forest.level"), "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("warning: ")
+            && l.contains("component \"blink\"")
+            && l.ends_with("(left out)")),
+        "{out}"
+    );
+    assert!(root.join("build/levels/forest.level.bin").is_file());
+
+    // `kiln watch` previews the same way.
+    let (watch, seen) = support::watch::Watch::start_with(root, &[]);
+    drop(watch);
+    assert!(
+        seen.iter()
+            .any(|l| l.starts_with("warning: ") && l.contains("plugins/blink")),
+        "{seen:#?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|l| l.starts_with("built levels/forest.level")),
+        "{seen:#?}"
+    );
+
+    // The editor draws everything else and says what it left out, and why.
+    let mut editor = kiln::editor::Editor::open(root).unwrap();
+    assert!(editor.wait_for_plugin_builds(std::time::Duration::from_secs(120)));
+    assert_eq!(editor.compile_error(), None);
+    let left_out: Vec<String> = editor.left_out().iter().map(ToString::to_string).collect();
+    assert!(!left_out.is_empty());
+    assert!(
+        left_out
+            .iter()
+            .all(|e| e.contains("component \"blink\"") && e.contains("plugin plugins/blink")),
+        "{left_out:#?}"
+    );
+    let level = editor
+        .preview()
+        .level
+        .as_ref()
+        .expect("the level is on screen");
+    assert!(level.entity("windmill").is_some());
+    assert!(
+        editor.plugins().iter().any(|p| p.name == "wind"),
+        "the other plugin loads"
     );
 }

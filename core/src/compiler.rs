@@ -146,6 +146,20 @@ pub struct CompiledLevel {
     pub entity_count: usize,
     /// The `.unit` files the level includes, directly or through other units.
     pub units: BTreeSet<String>,
+    /// Components left out of the blob because their type is not known (only with
+    /// [`CompileOptions::skip_unknown_components`]), each as the error it would
+    /// otherwise have been.
+    pub left_out: Vec<CompileError>,
+}
+
+/// How a level is compiled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Leave out components whose type is not registered (a plugin that did not
+    /// load) instead of failing, listing them in [`CompiledLevel::left_out`]: a
+    /// preview draws the rest of the level, as the seed's runtime skips component
+    /// types it does not know. The shipping compile (`kiln compile`) refuses them.
+    pub skip_unknown_components: bool,
 }
 
 /// Compiles the text of the level `file` (a project path such as `levels/forest.level`).
@@ -160,9 +174,21 @@ pub fn compile_level(
     file: &str,
     text: &str,
 ) -> Result<CompiledLevel, CompileError> {
+    compile_level_with(registry, source, file, text, CompileOptions::default())
+}
+
+/// [`compile_level`] with `options`.
+pub fn compile_level_with(
+    registry: &Registry,
+    source: &mut dyn ResourceSource,
+    file: &str,
+    text: &str,
+    options: CompileOptions,
+) -> Result<CompiledLevel, CompileError> {
     // Read lean (see raw_level.rs): each component stays text until it is compiled.
     if let Some(raw) = RawLevelDocument::parse(text)
-        && let Ok(compiled) = compile_flattened(registry, source, file, Source::Text(&raw))
+        && let Ok(compiled) =
+            compile_flattened_with(registry, source, file, Source::Text(&raw), options)
     {
         return Ok(compiled);
     }
@@ -170,7 +196,7 @@ pub fn compile_level(
     // that the error reported is the one it reports (a syntax error before any other,
     // with its line and column; the first error in its order otherwise).
     let doc = LevelDocument::parse(text, file)?;
-    compile_document(registry, source, file, &doc)
+    compile_document_with(registry, source, file, &doc, options)
 }
 
 /// Compiles an already parsed level (e.g. the editor's in-memory document).
@@ -180,15 +206,38 @@ pub fn compile_document(
     file: &str,
     doc: &LevelDocument,
 ) -> Result<CompiledLevel, CompileError> {
-    compile_flattened(registry, source, file, Source::Level(doc))
+    compile_document_with(registry, source, file, doc, CompileOptions::default())
+}
+
+/// [`compile_document`] with `options`.
+pub fn compile_document_with(
+    registry: &Registry,
+    source: &mut dyn ResourceSource,
+    file: &str,
+    doc: &LevelDocument,
+    options: CompileOptions,
+) -> Result<CompiledLevel, CompileError> {
+    compile_flattened_with(registry, source, file, Source::Level(doc), options)
 }
 
 /// Flattens the level `level` and compiles what it places.
+#[cfg(test)]
 pub(crate) fn compile_flattened(
     registry: &Registry,
     source: &mut dyn ResourceSource,
     file: &str,
     level: Source<'_>,
+) -> Result<CompiledLevel, CompileError> {
+    compile_flattened_with(registry, source, file, level, CompileOptions::default())
+}
+
+/// Flattens the level `level` and compiles what it places, as `options` say.
+pub(crate) fn compile_flattened_with(
+    registry: &Registry,
+    source: &mut dyn ResourceSource,
+    file: &str,
+    level: Source<'_>,
+    options: CompileOptions,
 ) -> Result<CompiledLevel, CompileError> {
     let max_entities = source.max_level_entities();
     let mut flat = Flattener {
@@ -211,23 +260,31 @@ pub(crate) fn compile_flattened(
         .map(|&i| entities[i].parent.map_or(NO_PARENT, |p| new_index[p]))
         .collect();
 
+    let mut left_out = Vec::new();
     for e in &entities {
         for c in e.components.iter() {
             match registry.component(&c.name) {
                 None => {
-                    let known: Vec<&str> = registry
-                        .components()
-                        .iter()
-                        .filter(|t| !t.implicit)
-                        .map(|t| t.name.as_str())
-                        .collect();
-                    return Err(e.component_error(
-                        c,
-                        format!(
-                            "unknown component type; known types are: {}",
-                            known.join(", ")
-                        ),
-                    ));
+                    let message = match registry.absent_component(&c.name) {
+                        Some(why) => format!("its type comes from {why}"),
+                        None => {
+                            let known: Vec<&str> = registry
+                                .components()
+                                .iter()
+                                .filter(|t| !t.implicit)
+                                .map(|t| t.name.as_str())
+                                .collect();
+                            format!(
+                                "unknown component type; known types are: {}",
+                                known.join(", ")
+                            )
+                        }
+                    };
+                    let error = e.component_error(c, message);
+                    if !options.skip_unknown_components {
+                        return Err(error);
+                    }
+                    left_out.push(error);
                 }
                 Some(ty) if ty.implicit => {
                     return Err(e.component_error(
@@ -306,6 +363,7 @@ pub(crate) fn compile_flattened(
         blob: write_blob(&parent_index, &blocks, &ids),
         entity_count: entities.len(),
         units,
+        left_out,
     })
 }
 

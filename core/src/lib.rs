@@ -54,7 +54,10 @@ mod spawn;
 mod world;
 
 pub use adaptive_entity_map::AdaptiveEntityMap;
-pub use compiler::{CompileError, CompiledLevel, ResourceSource, compile_document, compile_level};
+pub use compiler::{
+    CompileError, CompileOptions, CompiledLevel, ResourceSource, compile_document,
+    compile_document_with, compile_level, compile_level_with,
+};
 pub use component::{ComponentManager, DestroyPolicy, Instance};
 pub use components::TransformManager;
 pub use dense_entity_map::DenseEntityMap;

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::compiler::{CompileError, CompiledLevel, ResourceSource, compile_level};
+use crate::compiler::{
+    CompileError, CompileOptions, CompiledLevel, ResourceSource, compile_level_with,
+};
 use crate::{Registry, ResourcePath};
 
 /// The name of the file that marks a project root.
@@ -334,11 +336,27 @@ impl Project {
 
     /// Compiles the level file `level` (a project path such as `levels/forest.level`).
     pub fn compile(&self, registry: &Registry, level: &str) -> Result<CompiledLevel, ProjectError> {
+        self.compile_with(registry, level, CompileOptions::default())
+    }
+
+    /// [`Project::compile`] with `options`.
+    pub fn compile_with(
+        &self,
+        registry: &Registry,
+        level: &str,
+        options: CompileOptions,
+    ) -> Result<CompiledLevel, ProjectError> {
         let file = self.resolve(level)?;
         let bytes = fs::read(&file).map_err(io_error(&file))?;
         let text = crate::level::SyntaxError::text(bytes, level).map_err(CompileError::Syntax)?;
         let mut source = ProjectSource(self);
-        Ok(compile_level(registry, &mut source, level, &text)?)
+        Ok(compile_level_with(
+            registry,
+            &mut source,
+            level,
+            &text,
+            options,
+        )?)
     }
 }
 

@@ -293,6 +293,10 @@ pub struct Registry {
     by_name: HashMap<String, usize>,
     by_id: HashMap<u32, usize>,
     resources: Vec<ResourceType>,
+    /// Component types the project uses that are not loaded, with where they come
+    /// from ("plugin plugins/wind, which did not load"): see
+    /// [`Registry::note_absent_component`].
+    absent: HashMap<String, String>,
 }
 
 impl Registry {
@@ -345,6 +349,24 @@ impl Registry {
         }
         self.resources.push(ty);
         Ok(())
+    }
+
+    /// Records that component type `name` belongs to something that is not loaded,
+    /// said by `from` ("plugin plugins/wind, which did not load"), so that a level
+    /// using it is told where the type comes from rather than only that it is
+    /// unknown. Registering the type later makes the note moot.
+    pub fn note_absent_component(&mut self, name: &str, from: String) {
+        if self.component(name).is_none() {
+            self.absent.insert(name.to_owned(), from);
+        }
+    }
+
+    /// Where the unregistered component type `name` comes from, if known.
+    pub fn absent_component(&self, name: &str) -> Option<&str> {
+        if self.component(name).is_some() {
+            return None;
+        }
+        self.absent.get(name).map(String::as_str)
     }
 
     /// Every component type, in spawn order.

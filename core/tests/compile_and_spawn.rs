@@ -642,3 +642,95 @@ fn numbers_beyond_f32_are_refused_at_compile() {
         "{err}"
     );
 }
+
+/// Removes every component named `name` from the entities of `doc` (a level or unit).
+fn without_component(doc: &serde_json::Value, name: &str) -> serde_json::Value {
+    let mut doc = doc.clone();
+    for e in doc["entities"].as_array_mut().unwrap() {
+        if let Some(c) = e.get_mut("components").and_then(|c| c.as_object_mut()) {
+            c.remove(name);
+        }
+    }
+    doc
+}
+
+#[test]
+fn a_preview_leaves_out_components_of_unknown_types_and_says_which() {
+    let level = json!({"entities": [
+        {"id": "mill", "name": "Mill", "components": {
+            "transform": {"position": [1, 2, 3]},
+            "wind": {"strength": 2},
+            "mesh": {"mesh": "meshes/cube"}}},
+        {"id": "lamp_1", "prefab": "units/lamp", "components": {"transform": {"position": [4, 0, 0]}}}
+    ]});
+    let lamp = json!({"entities": [
+        {"id": "bulb", "components": {"transform": {}, "blink": {"period": 1}}}
+    ]});
+    let mut registry = Registry::with_builtins();
+    registry.note_absent_component("wind", "plugin plugins/wind, which did not load".into());
+    let units = |unit: &serde_json::Value| {
+        HashMap::from([("units/lamp.unit".to_owned(), unit.to_string())])
+    };
+
+    // The shipping compile refuses, naming the entity, the component and the plugin.
+    let refused = compile_level(
+        &registry,
+        &mut units(&lamp),
+        "levels/l.level",
+        &level.to_string(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "levels/l.level: entity \"mill\", component \"wind\": its type comes from plugin plugins/wind, which did not load"
+    );
+
+    // A preview compiles the rest: the same blob as the level without them.
+    let options = kiln_core::CompileOptions {
+        skip_unknown_components: true,
+    };
+    let previewed = kiln_core::compile_level_with(
+        &registry,
+        &mut units(&lamp),
+        "levels/l.level",
+        &level.to_string(),
+        options,
+    )
+    .unwrap();
+    let plain = compile_level(
+        &registry,
+        &mut units(&without_component(&lamp, "blink")),
+        "levels/l.level",
+        &without_component(&level, "wind").to_string(),
+    )
+    .unwrap();
+    assert_eq!(previewed.blob, plain.blob);
+    let said: Vec<String> = previewed.left_out.iter().map(ToString::to_string).collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(
+        said[0].contains(
+            "entity \"mill\", component \"wind\": its type comes from plugin plugins/wind"
+        ),
+        "{said:?}"
+    );
+    assert!(
+        said[1].starts_with(
+            "units/lamp.unit: entity \"lamp_1/bulb\", component \"blink\": unknown component type"
+        ),
+        "{said:?}"
+    );
+    assert!(plain.left_out.is_empty());
+
+    // Other mistakes are still errors in a preview.
+    let broken = json!({"entities": [{"id": "a", "components": {"transform": {"position": "up"}, "wind": {}}}]});
+    assert!(
+        kiln_core::compile_level_with(
+            &registry,
+            &mut HashMap::new(),
+            "levels/b.level",
+            &broken.to_string(),
+            options
+        )
+        .is_err()
+    );
+}

@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use kiln_core::{
-    EntityManager, LevelDocument, Project, Registry, ResourcePath, ResourceSource, SpawnedLevel,
-    World, compile_document, spawn_level,
+    CompileError, CompileOptions, EntityManager, LevelDocument, Project, Registry, ResourcePath,
+    ResourceSource, SpawnedLevel, World, compile_document_with, spawn_level,
 };
 
 pub use crate::render::resources::Resources;
@@ -50,20 +50,59 @@ pub struct Preview {
     pub spawns: u64,
 }
 
+/// How the preview compiles: a component whose type is not loaded (a plugin that
+/// failed or is still building) is left out and reported, and the rest is drawn.
+pub const PREVIEW_COMPILE: CompileOptions = CompileOptions {
+    skip_unknown_components: true,
+};
+
+/// A level compiled for the preview.
+#[derive(Debug, Clone)]
+pub struct PreviewBuild {
+    /// The blob.
+    pub blob: Vec<u8>,
+    /// How long the compile took, in milliseconds.
+    pub compile_ms: f64,
+    /// Components left out because their type is not loaded.
+    pub left_out: Vec<CompileError>,
+}
+
+/// Compiles `doc` (the level `file`) for the preview.
+pub fn compile_for_preview(
+    registry: &Registry,
+    project: &Project,
+    file: &str,
+    doc: &LevelDocument,
+) -> Result<PreviewBuild, String> {
+    let start = Instant::now();
+    let compiled = compile_document_with(
+        registry,
+        &mut ProjectUnits(project),
+        file,
+        doc,
+        PREVIEW_COMPILE,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(PreviewBuild {
+        blob: compiled.blob,
+        compile_ms: start.elapsed().as_secs_f64() * 1000.0,
+        left_out: compiled.left_out,
+    })
+}
+
 impl Preview {
-    /// Compiles `doc` and respawns it. On error the last good world stays.
+    /// Compiles `doc` and respawns it; returns the components it left out. On
+    /// error the last good world stays.
     pub fn rebuild(
         &mut self,
         registry: &Registry,
         project: &Project,
         file: &str,
         doc: &LevelDocument,
-    ) -> Result<(), String> {
-        let start = Instant::now();
-        let compiled = compile_document(registry, &mut ProjectUnits(project), file, doc)
-            .map_err(|e| e.to_string())?;
-        let compile_ms = start.elapsed().as_secs_f64() * 1000.0;
-        self.install(registry, compiled.blob, compile_ms)
+    ) -> Result<Vec<CompileError>, String> {
+        let build = compile_for_preview(registry, project, file, doc)?;
+        self.install(registry, build.blob, build.compile_ms)?;
+        Ok(build.left_out)
     }
 
     /// Spawns a level compiled elsewhere (a large level opened on a worker thread),

@@ -189,6 +189,55 @@ impl PluginFolder {
         self.built.with_extension("sources")
     }
 
+    /// Where the component types the plugin registered when it last loaded are
+    /// kept: when it does not load, a level using one of them is told which plugin
+    /// its type comes from.
+    fn types_path(&self) -> PathBuf {
+        self.built.with_extension("types")
+    }
+
+    /// Records the component types the plugin registered (written only when they
+    /// changed; a failure to write is harmless: the note is only for messages).
+    pub fn record_types(&self, types: &[String]) {
+        let text = types.join("\n") + "\n";
+        if kiln_core::read_regular(&self.types_path(), 1 << 16)
+            .ok()
+            .as_deref()
+            == Some(text.as_bytes())
+        {
+            return;
+        }
+        if let (Ok(rel), Ok(_)) = (
+            self.types_path().strip_prefix(&self.root),
+            self.private_dir(),
+        ) {
+            let _ = kiln_core::write_below(&self.root, rel, text.as_bytes());
+        }
+    }
+
+    /// The component types the plugin registered when it last loaded here, if that
+    /// was recorded.
+    pub fn recorded_types(&self) -> Vec<String> {
+        if !self.is_own_file(&self.types_path()) {
+            return Vec::new();
+        }
+        let bytes = kiln_core::read_regular(&self.types_path(), 1 << 16).unwrap_or_default();
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Tells `registry` that the plugin's recorded component types are not loaded,
+    /// and `why` ("did not load", "is being built").
+    pub fn note_absent(&self, registry: &mut Registry, why: &str) {
+        for ty in self.recorded_types() {
+            registry.note_absent_component(&ty, format!("plugin {}, which {why}", self.entry));
+        }
+    }
+
     /// Builds the library from the sources (nothing to do for a built library).
     /// Errors carry the compiler's own words.
     pub fn build(&self) -> Result<Duration, PluginError> {
@@ -564,7 +613,14 @@ pub fn load_project(
     }
     remove_stale_copies(root);
     for entry in entries {
-        let result = PluginFolder::find(root, entry).and_then(|folder| {
+        let folder = match PluginFolder::find(root, entry) {
+            Ok(folder) => folder,
+            Err(e) => {
+                plugins.errors.push(e);
+                continue;
+            }
+        };
+        let result = (|| {
             if folder.needs_build() {
                 match build {
                     Build::IfNeeded => {
@@ -579,10 +635,16 @@ pub fn load_project(
                 }
             }
             folder.load_once(registry)
-        });
+        })();
         match result {
-            Ok(plugin) => plugins.loaded.push(plugin),
-            Err(e) => plugins.errors.push(e),
+            Ok(plugin) => {
+                folder.record_types(&plugin.component_types);
+                plugins.loaded.push(plugin);
+            }
+            Err(e) => {
+                folder.note_absent(registry, "did not load");
+                plugins.errors.push(e);
+            }
         }
     }
     plugins

@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
-use kiln_core::{LevelDocument, Project, Registry, compile_document};
-
-use crate::editor::preview::ProjectUnits;
+use kiln_core::{LevelDocument, Project, Registry};
 
 /// Where an opening level is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,8 +73,8 @@ pub struct OpeningStatus {
 pub struct Loaded {
     /// The document, or why the file could not be read or parsed.
     pub doc: Result<LevelDocument, String>,
-    /// The blob and the compile time in milliseconds, or the compile error.
-    pub compiled: Result<(Vec<u8>, f64), String>,
+    /// The level compiled for the preview, or the compile error.
+    pub compiled: Result<crate::editor::preview::PreviewBuild, String>,
 }
 
 /// A level being opened on a worker thread.
@@ -195,10 +193,7 @@ fn load(project: &Project, registry: &Registry, file: &str, set: &dyn Fn(LoadSta
     };
     drop(text);
     set(LoadStage::Compiling);
-    let start = Instant::now();
-    let compiled = compile_document(registry, &mut ProjectUnits(project), file, &doc)
-        .map(|c| (c.blob, start.elapsed().as_secs_f64() * 1000.0))
-        .map_err(|e| e.to_string());
+    let compiled = crate::editor::preview::compile_for_preview(registry, project, file, &doc);
     Loaded {
         doc: Ok(doc),
         compiled,

@@ -120,6 +120,9 @@ pub struct Editor {
     asset_versions: crate::render::assets::AssetVersions,
     /// Why the last compile failed (the preview shows the last good world).
     compile_error: Option<String>,
+    /// Components the preview left out: their type is not loaded (a plugin that
+    /// failed or is being built).
+    left_out: Vec<kiln_core::CompileError>,
     log: Vec<LogLine>,
     effects: Vec<Effect>,
     /// Entities copied with Copy.
@@ -235,6 +238,11 @@ impl Editor {
     /// Why the last compile failed (the preview shows the last good world).
     pub fn compile_error(&self) -> Option<&str> {
         self.compile_error.as_deref()
+    }
+    /// Components the preview left out because their type is not loaded (each
+    /// names the file, entity, component and the plugin it comes from, if known).
+    pub fn left_out(&self) -> &[kiln_core::CompileError] {
+        &self.left_out
     }
     /// The log panel's lines.
     pub fn log(&self) -> &[LogLine] {
@@ -365,6 +373,7 @@ impl Editor {
             resources: Resources::default(),
             asset_versions: Default::default(),
             compile_error: None,
+            left_out: Vec::new(),
             log: Vec::new(),
             effects: Vec::new(),
             clipboard: Vec::new(),
@@ -520,7 +529,7 @@ impl Editor {
         &mut self,
         file: &str,
         doc: LevelDocument,
-        compiled: Option<Result<(Vec<u8>, f64), String>>,
+        compiled: Option<Result<crate::editor::preview::PreviewBuild, String>>,
     ) {
         self.recovery = self.read_recovery(file).filter(|r| *r != doc);
         if self.recovery.is_some() {
@@ -551,7 +560,10 @@ impl Editor {
     /// [`Editor::after_edit`], spawning `compiled` (a blob and its compile time in
     /// milliseconds, or the compile error) when the document was compiled already
     /// (on the worker that opened it) instead of compiling it again.
-    fn follow_document(&mut self, compiled: Option<Result<(Vec<u8>, f64), String>>) {
+    fn follow_document(
+        &mut self,
+        compiled: Option<Result<crate::editor::preview::PreviewBuild, String>>,
+    ) {
         let Some(level) = &self.level else { return };
         // One id index per edit, for the tree, the selection and every lookup after.
         self.entity_index = kiln_core::IdIndex::build(
@@ -571,23 +583,19 @@ impl Editor {
         let playing = self.preview.playing;
         // Fields borrowed apart, so the document is compiled in place, not cloned.
         let result = match compiled {
-            Some(Ok((blob, compile_ms))) => self.preview.install(&self.registry, blob, compile_ms),
+            Some(Ok(build)) => self
+                .preview
+                .install(&self.registry, build.blob, build.compile_ms)
+                .map(|()| build.left_out),
             Some(Err(e)) => Err(e),
             None => self
                 .preview
                 .rebuild(&self.registry, &self.project, &level.file, &level.doc),
         };
         match result {
-            Ok(()) => self.compile_error = None,
-            Err(e) if !self.plugins_building().is_empty() => {
-                // Most likely a type of a plugin still being built: said calmly, and
-                // the level compiles again when the build is swapped in.
-                let e = format!(
-                    "{e} (waiting for plugin {} to build)",
-                    self.plugins_building().join(", ")
-                );
-                self.note(Severity::Info, e.clone(), false);
-                self.compile_error = Some(e);
+            Ok(left_out) => {
+                self.compile_error = None;
+                self.left_out = left_out;
             }
             Err(e) => {
                 if self.compile_error.as_ref() != Some(&e) {

@@ -79,17 +79,27 @@ impl Editor {
         let mut to_build = Vec::new();
         let mut errors = Vec::new();
         for entry in &self.project.config().plugins {
-            let loaded = PluginFolder::find(&root, entry).and_then(|folder| {
-                if folder.needs_build() {
-                    to_build.push(entry.clone());
-                    return Ok(None);
+            let folder = match PluginFolder::find(&root, entry) {
+                Ok(folder) => folder,
+                Err(e) => {
+                    errors.push(e.to_string());
+                    continue;
                 }
-                folder.load(&mut registry).map(Some)
-            });
-            match loaded {
-                Ok(Some(plugin)) => self.plugins.loaded.push(plugin),
-                Ok(None) => {}
-                Err(e) => errors.push(e.to_string()),
+            };
+            if folder.needs_build() {
+                folder.note_absent(&mut registry, "is being built");
+                to_build.push(entry.clone());
+                continue;
+            }
+            match folder.load(&mut registry) {
+                Ok(plugin) => {
+                    folder.record_types(&plugin.component_types);
+                    self.plugins.loaded.push(plugin);
+                }
+                Err(e) => {
+                    folder.note_absent(&mut registry, "did not load");
+                    errors.push(e.to_string());
+                }
             }
         }
         for e in &errors {
@@ -193,12 +203,21 @@ impl Editor {
         if built > 0 {
             self.reload_plugins();
         }
+        let any_failed = !failed.is_empty();
         for (entry, e) in failed {
             self.error(e.clone());
             // The latest failure of a folder replaces its earlier one.
             let prefix = format!("plugin folder {entry}:");
             self.plugins.errors.retain(|old| !old.starts_with(&prefix));
             self.plugins.errors.push(e);
+            // Its types were noted as being built; now they did not load.
+            if let Ok(folder) = PluginFolder::find(self.project.root(), &entry) {
+                folder.note_absent(Arc::make_mut(&mut self.registry), "failed to build");
+            }
+        }
+        if any_failed && built == 0 {
+            // What the preview left out now says why.
+            self.after_edit();
         }
         let queued = std::mem::take(&mut self.plugins.queued);
         self.build_plugins(queued);

@@ -80,12 +80,31 @@ pub fn show(
             if let Some(e) = &editor.compile_error() {
                 ui.colored_label(red, format!("⛔ {e}"));
             }
+            for e in editor.left_out() {
+                let r = ui
+                    .add(
+                        egui::Label::new(
+                            egui::RichText::new(format!("⚠ {e} (left out of the preview)"))
+                                .color(yellow),
+                        )
+                        .sense(egui::Sense::click()),
+                    )
+                    .on_hover_text(
+                        "The rest of the level is drawn; `kiln compile` refuses the level until the type is loaded. Double-click to select the entity",
+                    );
+                if r.double_clicked()
+                    && let kiln_core::CompileError::Component { entity, .. } = e
+                {
+                    actions.push(Action::Select(vec![entity.clone()]));
+                }
+            }
             for (_, message) in drawing {
                 ui.colored_label(red, format!("⛔ cannot draw {message}"))
                     .on_hover_text("The viewport shows a magenta checker in its place");
             }
             if editor.findings().is_empty()
                 && editor.compile_error().is_none()
+                && editor.left_out().is_empty()
                 && editor.plugin_errors().is_empty()
                 && drawing.is_empty()
             {
