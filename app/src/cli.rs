@@ -99,6 +99,16 @@ pub enum Tool {
         /// e.g. levels/forest.level
         resource: String,
     },
+    /// Say how each of the project's plugins loads on this machine, or prebuild them
+    /// for teammates who have no compiler.
+    Plugins {
+        /// The project folder.
+        #[arg(long, default_value = ".", global = true)]
+        project: PathBuf,
+        /// What to do (default: status).
+        #[command(subcommand)]
+        action: Option<PluginsAction>,
+    },
     /// Move or rename a file or folder and patch every reference to it
     /// (`kiln mv OLD NEW`), or move several into a folder (`kiln mv A B FOLDER/`).
     Mv {
@@ -115,6 +125,18 @@ pub enum Tool {
         #[arg(required = true, num_args = 2..)]
         paths: Vec<String>,
     },
+}
+
+/// What `kiln plugins` does.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum PluginsAction {
+    /// How each plugin loads here: the library built here, a prebuilt one, or built
+    /// first (exit status 1 if one cannot be loaded).
+    Status,
+    /// Build each plugin and write its library, with a stamp of the sources it came
+    /// from, to <plugin>/prebuilt/<platform>/: commit those folders, and teammates
+    /// without a compiler load them.
+    Prebuild,
 }
 
 /// Exit status when everything worked.
@@ -221,6 +243,10 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
                 crate::checker_commands::deps(&project, &resource, json, out)
             })
         }
+        Tool::Plugins { project, action } => match action.unwrap_or(PluginsAction::Status) {
+            PluginsAction::Status => crate::plugins::status(&project, out),
+            PluginsAction::Prebuild => crate::plugins::prebuild(&project, out),
+        },
         Tool::Mv {
             project,
             dry_run,

@@ -3,9 +3,15 @@
 //! The editor loads them itself (it also reloads them); see `editor::model`.
 
 use std::io::Write;
+use std::path::Path;
 
 use kiln_core::{Project, Registry};
-use kiln_plugin_host::project::{Build, ProjectPlugins, load_project};
+use kiln_plugin_host::prebuilt::platform;
+use kiln_plugin_host::project::{
+    Build, Choice, PluginFolder, PluginSource, ProjectPlugins, load_project,
+};
+
+use crate::cli::{EXIT_FINDINGS, EXIT_OK};
 
 /// The built-in component types plus those of the project's plugins. Keep the
 /// [`ProjectPlugins`] while the registry is in use: dropping it shuts them down.
@@ -27,6 +33,9 @@ pub fn report(plugins: &ProjectPlugins, with_errors: bool, err: &mut dyn Write) 
     for (entry, took) in &plugins.built {
         let _ = writeln!(err, "built plugin {entry} in {:.1} s", took.as_secs_f64());
     }
+    for w in &plugins.warnings {
+        let _ = writeln!(err, "warning: {w}");
+    }
     if with_errors {
         for e in &plugins.errors {
             let _ = writeln!(err, "error: {e}");
@@ -40,4 +49,127 @@ pub fn report(plugins: &ProjectPlugins, with_errors: bool, err: &mut dyn Write) 
         };
         let _ = writeln!(err, "{level}: {}", m.text);
     }
+}
+
+/// `kiln plugins status`: how each plugin of the project loads on this machine.
+pub fn status(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let project = Project::open(project_dir)?;
+    let root = project.root();
+    let entries = &project.config().plugins;
+    if entries.is_empty() {
+        writeln!(
+            out,
+            "this project lists no plugins (\"plugins\" in kiln.project)"
+        )?;
+        return Ok(EXIT_OK);
+    }
+    let mut unloadable = 0;
+    for entry in entries {
+        let folder = match PluginFolder::find(root, entry) {
+            Ok(f) => f,
+            Err(e) => {
+                unloadable += 1;
+                writeln!(out, "{entry}: cannot load: {e}")?;
+                continue;
+            }
+        };
+        let builder = folder.builder().map(|p| p.to_string_lossy().into_owned());
+        let kind = match &folder.source {
+            PluginSource::Cargo(_) => "a Rust crate",
+            PluginSource::C(_) => "C sources",
+            PluginSource::Library(_) => "a built library",
+        };
+        let tool = match &builder {
+            Some(b) if folder.can_build() => format!(", {b} is here"),
+            Some(b) => format!(", no {b} here"),
+            None => String::new(),
+        };
+        writeln!(out, "{entry}: {kind}{tool}")?;
+        let here = platform();
+        match folder.prebuilt() {
+            Some((_, stamp)) => {
+                let matches =
+                    stamp.sources == kiln_plugin_host::project::source_stamp(&folder.folder);
+                writeln!(
+                    out,
+                    "  prebuilt for {here}: {} (types: {})",
+                    if matches {
+                        "built from these sources"
+                    } else {
+                        "built from other sources"
+                    },
+                    stamp.types.join(", ")
+                )?;
+            }
+            None if builder.is_some() => writeln!(out, "  prebuilt for {here}: none")?,
+            None => {}
+        }
+        let loads = match folder.choose() {
+            Ok(Choice::Built) if builder.is_none() => {
+                format!("its own library {}", folder.library().display())
+            }
+            Ok(Choice::Built) => "the library built here, up to date".to_owned(),
+            Ok(Choice::Prebuilt(_)) => format!("the prebuilt library for {here}"),
+            Ok(Choice::Build) => "built first: its sources changed since the last build".to_owned(),
+            Ok(Choice::StalePrebuilt(_)) => format!(
+                "the prebuilt library for {here}, with a warning: it was built from other sources"
+            ),
+            Err(e) => {
+                unloadable += 1;
+                format!("nothing: {e}")
+            }
+        };
+        writeln!(out, "  loads: {loads}")?;
+    }
+    Ok(if unloadable == 0 {
+        EXIT_OK
+    } else {
+        EXIT_FINDINGS
+    })
+}
+
+/// `kiln plugins prebuild`: builds each plugin and keeps its library with a stamp of
+/// its sources in `<plugin>/prebuilt/<platform>/`.
+pub fn prebuild(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
+    let project = Project::open(project_dir)?;
+    let root = project.root();
+    let mut failed = 0;
+    let mut made = 0;
+    for entry in &project.config().plugins {
+        let start = std::time::Instant::now();
+        let result = PluginFolder::find(root, entry).and_then(|folder| match folder.source {
+            PluginSource::Library(_) => Ok(None),
+            _ => folder.prebuild().map(Some),
+        });
+        match result {
+            Ok(Some(library)) => {
+                made += 1;
+                let shown = library.strip_prefix(root).unwrap_or(&library);
+                writeln!(
+                    out,
+                    "prebuilt {entry} for {} in {:.1} s: {}",
+                    platform(),
+                    start.elapsed().as_secs_f64(),
+                    shown.display()
+                )?;
+            }
+            Ok(None) => writeln!(out, "{entry}: a built library already; nothing to prebuild")?,
+            Err(e) => {
+                failed += 1;
+                writeln!(out, "error: {e}")?;
+            }
+        }
+    }
+    for m in kiln_plugin_host::take_messages() {
+        if m.level > 0 {
+            writeln!(out, "plugin said: {}", m.text)?;
+        }
+    }
+    if made > 0 {
+        writeln!(
+            out,
+            "commit the prebuilt/ folders: teammates without a compiler load them while they match the sources"
+        )?;
+    }
+    Ok(if failed == 0 { EXIT_OK } else { EXIT_FINDINGS })
 }

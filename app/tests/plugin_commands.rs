@@ -71,8 +71,10 @@ fn a_broken_plugin_is_an_error_in_check_and_compile_and_the_other_loads() {
     let (code, out, err) = kiln(&["compile"], dir.path());
     assert_eq!(code, 1, "{out}{err}");
     assert!(
-        out.contains("component \"blink\": unknown component type"),
-        "{out}"
+        out.contains(
+            "component \"blink\": its type comes from plugin plugins/blink, which did not load"
+        ),
+        "the prebuilt library's stamp says which types it has: {out}"
     );
     assert!(!out.contains("\"wind\": unknown"), "{out}");
 }

@@ -23,6 +23,10 @@ fn a_copy_of_the_demo_outside_the_repository_works_in_every_command_and_the_edit
     assert!(!root.starts_with(repository()), "the copy must be outside");
     support::copy_dir(&support::demo(), &root);
     assert!(!root.join(".kiln").exists(), "nothing built comes along");
+    // Without the demo's prebuilt libraries, so that the plugins are built here.
+    for plugin in ["wind", "blink"] {
+        fs::remove_dir_all(root.join(format!("plugins/{plugin}/prebuilt"))).unwrap();
+    }
 
     // compile builds both plugins, then every level.
     let (code, out, err) = kiln(&["compile"], &root);

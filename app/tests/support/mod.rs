@@ -90,6 +90,26 @@ pub fn kiln_with_env(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (i32, S
     )
 }
 
+/// [`kiln`] on a machine with no toolchain, as a designer's: no `cargo` and no C
+/// compiler anywhere on `PATH`, and neither `CARGO` nor `CC` set.
+pub fn kiln_without_toolchain(args: &[&str], dir: &Path) -> (i32, String, String) {
+    static EMPTY: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let empty = EMPTY.get_or_init(|| tempfile::tempdir().unwrap());
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .env_remove("CARGO")
+        .env_remove("CC")
+        .env("PATH", empty.path())
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
 /// Writes `text` the way editors save: to a hidden temporary file, renamed over.
 pub fn atomic_write(path: &Path, text: &str) {
     let temp = path.with_file_name(format!(

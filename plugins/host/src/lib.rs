@@ -19,6 +19,7 @@
 
 pub mod carried_sdk;
 mod ffi;
+pub mod prebuilt;
 pub mod project;
 
 use std::path::{Path, PathBuf};
@@ -115,6 +116,19 @@ pub enum PluginError {
     NotBuilt {
         /// The folder, as listed.
         entry: String,
+    },
+    /// The plugin's sources need building, nothing on this machine can build them,
+    /// and there is no prebuilt library for this platform.
+    #[error(
+        "plugin folder {entry}: its sources need building and there is no {program} on this machine, nor a prebuilt library for {platform} in {entry}/prebuilt/{platform}/; whoever writes the plugin can make one with `kiln plugins prebuild` (and commit it)"
+    )]
+    NoToolchain {
+        /// The folder, as listed.
+        entry: String,
+        /// The program that would build it (`cargo`, `cc`).
+        program: String,
+        /// This machine's platform (`x86_64-linux`).
+        platform: String,
     },
     /// A component type it registered is not acceptable.
     #[error("plugin {name}: component type \"{component}\": {reason}")]

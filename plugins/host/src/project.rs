@@ -163,7 +163,98 @@ impl PluginFolder {
         // Read as Kiln reads its own files: a regular file, small, not through a link
         // (a FIFO planted there would block every command).
         let recorded = kiln_core::read_regular(&self.stamp_path(), 64).unwrap_or_default();
-        String::from_utf8_lossy(&recorded).trim() != format!("{:016x}", source_stamp(&self.folder))
+        String::from_utf8_lossy(&recorded).trim() != format!("{:016x}", build_stamp(&self.folder))
+    }
+
+    /// The program that builds the plugin's sources (`$CARGO` or `cargo`, `$CC` or
+    /// `cc`); `None` for a built library.
+    pub fn builder(&self) -> Option<std::ffi::OsString> {
+        match self.source {
+            PluginSource::Cargo(_) => {
+                Some(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            }
+            PluginSource::C(_) => Some(std::env::var_os("CC").unwrap_or_else(|| "cc".into())),
+            PluginSource::Library(_) => None,
+        }
+    }
+
+    /// Whether this machine can build the plugin's sources.
+    pub fn can_build(&self) -> bool {
+        self.builder()
+            .is_some_and(|program| crate::prebuilt::program_exists(&program))
+    }
+
+    /// The team's prebuilt library for this platform, and its stamp, if there is
+    /// one (reached through no link, with a stamp that reads).
+    pub fn prebuilt(&self) -> Option<(PathBuf, crate::prebuilt::Stamp)> {
+        let dir = self.folder.join(crate::prebuilt::relative_dir());
+        let library = dir.join(crate::prebuilt::library_name());
+        let stamp = dir.join(crate::prebuilt::STAMP_FILE);
+        if !self.is_own_file(&library) || !self.is_own_file(&stamp) {
+            return None;
+        }
+        let bytes = kiln_core::read_regular(&stamp, 1 << 16).ok()?;
+        Some((library, crate::prebuilt::Stamp::parse(&bytes)?))
+    }
+
+    /// Which library to load, and whether it must be built first.
+    pub fn choose(&self) -> Result<Choice, PluginError> {
+        if matches!(self.source, PluginSource::Library(_)) || !self.needs_build() {
+            return Ok(Choice::Built);
+        }
+        let prebuilt = self.prebuilt();
+        if let Some((library, stamp)) = &prebuilt
+            && stamp.sources == source_stamp(&self.folder)
+        {
+            return Ok(Choice::Prebuilt(library.clone()));
+        }
+        if self.can_build() {
+            return Ok(Choice::Build);
+        }
+        match prebuilt {
+            Some((library, _)) => Ok(Choice::StalePrebuilt(library)),
+            None => Err(self.no_toolchain()),
+        }
+    }
+
+    fn no_toolchain(&self) -> PluginError {
+        PluginError::NoToolchain {
+            entry: self.entry.clone(),
+            program: self
+                .builder()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            platform: crate::prebuilt::platform(),
+        }
+    }
+
+    /// Loads the library `choice` names (see [`PluginFolder::load`]); `Build`
+    /// builds first. Returns the plugin and, for a prebuilt library built from other
+    /// sources, a warning saying so.
+    pub fn load_chosen(
+        &self,
+        choice: &Choice,
+        registry: &mut Registry,
+    ) -> Result<(LoadedPlugin, Option<String>), PluginError> {
+        match choice {
+            Choice::Built => Ok((self.load(registry)?, None)),
+            Choice::Build => {
+                self.build()?;
+                Ok((self.load(registry)?, None))
+            }
+            Choice::Prebuilt(library) => Ok((self.load_copy_of(library, registry)?, None)),
+            Choice::StalePrebuilt(library) => {
+                let plugin = self.load_copy_of(library, registry)?;
+                let warning = format!(
+                    "plugin folder {}: loaded its prebuilt library, built from other sources than the folder holds now; nothing on this machine can build them ({} not found): ask for the plugins to be prebuilt again (kiln plugins prebuild)",
+                    self.entry,
+                    self.builder()
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                );
+                Ok((plugin, Some(warning)))
+            }
+        }
     }
 
     /// Whether `path`, below the project root, is a regular file reached through no
@@ -219,7 +310,10 @@ impl PluginFolder {
     /// was recorded.
     pub fn recorded_types(&self) -> Vec<String> {
         if !self.is_own_file(&self.types_path()) {
-            return Vec::new();
+            return self
+                .prebuilt()
+                .map(|(_, stamp)| stamp.types)
+                .unwrap_or_default();
         }
         let bytes = kiln_core::read_regular(&self.types_path(), 1 << 16).unwrap_or_default();
         String::from_utf8_lossy(&bytes)
@@ -242,10 +336,16 @@ impl PluginFolder {
     /// Errors carry the compiler's own words.
     pub fn build(&self) -> Result<Duration, PluginError> {
         let start = Instant::now();
+        if matches!(self.source, PluginSource::Library(_)) {
+            return Ok(Duration::ZERO);
+        }
+        if !self.can_build() {
+            return Err(self.no_toolchain());
+        }
         let private = self.private_dir()?;
         // Taken before building: a source saved during the build is built next time.
-        let mut stamp = source_stamp(&self.folder);
-        let before_lock = stamp_of(&self.folder, &["Cargo.lock"]);
+        let mut stamp = build_stamp(&self.folder);
+        let before_lock = stamp_of(&self.folder, &["Cargo.lock"], &[]);
         let output = match &self.source {
             PluginSource::Library(_) => return Ok(Duration::ZERO),
             PluginSource::C(sources) => self.build_c(sources, &private)?,
@@ -261,8 +361,8 @@ impl PluginFolder {
         }
         // cargo writes a crate's Cargo.lock on its first build: when nothing else
         // changed meanwhile, the stamp with it is the one the next command computes.
-        if stamp_of(&self.folder, &["Cargo.lock"]) == before_lock {
-            stamp = source_stamp(&self.folder);
+        if stamp_of(&self.folder, &["Cargo.lock"], &[]) == before_lock {
+            stamp = build_stamp(&self.folder);
         }
         kiln_core::write_atomic(&self.stamp_path(), format!("{stamp:016x}\n").as_bytes())
             .map_err(|e| self.failed(format!("recording what it built from: {e}")))?;
@@ -371,11 +471,71 @@ impl PluginFolder {
             })
     }
 
+    /// Builds the plugin if its sources changed, and writes its library with a stamp
+    /// of its sources to `<folder>/prebuilt/<platform>/`, for teammates who have no
+    /// toolchain (see [`crate::prebuilt`]). Returns the library's path.
+    pub fn prebuild(&self) -> Result<PathBuf, PluginError> {
+        if matches!(self.source, PluginSource::Library(_)) {
+            return Err(bad(
+                &self.entry,
+                "it holds a built library and no sources: there is nothing to prebuild",
+            ));
+        }
+        if self.needs_build() {
+            self.build()?;
+        }
+        let sources = source_stamp(&self.folder);
+        // Its types go in the stamp: loaded once, in a registry of its own.
+        let mut registry = Registry::with_builtins();
+        let plugin = self.load(&mut registry)?;
+        let types = plugin.component_types.clone();
+        drop(registry);
+        plugin.shutdown();
+        if self.needs_build() {
+            return Err(
+                self.failed("its sources changed while it was being prebuilt; run it again")
+            );
+        }
+        let bytes = std::fs::read(&self.built)
+            .map_err(|e| self.failed(format!("reading {}: {e}", self.built.display())))?;
+        let folder = self
+            .folder
+            .strip_prefix(&self.root)
+            .map_err(|_| bad(&self.entry, "it is not below the project"))?;
+        let dir = folder.join(crate::prebuilt::relative_dir());
+        let stamp = crate::prebuilt::Stamp {
+            sources,
+            types,
+            kiln: env!("CARGO_PKG_VERSION").to_owned(),
+        };
+        // The library first: a stamp never vouches for a library not yet there.
+        let library = dir.join(crate::prebuilt::library_name());
+        let write = |rel: &Path, bytes: &[u8]| {
+            kiln_core::write_below(&self.root, rel, bytes)
+                .map_err(|e| self.failed(format!("writing {}: {e}", rel.display())))
+        };
+        write(&library, &bytes)?;
+        write(
+            &dir.join(crate::prebuilt::STAMP_FILE),
+            stamp.to_json().as_bytes(),
+        )?;
+        Ok(self.root.join(library))
+    }
+
     /// Loads the library from a copy of its own (see the module's notes) and adds its
     /// component types to `registry`: what the editor does, as it loads again after
     /// every build.
     pub fn load(&self, registry: &mut Registry) -> Result<LoadedPlugin, PluginError> {
-        let library = self.library();
+        self.load_copy_of(self.library(), registry)
+    }
+
+    /// Loads `library` (the folder's own, the one Kiln built, or a prebuilt one)
+    /// from a copy of its own.
+    fn load_copy_of(
+        &self,
+        library: &Path,
+        registry: &mut Registry,
+    ) -> Result<LoadedPlugin, PluginError> {
         let loadable = match self.source {
             // The folder's own library: inside the project, whatever links lead there.
             PluginSource::Library(_) => std::fs::canonicalize(library)
@@ -508,13 +668,19 @@ fn source_files(folder: &Path) -> Vec<PathBuf> {
 /// leaving out those named `except`. The same sources give the same stamp on every
 /// machine (no times, no absolute paths), so a stamp recorded beside a prebuilt
 /// library says on a teammate's machine whether it was built from the sources there.
-fn stamp_of(folder: &Path, except: &[&str]) -> u64 {
+fn stamp_of(folder: &Path, except: &[&str], extra: &[(String, Vec<u8>)]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
         for b in bytes {
             hash = (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
     };
+    for (name, bytes) in extra {
+        feed(name.as_bytes());
+        feed(&[0]);
+        feed(bytes);
+        feed(&[0]);
+    }
     for file in source_files(folder) {
         let rel = file.strip_prefix(folder).unwrap_or(&file);
         if except.iter().any(|e| rel == Path::new(e)) {
@@ -539,9 +705,16 @@ fn stamp_of(folder: &Path, except: &[&str]) -> u64 {
     hash
 }
 
-/// The stamp of every source of the plugin in `folder`.
+/// The stamp of every source of the plugin in `folder`: what a prebuilt library's
+/// stamp records.
 pub fn source_stamp(folder: &Path) -> u64 {
-    stamp_of(folder, &[])
+    stamp_of(folder, &[], &[])
+}
+
+/// The stamp of what a library Kiln builds here comes from: the plugin's sources and
+/// the SDK this `kiln` carries, so that a newer `kiln` builds its plugins again.
+fn build_stamp(folder: &Path) -> u64 {
+    stamp_of(folder, &[], &crate::carried_sdk::files())
 }
 
 /// Removes the private copies and half-built libraries an earlier process left (one
@@ -585,8 +758,25 @@ pub struct ProjectPlugins {
     pub loaded: Vec<LoadedPlugin>,
     /// Why the others did not, one error each.
     pub errors: Vec<PluginError>,
+    /// What was loaded with a caveat (a prebuilt library from other sources).
+    pub warnings: Vec<String>,
     /// The plugins built on the way, and how long each took.
     pub built: Vec<(String, Duration)>,
+}
+
+/// Which library of a plugin folder to load ([`PluginFolder::choose`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// The library Kiln built here from the sources as they are, or the folder's
+    /// own library.
+    Built,
+    /// The team's prebuilt library, built from the sources as they are.
+    Prebuilt(PathBuf),
+    /// The sources need building, and this machine can build them.
+    Build,
+    /// The team's prebuilt library, built from other sources: nothing on this
+    /// machine can build the ones there are (loaded with a warning).
+    StalePrebuilt(PathBuf),
 }
 
 /// Whether [`load_project`] builds plugins whose sources changed since their last build.
@@ -620,25 +810,24 @@ pub fn load_project(
                 continue;
             }
         };
-        let result = (|| {
-            if folder.needs_build() {
-                match build {
-                    Build::IfNeeded => {
-                        let took = folder.build()?;
-                        plugins.built.push((entry.clone(), took));
-                    }
-                    Build::Never => {
-                        return Err(PluginError::NotBuilt {
-                            entry: entry.clone(),
-                        });
-                    }
+        let result = (|| match folder.choose()? {
+            Choice::Build => {
+                if build == Build::Never {
+                    return Err(PluginError::NotBuilt {
+                        entry: entry.clone(),
+                    });
                 }
+                let took = folder.build()?;
+                plugins.built.push((entry.clone(), took));
+                Ok((folder.load_once(registry)?, None))
             }
-            folder.load_once(registry)
+            Choice::Built => Ok((folder.load_once(registry)?, None)),
+            prebuilt => folder.load_chosen(&prebuilt, registry),
         })();
         match result {
-            Ok(plugin) => {
+            Ok((plugin, warning)) => {
                 folder.record_types(&plugin.component_types);
+                plugins.warnings.extend(warning);
                 plugins.loaded.push(plugin);
             }
             Err(e) => {

@@ -9,7 +9,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use kiln_core::Registry;
-use kiln_plugin_host::project::PluginFolder;
+use kiln_plugin_host::project::{Choice, PluginFolder};
 use kiln_plugin_host::{LoadedPlugin, PluginError};
 
 use super::{Editor, Severity};
@@ -20,6 +20,8 @@ pub(crate) struct EditorPlugins {
     loaded: Vec<LoadedPlugin>,
     /// Why listed plugins are not loaded, for Problems.
     pub(super) errors: Vec<String>,
+    /// Plugins loaded with a caveat (a prebuilt library from other sources).
+    warnings: Vec<String>,
     /// The build running in the background, if any: its folders and its result.
     building: Option<(Vec<String>, Receiver<BuildOutcome>)>,
     /// Folders whose sources changed while a build was running: built next.
@@ -60,6 +62,12 @@ impl Editor {
         &self.plugins.errors
     }
 
+    /// Plugins loaded with a caveat: a prebuilt library built from other sources
+    /// than the folder holds, where nothing can build them (shown in Problems).
+    pub fn plugin_warnings(&self) -> &[String] {
+        &self.plugins.warnings
+    }
+
     /// The plugin folders being built in the background.
     pub fn plugins_building(&self) -> &[String] {
         self.plugins.building.as_ref().map_or(&[], |(f, _)| f)
@@ -78,6 +86,7 @@ impl Editor {
         kiln_plugin_host::project::remove_stale_copies(&root);
         let mut to_build = Vec::new();
         let mut errors = Vec::new();
+        let mut warnings = Vec::new();
         for entry in &self.project.config().plugins {
             let folder = match PluginFolder::find(&root, entry) {
                 Ok(folder) => folder,
@@ -86,15 +95,20 @@ impl Editor {
                     continue;
                 }
             };
-            if folder.needs_build() {
-                folder.note_absent(&mut registry, "is being built");
-                to_build.push(entry.clone());
-                continue;
-            }
-            match folder.load(&mut registry) {
-                Ok(plugin) => {
+            let loaded = match folder.choose() {
+                Ok(Choice::Build) => {
+                    folder.note_absent(&mut registry, "is being built");
+                    to_build.push(entry.clone());
+                    continue;
+                }
+                Ok(choice) => folder.load_chosen(&choice, &mut registry),
+                Err(e) => Err(e),
+            };
+            match loaded {
+                Ok((plugin, warning)) => {
                     folder.record_types(&plugin.component_types);
                     self.plugins.loaded.push(plugin);
+                    warnings.extend(warning);
                 }
                 Err(e) => {
                     folder.note_absent(&mut registry, "did not load");
@@ -105,6 +119,10 @@ impl Editor {
         for e in &errors {
             self.note(Severity::Error, e.clone(), false);
         }
+        for w in &warnings {
+            self.note(Severity::Warning, w.clone(), true);
+        }
+        self.plugins.warnings = warnings;
         if !self.plugins.loaded.is_empty() {
             let names: Vec<String> = self
                 .plugins
@@ -144,7 +162,15 @@ impl Editor {
                 let outcome: BuildOutcome = list
                     .into_iter()
                     .map(|entry| {
-                        let built = PluginFolder::find(&root, &entry).and_then(|f| f.build());
+                        // What cannot be built here is only reloaded: loading then
+                        // takes a prebuilt library or says why there is none.
+                        let built = PluginFolder::find(&root, &entry).and_then(|f| {
+                            if f.can_build() {
+                                f.build()
+                            } else {
+                                Ok(Duration::ZERO)
+                            }
+                        });
                         (entry, built)
                     })
                     .collect();
@@ -272,7 +298,8 @@ impl Editor {
         self.build_plugins(all);
     }
 
-    /// Plugin folders holding any of the `changed` files: rebuilt and reloaded.
+    /// Plugin folders holding any of the `changed` files: rebuilt (when their
+    /// sources need it) and reloaded.
     pub(super) fn plugin_folders_changed(&mut self, changed: &[String]) {
         let touched: Vec<String> = self
             .project
@@ -286,7 +313,17 @@ impl Editor {
             })
             .cloned()
             .collect();
-        self.build_plugins(touched);
+        // A new prebuilt library (pulled with the sources it came from) needs no
+        // build: the plugins are swapped at once.
+        let root = self.project.root().to_owned();
+        let (build, swap): (Vec<String>, Vec<String>) = touched.into_iter().partition(|entry| {
+            PluginFolder::find(&root, entry).is_ok_and(|f| f.choose() == Ok(Choice::Build))
+        });
+        if !swap.is_empty() && build.is_empty() && self.plugins.building.is_none() {
+            self.reload_plugins();
+            return;
+        }
+        self.build_plugins(build.into_iter().chain(swap).collect());
     }
 
     /// Moves what plugins logged into the editor's log (warnings and errors are

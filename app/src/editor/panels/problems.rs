@@ -77,6 +77,9 @@ pub fn show(
             for e in editor.plugin_errors() {
                 ui.colored_label(red, format!("⛔ {e}"));
             }
+            for w in editor.plugin_warnings() {
+                ui.colored_label(yellow, format!("⚠ {w}"));
+            }
             if let Some(e) = &editor.compile_error() {
                 ui.colored_label(red, format!("⛔ {e}"));
             }
@@ -106,6 +109,7 @@ pub fn show(
                 && editor.compile_error().is_none()
                 && editor.left_out().is_empty()
                 && editor.plugin_errors().is_empty()
+                && editor.plugin_warnings().is_empty()
                 && drawing.is_empty()
             {
                 ui.label("No problems.");
