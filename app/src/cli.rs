@@ -21,6 +21,17 @@ pub struct Cli {
 /// [`crate::editor::UiCommand`].
 #[derive(Debug, Subcommand)]
 pub enum Tool {
+    /// Start a project: write a template into a new or empty folder.
+    New {
+        /// The folder to make the project in (made if it does not exist).
+        dir: PathBuf,
+        /// What to start from.
+        #[arg(long, value_enum, default_value_t = crate::new_project::Template::Empty)]
+        template: crate::new_project::Template,
+        /// The project's name (default: the folder's name).
+        #[arg(long)]
+        name: Option<String>,
+    },
     /// Open the editor on a project.
     Edit {
         /// The project folder (holding kiln.project).
@@ -180,6 +191,22 @@ pub fn main() -> ExitCode {
 /// Runs a parsed command, printing to `out`; returns the exit status.
 pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
     let result = match cli.tool.unwrap_or(Tool::Edit { project: None }) {
+        Tool::New {
+            dir,
+            template,
+            name,
+        } => crate::new_project::create(&dir, template, name.as_deref()).and_then(|made| {
+            writeln!(
+                out,
+                "created \"{}\" from the {} template in {} ({} files)\nopen it in the editor: kiln edit {}",
+                made.name,
+                template.label().to_lowercase(),
+                made.root.display(),
+                made.files,
+                shell_quoted(&made.root),
+            )?;
+            Ok(EXIT_OK)
+        }),
         Tool::Edit { project } => {
             let project = project.or_else(default_project);
             crate::editor::run_editor(project).map(|()| EXIT_OK)
@@ -292,6 +319,20 @@ fn served_or(
             Ok(answer.status)
         }
         None => alone(out),
+    }
+}
+
+/// `path` as a shell reads it back: quoted when it holds anything but plain
+/// characters.
+fn shell_quoted(path: &std::path::Path) -> String {
+    let text = path.display().to_string();
+    let plain = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c));
+    if plain {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod compile_command;
 pub mod editor;
 pub mod live;
+pub mod new_project;
 pub mod plugins;
 pub mod query_service;
 pub mod render;

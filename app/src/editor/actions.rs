@@ -137,6 +137,14 @@ pub enum Action {
     RevealFile(String),
     /// Open another project (asks about unsaved edits first).
     OpenProject(std::path::PathBuf),
+    /// Make a new project from a template in `dir` (new or empty) and open it (asks
+    /// about unsaved edits first).
+    CreateProject {
+        /// Its folder.
+        dir: std::path::PathBuf,
+        /// What it starts as.
+        template: crate::new_project::Template,
+    },
     /// Answer the "save changes?" question: save, discard, or (`None`) cancel.
     AnswerUnsaved(Option<UnsavedAnswer>),
     /// Close the window (asks about unsaved edits first).
@@ -196,11 +204,13 @@ pub enum UiCommand {
     ScaleTool,
     /// Build the project's plugins and swap them in (hot reload).
     ReloadPlugins,
+    /// Ask where to make a new project, and from which template.
+    NewProject,
 }
 
 impl UiCommand {
     /// Every command, in menu order.
-    pub const ALL: [UiCommand; 20] = [
+    pub const ALL: [UiCommand; 21] = [
         UiCommand::Save,
         UiCommand::Undo,
         UiCommand::Redo,
@@ -221,6 +231,7 @@ impl UiCommand {
         UiCommand::RotateTool,
         UiCommand::ScaleTool,
         UiCommand::ReloadPlugins,
+        UiCommand::NewProject,
     ];
 
     /// The menu label.
@@ -246,6 +257,7 @@ impl UiCommand {
             UiCommand::RotateTool => "Rotate tool",
             UiCommand::ScaleTool => "Scale tool",
             UiCommand::ReloadPlugins => "Rebuild and reload plugins",
+            UiCommand::NewProject => "New project…",
         }
     }
 
@@ -272,6 +284,7 @@ impl UiCommand {
             UiCommand::RotateTool => k(Modifiers::NONE, Key::E),
             UiCommand::ScaleTool => k(Modifiers::NONE, Key::R),
             UiCommand::ReloadPlugins => k(Modifiers::COMMAND, Key::R),
+            UiCommand::NewProject => k(Modifiers::COMMAND | Modifiers::SHIFT, Key::N),
         }
     }
 

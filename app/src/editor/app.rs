@@ -17,6 +17,7 @@ use super::settings::Settings;
 enum Pending {
     OpenLevel(String),
     OpenProject(PathBuf),
+    CreateProject(PathBuf, crate::new_project::Template),
     Quit,
 }
 
@@ -47,6 +48,8 @@ pub struct KilnApp {
     screenshot: Option<(PathBuf, u32)>,
     /// eframe's wgpu device, when it runs on wgpu: the viewport renders with it.
     render_state: Option<egui_wgpu::RenderState>,
+    /// File > New project…, while open.
+    new_project: Option<super::new_project_dialog::NewProjectDialog>,
 }
 
 impl std::fmt::Debug for KilnApp {
@@ -92,6 +95,7 @@ impl KilnApp {
             last_frame: None,
             screenshot: None,
             render_state: None,
+            new_project: None,
         }
     }
 
@@ -110,6 +114,29 @@ impl KilnApp {
                 let message = format!("cannot open {}: {e:#}", dir.display());
                 self.toasts.push((Severity::Error, message.clone(), None));
                 self.open_error = Some(message);
+            }
+        }
+    }
+
+    /// Makes a project from `template` in `dir` and opens it; on failure the
+    /// dialog stays open and says why.
+    pub fn create_project(&mut self, dir: &Path, template: crate::new_project::Template) {
+        match crate::new_project::create(dir, template, None) {
+            Ok(made) => {
+                self.new_project = None;
+                self.open_project(&made.root);
+                self.toasts.push((
+                    Severity::Info,
+                    format!("created {} in {}", made.name, made.root.display()),
+                    None,
+                ));
+            }
+            Err(e) => {
+                let message = format!("{e:#}");
+                match &mut self.new_project {
+                    Some(dialog) => dialog.error = Some(message),
+                    None => self.toasts.push((Severity::Error, message, None)),
+                }
             }
         }
     }
@@ -138,6 +165,24 @@ impl KilnApp {
                         self.pending = Some(Pending::OpenProject(dir));
                     } else {
                         self.open_project(&dir);
+                    }
+                }
+                Action::Run(UiCommand::NewProject) => {
+                    // Beside the open project, or in the home folder.
+                    let location = self
+                        .editor
+                        .as_ref()
+                        .and_then(|e| e.project().root().parent().map(Path::to_owned))
+                        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+                        .unwrap_or_else(|| PathBuf::from("."));
+                    self.new_project =
+                        Some(super::new_project_dialog::NewProjectDialog::new(location));
+                }
+                Action::CreateProject { dir, template } => {
+                    if self.editor.as_ref().is_some_and(Editor::is_dirty) {
+                        self.pending = Some(Pending::CreateProject(dir, template));
+                    } else {
+                        self.create_project(&dir, template);
                     }
                 }
                 Action::Quit => {
@@ -224,6 +269,7 @@ impl KilnApp {
         match pending {
             Pending::OpenLevel(file) => editor.apply(Action::OpenLevel(file)),
             Pending::OpenProject(dir) => self.open_project(&dir),
+            Pending::CreateProject(dir, template) => self.create_project(&dir, template),
             Pending::Quit => self.allowed_to_close = true,
         }
     }
@@ -275,6 +321,7 @@ impl KilnApp {
     fn menu_bar(&mut self, ui: &mut egui::Ui, actions: &mut Vec<Action>) {
         egui::MenuBar::new().ui(ui, |ui| {
             ui.menu_button("File", |ui| {
+                command_button(ui, UiCommand::NewProject, actions);
                 if ui.button("Open project…").clicked() {
                     if let Some(dir) = rfd::FileDialog::new()
                         .set_title("Open a Kiln project")
@@ -685,6 +732,9 @@ impl KilnApp {
                         if let Some(e) = &self.open_error {
                             ui.colored_label(Color32::from_rgb(220, 80, 70), e);
                         }
+                        if ui.button("New project…").clicked() {
+                            actions.push(Action::Run(UiCommand::NewProject));
+                        }
                         if ui.button("Open project…").clicked()
                             && let Some(dir) = rfd::FileDialog::new().pick_folder()
                         {
@@ -696,6 +746,7 @@ impl KilnApp {
         }
 
         self.opening_dialog(&ctx);
+        super::new_project_dialog::show(&ctx, &mut self.new_project, &mut actions);
         self.recovery_dialog(&ctx, &mut actions);
         self.disk_conflict_dialog(&ctx, &mut actions);
         self.unsaved_dialog(&ctx, &mut actions);

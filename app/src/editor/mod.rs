@@ -8,6 +8,7 @@ pub mod actions;
 mod app;
 pub mod history;
 mod model;
+mod new_project_dialog;
 mod panels;
 pub mod preview;
 mod settings;

@@ -775,6 +775,7 @@ impl Editor {
             | Action::RemoveComponent { .. }
             | Action::CreateEntity { .. }
             | Action::OpenProject(_)
+            | Action::CreateProject { .. }
             | Action::RevealFile(_)
             | Action::AnswerUnsaved(_)
             | Action::Quit => {}
@@ -832,8 +833,12 @@ impl Editor {
             UiCommand::RefreshProblems => self.refresh_problems(),
             UiCommand::ReloadPlugins => self.rebuild_plugins(),
             UiCommand::CreatePrefab => self.create_prefab(),
-            // The handle's tool is the viewport's state (the app sets it).
-            UiCommand::MoveTool | UiCommand::RotateTool | UiCommand::ScaleTool => {}
+            // The handle's tool is the viewport's state, and the new project dialog
+            // the window's (the app handles them).
+            UiCommand::MoveTool
+            | UiCommand::RotateTool
+            | UiCommand::ScaleTool
+            | UiCommand::NewProject => {}
         }
     }
 

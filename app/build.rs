@@ -1,0 +1,77 @@
+//! Embeds the project templates `kiln new` writes (the demo project and the empty
+//! one) into the `kiln` binary, so that a `kiln` installed anywhere makes them.
+//!
+//! Hand-written rather than the `include_dir` crate: a template folder in the
+//! repository also holds what Kiln generates there while it is used and tested
+//! (`.kiln/`, `build/`, a plugin's `target/`), which must not ship, and `include_dir`
+//! embeds a folder whole. This walks each template, leaves those out (and hidden
+//! files), and writes one `include_bytes!` per file.
+
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+    let mut code = String::new();
+    for (name, folder) in [
+        ("DEMO", manifest.join("../projects/demo")),
+        ("EMPTY", manifest.join("templates/empty")),
+    ] {
+        let mut files = Vec::new();
+        walk(&folder, &folder, &mut files);
+        files.sort();
+        code.push_str(&format!(
+            "/// The files of the `{}` template.\n",
+            name.to_lowercase()
+        ));
+        code.push_str(&format!(
+            "pub(crate) static {name}: &[(&str, &[u8])] = &[\n"
+        ));
+        for (rel, path) in files {
+            code.push_str(&format!(
+                "    ({rel:?}, include_bytes!({:?})),\n",
+                path.display().to_string()
+            ));
+        }
+        code.push_str("];\n");
+    }
+    if let Err(e) = std::fs::write(out.join("templates.rs"), code) {
+        panic!("writing the embedded templates: {e}");
+    }
+}
+
+/// Collects the template files below `dir` as (path from `root` with `/`, absolute
+/// path), and asks cargo to run this again when any of them, or a folder's listing,
+/// changes. Folders are watched one by one, not `root`: its `.kiln/` changes at
+/// every test run, and would rebuild `kiln` each time.
+fn walk(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf)>) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        panic!("reading the template folder {}", dir.display());
+    };
+    for entry in listing.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        let generated =
+            name.starts_with('.') || name == "target" || (dir == root && name == "build");
+        if generated {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            println!("cargo:rerun-if-changed={}", path.display());
+            walk(root, &path, files);
+        } else if kind.is_file() {
+            println!("cargo:rerun-if-changed={}", path.display());
+            let rel: Vec<String> = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            let absolute = std::fs::canonicalize(&path).unwrap_or(path);
+            files.push((rel.join("/"), absolute));
+        }
+    }
+}
