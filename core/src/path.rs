@@ -93,6 +93,50 @@ fn suggest(s: &str) -> Option<String> {
     (check(&candidate).is_ok() && candidate != s).then_some(candidate)
 }
 
+/// The canonical spelling of a name typed by a person or brought from elsewhere,
+/// for one segment of a path (a file's name without its extension, or a folder's):
+/// lowercase, with every run of characters outside `a-z`, `0-9`, `_`, `-` and `.`
+/// turned into one `_`, and no `_` or `.` at either end (`"Tree Model (2)"` ->
+/// `"tree_model_2"`). Empty when nothing of it is left.
+pub fn canonical_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if valid_char(c) {
+            out.push(c);
+        } else if let Some(plain) = unaccented(c) {
+            out.push_str(plain);
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches(|c| c == '_' || c == '.').to_owned()
+}
+
+/// The plain letters of an accented Latin one (`ä` -> `a`, `ß` -> `ss`), so that a
+/// name keeps its look when it is made canonical.
+fn unaccented(c: char) -> Option<&'static str> {
+    Some(match c {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ą' => "a",
+        'æ' => "ae",
+        'ç' | 'ć' | 'č' => "c",
+        'ď' | 'đ' => "d",
+        'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ę' | 'ě' => "e",
+        'ì' | 'í' | 'î' | 'ï' | 'ī' => "i",
+        'ł' => "l",
+        'ñ' | 'ń' | 'ň' => "n",
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ő' => "o",
+        'œ' => "oe",
+        'ř' => "r",
+        'ś' | 'š' => "s",
+        'ß' => "ss",
+        'ť' => "t",
+        'ù' | 'ú' | 'û' | 'ü' | 'ū' | 'ů' | 'ű' => "u",
+        'ý' | 'ÿ' => "y",
+        'ź' | 'ż' | 'ž' => "z",
+        _ => return None,
+    })
+}
+
 /// Whether `ext` is a canonical resource type (a file extension without its dot):
 /// the canonical alphabet without `.`, since the type is what follows the last dot
 /// (`physics_config`, `sprite_animation`, `png`).
@@ -238,6 +282,24 @@ mod tests {
     fn canonical_paths_pass() {
         for p in ["textures/flowers/rose", "a", "a.b/c-d_e/0"] {
             assert_eq!(ResourcePath::parse(p).unwrap().as_str(), p);
+        }
+    }
+
+    #[test]
+    fn names_from_elsewhere_get_a_canonical_spelling() {
+        for (name, canonical) in [
+            ("Tree Model (2)", "tree_model_2"),
+            ("bark", "bark"),
+            ("  Ölbaum Äste  ", "olbaum_aste"),
+            ("Straße", "strasse"),
+            ("日本", ""),
+            ("..hidden", "hidden"),
+            ("a--b__c", "a--b__c"),
+            ("***", ""),
+        ] {
+            let got = canonical_segment(name);
+            assert_eq!(got, canonical, "{name}");
+            assert!(got.is_empty() || ResourcePath::is_canonical(&got), "{got}");
         }
     }
 

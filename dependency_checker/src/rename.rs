@@ -938,6 +938,33 @@ fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) 
     skipped
 }
 
+/// The patches that point every reference to `old` (a file that exists: one about
+/// to be deleted) at `new` instead, as a move of `old` to `new` would patch them,
+/// leaving alone the references made from files in `except` (those being deleted
+/// along with it); no file moves. Ambiguous references that may mean `old` are not
+/// patched (see [`Checker::ambiguous_references_to`]).
+pub fn plan_retarget(checker: &Checker, old: &str, new: &str, except: &[String]) -> MovePlan {
+    let mut edits = Edits::default();
+    for r in checker.refs_to(old) {
+        if except.iter().any(|e| crate::index::is_within(&r.file, e)) {
+            continue;
+        }
+        if let Some(raw) = checker
+            .index()
+            .file(&r.file)
+            .and_then(|f| f.scan().get(r.index))
+        {
+            edits.add_reference(
+                checker,
+                &r.file,
+                r.index,
+                &replacement_text(&r.file, &raw, old, new),
+            );
+        }
+    }
+    MovePlan::patches(edits.into_edits())
+}
+
 /// The patches that point references to `old` (a file that no longer exists, e.g.
 /// renamed outside Kiln) at `new` instead; no file moves.
 pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {

@@ -487,3 +487,74 @@ fn a_move_writes_the_extension_where_the_arrivals_would_make_a_reference_mean_an
         );
     }
 }
+
+/// (file, line, old text, new text) of every change a plan makes outside `except`.
+fn changes_outside(
+    p: &dependency_checker::rename::MovePlan,
+    except: &str,
+) -> Vec<(String, u32, String, String)> {
+    let mut out: Vec<_> = p
+        .edits
+        .iter()
+        .filter(|e| e.file != except)
+        .flat_map(|e| {
+            e.changes.iter().map(|c| {
+                (
+                    c.place.file.to_string(),
+                    c.place.line,
+                    c.old_text.to_string(),
+                    c.new_text.to_string(),
+                )
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn pointing_the_references_of_a_file_at_another_patches_them_as_a_move_would() {
+    // The oracle: moving `old` to `new` patches each reference to it; pointing them
+    // at an existing `new` (before deleting `old`) must patch the same places the
+    // same way: typed, generic with and without extension, and glTF URIs.
+    let mut files = files();
+    files.push((
+        "art/tree.gltf",
+        r#"{"asset": {"version": "2.0"}, "images": [{"uri": "../textures/bark.png"}]}"#.into(),
+    ));
+    for (old, new) in [
+        ("materials/bark.material", "materials/oak/heart.material"),
+        ("textures/bark.png", "textures/pine/needle.png"),
+        ("meshes/rock.mesh", "props/boulder.mesh"),
+    ] {
+        let moved = tempfile::tempdir().unwrap();
+        write_project(moved.path(), &files);
+        let oracle = plan(&open(moved.path()), &MoveRequest::new(old, new)).unwrap();
+        assert!(!oracle.edits.is_empty(), "{old} is referenced");
+
+        let dir = tempfile::tempdir().unwrap();
+        write_project(dir.path(), &files);
+        let copy = fs::read(dir.path().join(old)).unwrap();
+        fs::create_dir_all(dir.path().join(new).parent().unwrap()).unwrap();
+        fs::write(dir.path().join(new), copy).unwrap();
+        let mut checker = open(dir.path());
+        let retarget =
+            dependency_checker::rename::plan_retarget(&checker, old, new, &[old.to_owned()]);
+        assert!(retarget.moves.is_empty());
+        assert_eq!(
+            changes_outside(&retarget, old),
+            changes_outside(&oracle, old),
+            "{old} -> {new}"
+        );
+
+        // Applied, nothing outside `old` names it any more.
+        apply(&mut checker, &retarget).unwrap();
+        let left: Vec<String> = checker
+            .references_to(old)
+            .iter()
+            .map(|r| r.place.file.to_string())
+            .filter(|f| f != old)
+            .collect();
+        assert!(left.is_empty(), "{old}: {left:?}");
+    }
+}

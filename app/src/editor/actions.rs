@@ -131,6 +131,53 @@ pub enum Action {
         /// Take the version on disk (the edits stay undoable).
         take_disk: bool,
     },
+    /// Make a new file of its extension's type with the schema's defaults (a level, a
+    /// unit, a material, a mesh, ...); one undo step.
+    CreateAsset {
+        /// Project path with extension, e.g. `materials/oak.material`.
+        file: String,
+    },
+    /// Make a folder; one undo step.
+    CreateFolder {
+        /// Project path, e.g. `art/trees`.
+        folder: String,
+    },
+    /// Copy a file to a new name; one undo step.
+    DuplicateAsset {
+        /// The file.
+        file: String,
+        /// Its copy's project path.
+        copy: String,
+    },
+    /// Delete files or folders (with what is in them); one undo step. With
+    /// `replace_with`, the references to the one deleted file are first pointed at
+    /// that file.
+    DeleteAssets {
+        /// Project paths of files or folders.
+        paths: Vec<String>,
+        /// The file that takes the deleted one's place in every reference.
+        replace_with: Option<String>,
+    },
+    /// Copy files or folders from outside the project into a project folder; one
+    /// undo step. Without `on_conflict`, files in the way are asked about first.
+    ImportFiles {
+        /// Files or folders anywhere on the machine.
+        sources: Vec<std::path::PathBuf>,
+        /// The project folder they go in (`""`: the root).
+        folder: String,
+        /// What to do with files in the way.
+        on_conflict: Option<super::model::import::OnConflict>,
+    },
+    /// Forget an import that waited for an answer about files in its way.
+    CancelImport,
+    /// Put a mesh (an entity drawing it) or a unit (a prefab instance) in the open
+    /// level, at the root.
+    PlaceAsset {
+        /// `meshes/rock.mesh` or `units/lamp.unit`.
+        file: String,
+        /// Where, in the world; `None`: where the camera looks.
+        position: Option<[f32; 3]>,
+    },
     /// Forget the open level's unsaved edits on purpose (and their recovery file).
     DiscardUnsavedEdits,
     /// Show a file in the asset browser (switches to its tab, opens its folder).
@@ -206,11 +253,13 @@ pub enum UiCommand {
     ReloadPlugins,
     /// Ask where to make a new project, and from which template.
     NewProject,
+    /// Choose files to copy into the project (into the selected folder).
+    Import,
 }
 
 impl UiCommand {
     /// Every command, in menu order.
-    pub const ALL: [UiCommand; 21] = [
+    pub const ALL: [UiCommand; 22] = [
         UiCommand::Save,
         UiCommand::Undo,
         UiCommand::Redo,
@@ -232,6 +281,7 @@ impl UiCommand {
         UiCommand::ScaleTool,
         UiCommand::ReloadPlugins,
         UiCommand::NewProject,
+        UiCommand::Import,
     ];
 
     /// The menu label.
@@ -258,6 +308,7 @@ impl UiCommand {
             UiCommand::ScaleTool => "Scale tool",
             UiCommand::ReloadPlugins => "Rebuild and reload plugins",
             UiCommand::NewProject => "New project…",
+            UiCommand::Import => "Import…",
         }
     }
 
@@ -285,6 +336,7 @@ impl UiCommand {
             UiCommand::ScaleTool => k(Modifiers::NONE, Key::R),
             UiCommand::ReloadPlugins => k(Modifiers::COMMAND, Key::R),
             UiCommand::NewProject => k(Modifiers::COMMAND | Modifiers::SHIFT, Key::N),
+            UiCommand::Import => k(Modifiers::COMMAND, Key::I),
         }
     }
 

@@ -158,7 +158,8 @@ impl KilnApp {
     /// edits wait for that answer; everything else goes to [`Editor::apply`]. The
     /// editor's one-shot requests (frame, rename, toasts) are routed to the panels.
     pub fn apply_actions(&mut self, actions: Vec<Action>) {
-        for action in actions {
+        let mut queue: std::collections::VecDeque<Action> = actions.into();
+        while let Some(action) = queue.pop_front() {
             match action {
                 Action::OpenProject(dir) => {
                     if self.editor.as_ref().is_some_and(Editor::is_dirty) {
@@ -198,10 +199,33 @@ impl KilnApp {
                     self.panels.assets.selected = Some(file.clone());
                     self.panels.assets.reveal = Some(file);
                 }
+                Action::Run(UiCommand::Import) => {
+                    let folder = self.panels.assets.target_folder();
+                    if let Some(sources) = rfd::FileDialog::new()
+                        .set_title("Import files into the project")
+                        .pick_files()
+                    {
+                        queue.push_back(Action::ImportFiles {
+                            sources,
+                            folder,
+                            on_conflict: None,
+                        });
+                    }
+                }
                 // The handle's tool is the viewport's, not the editor's.
                 Action::Run(UiCommand::MoveTool) => self.panels.viewport.tool = Tool::Move,
                 Action::Run(UiCommand::RotateTool) => self.panels.viewport.tool = Tool::Rotate,
                 Action::Run(UiCommand::ScaleTool) => self.panels.viewport.tool = Tool::Scale,
+                // A placed asset too.
+                Action::PlaceAsset {
+                    file,
+                    position: None,
+                } => {
+                    let position = Some(self.panels.camera.target.to_array());
+                    if let Some(editor) = &mut self.editor {
+                        editor.apply(Action::PlaceAsset { file, position });
+                    }
+                }
                 // A new entity appears where the camera looks, not at the origin.
                 Action::Run(UiCommand::NewEntity) => {
                     let position = self.panels.camera.target.to_array();
@@ -224,25 +248,37 @@ impl KilnApp {
                     }
                 }
             }
-            self.route_effects();
+            queue.extend(self.route_effects());
         }
         // Effects also come from outside actions (opening a project frames it, the
         // watcher's toasts): route them every frame, not only after an action.
-        self.route_effects();
+        let more = self.route_effects();
+        if !more.is_empty() {
+            self.apply_actions(more);
+        }
     }
 
-    /// Hands the editor's one-shot requests to the panels and the toasts.
-    fn route_effects(&mut self) {
+    /// Hands the editor's one-shot requests to the panels and the toasts; returns
+    /// the actions they lead to (opening a level just made goes through the "save
+    /// changes?" question like any other).
+    fn route_effects(&mut self) -> Vec<Action> {
         let Some(editor) = &mut self.editor else {
-            return;
+            return Vec::new();
         };
+        let mut follow = Vec::new();
         for effect in editor.take_effects() {
             match effect {
                 Effect::FrameSelection => self.panels.viewport.frame_request = true,
                 Effect::BeginRename(id) => self.panels.begin_rename = Some(id),
                 Effect::Toast(t) => self.toasts.push((t.severity, t.text, None)),
+                Effect::ShowFile(file) => {
+                    self.panels.bottom = panels::BottomTab::Assets;
+                    self.panels.assets.show(&file);
+                }
+                Effect::OpenLevel(file) => follow.push(Action::OpenLevel(file)),
             }
         }
+        follow
     }
 
     /// Goes on with what waited for "save changes?" (or, on Cancel, forgets it).
@@ -294,14 +330,33 @@ impl KilnApp {
             if let Some(sc) = c.shortcut()
                 && ctx.input_mut(|i| i.consume_shortcut(&sc))
             {
-                // F2 renames the selected file when the asset browser was used last.
-                if c == UiCommand::BeginRename
-                    && self.panels.assets.focused
+                // F2, Delete and Ctrl+D act on the selected file when the asset
+                // browser was used last.
+                if self.panels.assets.focused
                     && let (Some(file), Some(editor)) =
                         (self.panels.assets.selected.clone(), &self.editor)
                 {
-                    self.panels.assets.open_rename(editor, &file, &file);
-                    continue;
+                    let assets = &mut self.panels.assets;
+                    let folder = super::panels::assets::folder_of(&file).to_owned();
+                    match c {
+                        UiCommand::BeginRename => {
+                            assets.open_rename(editor, &file, &file);
+                            continue;
+                        }
+                        UiCommand::Delete => {
+                            assets.open_delete(editor, vec![file]);
+                            continue;
+                        }
+                        UiCommand::Duplicate => {
+                            assets.open_name_dialog(
+                                editor,
+                                super::panels::assets::NameKind::Duplicate(file),
+                                &folder,
+                            );
+                            continue;
+                        }
+                        _ => {}
+                    }
                 }
                 actions.push(Action::Run(c));
             }
@@ -315,6 +370,51 @@ impl KilnApp {
             })
         {
             actions.push(Action::Run(UiCommand::Redo));
+        }
+    }
+
+    /// Files dropped on the window from a file manager are imported: into the
+    /// folder under the pointer in the asset browser, or the selected one. While they
+    /// are dragged over the window, it says where they will go.
+    fn dropped_files(&mut self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+        if self.editor.is_none() {
+            return;
+        }
+        let folder = self
+            .panels
+            .assets
+            .hovered_folder
+            .clone()
+            .unwrap_or_else(|| self.panels.assets.target_folder());
+        let shown = if folder.is_empty() {
+            "the project's root".to_owned()
+        } else {
+            format!("{folder}/")
+        };
+        let hovering = ctx.input(|i| !i.raw.hovered_files.is_empty());
+        if hovering {
+            egui::Area::new(egui::Id::unique("kiln drop hint"))
+                .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+                .show(ctx, |ui| {
+                    egui::Frame::popup(ui.style()).show(ui, |ui| {
+                        ui.heading(format!("Drop to import into {shown}"));
+                        ui.label("Over a folder in the asset browser, into that folder");
+                    });
+                });
+        }
+        let sources: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_owned())
+                .collect()
+        });
+        if !sources.is_empty() {
+            actions.push(Action::ImportFiles {
+                sources,
+                folder,
+                on_conflict: None,
+            });
         }
     }
 
@@ -350,6 +450,7 @@ impl KilnApp {
                     });
                 }
                 command_button(ui, UiCommand::Save, actions);
+                command_button(ui, UiCommand::Import, actions);
                 ui.separator();
                 if ui.button("Quit").clicked() {
                     actions.push(Action::Quit);
@@ -693,6 +794,7 @@ impl KilnApp {
             self.last_title = title;
         }
         self.shortcuts(&ctx, &mut actions);
+        self.dropped_files(&ctx, &mut actions);
 
         egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui, &mut actions));
 

@@ -368,6 +368,16 @@ pub struct FileWrite {
     pub after: Option<Vec<u8>>,
 }
 
+/// A folder the editor made or removed: `made` when doing the step makes it (and
+/// undoing removes it, if it is empty then), otherwise doing removes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderWrite {
+    /// Project path of the folder.
+    pub folder: String,
+    /// Whether the step makes it (rather than removes it).
+    pub made: bool,
+}
+
 /// One step of the undo history.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
@@ -388,8 +398,18 @@ pub enum Entry {
     Files {
         /// What was written.
         writes: Vec<FileWrite>,
+        /// Folders made or removed with them.
+        folders: Vec<FolderWrite>,
         /// The document's side of the change.
         edit: Option<DocEdit>,
+        /// What it was, for the Edit menu.
+        label: String,
+    },
+    /// Several steps as one (deleting an asset after pointing its references at
+    /// another): done in order, undone in reverse order.
+    Group {
+        /// The steps.
+        entries: Vec<Entry>,
         /// What it was, for the Edit menu.
         label: String,
     },
@@ -411,7 +431,17 @@ impl Entry {
                     format!("fix {} references", plan.change_count())
                 }
             },
-            Entry::Files { label, .. } => label.clone(),
+            Entry::Files { label, .. } | Entry::Group { label, .. } => label.clone(),
+        }
+    }
+
+    /// Whether the step changes the open level's document (so that it makes the
+    /// level differ from its file, and goes when another level is opened).
+    fn edits_document(&self) -> bool {
+        match self {
+            Entry::Doc(_) | Entry::Files { edit: Some(_), .. } => true,
+            Entry::Asset { .. } | Entry::Files { edit: None, .. } => false,
+            Entry::Group { entries, .. } => entries.iter().any(Entry::edits_document),
         }
     }
 }
@@ -579,6 +609,7 @@ impl History {
                 Entry::Files {
                     writes: previous,
                     edit: None,
+                    folders: no_folders,
                     ..
                 },
                 Entry::Files {
@@ -587,6 +618,7 @@ impl History {
                     ..
                 },
             ) = (&mut last.entry, &entry)
+            && no_folders.is_empty()
             && previous.len() == next.len()
             && previous.iter().zip(next).all(|(a, b)| a.file == b.file)
         {
@@ -682,11 +714,7 @@ impl History {
     /// saved state and now. Changes of project files patch the file and the document
     /// alike, so they do not count.
     pub fn is_dirty(&self) -> bool {
-        let any_edit = |steps: &[Step]| {
-            steps
-                .iter()
-                .any(|s| matches!(s.entry, Entry::Doc(_) | Entry::Files { edit: Some(_), .. }))
-        };
+        let any_edit = |steps: &[Step]| steps.iter().any(|s| s.entry.edits_document());
         match self.saved {
             SavedAt::Unreachable => true,
             SavedAt::Base => any_edit(&self.done),
@@ -718,12 +746,7 @@ impl History {
     /// as saved. Changes of project files that do not touch the document stay
     /// undoable.
     pub fn clear(&mut self) {
-        let keep = |s: &Step| {
-            matches!(
-                s.entry,
-                Entry::Asset { .. } | Entry::Files { edit: None, .. }
-            )
-        };
+        let keep = |s: &Step| !s.entry.edits_document();
         self.done.retain(keep);
         self.undone.retain(keep);
         self.merging = false;

@@ -7,14 +7,15 @@ use kiln_core::{LevelDocument, write_atomic};
 use serde_json::Value;
 
 use super::Editor;
-use crate::editor::history::{DocEdit, Entry, FileWrite};
+use crate::editor::history::{DocEdit, Entry, FileWrite, FolderWrite};
 
-/// The most a file the editor rewrites whole may hold (a unit, a material).
-const MAX_REWRITTEN_FILE: u64 = 64 << 20;
+/// The most a file the editor rewrites whole (a unit, a material) or deletes may
+/// hold: its bytes before are kept for undo.
+pub(super) const MAX_REWRITTEN_FILE: u64 = 256 << 20;
 
 impl Editor {
     /// Reads a project file as the history compares it (`None`: it does not exist).
-    fn read_for_history(&self, file: &str) -> anyhow::Result<Option<Vec<u8>>> {
+    pub(super) fn read_for_history(&self, file: &str) -> anyhow::Result<Option<Vec<u8>>> {
         match kiln_core::read_below(
             self.project.root(),
             std::path::Path::new(file),
@@ -32,6 +33,7 @@ impl Editor {
     pub(super) fn step_files(
         &mut self,
         writes: &[FileWrite],
+        folders: &[FolderWrite],
         edit: Option<&mut DocEdit>,
         forward: bool,
     ) -> anyhow::Result<()> {
@@ -41,9 +43,35 @@ impl Editor {
                 anyhow::bail!("{} changed on disk since; it was left as it is", w.file);
             }
         }
+        // Folders this makes, the shallowest first; then the files; then the folders
+        // this removes, the deepest first (the files in them are gone by then).
+        let depth = |f: &&FolderWrite| f.folder.matches('/').count();
+        let mut make: Vec<&FolderWrite> = folders.iter().filter(|f| f.made == forward).collect();
+        make.sort_by_key(depth);
+        for f in make {
+            kiln_core::create_dir_below(self.project.root(), std::path::Path::new(&f.folder))
+                .with_context(|| format!("making the folder {}", f.folder))?;
+        }
         for w in writes {
             let target = if forward { &w.after } else { &w.before };
             self.put_file(&w.file, target.as_deref())?;
+        }
+        let mut remove: Vec<&FolderWrite> = folders.iter().filter(|f| f.made != forward).collect();
+        remove.sort_by_key(|f| std::cmp::Reverse(depth(f)));
+        for f in remove {
+            let path = self.project.resolve(&f.folder)?;
+            match std::fs::remove_dir(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                // Something else was put in it since: it stays, with that.
+                Err(_) if path.read_dir().is_ok_and(|mut d| d.next().is_some()) => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("removing the folder {}", f.folder));
+                }
+            }
+        }
+        if !folders.is_empty() {
+            self.scan_folders();
         }
         if let (Some(edit), Some(level)) = (edit, &mut self.level) {
             if forward {
@@ -221,6 +249,20 @@ impl Editor {
         label: String,
         continuing: bool,
     ) {
+        if let Some(entry) = self.files_entry(files, Vec::new(), edit, label) {
+            let _ = self.do_files_entry(entry, continuing);
+        }
+    }
+
+    /// The history entry that writes `files` (bytes after; `None` removes) and makes
+    /// or removes `folders`, with the files' bytes before read now.
+    pub(super) fn files_entry(
+        &mut self,
+        files: Vec<(String, Option<Vec<u8>>)>,
+        folders: Vec<FolderWrite>,
+        edit: Option<DocEdit>,
+        label: String,
+    ) -> Option<Entry> {
         let mut writes = Vec::new();
         for (file, after) in files {
             match self.read_for_history(&file) {
@@ -229,23 +271,32 @@ impl Editor {
                     before,
                     after,
                 }),
-                Err(e) => return self.error(format!("{e:#}")),
+                Err(e) => {
+                    self.error(format!("{e:#}"));
+                    return None;
+                }
             }
         }
-        let mut edit = edit;
-        match self.step_files(&writes, edit.as_mut(), true) {
+        Some(Entry::Files {
+            writes,
+            folders,
+            edit,
+            label,
+        })
+    }
+
+    /// Does a files entry and records it as one undo step; says why if it fails.
+    pub(super) fn do_files_entry(&mut self, mut entry: Entry, continuing: bool) -> bool {
+        match self.run_entry(&mut entry, true) {
             Ok(()) => {
-                self.info(label.clone());
-                self.history.push_files(
-                    Entry::Files {
-                        writes,
-                        edit,
-                        label,
-                    },
-                    continuing,
-                );
+                self.info(entry.describe());
+                self.history.push_files(entry, continuing);
+                true
             }
-            Err(e) => self.error(format!("{e:#}")),
+            Err(e) => {
+                self.error(format!("{e:#}"));
+                false
+            }
         }
     }
     /// Applies a planned move as one undoable step.
@@ -293,7 +344,7 @@ impl Editor {
     /// Applies `plan` on disk, mirrors its patches into the open document (so that
     /// unsaved edits and the file agree), follows the open level if it moved, and
     /// refreshes everything that depends on files.
-    fn apply_plan(&mut self, plan: &MovePlan) -> anyhow::Result<Operation> {
+    pub(super) fn apply_plan(&mut self, plan: &MovePlan) -> anyhow::Result<Operation> {
         let checker = self
             .checker
             .as_mut()

@@ -66,6 +66,46 @@ pub fn new_entity(
     (edit, vec![id])
 }
 
+/// A new root entity at `position` drawing the mesh `file` (`meshes/rock.mesh`), or
+/// an instance of the prefab `file` (`units/lamp.unit`), named after the file and
+/// selected. `None` for other files.
+pub fn place_asset(doc: &LevelDocument, file: &str, position: Vec3) -> Option<EditAndSelection> {
+    let (path, ext) = file.rsplit_once('.')?;
+    let stem = path.rsplit('/').next().unwrap_or(path);
+    let id = unique_id(stem, &ids(doc));
+    let mut transform = Map::new();
+    if position != Vec3::ZERO {
+        transform.insert("position".into(), json_f32s(&round(position).to_array()));
+    }
+    let mut components = Map::new();
+    components.insert("transform".into(), Value::Object(transform));
+    let mut prefab = None;
+    match ext {
+        "mesh" => {
+            let mut mesh = Map::new();
+            mesh.insert("mesh".into(), Value::String(path.to_owned()));
+            components.insert("mesh".into(), Value::Object(mesh));
+        }
+        "unit" => prefab = Some(path.to_owned()),
+        _ => return None,
+    }
+    let mut name: String = stem.replace(['_', '-'], " ");
+    if let Some(first) = name.get(..1) {
+        name = first.to_uppercase() + &name[1..];
+    }
+    let entity = EntityDocument {
+        id: id.clone(),
+        name,
+        prefab,
+        components,
+        ..Default::default()
+    };
+    let edit = DocEdit::Insert {
+        entities: vec![(doc.entities.len(), entity)],
+    };
+    Some((edit, vec![id]))
+}
+
 /// The selected entities with all their descendants, in file order, without
 /// repeating an entity whose ancestor is also selected.
 pub fn selected_subtrees(

@@ -10,8 +10,10 @@
 //! - `recovery`: unsaved edits kept across a crash.
 //! - `level_loading`: large levels read, parsed and compiled on a worker thread.
 
+pub mod asset_operations;
 mod disk_operations;
 pub mod entity_edits;
+pub mod import;
 pub mod level_loading;
 mod live_reload;
 mod plugins;
@@ -74,6 +76,11 @@ pub enum Effect {
     BeginRename(String),
     /// Show a message for a few seconds (it is in the log too).
     Toast(LogLine),
+    /// Select a file (or a folder: `path/`) in the asset browser and show it (a file
+    /// just made, copied or imported).
+    ShowFile(String),
+    /// Open a level or unit, asking about unsaved edits first (one just made).
+    OpenLevel(String),
 }
 
 /// Levels from this size up open on a worker thread (about 25,000 entities of the
@@ -123,6 +130,10 @@ pub struct Editor {
     /// Components the preview left out: their type is not loaded (a plugin that
     /// failed or is being built).
     left_out: Vec<kiln_core::CompileError>,
+    /// Folders holding no project file (see [`Editor::empty_folders`]).
+    empty_folders: std::collections::BTreeSet<String>,
+    /// An import that would write over files, waiting for the user's answer.
+    import_question: Option<asset_operations::ImportQuestion>,
     log: Vec<LogLine>,
     effects: Vec<Effect>,
     /// Entities copied with Copy.
@@ -374,6 +385,8 @@ impl Editor {
             asset_versions: Default::default(),
             compile_error: None,
             left_out: Vec::new(),
+            empty_folders: Default::default(),
+            import_question: None,
             log: Vec::new(),
             effects: Vec::new(),
             clipboard: Vec::new(),
@@ -391,6 +404,7 @@ impl Editor {
         editor.registry = Arc::new(registry);
         editor.start_watching(waker);
         editor.refresh_problems();
+        editor.scan_folders();
         let first = editor
             .project
             .config()
@@ -724,6 +738,15 @@ impl Editor {
                     self.edit(edit, false);
                 }
             }
+            Action::PlaceAsset { file, position } => {
+                let position = Vec3::from_array(position.unwrap_or([0.0; 3]));
+                match entity_edits::place_asset(doc, &file, position) {
+                    Some(made) => self.edit_and_select(made),
+                    None => self.error(format!(
+                        "{file} is not a mesh or a prefab: it cannot be placed"
+                    )),
+                }
+            }
             Action::CreateEntity { position } => {
                 let parent = self.selection.first().cloned();
                 // The position is in the world; the new entity lives in its parent's space.
@@ -763,6 +786,22 @@ impl Editor {
                 value,
                 continuing,
             } => self.set_asset_field(&file, &field, value, continuing),
+            Action::CreateAsset { file } => self.create_asset(&file),
+            Action::CreateFolder { folder } => self.create_folder(&folder),
+            Action::DuplicateAsset { file, copy } => self.duplicate_asset(&file, &copy),
+            Action::DeleteAssets {
+                paths,
+                replace_with,
+            } => self.delete_assets(&paths, replace_with.as_deref()),
+            Action::ImportFiles {
+                sources,
+                folder,
+                on_conflict,
+            } => {
+                self.import_question = None;
+                self.import_files(sources, &folder, on_conflict);
+            }
+            Action::CancelImport => self.cancel_import(),
             // Entity edits without a level, and the window's own actions (handled by
             // the app before they reach the editor).
             Action::Rename { .. }
@@ -774,6 +813,7 @@ impl Editor {
             | Action::AddComponent { .. }
             | Action::RemoveComponent { .. }
             | Action::CreateEntity { .. }
+            | Action::PlaceAsset { .. }
             | Action::OpenProject(_)
             | Action::CreateProject { .. }
             | Action::RevealFile(_)
@@ -838,7 +878,58 @@ impl Editor {
             UiCommand::MoveTool
             | UiCommand::RotateTool
             | UiCommand::ScaleTool
-            | UiCommand::NewProject => {}
+            | UiCommand::NewProject
+            | UiCommand::Import => {}
+        }
+    }
+
+    /// Does (`forward`) or undoes one history entry. A group is done in order and
+    /// undone in reverse order; if one of its entries fails, the ones already run
+    /// are run back, so that the group stays where it was.
+    fn run_entry(&mut self, entry: &mut Entry, forward: bool) -> anyhow::Result<()> {
+        match entry {
+            Entry::Doc(edit) => {
+                if let Some(level) = &mut self.level {
+                    if forward {
+                        edit.apply(&mut level.doc)
+                    } else {
+                        edit.revert(&mut level.doc)
+                    }
+                }
+                self.after_edit();
+                Ok(())
+            }
+            Entry::Asset {
+                forward: ahead,
+                inverse,
+            } => {
+                let operation = if forward { &*ahead } else { &*inverse };
+                self.execute(operation).map(drop)
+            }
+            Entry::Files {
+                writes,
+                folders,
+                edit,
+                ..
+            } => self.step_files(writes, folders, edit.as_mut(), forward),
+            Entry::Group { entries, .. } => {
+                let order: Vec<usize> = if forward {
+                    (0..entries.len()).collect()
+                } else {
+                    (0..entries.len()).rev().collect()
+                };
+                for (done, &k) in order.iter().enumerate() {
+                    if let Err(e) = self.run_entry(&mut entries[k], forward) {
+                        for &back in order[..done].iter().rev() {
+                            // Best effort: the error that stopped the group is the
+                            // one reported.
+                            let _ = self.run_entry(&mut entries[back], !forward);
+                        }
+                        return Err(e);
+                    }
+                }
+                Ok(())
+            }
         }
     }
 
@@ -865,27 +956,7 @@ impl Editor {
     /// Redoes (`forward`) or undoes one history step and files it on the other
     /// stack; a change of files that fails stays where it was.
     fn step(&mut self, mut taken: Taken, forward: bool) {
-        let result = match taken.entry_mut() {
-            Entry::Doc(edit) => {
-                if let Some(level) = &mut self.level {
-                    if forward {
-                        edit.apply(&mut level.doc)
-                    } else {
-                        edit.revert(&mut level.doc)
-                    }
-                }
-                self.after_edit();
-                Ok(())
-            }
-            Entry::Asset {
-                forward: ahead,
-                inverse,
-            } => {
-                let operation = if forward { &*ahead } else { &*inverse };
-                self.execute(operation).map(drop)
-            }
-            Entry::Files { writes, edit, .. } => self.step_files(writes, edit.as_mut(), forward),
-        };
+        let result = self.run_entry(taken.entry_mut(), forward);
         match (result, forward) {
             (Ok(()), true) => self.history.redone(taken),
             (Ok(()), false) => self.history.undone(taken),

@@ -1,14 +1,17 @@
-//! The asset browser: the project's files as a tree with type icons and a filter.
-//! Right-click a file for its references and dependencies, or to rename or move it
-//! through the dependency checker: a preview lists every file, line and field that
-//! will change, and Apply does it.
+//! The asset browser: the project's files by folder, with type icons, thumbnails and
+//! a filter. Right-click a folder to make a level, prefab, material, mesh, any file
+//! with a schema, or a folder in it, or to import files into it; right-click a file
+//! to open, place, duplicate, delete, rename or move it, or to see its references and
+//! dependencies. The dialogs are in `asset_dialogs.rs`.
 
 use std::collections::BTreeMap;
 
 use dependency_checker::ReferenceView;
 use dependency_checker::rename::{MovePlan, MoveRequest};
 
-use crate::editor::actions::Action;
+pub use super::asset_dialogs::NameKind;
+use super::asset_dialogs::{DeleteDialog, NameDialog};
+use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
 use crate::editor::thumbnails::Thumbnails;
 
@@ -33,6 +36,16 @@ pub struct AssetState {
     /// The asset browser was used last, so F2 renames the selected file rather than
     /// the selected entity.
     pub focused: bool,
+    /// The selected folder (clicked, or holding the selected file): where new files
+    /// and imports go.
+    pub folder: Option<String>,
+    /// The name dialog (new file, new folder, duplicate), while open.
+    pub name_dialog: Option<NameDialog>,
+    /// The delete dialog, while open.
+    pub delete_dialog: Option<DeleteDialog>,
+    /// The folder under the pointer this frame, and where its row is: files dropped
+    /// on the window there go into it.
+    pub hovered_folder: Option<String>,
 }
 
 /// What the results list answers.
@@ -60,7 +73,7 @@ impl ResultsQuery {
     }
 
     /// The same question after `moves` (old -> new) were applied: it follows its file.
-    fn after_moves(&self, moves: &[(String, String)]) -> Self {
+    pub(crate) fn after_moves(&self, moves: &[(String, String)]) -> Self {
         let follow = |f: &String| {
             moves
                 .iter()
@@ -74,11 +87,59 @@ impl ResultsQuery {
     }
 }
 
-/// The payload of a file dragged in the asset browser.
+/// The payload of a file dragged from the asset browser (onto a folder to move it,
+/// onto the viewport to place it).
 #[derive(Debug, Clone)]
-struct DraggedFile(String);
+pub struct DraggedFile(pub String);
+
+/// The folder of project path `path` (`""` at the root).
+pub fn folder_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+/// Whether `file` can be placed in a level: a mesh (an entity drawing it) or a unit
+/// (an instance of the prefab).
+pub fn placeable(file: &str) -> bool {
+    file.ends_with(".mesh") || file.ends_with(".unit")
+}
 
 impl AssetState {
+    /// Selects `path` (a file, or a folder written `folder/`) and scrolls to it.
+    pub fn show(&mut self, path: &str) {
+        match path.strip_suffix('/') {
+            Some(folder) => {
+                self.folder = Some(folder.to_owned());
+                self.reveal = Some(path.to_owned());
+            }
+            None => {
+                self.folder = Some(folder_of(path).to_owned());
+                self.selected = Some(path.to_owned());
+                self.reveal = Some(path.to_owned());
+            }
+        }
+        self.focused = true;
+        self.results = None;
+    }
+
+    /// Where new files and imports go: the selected folder (or the selected file's),
+    /// or the project root.
+    pub fn target_folder(&self) -> String {
+        self.folder
+            .clone()
+            .or_else(|| self.selected.as_deref().map(|f| folder_of(f).to_owned()))
+            .unwrap_or_default()
+    }
+
+    /// Opens the name dialog to make a `kind` in `folder`.
+    pub fn open_name_dialog(&mut self, editor: &Editor, kind: NameKind, folder: &str) {
+        self.name_dialog = Some(NameDialog::new(editor, kind, folder));
+    }
+
+    /// Opens the delete dialog for `paths`.
+    pub fn open_delete(&mut self, editor: &Editor, paths: Vec<String>) {
+        self.delete_dialog = Some(DeleteDialog::new(editor, paths));
+    }
+
     /// Opens the rename dialog for `file` with `new` filled in, previewed at once.
     pub fn open_rename(&mut self, editor: &Editor, file: &str, new: &str) {
         let plan = if file == new {
@@ -110,6 +171,65 @@ fn icon(file: &str) -> &'static str {
     }
 }
 
+/// The menu of things to make in `folder` (a folder's context menu, and the
+/// browser's own).
+fn folder_menu(
+    ui: &mut egui::Ui,
+    editor: &Editor,
+    state: &mut AssetState,
+    folder: &str,
+    actions: &mut Vec<Action>,
+) {
+    let open = |state: &mut AssetState, kind| state.open_name_dialog(editor, kind, folder);
+    for (ext, label) in [
+        ("level", "New level…"),
+        ("unit", "New prefab…"),
+        ("material", "New material…"),
+        ("mesh", "New mesh…"),
+    ] {
+        if ui.button(label).clicked() {
+            open(state, NameKind::NewFile(ext.into()));
+            ui.close();
+        }
+    }
+    let others: Vec<String> = editor
+        .creatable_types()
+        .into_iter()
+        .filter(|t| !["level", "unit", "material", "mesh"].contains(&t.as_str()))
+        .collect();
+    if !others.is_empty() {
+        ui.menu_button("New other…", |ui| {
+            for ext in others {
+                if ui.button(format!(".{ext} file…")).clicked() {
+                    open(state, NameKind::NewFile(ext));
+                    ui.close();
+                }
+            }
+        });
+    }
+    if ui.button("New folder…").clicked() {
+        open(state, NameKind::NewFolder);
+        ui.close();
+    }
+    ui.separator();
+    if ui.button("Import files…").clicked() {
+        state.folder = Some(folder.to_owned());
+        actions.push(Action::Run(UiCommand::Import));
+        ui.close();
+    }
+    if !folder.is_empty() {
+        ui.separator();
+        if ui.button("Rename / move…").clicked() {
+            state.rename = Some((folder.to_owned(), folder.to_owned(), None));
+            ui.close();
+        }
+        if ui.button("Delete…").clicked() {
+            state.open_delete(editor, vec![folder.to_owned()]);
+            ui.close();
+        }
+    }
+}
+
 /// Shows the asset browser.
 pub fn show(
     ui: &mut egui::Ui,
@@ -128,26 +248,50 @@ pub fn show(
         .files()
         .map(|f| f.path.to_string())
         .collect();
-    if let Some(r) = &state.reveal {
+    if let Some(r) = &state.reveal
+        && !r.ends_with('/')
+    {
         state.selected = Some(r.clone());
         state.filter.clear();
     }
+    state.hovered_folder = None;
     ui.columns(2, |cols| {
         let ui = &mut cols[0];
-        let filter_field = ui.add(egui::TextEdit::singleline(&mut state.filter).hint_text("Filter files").desired_width(f32::INFINITY));
-        // The hint is not a name: screen readers and tests find the field by this.
-        filter_field.widget_info(|| egui::WidgetInfo::labeled(egui::Role::TextInput, true, "Filter files"));
+        ui.horizontal(|ui| {
+            let filter_field = ui.add(egui::TextEdit::singleline(&mut state.filter).hint_text("Filter files").desired_width(ui.available_width() - 30.0));
+            // The hint is not a name: screen readers and tests find the field by this.
+            filter_field.widget_info(|| egui::WidgetInfo::labeled(egui::Role::TextInput, true, "Filter files"));
+            ui.menu_button("➕", |ui| {
+                let folder = state.target_folder();
+                folder_menu(ui, editor, state, &folder, actions);
+            })
+            .response
+            .on_hover_text("Make a level, prefab, material, mesh or folder, or import files, in the selected folder");
+        });
         let filter = state.filter.to_lowercase();
         let mut folders: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for f in files.iter().filter(|f| filter.is_empty() || f.to_lowercase().contains(&filter)) {
-            let folder = f.rsplit_once('/').map_or("", |(d, _)| d);
-            folders.entry(folder).or_default().push(f);
+            folders.entry(folder_of(f)).or_default().push(f);
         }
-        egui::ScrollArea::vertical().id_salt("asset files").auto_shrink([false, false]).show(ui, |ui| {
+        if filter.is_empty() {
+            for empty in editor.empty_folders() {
+                folders.entry(empty).or_default();
+            }
+        }
+        let scroll = egui::ScrollArea::vertical().id_salt("asset files").auto_shrink([false, false]).show(ui, |ui| {
             for (folder, list) in folders {
                 let name = if folder.is_empty() { "(project root)" } else { folder };
-                let open = state.reveal.as_deref().is_some_and(|r| r.starts_with(folder)) || !filter.is_empty();
-                let header = egui::CollapsingHeader::new(format!("📁 {name}")).id_salt(("folder", folder)).open(open.then_some(true)).show(ui, |ui| {
+                let revealed = state.reveal.as_deref().is_some_and(|r| {
+                    r.strip_suffix('/').map_or(folder_of(r) == folder, |f| f == folder)
+                });
+                let open = revealed || !filter.is_empty();
+                let chosen = state.folder.as_deref() == Some(folder);
+                let title = egui::RichText::new(format!("📁 {name}"));
+                let title = if chosen { title.strong() } else { title };
+                let header = egui::CollapsingHeader::new(title).id_salt(("folder", folder)).open(open.then_some(true)).show(ui, |ui| {
+                    if list.is_empty() {
+                        ui.weak("(empty)");
+                    }
                     for file in list {
                         let short = file.rsplit('/').next().unwrap_or(file);
                         let selected = state.selected.as_deref() == Some(file);
@@ -172,11 +316,16 @@ pub fn show(
                         if state.reveal.as_deref() == Some(file) {
                             r.scroll_to_me(Some(egui::Align::Center));
                         }
+                        if r.contains_pointer() {
+                            state.hovered_folder = Some(folder.to_owned());
+                        }
                         if r.clicked() {
                             state.selected = Some(file.to_owned());
+                            state.folder = Some(folder.to_owned());
                             state.focused = true;
                         }
-                        // Drag a file onto a folder to move it there.
+                        // Drag a file onto a folder to move it there, or onto the
+                        // viewport to place it.
                         let drag = r.interact(egui::Sense::drag());
                         if drag.dragged() {
                             drag.dnd_set_drag_payload(DraggedFile(file.to_owned()));
@@ -187,8 +336,18 @@ pub fn show(
                             actions.push(Action::OpenLevel(file.to_owned()));
                         }
                         r.context_menu(|ui| {
+                            state.selected = Some(file.to_owned());
+                            state.folder = Some(folder.to_owned());
+                            state.focused = true;
                             if editable && ui.button("Open").clicked() {
                                 actions.push(Action::OpenLevel(file.to_owned()));
+                                ui.close();
+                            }
+                            if placeable(file)
+                                && editor.level().is_some()
+                                && ui.button("Place in level").on_hover_text("Where the camera looks (or drag it onto the viewport)").clicked()
+                            {
+                                actions.push(Action::PlaceAsset { file: file.to_owned(), position: None });
                                 ui.close();
                             }
                             if ui.button("Find references").clicked() {
@@ -199,20 +358,46 @@ pub fn show(
                                 state.results = Some(ResultsQuery::DependenciesOf(file.to_owned()));
                                 ui.close();
                             }
+                            ui.separator();
                             if ui.button("Rename / move…").clicked() {
                                 state.rename = Some((file.to_owned(), file.to_owned(), None));
+                                ui.close();
+                            }
+                            if ui.button("Duplicate…").clicked() {
+                                state.open_name_dialog(editor, NameKind::Duplicate(file.to_owned()), folder);
+                                ui.close();
+                            }
+                            if ui.button("Delete…").clicked() {
+                                state.open_delete(editor, vec![file.to_owned()]);
                                 ui.close();
                             }
                         });
                     }
                 });
-                if let Some(dragged) = header.header_response.dnd_release_payload::<DraggedFile>() {
+                let header_row = &header.header_response;
+                if header_row.contains_pointer() {
+                    state.hovered_folder = Some(folder.to_owned());
+                }
+                if header_row.clicked() || header_row.secondary_clicked() {
+                    state.folder = Some(folder.to_owned());
+                    state.focused = true;
+                }
+                if state.reveal.as_deref() == Some(&format!("{folder}/")) {
+                    header_row.scroll_to_me(Some(egui::Align::Center));
+                }
+                header_row.context_menu(|ui| folder_menu(ui, editor, state, folder, actions));
+                if let Some(dragged) = header_row.dnd_release_payload::<DraggedFile>() {
                     let name = dragged.0.rsplit('/').next().unwrap_or(&dragged.0);
                     let target = if folder.is_empty() { name.to_owned() } else { format!("{folder}/{name}") };
                     dropped = Some((dragged.0.clone(), target));
                 }
             }
+            // Right-click below the folders: make things at the project root.
+            let size = egui::vec2(ui.available_width(), ui.available_height().max(24.0));
+            let below = ui.allocate_response(size, egui::Sense::click());
+            below.context_menu(|ui| folder_menu(ui, editor, state, "", actions));
         });
+        let _ = scroll;
         state.reveal = None;
 
         let ui = &mut cols[1];
@@ -243,7 +428,7 @@ pub fn show(
                 });
             }
             None => {
-                ui.label("Right-click a file to find its references, show its dependencies, or rename it.");
+                ui.label("Right-click a file to open, place, duplicate, delete or rename it, or to find its references; right-click a folder to make files in it or import into it. Drop files from your file manager on the window to import them.");
             }
         }
     });
@@ -272,110 +457,5 @@ fn preview(ui: &mut egui::Ui, file: &str, thumbnails: &mut Thumbnails) {
     }
     if let Some(why) = thumbnails.cache_error() {
         ui.weak(format!("Thumbnails are not kept: {why}"));
-    }
-}
-
-/// The rename/move dialog, whichever tab is showing: it is opened from the asset
-/// browser, the inspector and the Problems list alike.
-pub(crate) fn rename_dialog(
-    ctx: &egui::Context,
-    editor: &Editor,
-    state: &mut AssetState,
-    actions: &mut Vec<Action>,
-) {
-    let Some((old, new, plan)) = &mut state.rename else {
-        return;
-    };
-    let mut close = false;
-    let mut apply = false;
-    egui::Window::new("Rename or move")
-        .collapsible(false)
-        .resizable(true)
-        .default_width(560.0)
-        .show(ctx, |ui| {
-            ui.label(format!("Move {old} to:"));
-            let label = ui.label("New path");
-            let r = ui
-                .add(egui::TextEdit::singleline(new).desired_width(f32::INFINITY))
-                .labelled_by(label.id);
-            if r.changed() {
-                *plan = None;
-            }
-            if ui.button("Preview").clicked() || (plan.is_none() && r.lost_focus()) {
-                *plan = Some(
-                    editor
-                        .plan_move(&MoveRequest::new(old, new))
-                        .map_err(|e| e.to_string()),
-                );
-            }
-            match plan {
-                Some(Ok(p)) => {
-                    ui.label(format!(
-                        "{} files move; {} references change in {} files:",
-                        p.moves.len(),
-                        p.change_count(),
-                        p.edits.len()
-                    ));
-                    egui::ScrollArea::vertical()
-                        .max_height(260.0)
-                        .show(ui, |ui| {
-                            for (o, n) in &p.moves {
-                                ui.monospace(format!("move {o} -> {n}"));
-                            }
-                            for e in &p.edits {
-                                for c in &e.changes {
-                                    ui.monospace(format!(
-                                        "{}: \"{}\" -> \"{}\"",
-                                        c.place, c.old_text, c.new_text
-                                    ));
-                                }
-                            }
-                            // References the move touches but cannot patch safely:
-                            // shown before applying, so nothing breaks unseen.
-                            for skipped in &p.skipped {
-                                ui.colored_label(
-                                    egui::Color32::from_rgb(220, 170, 60),
-                                    format!("⚠ {skipped}"),
-                                );
-                            }
-                        });
-                    if p.is_empty() {
-                        ui.label("Nothing to move: that is where it is already.");
-                    } else if !p.skipped.is_empty() {
-                        ui.label(format!(
-                            "{} ambiguous references will be left as they are.",
-                            p.skipped.len()
-                        ));
-                    }
-                }
-                Some(Err(e)) => {
-                    ui.colored_label(egui::Color32::from_rgb(220, 80, 70), e.as_str());
-                }
-                None => {}
-            }
-            ui.horizontal(|ui| {
-                if ui
-                    .add_enabled(
-                        matches!(plan, Some(Ok(p)) if !p.is_empty()),
-                        egui::Button::new("Apply"),
-                    )
-                    .clicked()
-                {
-                    apply = true;
-                }
-                if ui.button("Cancel").clicked() {
-                    close = true;
-                }
-            });
-        });
-    if apply && let Some(Ok(p)) = plan.take() {
-        if let Some(query) = &state.results {
-            state.results = Some(query.after_moves(&p.moves));
-        }
-        actions.push(Action::MoveAssets(Box::new(p)));
-        close = true;
-    }
-    if close {
-        state.rename = None;
     }
 }

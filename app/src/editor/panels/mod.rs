@@ -1,5 +1,6 @@
 //! The panels: each reads the editor state and pushes actions; none changes state.
 
+mod asset_dialogs;
 pub(crate) mod assets;
 mod inspector;
 mod log;
@@ -97,6 +98,9 @@ pub fn show(
             ui.horizontal(|ui| {
                 let problems = editor.findings().len()
                     + usize::from(editor.compile_error().is_some())
+                    + editor.left_out().len()
+                    + editor.plugin_errors().len()
+                    + editor.plugin_warnings().len()
                     + drawing.len();
                 ui.selectable_value(&mut state.bottom, BottomTab::Assets, "Assets");
                 ui.selectable_value(
@@ -122,7 +126,10 @@ pub fn show(
         let assets = state.viewport.assets(editor, ui.ctx());
         thumbnails.update(ui.ctx(), editor, render_state, assets);
     }
-    assets::rename_dialog(ui.ctx(), editor, &mut state.assets, actions);
+    asset_dialogs::rename_dialog(ui.ctx(), editor, &mut state.assets, actions);
+    asset_dialogs::name_dialog(ui.ctx(), editor, &mut state.assets, actions);
+    asset_dialogs::delete_dialog(ui.ctx(), editor, &mut state.assets, actions);
+    asset_dialogs::import_question(ui.ctx(), editor, actions);
     egui::CentralPanel::default().show(ui, |ui| {
         viewport::show(ui, editor, state, settings, render_state, actions)
     });

@@ -264,6 +264,27 @@ pub fn show(
         actions,
     );
 
+    // A mesh or prefab dragged from the asset browser is placed where it is
+    // dropped: on the ground under the pointer (or where the camera looks).
+    if let Some(dragged) = response.dnd_release_payload::<super::assets::DraggedFile>()
+        && super::assets::placeable(&dragged.0)
+    {
+        let on_ground = ui.input(|i| i.pointer.interact_pos()).and_then(|p| {
+            let ndc = [
+                (p.x - rect.center().x) / (rect.width() * 0.5),
+                -(p.y - rect.center().y) / (rect.height() * 0.5),
+            ];
+            let ray = Ray::through(vp, ndc)?;
+            let t = -ray.origin.y / ray.direction.y;
+            (ray.direction.y.abs() > 1e-6 && t > 0.0 && t < 10_000.0)
+                .then(|| ray.origin + ray.direction * t)
+        });
+        let position = on_ground.unwrap_or(camera.target);
+        actions.push(Action::PlaceAsset {
+            file: dragged.0.clone(),
+            position: Some(position.to_array()),
+        });
+    }
     let Some(assets) = viewport.assets.as_mut() else {
         return;
     };
