@@ -230,6 +230,188 @@ fn folder_menu(
     }
 }
 
+/// A folder of the browser's tree: its files and its folders, by name.
+#[derive(Debug, Default)]
+struct FolderNode<'a> {
+    files: Vec<&'a str>,
+    folders: BTreeMap<&'a str, FolderNode<'a>>,
+}
+
+impl<'a> FolderNode<'a> {
+    /// The node of project folder `folder`, made with those above it.
+    fn at(&mut self, folder: &'a str) -> &mut FolderNode<'a> {
+        if folder.is_empty() {
+            return self;
+        }
+        folder.split('/').fold(self, |node, segment| {
+            node.folders.entry(segment).or_default()
+        })
+    }
+}
+
+/// What drawing the tree needs besides the node.
+struct TreeView<'a, 'e> {
+    editor: &'e Editor,
+    state: &'a mut AssetState,
+    thumbnails: &'a mut Thumbnails,
+    actions: &'a mut Vec<Action>,
+    /// Every folder shown open (a filter is typed).
+    all_open: bool,
+    /// A file dragged onto a folder: (file, new path).
+    dropped: Option<(String, String)>,
+}
+
+impl TreeView<'_, '_> {
+    /// The folders of `node` (at project folder `path`), then its files.
+    fn contents(&mut self, ui: &mut egui::Ui, node: &FolderNode<'_>, path: &str) {
+        for (name, child) in &node.folders {
+            let folder = if path.is_empty() {
+                (*name).to_owned()
+            } else {
+                format!("{path}/{name}")
+            };
+            self.folder(ui, child, &folder, name);
+        }
+        if node.folders.is_empty() && node.files.is_empty() && !path.is_empty() {
+            ui.weak("(empty)");
+        }
+        for file in &node.files {
+            self.file_row(ui, file, path);
+        }
+    }
+
+    fn folder(&mut self, ui: &mut egui::Ui, node: &FolderNode<'_>, folder: &str, name: &str) {
+        let below = format!("{folder}/");
+        let revealed = self
+            .state
+            .reveal
+            .as_deref()
+            .is_some_and(|r| r.starts_with(&below));
+        let open = revealed || self.all_open;
+        let chosen = self.state.folder.as_deref() == Some(folder);
+        let title = egui::RichText::new(format!("📁 {name}"));
+        let title = if chosen { title.strong() } else { title };
+        let header = egui::CollapsingHeader::new(title)
+            .id_salt(("folder", folder))
+            .open(open.then_some(true))
+            .show(ui, |ui| self.contents(ui, node, folder));
+        let row = &header.header_response;
+        if row.contains_pointer() {
+            self.state.hovered_folder = Some(folder.to_owned());
+        }
+        if row.clicked() || row.secondary_clicked() {
+            self.state.folder = Some(folder.to_owned());
+            self.state.focused = true;
+        }
+        if self.state.reveal.as_deref() == Some(below.as_str()) {
+            row.scroll_to_me(Some(egui::Align::Center));
+        }
+        let (editor, state, actions) = (self.editor, &mut *self.state, &mut *self.actions);
+        row.context_menu(|ui| folder_menu(ui, editor, state, folder, actions));
+        if let Some(dragged) = row.dnd_release_payload::<DraggedFile>() {
+            let name = dragged.0.rsplit('/').next().unwrap_or(&dragged.0);
+            self.dropped = Some((dragged.0.clone(), format!("{folder}/{name}")));
+        }
+    }
+
+    fn file_row(&mut self, ui: &mut egui::Ui, file: &str, folder: &str) {
+        let (editor, state, actions) = (self.editor, &mut *self.state, &mut *self.actions);
+        let short = file.rsplit('/').next().unwrap_or(file);
+        let selected = state.selected.as_deref() == Some(file);
+        let name = format!("{} {short}", icon(file));
+        // Asked for only by rows on screen: an open folder of thousands of files
+        // lays out every row, most scrolled away.
+        let row = egui::Rect::from_min_size(
+            ui.cursor().min,
+            egui::vec2(ui.available_width(), ui.spacing().interact_size.y),
+        );
+        let thumbnail = if ui.is_rect_visible(row) {
+            self.thumbnails.get(file)
+        } else {
+            self.thumbnails.shown(file)
+        };
+        let thumbnail = thumbnail.map(egui::TextureHandle::id);
+        let row = match thumbnail {
+            Some(t) => {
+                egui::Button::selectable(selected, (thumbnail_image(t, ROW_THUMBNAIL), short))
+            }
+            None => egui::Button::selectable(selected, name.as_str()),
+        };
+        let mut r = ui.add(row);
+        // Named as without a thumbnail: the icon says the file's type.
+        r.widget_info(|| egui::WidgetInfo::selected(egui::Role::Button, true, selected, &name));
+        if let Some(t) = thumbnail {
+            r = r.on_hover_ui(|ui| {
+                ui.add(thumbnail_image(t, LARGE_THUMBNAIL));
+            });
+        }
+        if state.reveal.as_deref() == Some(file) {
+            r.scroll_to_me(Some(egui::Align::Center));
+        }
+        if r.contains_pointer() {
+            state.hovered_folder = Some(folder.to_owned());
+        }
+        if r.clicked() {
+            state.selected = Some(file.to_owned());
+            state.folder = Some(folder.to_owned());
+            state.focused = true;
+        }
+        // Drag a file onto a folder to move it there, or onto the viewport to place it.
+        let drag = r.interact(egui::Sense::drag());
+        if drag.dragged() {
+            drag.dnd_set_drag_payload(DraggedFile(file.to_owned()));
+        }
+        // Levels and units (prefabs) open in the editor alike.
+        let editable = file.ends_with(".level") || file.ends_with(".unit");
+        if r.double_clicked() && editable {
+            actions.push(Action::OpenLevel(file.to_owned()));
+        }
+        r.context_menu(|ui| {
+            state.selected = Some(file.to_owned());
+            state.folder = Some(folder.to_owned());
+            state.focused = true;
+            if editable && ui.button("Open").clicked() {
+                actions.push(Action::OpenLevel(file.to_owned()));
+                ui.close();
+            }
+            if placeable(file)
+                && editor.level().is_some()
+                && ui
+                    .button("Place in level")
+                    .on_hover_text("Where the camera looks (or drag it onto the viewport)")
+                    .clicked()
+            {
+                actions.push(Action::PlaceAsset {
+                    file: file.to_owned(),
+                    position: None,
+                });
+                ui.close();
+            }
+            if ui.button("Find references").clicked() {
+                state.results = Some(ResultsQuery::ReferencesTo(file.to_owned()));
+                ui.close();
+            }
+            if ui.button("Show dependencies").clicked() {
+                state.results = Some(ResultsQuery::DependenciesOf(file.to_owned()));
+                ui.close();
+            }
+            ui.separator();
+            if ui.button("Rename / move…").clicked() {
+                state.rename = Some((file.to_owned(), file.to_owned(), None));
+                ui.close();
+            }
+            if ui.button("Duplicate…").clicked() {
+                state.open_name_dialog(editor, NameKind::Duplicate(file.to_owned()), folder);
+                ui.close();
+            }
+            if ui.button("Delete…").clicked() {
+                state.open_delete(editor, vec![file.to_owned()]);
+                ui.close();
+            }
+        });
+    }
+}
+
 /// Shows the asset browser.
 pub fn show(
     ui: &mut egui::Ui,
@@ -242,7 +424,6 @@ pub fn show(
         ui.label("The project could not be indexed; see the log.");
         return;
     };
-    let mut dropped: Option<(String, String)> = None;
     let files: Vec<String> = checker
         .index()
         .files()
@@ -255,6 +436,7 @@ pub fn show(
         state.filter.clear();
     }
     state.hovered_folder = None;
+    let mut dropped = None;
     ui.columns(2, |cols| {
         let ui = &mut cols[0];
         ui.horizontal(|ui| {
@@ -269,135 +451,31 @@ pub fn show(
             .on_hover_text("Make a level, prefab, material, mesh or folder, or import files, in the selected folder");
         });
         let filter = state.filter.to_lowercase();
-        let mut folders: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut tree = FolderNode::default();
         for f in files.iter().filter(|f| filter.is_empty() || f.to_lowercase().contains(&filter)) {
-            folders.entry(folder_of(f)).or_default().push(f);
+            tree.at(folder_of(f)).files.push(f);
         }
         if filter.is_empty() {
             for empty in editor.empty_folders() {
-                folders.entry(empty).or_default();
+                tree.at(empty);
             }
         }
-        let scroll = egui::ScrollArea::vertical().id_salt("asset files").auto_shrink([false, false]).show(ui, |ui| {
-            for (folder, list) in folders {
-                let name = if folder.is_empty() { "(project root)" } else { folder };
-                let revealed = state.reveal.as_deref().is_some_and(|r| {
-                    r.strip_suffix('/').map_or(folder_of(r) == folder, |f| f == folder)
-                });
-                let open = revealed || !filter.is_empty();
-                let chosen = state.folder.as_deref() == Some(folder);
-                let title = egui::RichText::new(format!("📁 {name}"));
-                let title = if chosen { title.strong() } else { title };
-                let header = egui::CollapsingHeader::new(title).id_salt(("folder", folder)).open(open.then_some(true)).show(ui, |ui| {
-                    if list.is_empty() {
-                        ui.weak("(empty)");
-                    }
-                    for file in list {
-                        let short = file.rsplit('/').next().unwrap_or(file);
-                        let selected = state.selected.as_deref() == Some(file);
-                        let name = format!("{} {short}", icon(file));
-                        // Asked for only by rows on screen: an open folder of
-                        // thousands of files lays out every row, most scrolled away.
-                        let row = egui::Rect::from_min_size(ui.cursor().min, egui::vec2(ui.available_width(), ui.spacing().interact_size.y));
-                        let thumbnail = if ui.is_rect_visible(row) { thumbnails.get(file) } else { thumbnails.shown(file) };
-                        let thumbnail = thumbnail.map(egui::TextureHandle::id);
-                        let row = match thumbnail {
-                            Some(t) => egui::Button::selectable(selected, (thumbnail_image(t, ROW_THUMBNAIL), short)),
-                            None => egui::Button::selectable(selected, name.as_str()),
-                        };
-                        let mut r = ui.add(row);
-                        // Named as without a thumbnail: the icon says the file's type.
-                        r.widget_info(|| egui::WidgetInfo::selected(egui::Role::Button, true, selected, &name));
-                        if let Some(t) = thumbnail {
-                            r = r.on_hover_ui(|ui| {
-                                ui.add(thumbnail_image(t, LARGE_THUMBNAIL));
-                            });
-                        }
-                        if state.reveal.as_deref() == Some(file) {
-                            r.scroll_to_me(Some(egui::Align::Center));
-                        }
-                        if r.contains_pointer() {
-                            state.hovered_folder = Some(folder.to_owned());
-                        }
-                        if r.clicked() {
-                            state.selected = Some(file.to_owned());
-                            state.folder = Some(folder.to_owned());
-                            state.focused = true;
-                        }
-                        // Drag a file onto a folder to move it there, or onto the
-                        // viewport to place it.
-                        let drag = r.interact(egui::Sense::drag());
-                        if drag.dragged() {
-                            drag.dnd_set_drag_payload(DraggedFile(file.to_owned()));
-                        }
-                        // Levels and units (prefabs) open in the editor alike.
-                        let editable = file.ends_with(".level") || file.ends_with(".unit");
-                        if r.double_clicked() && editable {
-                            actions.push(Action::OpenLevel(file.to_owned()));
-                        }
-                        r.context_menu(|ui| {
-                            state.selected = Some(file.to_owned());
-                            state.folder = Some(folder.to_owned());
-                            state.focused = true;
-                            if editable && ui.button("Open").clicked() {
-                                actions.push(Action::OpenLevel(file.to_owned()));
-                                ui.close();
-                            }
-                            if placeable(file)
-                                && editor.level().is_some()
-                                && ui.button("Place in level").on_hover_text("Where the camera looks (or drag it onto the viewport)").clicked()
-                            {
-                                actions.push(Action::PlaceAsset { file: file.to_owned(), position: None });
-                                ui.close();
-                            }
-                            if ui.button("Find references").clicked() {
-                                state.results = Some(ResultsQuery::ReferencesTo(file.to_owned()));
-                                ui.close();
-                            }
-                            if ui.button("Show dependencies").clicked() {
-                                state.results = Some(ResultsQuery::DependenciesOf(file.to_owned()));
-                                ui.close();
-                            }
-                            ui.separator();
-                            if ui.button("Rename / move…").clicked() {
-                                state.rename = Some((file.to_owned(), file.to_owned(), None));
-                                ui.close();
-                            }
-                            if ui.button("Duplicate…").clicked() {
-                                state.open_name_dialog(editor, NameKind::Duplicate(file.to_owned()), folder);
-                                ui.close();
-                            }
-                            if ui.button("Delete…").clicked() {
-                                state.open_delete(editor, vec![file.to_owned()]);
-                                ui.close();
-                            }
-                        });
-                    }
-                });
-                let header_row = &header.header_response;
-                if header_row.contains_pointer() {
-                    state.hovered_folder = Some(folder.to_owned());
-                }
-                if header_row.clicked() || header_row.secondary_clicked() {
-                    state.folder = Some(folder.to_owned());
-                    state.focused = true;
-                }
-                if state.reveal.as_deref() == Some(&format!("{folder}/")) {
-                    header_row.scroll_to_me(Some(egui::Align::Center));
-                }
-                header_row.context_menu(|ui| folder_menu(ui, editor, state, folder, actions));
-                if let Some(dragged) = header_row.dnd_release_payload::<DraggedFile>() {
-                    let name = dragged.0.rsplit('/').next().unwrap_or(&dragged.0);
-                    let target = if folder.is_empty() { name.to_owned() } else { format!("{folder}/{name}") };
-                    dropped = Some((dragged.0.clone(), target));
-                }
-            }
+        egui::ScrollArea::vertical().id_salt("asset files").auto_shrink([false, false]).show(ui, |ui| {
+            let mut view = TreeView {
+                editor,
+                state: &mut *state,
+                thumbnails: &mut *thumbnails,
+                actions: &mut *actions,
+                all_open: !filter.is_empty(),
+                dropped: None,
+            };
+            view.contents(ui, &tree, "");
+            dropped = view.dropped;
             // Right-click below the folders: make things at the project root.
             let size = egui::vec2(ui.available_width(), ui.available_height().max(24.0));
             let below = ui.allocate_response(size, egui::Sense::click());
             below.context_menu(|ui| folder_menu(ui, editor, state, "", actions));
         });
-        let _ = scroll;
         state.reveal = None;
 
         let ui = &mut cols[1];

@@ -1,0 +1,202 @@
+//! The asset browser in the real editor, driven headless through egui_kittest as a
+//! designer uses it: context menus, the name, delete and import dialogs, files
+//! dropped on the window, and Ctrl+Z; the effects checked on disk.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use egui::Key;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use kiln::editor::KilnApp;
+use support::ui::{editor, open};
+use support::{demo_copy, snapshot};
+
+fn right_click(h: &mut Harness<'_, KilnApp>, label: &str) {
+    h.get_by_label(label).click_secondary();
+    h.run_steps(3);
+}
+
+fn click(h: &mut Harness<'_, KilnApp>, label: &str) {
+    h.get_by_label(label).click();
+    h.run_steps(3);
+}
+
+fn undo(h: &mut Harness<'_, KilnApp>) {
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run_steps(4);
+}
+
+fn type_name(h: &mut Harness<'_, KilnApp>, text: &str) {
+    h.get_by_label("Name").focus();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.get_by_label("Name").type_text(text);
+    h.run_steps(2);
+}
+
+#[test]
+fn a_new_material_gets_a_canonical_name_opens_in_the_inspector_and_undoes() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let before = snapshot(dir.path());
+    right_click(&mut h, "📁 materials");
+    click(&mut h, "New material…");
+    type_name(&mut h, "Oak Bark");
+    // Refused as typed, with the canonical name offered.
+    h.get_by_label_contains("not a canonical name");
+    assert!(h.get_by_label("Create").accesskit_node().is_disabled());
+    click(&mut h, "Use \"oak_bark\"");
+    click(&mut h, "Create");
+    assert!(dir.path().join("materials/oak_bark.material").is_file());
+    assert!(h.query_by_label("Create").is_none(), "the dialog closed");
+    // Selected, and shown in the inspector with its fields.
+    h.get_by_label("materials/oak_bark.material");
+    h.get_by_label_contains("roughness");
+    undo(&mut h);
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn a_new_level_is_made_and_opened_and_a_new_folder_shows_empty() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    right_click(&mut h, "📁 levels");
+    click(&mut h, "New level…");
+    type_name(&mut h, "cave");
+    click(&mut h, "Create");
+    h.run_steps(3);
+    assert_eq!(editor(&h).level().unwrap().file, "levels/cave.level");
+    assert!(dir.path().join("levels/cave.level").is_file());
+
+    right_click(&mut h, "📁 art");
+    click(&mut h, "New folder…");
+    type_name(&mut h, "props");
+    click(&mut h, "Create");
+    assert!(dir.path().join("art/props").is_dir());
+    h.get_by_label("📁 props");
+    undo(&mut h);
+    assert!(!dir.path().join("art/props").exists());
+    assert!(h.query_by_label("📁 props").is_none());
+}
+
+#[test]
+fn duplicate_and_delete_from_the_context_menu_with_the_references_pointed_elsewhere() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let before = snapshot(dir.path());
+    click(&mut h, "📁 materials");
+    right_click(&mut h, "🎨 bark.material");
+    click(&mut h, "Duplicate…");
+    click(&mut h, "Duplicate");
+    assert_eq!(
+        fs::read(dir.path().join("materials/bark_copy.material")).unwrap(),
+        fs::read(dir.path().join("materials/bark.material")).unwrap()
+    );
+    undo(&mut h);
+    assert_eq!(snapshot(dir.path()), before);
+
+    // Delete: the dialog lists the reference in the tree prefab and offers to
+    // point it at another material.
+    right_click(&mut h, "🎨 bark.material");
+    click(&mut h, "Delete…");
+    h.get_by_label_contains("1 references name it");
+    h.get_by_label_contains("units/tree.unit:9:");
+    click(&mut h, "Point them at");
+    click(&mut h, "materials/wood.material");
+    click(&mut h, "Point them there and delete");
+    assert!(!dir.path().join("materials/bark.material").exists());
+    let tree = fs::read_to_string(dir.path().join("units/tree.unit")).unwrap();
+    assert!(tree.contains("\"materials/wood\""), "{tree}");
+    undo(&mut h);
+    assert_eq!(snapshot(dir.path()), before);
+
+    // The Delete key in the browser opens the same dialog; Cancel keeps the file.
+    click(&mut h, "🎨 bark.material");
+    h.key_press(Key::Delete);
+    h.run_steps(3);
+    click(&mut h, "Cancel");
+    assert_eq!(snapshot(dir.path()), before);
+    assert!(
+        editor(&h).level().unwrap().doc.entity("windmill").is_some(),
+        "no entity went"
+    );
+}
+
+/// A file dropped on the window, as the windowing layer hands it over.
+#[derive(Debug)]
+struct Dropped(PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+fn drop_files(h: &mut Harness<'_, KilnApp>, files: &[PathBuf], at: egui::Pos2) {
+    h.hover_at(at);
+    h.run_steps(1);
+    for f in files {
+        h.input_mut()
+            .dropped_files
+            .push(Arc::new(Dropped(f.clone())));
+    }
+    h.run_steps(4);
+}
+
+#[test]
+fn files_dropped_on_a_folder_are_imported_into_it_and_asked_about_when_taken() {
+    let dir = demo_copy();
+    let outside = tempfile::tempdir().unwrap();
+    let png = outside.path().join("Moss Wall.png");
+    fs::copy(support::demo().join("textures/bark.png"), &png).unwrap();
+    let mut h = open(dir.path());
+    let before = snapshot(dir.path());
+    let textures = h.get_by_label("📁 textures").rect().center();
+    drop_files(&mut h, std::slice::from_ref(&png), textures);
+    assert!(dir.path().join("textures/moss_wall.png").is_file());
+    assert!(dir.path().join("textures/moss_wall.material").is_file());
+    // Shown selected in the browser, the material ready to use.
+    h.get_by_label_contains("moss_wall.png");
+
+    // Again: asked before anything is replaced.
+    let textures = h.get_by_label("📁 textures").rect().center();
+    drop_files(&mut h, std::slice::from_ref(&png), textures);
+    h.get_by_label("Replace files?");
+    click(&mut h, "Keep both");
+    assert!(dir.path().join("textures/moss_wall_2.png").is_file());
+    undo(&mut h);
+    undo(&mut h);
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn a_mesh_dragged_onto_the_viewport_is_placed_there() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let count = editor(&h).level().unwrap().doc.entities.len();
+    // Found by the filter, as a designer finds a file below the fold.
+    h.get_by_label("Filter files").click();
+    h.get_by_label("Filter files").type_text("rock.mesh");
+    h.run_steps(3);
+    let from = h.get_by_label("🔷 rock.mesh").rect().center();
+    assert!(from.y < 900.0, "{from:?}");
+    let to = egui::pos2(800.0, 400.0);
+    support::ui::drag(&mut h, from, to);
+    h.run_steps(3);
+    let e = editor(&h);
+    assert_eq!(e.level().unwrap().doc.entities.len(), count + 1);
+    let id = e.selection()[0].clone();
+    assert_eq!(
+        e.entity(&id).unwrap().components["mesh"]["mesh"],
+        "meshes/rock"
+    );
+    undo(&mut h);
+    assert_eq!(editor(&h).level().unwrap().doc.entities.len(), count);
+}
