@@ -46,6 +46,9 @@ pub struct Resources {
     pub materials: HashMap<ResourceId, MaterialLook>,
     /// Which load this is (each [`Resources::load`] gets a new number).
     pub generation: u64,
+    /// Files that could not be read as their type, and why (naming the line and
+    /// column, or the field): their last good version, if any, is still drawn.
+    pub errors: std::collections::BTreeMap<String, String>,
 }
 
 static LOADS: AtomicU64 = AtomicU64::new(1);
@@ -56,12 +59,14 @@ impl Resources {
         LOADS.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Reads every mesh and material of the project among `files`. Unreadable or
-    /// broken ones are skipped here; the problems list reports them.
+    /// Reads every mesh and material of the project among `files`. A file that
+    /// cannot be read as its type keeps the look it had in `previous` (the last good
+    /// version stays on screen) and is listed in [`Resources::errors`].
     pub fn load(
         project: &Project,
         registry: &Registry,
         files: impl Iterator<Item = String>,
+        previous: &Resources,
     ) -> Self {
         let mut out = Resources {
             generation: Resources::next_generation(),
@@ -79,18 +84,29 @@ impl Resources {
             else {
                 continue;
             };
-            let Ok(text) = project.read_resource(&path, &ext) else {
-                continue;
+            let id = ResourceId::of(&path, &ext);
+            let values = match read_fields(project, &path, &ext) {
+                Ok(obj) => FieldValues::validate(fields, &obj)
+                    .map(|_| obj)
+                    .map_err(|(field, message)| format!("{file}: field \"{field}\": {message}")),
+                Err(e) => Err(format!("{file}{e}")),
             };
-            let Ok(serde_json::Value::Object(obj)) =
-                serde_json::from_str::<serde_json::Value>(&text)
-            else {
-                continue;
+            let obj = match values {
+                Ok(obj) => obj,
+                Err(e) => {
+                    out.errors.insert(file.clone(), e);
+                    if let Some(look) = previous.meshes.get(&id) {
+                        out.meshes.insert(id, look.clone());
+                    }
+                    if let Some(look) = previous.materials.get(&id) {
+                        out.materials.insert(id, look.clone());
+                    }
+                    continue;
+                }
             };
             let Ok(values) = FieldValues::validate(fields, &obj) else {
                 continue;
             };
-            let id = ResourceId::of(&path, &ext);
             let file_of =
                 |field: &str, ext: &str| values.resource(field).map(|p| p.with_extension(ext));
             if ext == "mesh" {
@@ -114,5 +130,29 @@ impl Resources {
             }
         }
         out
+    }
+}
+
+/// The fields of the JSON object in resource `path` of type `ext`; an error (after
+/// the file's name) says where it broke: `:3:14: expected ...`, or what it is.
+fn read_fields(
+    project: &Project,
+    path: &ResourcePath,
+    ext: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let text = project
+        .read_resource(path, ext)
+        .map_err(|e| format!(": cannot be read: {e}"))?;
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(obj)) => Ok(obj),
+        Ok(_) => Err(": not a JSON object".into()),
+        Err(e) => {
+            // serde_json says "... at line 3 column 5": the place goes first here.
+            let text = e.to_string();
+            let what = text
+                .rsplit_once(" at line ")
+                .map_or(text.as_str(), |(w, _)| w);
+            Err(format!(":{}:{}: {what}", e.line(), e.column()))
+        }
     }
 }

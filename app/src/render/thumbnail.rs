@@ -137,6 +137,7 @@ impl ThumbnailScene {
                 meshes: [(SCENE_MESH, look)].into(),
                 materials,
                 generation: Resources::next_generation(),
+                errors: Default::default(),
             },
             mesh: SCENE_MESH,
             material,

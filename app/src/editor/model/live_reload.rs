@@ -308,6 +308,26 @@ impl Editor {
             .files()
             .map(|f| f.path.to_string())
             .collect();
-        self.resources = Resources::load(&self.project, &self.registry, files.into_iter());
+        let loaded = Resources::load(
+            &self.project,
+            &self.registry,
+            files.into_iter(),
+            &self.resources,
+        );
+        // A file that just broke is said at once; its last good look stays drawn.
+        let newly: Vec<String> = loaded
+            .errors
+            .iter()
+            .filter(|(file, e)| self.resources.errors.get(*file) != Some(*e))
+            .map(|(_, e)| e.clone())
+            .collect();
+        self.resources = loaded;
+        for e in newly {
+            self.note(
+                Severity::Error,
+                format!("{e} (its last good version is still drawn)"),
+                true,
+            );
+        }
     }
 }

@@ -101,6 +101,7 @@ pub fn show(
                     + editor.left_out().len()
                     + editor.plugin_errors().len()
                     + editor.plugin_warnings().len()
+                    + editor.resources().errors.len()
                     + drawing.len();
                 ui.selectable_value(&mut state.bottom, BottomTab::Assets, "Assets");
                 ui.selectable_value(

@@ -101,6 +101,10 @@ pub fn show(
                     actions.push(Action::Select(vec![entity.clone()]));
                 }
             }
+            for message in editor.resources().errors.values() {
+                ui.colored_label(red, format!("⛔ {message}"))
+                    .on_hover_text("The viewport draws its last good version until it is fixed");
+            }
             for (_, message) in drawing {
                 ui.colored_label(red, format!("⛔ cannot draw {message}"))
                     .on_hover_text("The viewport shows a magenta checker in its place");
@@ -110,6 +114,7 @@ pub fn show(
                 && editor.left_out().is_empty()
                 && editor.plugin_errors().is_empty()
                 && editor.plugin_warnings().is_empty()
+                && editor.resources().errors.is_empty()
                 && drawing.is_empty()
             {
                 ui.label("No problems.");
