@@ -196,6 +196,9 @@ pub enum Action {
     AnswerUnsaved(Option<UnsavedAnswer>),
     /// Close the window (asks about unsaved edits first).
     Quit,
+    /// Paste text from the system clipboard: entities copied in Kiln (this window or
+    /// another), or, if it is not that, the entities copied here last.
+    PasteText(String),
 }
 
 /// How the user answered "save changes?".
@@ -255,11 +258,21 @@ pub enum UiCommand {
     NewProject,
     /// Choose files to copy into the project (into the selected folder).
     Import,
+    /// Copy the selected entities, then delete them.
+    Cut,
+    /// Move the selected entities before the sibling above.
+    MoveUp,
+    /// Move the selected entities after the sibling below.
+    MoveDown,
+    /// Make the selected entities children of the sibling above.
+    Indent,
+    /// Move the selected entities out of their parent, just after it.
+    Outdent,
 }
 
 impl UiCommand {
     /// Every command, in menu order.
-    pub const ALL: [UiCommand; 22] = [
+    pub const ALL: [UiCommand; 27] = [
         UiCommand::Save,
         UiCommand::Undo,
         UiCommand::Redo,
@@ -282,6 +295,11 @@ impl UiCommand {
         UiCommand::ReloadPlugins,
         UiCommand::NewProject,
         UiCommand::Import,
+        UiCommand::Cut,
+        UiCommand::MoveUp,
+        UiCommand::MoveDown,
+        UiCommand::Indent,
+        UiCommand::Outdent,
     ];
 
     /// The menu label.
@@ -309,6 +327,11 @@ impl UiCommand {
             UiCommand::ReloadPlugins => "Rebuild and reload plugins",
             UiCommand::NewProject => "New project…",
             UiCommand::Import => "Import…",
+            UiCommand::Cut => "Cut",
+            UiCommand::MoveUp => "Move up",
+            UiCommand::MoveDown => "Move down",
+            UiCommand::Indent => "Into the entity above",
+            UiCommand::Outdent => "Out of the parent",
         }
     }
 
@@ -337,6 +360,11 @@ impl UiCommand {
             UiCommand::ReloadPlugins => k(Modifiers::COMMAND, Key::R),
             UiCommand::NewProject => k(Modifiers::COMMAND | Modifiers::SHIFT, Key::N),
             UiCommand::Import => k(Modifiers::COMMAND, Key::I),
+            UiCommand::Cut => k(Modifiers::COMMAND, Key::X),
+            UiCommand::MoveUp => k(Modifiers::ALT, Key::ArrowUp),
+            UiCommand::MoveDown => k(Modifiers::ALT, Key::ArrowDown),
+            UiCommand::Indent => k(Modifiers::ALT, Key::ArrowRight),
+            UiCommand::Outdent => k(Modifiers::ALT, Key::ArrowLeft),
         }
     }
 

@@ -50,6 +50,8 @@ pub struct KilnApp {
     render_state: Option<egui_wgpu::RenderState>,
     /// File > New project…, while open.
     new_project: Option<super::new_project_dialog::NewProjectDialog>,
+    /// Text to put on the system clipboard at the end of the frame.
+    clipboard_out: Option<String>,
 }
 
 impl std::fmt::Debug for KilnApp {
@@ -96,6 +98,7 @@ impl KilnApp {
             screenshot: None,
             render_state: None,
             new_project: None,
+            clipboard_out: None,
         }
     }
 
@@ -276,6 +279,7 @@ impl KilnApp {
                     self.panels.assets.show(&file);
                 }
                 Effect::OpenLevel(file) => follow.push(Action::OpenLevel(file)),
+                Effect::CopyText(text) => self.clipboard_out = Some(text),
             }
         }
         follow
@@ -359,6 +363,19 @@ impl KilnApp {
                     }
                 }
                 actions.push(Action::Run(c));
+            }
+        }
+        // The window turns Ctrl+C, Ctrl+X and Ctrl+V into clipboard events, not
+        // keys (a paste carries the system clipboard's text); outside a text field
+        // they copy, cut and paste entities.
+        if !typing {
+            for event in ctx.input(|i| i.events.clone()) {
+                match event {
+                    egui::Event::Copy => actions.push(Action::Run(UiCommand::Copy)),
+                    egui::Event::Cut => actions.push(Action::Run(UiCommand::Cut)),
+                    egui::Event::Paste(text) => actions.push(Action::PasteText(text)),
+                    _ => {}
+                }
             }
         }
         if !typing
@@ -480,6 +497,7 @@ impl KilnApp {
                 for c in [
                     UiCommand::NewEntity,
                     UiCommand::Duplicate,
+                    UiCommand::Cut,
                     UiCommand::Copy,
                     UiCommand::Paste,
                     UiCommand::BeginRename,
@@ -487,6 +505,16 @@ impl KilnApp {
                 ] {
                     command_button(ui, c, actions);
                 }
+                ui.menu_button("Hierarchy", |ui| {
+                    for c in [
+                        UiCommand::MoveUp,
+                        UiCommand::MoveDown,
+                        UiCommand::Indent,
+                        UiCommand::Outdent,
+                    ] {
+                        command_button(ui, c, actions);
+                    }
+                });
                 ui.separator();
                 command_button(ui, UiCommand::CreatePrefab, actions);
             });
@@ -856,6 +884,9 @@ impl KilnApp {
         if self.allowed_to_close && !self.closing {
             self.closing = true;
             ctx.send_viewport_cmd(ViewportCommand::Close);
+        }
+        if let Some(text) = self.clipboard_out.take() {
+            ctx.copy_text(text);
         }
         self.toasts(&ctx);
         self.take_screenshot(&ctx);

@@ -90,6 +90,40 @@ pub enum DocEdit {
     Group(Vec<DocEdit>),
 }
 
+impl DocEdit {
+    /// The entities the edit is about (for an insert or removal, those at its top),
+    /// in order: what undo and redo select, so that the user sees what came back.
+    pub fn touched(&self) -> Vec<String> {
+        let tops = |entities: &[(usize, EntityDocument)]| -> Vec<String> {
+            let ids: std::collections::HashSet<&str> =
+                entities.iter().map(|(_, e)| e.id.as_str()).collect();
+            entities
+                .iter()
+                .filter(|(_, e)| e.parent.as_deref().is_none_or(|p| !ids.contains(p)))
+                .map(|(_, e)| e.id.clone())
+                .collect()
+        };
+        match self {
+            DocEdit::SetField { entity, .. }
+            | DocEdit::Rename { entity, .. }
+            | DocEdit::SetComponent { entity, .. } => vec![entity.clone()],
+            DocEdit::SetOverride { instance, key, .. } => vec![format!("{instance}/{key}")],
+            DocEdit::Insert { entities } | DocEdit::Remove { entities } => tops(entities),
+            DocEdit::ReplaceEntity { new, .. } => vec![new.id.clone()],
+            DocEdit::ReplaceAll { .. } => Vec::new(),
+            DocEdit::Group(edits) => {
+                let mut out: Vec<String> = Vec::new();
+                for id in edits.iter().flat_map(DocEdit::touched) {
+                    if !out.contains(&id) {
+                        out.push(id);
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
 fn component_fields<'a>(
     doc: &'a mut LevelDocument,
     entity: &str,

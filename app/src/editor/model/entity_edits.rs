@@ -179,7 +179,120 @@ pub fn paste(doc: &LevelDocument, entities: &[EntityDocument]) -> Option<EditAnd
         .filter(|(_, e)| e.parent.as_ref().is_none_or(|p| !copied.contains(p)))
         .map(|(_, e)| e.id.clone())
         .collect();
+    // Each copy at the top gets a name of its own ("Lamp" -> "Lamp 2"), as Godot
+    // and Unity name duplicates; what is below it keeps its names.
+    let mut names: HashSet<String> = doc.entities.iter().map(|e| e.name.clone()).collect();
+    for (_, e) in &mut inserts {
+        if roots.contains(&e.id) && !e.name.is_empty() {
+            e.name = unique_name(&e.name, &names);
+            names.insert(e.name.clone());
+        }
+    }
     Some((DocEdit::Insert { entities: inserts }, roots))
+}
+
+/// `name`, or the first free name after it: a number at its end counts up
+/// ("Tree 1" -> "Tree 2"), and one is added where there is none ("Lamp" ->
+/// "Lamp 2").
+pub fn unique_name(name: &str, taken: &HashSet<String>) -> String {
+    if !taken.contains(name) {
+        return name.to_owned();
+    }
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let (base, first) = match name[base.len()..].parse::<u64>() {
+        Ok(n) if base.len() < name.len() => (base.to_owned(), n.saturating_add(1)),
+        _ => (format!("{name} "), 2),
+    };
+    (first..)
+        .map(|n| format!("{base}{n}"))
+        .find(|candidate| !taken.contains(candidate))
+        .unwrap_or_else(|| name.to_owned())
+}
+
+/// Which way the keyboard moves the selection in the hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nudge {
+    /// Before the sibling above.
+    Up,
+    /// After the sibling below.
+    Down,
+    /// Into the sibling above, as its last child.
+    Indent,
+    /// Out of its parent, just after it.
+    Outdent,
+}
+
+/// The reparent (entities, new parent, before) that moves the selected siblings one
+/// step `nudge`, or `None` where they cannot go (the first, the last, a root
+/// outdented, or a selection under several parents).
+pub fn nudge(
+    doc: &LevelDocument,
+    tree: &SceneTree,
+    selection: &[String],
+    nudge: Nudge,
+) -> Option<(Vec<String>, Option<String>, Option<String>)> {
+    let index = |id: &str| doc.entities.iter().position(|e| e.id == id);
+    let picked: Vec<usize> = selection.iter().filter_map(|id| index(id)).collect();
+    let first = *picked.first()?;
+    let parent = tree.parent[first];
+    if picked.iter().any(|&k| tree.parent[k] != parent) {
+        return None;
+    }
+    let siblings = match parent {
+        Some(p) => &tree.children[p],
+        None => &tree.roots,
+    };
+    let moving: Vec<usize> = siblings
+        .iter()
+        .copied()
+        .filter(|k| picked.contains(k))
+        .collect();
+    let id = |k: usize| doc.entities[k].id.clone();
+    let ids: Vec<String> = moving.iter().map(|&k| id(k)).collect();
+    let at = |k: usize| siblings.iter().position(|&s| s == k);
+    let first_at = at(*moving.first()?)?;
+    let last_at = at(*moving.last()?)?;
+    let before_first = siblings[..first_at]
+        .iter()
+        .rev()
+        .find(|k| !moving.contains(k))
+        .copied();
+    match nudge {
+        Nudge::Up => {
+            let above = before_first?;
+            Some((ids, parent.map(id), Some(id(above))))
+        }
+        Nudge::Down => {
+            let below = siblings[last_at + 1..]
+                .iter()
+                .position(|k| !moving.contains(k))?;
+            let below = last_at + 1 + below;
+            let after = siblings.get(below + 1).map(|&k| id(k));
+            Some((ids, parent.map(id), after))
+        }
+        Nudge::Indent => {
+            let into = before_first?;
+            // A prefab instance's children come from its unit: not into one.
+            if doc.entities[into].prefab.is_some() {
+                return None;
+            }
+            Some((ids, Some(id(into)), None))
+        }
+        Nudge::Outdent => {
+            let p = parent?;
+            let grand = tree.parent[p];
+            let around = match grand {
+                Some(g) => &tree.children[g],
+                None => &tree.roots,
+            };
+            let after = around
+                .iter()
+                .position(|&s| s == p)
+                .and_then(|k| around.get(k + 1))
+                .map(|&k| id(k));
+            Some((ids, grand.map(id), after))
+        }
+    }
 }
 
 /// Why a reparent was refused.
@@ -361,6 +474,70 @@ mod tests {
         assert_eq!(selection, vec!["a_1".to_owned()]);
         assert_eq!(after.entity("b_1").unwrap().parent.as_deref(), Some("a_1"));
         assert_eq!(after.entities.len(), 5);
+    }
+
+    #[test]
+    fn a_copy_at_the_top_gets_a_free_name_and_what_is_below_keeps_its_own() {
+        let taken: HashSet<String> = ["Lamp", "Lamp 2", "Tree 1", "Tree 2", "Tree 3"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        assert_eq!(unique_name("Lamp", &taken), "Lamp 3");
+        assert_eq!(unique_name("Tree 1", &taken), "Tree 4");
+        assert_eq!(unique_name("Rock", &taken), "Rock");
+        assert_eq!(unique_name("Box9", &["Box9".to_owned()].into()), "Box10");
+        let d = doc();
+        let tree = SceneTree::build(&d);
+        let copies = selected_subtrees(&d, &tree, &["a".into()]);
+        let (mut edit, _) = paste(&d, &copies).unwrap();
+        let mut after = d.clone();
+        edit.apply(&mut after);
+        assert_eq!(after.entity("a_1").unwrap().name, "A 2");
+        assert_eq!(after.entity("b_1").unwrap().name, "B");
+    }
+
+    #[test]
+    fn nudges_move_siblings_together_and_stop_at_the_ends() {
+        let d = LevelDocument::parse(
+            r#"{"entities": [
+                {"id": "p"}, {"id": "x", "parent": "p"}, {"id": "y", "parent": "p"},
+                {"id": "z", "parent": "p"}, {"id": "q"}
+            ]}"#,
+            "t.level",
+        )
+        .unwrap();
+        let tree = SceneTree::build(&d);
+        let sel = |ids: &[&str]| ids.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let p = || Some("p".to_owned());
+        assert_eq!(
+            nudge(&d, &tree, &sel(&["y", "z"]), Nudge::Up),
+            Some((sel(&["y", "z"]), p(), Some("x".into())))
+        );
+        assert_eq!(nudge(&d, &tree, &sel(&["x"]), Nudge::Up), None);
+        assert_eq!(
+            nudge(&d, &tree, &sel(&["x", "y"]), Nudge::Down),
+            Some((sel(&["x", "y"]), p(), None))
+        );
+        assert_eq!(
+            nudge(&d, &tree, &sel(&["x"]), Nudge::Down),
+            Some((sel(&["x"]), p(), Some("z".into())))
+        );
+        assert_eq!(nudge(&d, &tree, &sel(&["z"]), Nudge::Down), None);
+        assert_eq!(
+            nudge(&d, &tree, &sel(&["y"]), Nudge::Indent),
+            Some((sel(&["y"]), Some("x".into()), None))
+        );
+        assert_eq!(nudge(&d, &tree, &sel(&["x"]), Nudge::Indent), None);
+        assert_eq!(
+            nudge(&d, &tree, &sel(&["y"]), Nudge::Outdent),
+            Some((sel(&["y"]), None, Some("q".into())))
+        );
+        assert_eq!(nudge(&d, &tree, &sel(&["q"]), Nudge::Outdent), None);
+        assert_eq!(
+            nudge(&d, &tree, &sel(&["x", "q"]), Nudge::Up),
+            None,
+            "two parents"
+        );
     }
 
     #[test]

@@ -81,7 +81,12 @@ pub enum Effect {
     ShowFile(String),
     /// Open a level or unit, asking about unsaved edits first (one just made).
     OpenLevel(String),
+    /// Put this text on the system clipboard (copied entities).
+    CopyText(String),
 }
+
+/// The key that marks entities copied to the system clipboard.
+const CLIPBOARD_KEY: &str = "kiln_entities";
 
 /// Levels from this size up open on a worker thread (about 25,000 entities of the
 /// demo's kind; such a level takes a few tenths of a second to open).
@@ -802,6 +807,7 @@ impl Editor {
                 self.import_files(sources, &folder, on_conflict);
             }
             Action::CancelImport => self.cancel_import(),
+            Action::PasteText(text) => self.paste_text(&text),
             // Entity edits without a level, and the window's own actions (handled by
             // the app before they reach the editor).
             Action::Rename { .. }
@@ -850,11 +856,33 @@ impl Editor {
                 let copies = selected(self);
                 self.paste(&copies);
             }
-            UiCommand::Copy => self.clipboard = selected(self),
+            UiCommand::Copy => self.copy_selection(),
+            UiCommand::Cut => {
+                self.copy_selection();
+                self.run(UiCommand::Delete);
+            }
             UiCommand::Paste => {
                 let copies = std::mem::take(&mut self.clipboard);
                 self.paste(&copies);
                 self.clipboard = copies;
+            }
+            UiCommand::MoveUp | UiCommand::MoveDown | UiCommand::Indent | UiCommand::Outdent => {
+                let way = match c {
+                    UiCommand::MoveUp => entity_edits::Nudge::Up,
+                    UiCommand::MoveDown => entity_edits::Nudge::Down,
+                    UiCommand::Indent => entity_edits::Nudge::Indent,
+                    _ => entity_edits::Nudge::Outdent,
+                };
+                if let Some(level) = &self.level
+                    && let Some((entities, parent, before)) =
+                        entity_edits::nudge(&level.doc, &self.tree, &self.selection, way)
+                {
+                    self.apply(Action::Reparent {
+                        entities,
+                        parent,
+                        before,
+                    });
+                }
             }
             UiCommand::BeginRename => {
                 if let Some(id) = self.selection.first() {
@@ -933,6 +961,36 @@ impl Editor {
         }
     }
 
+    /// Copies the selected entities (with their children), here and to the system
+    /// clipboard as JSON, so that another Kiln window can paste them too.
+    fn copy_selection(&mut self) {
+        let Some(level) = &self.level else { return };
+        self.clipboard = entity_edits::selected_subtrees(&level.doc, &self.tree, &self.selection);
+        if self.clipboard.is_empty() {
+            return;
+        }
+        let wrapped = serde_json::json!({ CLIPBOARD_KEY: self.clipboard });
+        if let Ok(text) = serde_json::to_string_pretty(&wrapped) {
+            self.effects.push(Effect::CopyText(text));
+        }
+    }
+
+    /// Pastes entities copied in Kiln from `text` (the system clipboard), or the
+    /// ones copied here last.
+    fn paste_text(&mut self, text: &str) {
+        #[derive(serde::Deserialize)]
+        struct Copied {
+            kiln_entities: Vec<EntityDocument>,
+        }
+        match serde_json::from_str::<Copied>(text) {
+            Ok(copied) if !copied.kiln_entities.is_empty() => {
+                self.paste(&copied.kiln_entities);
+                self.clipboard = copied.kiln_entities;
+            }
+            _ => self.run(UiCommand::Paste),
+        }
+    }
+
     fn paste(&mut self, entities: &[EntityDocument]) {
         if let Some(level) = &self.level
             && let Some(made) = entity_edits::paste(&level.doc, entities)
@@ -957,6 +1015,25 @@ impl Editor {
     /// stack; a change of files that fails stays where it was.
     fn step(&mut self, mut taken: Taken, forward: bool) {
         let result = self.run_entry(taken.entry_mut(), forward);
+        // What the step touched is selected (what came back from a delete, the
+        // entity whose field went back), where it still exists.
+        let touched = match taken.entry_mut() {
+            Entry::Doc(edit)
+            | Entry::Files {
+                edit: Some(edit), ..
+            } => edit.touched(),
+            _ => Vec::new(),
+        };
+        let existing: Vec<String> = touched
+            .into_iter()
+            .filter(|id| {
+                let entity = prefab_parts::split_part(id).map_or(id.as_str(), |(i, _)| i);
+                self.entity(entity).is_some()
+            })
+            .collect();
+        if result.is_ok() && !existing.is_empty() {
+            self.selection = existing;
+        }
         match (result, forward) {
             (Ok(()), true) => self.history.redone(taken),
             (Ok(()), false) => self.history.undone(taken),
