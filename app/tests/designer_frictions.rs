@@ -13,6 +13,7 @@ use std::fs;
 use std::time::{Duration, Instant};
 
 use kiln::editor::{Action, Editor, Effect, Severity, UiCommand};
+
 use kiln_core::{ResourceId, ResourcePath};
 
 /// Polls the editor as its frame loop does until `done` holds (panics after 10 s).
@@ -238,4 +239,237 @@ mod in_the_window {
         assert_eq!(editor(&h).selection(), ["ground"]);
         assert_eq!(editor(&h).entity("ground").unwrap().name, "Ground");
     }
+}
+
+/// The world poses of `ids` (as they are now), for before/after comparisons.
+fn poses(editor: &Editor, ids: &[&str]) -> Vec<glam::Affine3A> {
+    ids.iter()
+        .map(|id| editor.world_pose(id).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_prefab_made_from_a_selection_sits_where_it_was() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    // One root: the instance takes its transform, the unit's root sits at its origin.
+    let before = poses(&editor, &["grove", "tree_01", "tree_03"]);
+    editor.apply(Action::Select(vec!["grove".into()]));
+    editor.apply(Action::Run(UiCommand::CreatePrefab));
+    assert_eq!(editor.compile_error(), None);
+    let instance = editor.entity("grove").unwrap().clone();
+    assert_eq!(instance.prefab.as_deref(), Some("units/grove"));
+    assert_eq!(
+        instance.components["transform"]["position"],
+        serde_json::json!([-6, 0, -4])
+    );
+    let unit = fs::read_to_string(dir.path().join("units/grove.unit")).unwrap();
+    let unit: serde_json::Value = serde_json::from_str(&unit).unwrap();
+    assert_eq!(unit["entities"][0]["id"], "grove");
+    assert_eq!(
+        unit["entities"][0]["components"]["transform"],
+        serde_json::json!({})
+    );
+    let after = poses(&editor, &["grove", "grove/tree_01", "grove/tree_03"]);
+    for (a, b) in before.iter().zip(&after) {
+        assert!(a.abs_diff_eq(*b, 1e-4), "{a:?} vs {b:?}");
+    }
+    editor.apply(Action::Run(UiCommand::Undo));
+
+    // Several roots: the instance sits at their centre, each placed relative to it.
+    editor.apply(Action::OpenLevel("levels/workshop.level".into()));
+    let roots: Vec<String> = editor
+        .level()
+        .unwrap()
+        .doc
+        .entities
+        .iter()
+        .filter(|e| e.parent.is_none() && e.prefab.is_none() && e.id != "floor")
+        .take(2)
+        .map(|e| e.id.clone())
+        .collect();
+    assert_eq!(roots.len(), 2, "two plain roots to choose");
+    let ids: Vec<&str> = roots.iter().map(String::as_str).collect();
+    let before = poses(&editor, &ids);
+    let centre = (before[0].translation + before[1].translation) / 2.0;
+    editor.apply(Action::Select(roots.clone()));
+    editor.apply(Action::Run(UiCommand::CreatePrefab));
+    assert_eq!(editor.compile_error(), None);
+    let instance = editor.selection()[0].clone();
+    let at = editor.world_pose(&instance).unwrap().translation;
+    assert!((at - centre).length() < 1e-3, "{at:?} vs {centre:?}");
+    let placed: Vec<String> = roots.iter().map(|r| format!("{instance}/{r}")).collect();
+    let placed: Vec<&str> = placed.iter().map(String::as_str).collect();
+    for (a, b) in before.iter().zip(poses(&editor, &placed)) {
+        assert!(a.abs_diff_eq(b, 1e-3), "{a:?} vs {b:?}");
+    }
+}
+
+fn part_material(editor: &Editor, part: &str) -> serde_json::Value {
+    editor
+        .part(part)
+        .expect("the part is shown")
+        .entity
+        .components["mesh"]["material"]
+        .clone()
+}
+
+#[test]
+fn part_inspectors_follow_a_unit_edited_on_disk_or_in_the_editor() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    editor.apply(Action::Select(vec!["tree_01/trunk".into()]));
+    assert_eq!(part_material(&editor, "tree_01/trunk"), "materials/bark");
+
+    // Edited in another program.
+    let unit = dir.path().join("units/tree.unit");
+    let text = fs::read_to_string(&unit).unwrap();
+    atomic_write(
+        &unit,
+        &text.replacen("materials/bark", "materials/stone", 1),
+    );
+    until(&mut editor, "the part to follow", |e| {
+        part_material(e, "tree_01/trunk") == "materials/stone"
+    });
+
+    // Edited in the editor: opened, changed, saved; back in the level.
+    editor.apply(Action::OpenLevel("units/tree.unit".into()));
+    editor.apply(Action::SetField {
+        entities: vec!["trunk".into()],
+        component: "mesh".into(),
+        instance: None,
+        field: "material".into(),
+        value: serde_json::json!("materials/wood"),
+        continuing: false,
+    });
+    editor.apply(Action::Run(UiCommand::Save));
+    editor.apply(Action::OpenLevel("levels/forest.level".into()));
+    editor.apply(Action::Select(vec!["tree_01/trunk".into()]));
+    assert_eq!(part_material(&editor, "tree_01/trunk"), "materials/wood");
+}
+
+mod mixed_in_the_window {
+    use super::support;
+    use egui::Key;
+    use egui_kittest::kittest::Queryable;
+    use kiln::editor::Action;
+    use support::ui::{editor, open};
+
+    #[test]
+    fn a_field_the_selection_disagrees_on_shows_no_value_until_edited() {
+        let dir = support::demo_copy();
+        let mut h = open(dir.path());
+        // Ground sits at the origin, the grove at (-6, 0, -4): x and z differ.
+        h.state_mut()
+            .apply_actions(vec![Action::Select(vec!["ground".into(), "grove".into()])]);
+        h.run_steps(3);
+        assert!(h.query_all_by_label_contains("position (mixed)").count() >= 1);
+        assert_eq!(
+            h.get_all_by_value("—").count(),
+            2,
+            "x and z of the position, not y"
+        );
+        // Typed into: both get the value, and it shows.
+        h.get_all_by_value("—").next().unwrap().click();
+        h.run_steps(2);
+        h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+        if let Some(field) = h.get_all_by_value("—").next() {
+            field.type_text("2.5");
+        }
+        h.run_steps(1);
+        h.key_press(Key::Enter);
+        h.run_steps(3);
+        let e = editor(&h);
+        for id in ["ground", "grove"] {
+            let p = &e.entity(id).unwrap().components["transform"]["position"];
+            assert_eq!(p[0], 2.5, "{id}: {p}");
+        }
+        assert_eq!(
+            e.entity("grove").unwrap().components["transform"]["position"][2],
+            -4.0
+        );
+        assert_eq!(h.get_all_by_value("—").count(), 1, "only z differs now");
+    }
+}
+
+mod renamed_in_the_window {
+    use super::support;
+    use egui::Key;
+    use egui_kittest::kittest::Queryable;
+    use support::ui::open;
+
+    #[test]
+    fn the_inspector_follows_an_asset_renamed_or_moved_back() {
+        let dir = support::demo_copy();
+        let mut h = open(dir.path());
+        h.get_by_label("📁 materials").click();
+        h.run_steps(3);
+        h.get_by_label("🎨 bark.material").click();
+        h.run_steps(3);
+        h.get_by_label("materials/bark.material");
+        h.key_press(Key::F2);
+        h.run_steps(3);
+        h.get_by_label("New path").focus();
+        h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+        h.get_by_label("New path")
+            .type_text("materials/oak_bark.material");
+        h.run_steps(2);
+        h.get_by_label("Preview").click();
+        h.run_steps(2);
+        h.get_by_label("Apply").click();
+        h.run_steps(4);
+        assert!(h.query_by_label_contains("No such file").is_none());
+        assert!(h.query_by_label_contains("does not exist").is_none());
+        h.get_by_label("materials/oak_bark.material");
+        h.get_by_label_contains("roughness");
+        // Undone: it follows the file back.
+        h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+        h.run_steps(4);
+        h.get_by_label("materials/bark.material");
+        h.get_by_label_contains("roughness");
+    }
+}
+
+mod parts_in_the_window {
+    use super::support;
+    use egui_kittest::kittest::Queryable;
+    use kiln::editor::Action;
+    use support::ui::{editor, open};
+
+    #[test]
+    fn a_part_picked_in_the_viewport_is_revealed_in_the_tree() {
+        let dir = support::demo_copy();
+        let mut h = open(dir.path());
+        assert!(h.query_by_label("Canopy").is_none(), "closed at first");
+        // What a second click on a canopy in the viewport selects: a part below
+        // another part of its unit.
+        h.state_mut()
+            .apply_actions(vec![Action::Select(vec!["tree_01/canopy".into()])]);
+        h.run_steps(4);
+        h.get_by_role_and_label(egui::accesskit::Role::TreeItem, "Canopy");
+        // And a part of a prefab nested in a prefab, far down the level.
+        h.state_mut()
+            .apply_actions(vec![Action::Select(vec!["lamp_2/head/glass".into()])]);
+        h.run_steps(4);
+        h.get_by_role_and_label(egui::accesskit::Role::TreeItem, "Glass");
+        assert_eq!(editor(&h).selection(), ["lamp_2/head/glass"]);
+    }
+}
+
+#[test]
+fn a_selected_prefab_instance_draws_its_parts_selected() {
+    let dir = support::demo_copy();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    let level = |e: &Editor, id: &str| e.preview().level.as_ref().unwrap().entity(id).unwrap();
+    editor.apply(Action::Select(vec!["lamp_2".into()]));
+    let drawn = editor.drawn_selected();
+    for part in ["lamp_2", "lamp_2/head", "lamp_2/head/glass"] {
+        assert!(drawn.contains(&level(&editor, part)), "{part}");
+    }
+    assert!(!drawn.contains(&level(&editor, "windmill")));
+    // A part alone: only it and what is below it.
+    editor.apply(Action::Select(vec!["lamp_2/head".into()]));
+    let drawn = editor.drawn_selected();
+    assert!(drawn.contains(&level(&editor, "lamp_2/head/glass")));
+    assert!(!drawn.contains(&level(&editor, "lamp_2")));
 }

@@ -54,7 +54,8 @@ fn a_c_plugin_folder_is_built_once_and_loaded_in_place_or_from_a_private_copy() 
     assert!(matches!(folder.source, PluginSource::C(_)));
     assert!(folder.built.is_file());
     assert!(!folder.needs_build());
-    // Only the built library and what it was built from are kept.
+    // Only the built library, what it was built from and the types it registered
+    // are kept.
     let mut private: Vec<String> = fs::read_dir(folder.built.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -64,9 +65,11 @@ fn a_c_plugin_folder_is_built_once_and_loaded_in_place_or_from_a_private_copy() 
         private,
         [
             format!("plugin{}", std::env::consts::DLL_SUFFIX),
-            "plugin.sources".into()
+            "plugin.sources".into(),
+            "plugin.types".into()
         ]
     );
+    assert_eq!(folder.recorded_types(), ["blink"]);
 
     // A command loads the library in place, once: a second load while the first is
     // alive is refused (the loader would hand back the first). The editor loads a
@@ -85,7 +88,8 @@ fn a_c_plugin_folder_is_built_once_and_loaded_in_place_or_from_a_private_copy() 
         fs::read_dir(folder.built.parent().unwrap())
             .unwrap()
             .count(),
-        2
+        3,
+        "no private copy is left"
     );
     drop((plugins, registry, copy, second));
 

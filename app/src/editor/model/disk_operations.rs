@@ -350,6 +350,10 @@ impl Editor {
             .as_mut()
             .context("the project is not indexed")?;
         let inverse = dependency_checker::rename::apply(checker, plan)?;
+        if !plan.moves.is_empty() {
+            self.effects
+                .push(super::Effect::FilesMoved(plan.moves.clone()));
+        }
         // Units may have moved or been patched: read them again.
         self.prefabs = super::prefab_parts::PrefabLibrary::default();
         if let Some(level) = &mut self.level {
@@ -426,6 +430,10 @@ impl Editor {
         write_atomic(&path, text.as_bytes()).with_context(|| format!("saving {}", level.file))?;
         self.history.mark_saved();
         let file = level.file.clone();
+        // A saved unit is what instances of it show from now on (their part
+        // inspectors read the unit as loaded).
+        self.prefabs.forget(std::slice::from_ref(&file));
+        self.tree_changed();
         self.remove_recovery(&file);
         self.info(format!("saved {file}"));
         if let Some(checker) = &mut self.checker {

@@ -83,6 +83,9 @@ pub enum Effect {
     OpenLevel(String),
     /// Put this text on the system clipboard (copied entities).
     CopyText(String),
+    /// Files moved (old, new): what shows them (the asset browser's selection, the
+    /// inspector) follows them.
+    FilesMoved(Vec<(String, String)>),
 }
 
 /// The key that marks entities copied to the system clipboard.
@@ -320,6 +323,26 @@ impl Editor {
         let e = self.preview.level.as_ref()?.entity(id)?;
         let t = self.preview.world.transforms.lookup(e)?;
         Some(self.preview.world.transforms.world(t))
+    }
+    /// The preview's entities drawn as selected: the selected ones and everything
+    /// below them in the scene graph (a prefab instance's parts, a group's children).
+    pub fn drawn_selected(&self) -> std::collections::HashSet<kiln_core::Entity> {
+        let level = self.preview.level.as_ref();
+        let transforms = &self.preview.world.transforms;
+        let mut set: std::collections::HashSet<kiln_core::Entity> = self
+            .selection
+            .iter()
+            .filter_map(|id| level?.entity(id))
+            .collect();
+        let mut stack: Vec<_> = set.iter().filter_map(|e| transforms.lookup(*e)).collect();
+        while let Some(t) = stack.pop() {
+            for child in transforms.children(t) {
+                if set.insert(transforms.entity(child)) {
+                    stack.push(child);
+                }
+            }
+        }
+        set
     }
     /// The world pose of an entity's parent in the preview world (for a part, the
     /// part's parent inside its instance).

@@ -121,6 +121,49 @@ pub fn split_part(id: &str) -> Option<(&str, &str)> {
     id.split_once('/')
 }
 
+/// The rows of the scene tree above the part `path` (`lamp_2/head/glass`), from the
+/// top: its instance, the parts above it in its unit (a canopy sits under its
+/// trunk), and each nested instance on the way with the parts above it in its own
+/// unit. What must be open for the part's row to show.
+pub fn rows_above(doc: &LevelDocument, prefabs: &PrefabLibrary, path: &str) -> Vec<String> {
+    let mut rows = Vec::new();
+    let mut segments = path.split('/');
+    let Some(instance) = segments.next() else {
+        return rows;
+    };
+    let Some(mut prefab) = doc.entity(instance).and_then(|e| e.prefab.clone()) else {
+        return rows;
+    };
+    let mut prefix = instance.to_owned();
+    rows.push(prefix.clone());
+    let rest: Vec<&str> = segments.collect();
+    for (k, segment) in rest.iter().enumerate() {
+        let Some(unit) = prefabs.unit(&prefab) else {
+            break;
+        };
+        let Some(at) = unit.doc.entities.iter().position(|e| e.id == *segment) else {
+            break;
+        };
+        // The parts above it in this unit, outermost first.
+        let mut above = Vec::new();
+        let mut up = unit.tree.parent[at];
+        while let Some(p) = up {
+            above.push(format!("{prefix}/{}", unit.doc.entities[p].id));
+            up = unit.tree.parent[p];
+        }
+        rows.extend(above.into_iter().rev());
+        prefix = format!("{prefix}/{segment}");
+        if k + 1 < rest.len() {
+            rows.push(prefix.clone());
+            match &unit.doc.entities[at].prefab {
+                Some(inner) => prefab = inner.clone(),
+                None => break,
+            }
+        }
+    }
+    rows
+}
+
 /// A part as the inspector shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartView {
@@ -400,6 +443,71 @@ pub fn create_prefab(
             })
             .collect(),
     };
+    // The instance sits where the selection was: one root gives it its transform
+    // (the unit's root is then at the unit's origin); several give it their centre,
+    // each placed relative to it.
+    let mut unit = unit;
+    let mut instance_transform = Map::new();
+    let vector = |t: &Map<String, Value>, key: &str| -> Option<[f64; 3]> {
+        let a = t.get(key)?.as_array()?;
+        Some([
+            a.first()?.as_f64()?,
+            a.get(1)?.as_f64()?,
+            a.get(2)?.as_f64()?,
+        ])
+    };
+    let transform_of = |e: &EntityDocument| -> Map<String, Value> {
+        e.components
+            .get("transform")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let clean = |v: f64| (v * 10_000.0).round() / 10_000.0;
+    let json3 = |v: [f64; 3]| kiln_core::schema::json_f32s(&v.map(|x| clean(x) as f32));
+    let unit_roots: Vec<usize> = unit
+        .entities
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| root_ids.contains(e.id.as_str()))
+        .map(|(k, _)| k)
+        .collect();
+    if let [only] = unit_roots.as_slice() {
+        let root = &mut unit.entities[*only];
+        if let Some(t) = root
+            .components
+            .get_mut("transform")
+            .and_then(Value::as_object_mut)
+        {
+            instance_transform = std::mem::take(t);
+        }
+    } else {
+        let positions: Vec<[f64; 3]> = unit_roots
+            .iter()
+            .map(|&k| vector(&transform_of(&unit.entities[k]), "position").unwrap_or([0.0; 3]))
+            .collect();
+        let n = positions.len().max(1) as f64;
+        let centre = positions.iter().fold([0.0; 3], |acc, p| {
+            [acc[0] + p[0] / n, acc[1] + p[1] / n, acc[2] + p[2] / n]
+        });
+        if centre != [0.0; 3] {
+            instance_transform.insert("position".into(), json3(centre));
+            for (&k, p) in unit_roots.iter().zip(&positions) {
+                let relative = [p[0] - centre[0], p[1] - centre[1], p[2] - centre[2]];
+                let t = unit.entities[k]
+                    .components
+                    .entry("transform".to_owned())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Some(t) = t.as_object_mut() {
+                    if relative == [0.0; 3] {
+                        t.remove("position");
+                    } else {
+                        t.insert("position".into(), json3(relative));
+                    }
+                }
+            }
+        }
+    }
     let member_ids: HashSet<&str> = members
         .iter()
         .map(|&i| doc.entities[i].id.as_str())
@@ -422,10 +530,10 @@ pub fn create_prefab(
     } else {
         stem.to_owned()
     };
-    // An identity transform, so that the instance can be moved with the handle and
-    // shows a transform in the inspector.
+    // A transform even where it is the identity, so that the instance can be moved
+    // with the handle and shows a transform in the inspector.
     let mut components = Map::new();
-    components.insert("transform".into(), Value::Object(Map::new()));
+    components.insert("transform".into(), Value::Object(instance_transform));
     let instance = EntityDocument {
         id: instance_id.clone(),
         name,

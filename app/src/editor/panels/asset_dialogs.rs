@@ -463,9 +463,6 @@ pub(crate) fn rename_dialog(
             });
         });
     if apply && let Some(Ok(p)) = plan.take() {
-        if let Some(query) = &state.results {
-            state.results = Some(query.after_moves(&p.moves));
-        }
         actions.push(Action::MoveAssets(Box::new(p)));
         close = true;
     }

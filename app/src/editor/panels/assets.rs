@@ -121,6 +121,26 @@ impl AssetState {
         self.results = None;
     }
 
+    /// Follows files that moved (old, new), or the folders they were in: the
+    /// selection, the selected folder and the results' question keep showing them.
+    pub fn follow_moves(&mut self, moves: &[(String, String)]) {
+        let follow = |path: &str| -> Option<String> {
+            moves.iter().find_map(|(old, new)| {
+                let rest = path.strip_prefix(old.as_str())?;
+                (rest.is_empty() || rest.starts_with('/')).then(|| format!("{new}{rest}"))
+            })
+        };
+        if let Some(new) = self.selected.as_deref().and_then(follow) {
+            self.selected = Some(new);
+        }
+        if let Some(new) = self.folder.as_deref().and_then(follow) {
+            self.folder = Some(new);
+        }
+        if let Some(query) = &self.results {
+            self.results = Some(query.after_moves(moves));
+        }
+    }
+
     /// Where new files and imports go: the selected folder (or the selected file's),
     /// or the project root.
     pub fn target_folder(&self) -> String {

@@ -203,7 +203,7 @@ fn show_selection(
                                         let current = authored.unwrap_or(&f.default);
                                         let mixed = values
                                             .iter()
-                                            .any(|v| v.unwrap_or(&f.default) != current);
+                                            .any(|v| !same_value(v.unwrap_or(&f.default), current));
                                         let overriding: Vec<&Target> = targets
                                             .iter()
                                             .filter(|t| t.overrides(component, &f.name))
@@ -230,9 +230,10 @@ fn show_selection(
                                                         continuing,
                                                     ));
                                                 };
+                                                let shown = Shown::of(&values, f, mixed);
                                                 field_widget(
-                                                    ui, editor, f, current, label, &mut emit,
-                                                    reveal,
+                                                    ui, editor, f, current, &shown, label,
+                                                    &mut emit, reveal,
                                                 );
                                             },
                                         );
@@ -301,7 +302,16 @@ fn asset(
                         continuing,
                     });
                 };
-                field_widget(ui, editor, f, current, label.id, &mut emit, reveal);
+                field_widget(
+                    ui,
+                    editor,
+                    f,
+                    current,
+                    &Shown::default(),
+                    label.id,
+                    &mut emit,
+                    reveal,
+                );
                 ui.end_row();
             }
         });
@@ -490,12 +500,74 @@ fn add_component_menu(
     });
 }
 
+/// What of a field's value the selected entities share: a mixed part shows no value
+/// ("—") until it is edited, rather than the first entity's.
+#[derive(Debug, Default, Clone, Copy)]
+struct Shown {
+    /// The values differ.
+    mixed: bool,
+    /// Which components of a vector or colour differ.
+    axes: [bool; 4],
+}
+
+impl Shown {
+    fn of<'a>(values: &[Option<&'a Value>], f: &'a FieldSchema, mixed: bool) -> Self {
+        let mut axes = [false; 4];
+        if mixed {
+            for (k, axis) in axes.iter_mut().enumerate() {
+                let at = |v: Option<&'a Value>| v.unwrap_or(&f.default).get(k);
+                let first = values.first().and_then(|v| at(*v));
+                *axis = values.iter().map(|v| at(*v)).any(|v| match (v, first) {
+                    (Some(a), Some(b)) => !same_value(a, b),
+                    (a, b) => a.is_some() != b.is_some(),
+                });
+            }
+        }
+        Shown { mixed, axes }
+    }
+}
+
+/// Whether two field values are the same: numbers by value (`0` and `0.0`, as a
+/// default and a file may write them), arrays item by item.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_value(a, b))
+        }
+        _ => a == b,
+    }
+}
+
+/// A number field that shows "—" while the selection disagrees on it.
+fn number_field<'a>(value: &'a mut f64, mixed: bool) -> DragValue<'a> {
+    let drag = DragValue::new(value);
+    if mixed {
+        drag.custom_formatter(|_, _| "—".to_owned())
+    } else {
+        drag
+    }
+}
+
+/// Tells screen readers (and tests) that a field shows no value: the selected
+/// entities disagree on it.
+fn say_mixed(r: &egui::Response, mixed: bool) {
+    if mixed {
+        r.widget_info(|| {
+            let mut info = egui::WidgetInfo::new(egui::Role::SpinButton);
+            info.current_text_value = Some("—".to_owned());
+            info
+        });
+    }
+}
+
 #[allow(clippy::too_many_arguments)] // The field's context, passed through once.
 fn field_widget(
     ui: &mut egui::Ui,
     editor: &Editor,
     f: &FieldSchema,
     current: &Value,
+    shown: &Shown,
     label: egui::Id,
     emit: &mut impl FnMut(Value, bool),
     reveal: &mut Option<String>,
@@ -503,28 +575,35 @@ fn field_widget(
     match &f.kind {
         FieldKind::Bool => {
             let mut b = current.as_bool().unwrap_or(false);
-            if ui.checkbox(&mut b, "").labelled_by(label).changed() {
+            let check = egui::Checkbox::new(&mut b, "").indeterminate(shown.mixed);
+            if ui.add(check).labelled_by(label).changed() {
                 emit(Value::Bool(b), false);
             }
         }
         FieldKind::Int { min, max } => {
-            let mut v = current.as_i64().unwrap_or(0);
+            let mut v = current.as_i64().unwrap_or(0) as f64;
             let r = ui
-                .add(DragValue::new(&mut v).range(*min..=*max))
+                .add(
+                    number_field(&mut v, shown.mixed)
+                        .range(*min as f64..=*max as f64)
+                        .speed(0.2),
+                )
                 .labelled_by(label);
+            say_mixed(&r, shown.mixed);
             if r.changed() {
-                emit(Value::from(v), r.dragged());
+                emit(Value::from(v.round() as i64), r.dragged());
             }
         }
         FieldKind::Float { min, max } => {
             let mut v = number(current);
             let r = ui
                 .add(
-                    DragValue::new(&mut v)
+                    number_field(&mut v, shown.mixed)
                         .range(*min as f64..=*max as f64)
                         .speed(0.05),
                 )
                 .labelled_by(label);
+            say_mixed(&r, shown.mixed);
             if r.changed() {
                 emit(kiln_core::schema::json_f32(v as f32), r.dragged());
             }
@@ -538,10 +617,15 @@ fn field_widget(
             };
             let mut changed = None;
             ui.horizontal(|ui| {
-                for (axis, c) in ["x", "y", "z"].iter().zip(v.iter_mut()) {
+                for ((axis, c), mixed) in ["x", "y", "z"].iter().zip(v.iter_mut()).zip(shown.axes) {
                     let r = ui
-                        .add(DragValue::new(c).speed(speed).prefix(format!("{axis} ")))
+                        .add(
+                            number_field(c, mixed)
+                                .speed(speed)
+                                .prefix(format!("{axis} ")),
+                        )
                         .labelled_by(label);
+                    say_mixed(&r, mixed);
                     if r.changed() {
                         changed = Some(r.dragged());
                     }
@@ -559,6 +643,10 @@ fn field_widget(
             let r = ui
                 .color_edit_button_srgba_unmultiplied(&mut srgba)
                 .labelled_by(label);
+            if shown.mixed {
+                ui.weak("—")
+                    .on_hover_text("The selected entities have different colours");
+            }
             if r.changed() {
                 // Two decimals: 1/255 steps, without float noise in the file.
                 let values = srgba.map(|b| (f64::from(b) / 255.0 * 100.0).round() / 100.0);
@@ -566,9 +654,19 @@ fn field_widget(
             }
         }
         FieldKind::Text => {
-            let mut s = current.as_str().unwrap_or("").to_owned();
+            let mut s = if shown.mixed {
+                String::new()
+            } else {
+                current.as_str().unwrap_or("").to_owned()
+            };
             let r = ui
-                .add(egui::TextEdit::singleline(&mut s))
+                .add(
+                    egui::TextEdit::singleline(&mut s).hint_text(if shown.mixed {
+                        "—"
+                    } else {
+                        ""
+                    }),
+                )
                 .labelled_by(label);
             if r.changed() {
                 emit(Value::String(s), true);
@@ -576,8 +674,13 @@ fn field_widget(
         }
         FieldKind::Enum(options) => {
             let mut s = current.as_str().unwrap_or("").to_owned();
+            let text = if shown.mixed {
+                "—".to_owned()
+            } else {
+                s.clone()
+            };
             egui::ComboBox::from_id_salt(label)
-                .selected_text(&s)
+                .selected_text(text)
                 .show_ui(ui, |ui| {
                     for o in options {
                         if ui.selectable_value(&mut s, o.clone(), o).clicked() {
@@ -594,6 +697,7 @@ fn field_widget(
                 editor,
                 resource_type,
                 current.as_str().unwrap_or(""),
+                shown.mixed,
                 label,
                 emit,
                 reveal,
@@ -613,6 +717,7 @@ fn resource_picker(
     editor: &Editor,
     resource_type: &str,
     current: &str,
+    mixed: bool,
     label: egui::Id,
     emit: &mut impl FnMut(Value, bool),
     reveal: &mut Option<String>,
@@ -629,9 +734,11 @@ fn resource_picker(
                 .collect()
         })
         .unwrap_or_default();
-    let missing = !current.is_empty() && !candidates.iter().any(|c| c == current);
+    let missing = !mixed && !current.is_empty() && !candidates.iter().any(|c| c == current);
     ui.horizontal(|ui| {
-        let shown = if current.is_empty() {
+        let shown = if mixed {
+            "—"
+        } else if current.is_empty() {
             "(none)"
         } else {
             current
@@ -655,11 +762,11 @@ fn resource_picker(
             ui.colored_label(Color32::from_rgb(220, 80, 70), "⚠")
                 .on_hover_text(format!("{current}.{resource_type} does not exist"));
         }
-        if current.is_empty() && resource_type == "mesh" {
+        if !mixed && current.is_empty() && resource_type == "mesh" {
             ui.colored_label(Color32::from_rgb(220, 170, 60), "⚠ nothing drawn")
                 .on_hover_text("Choose a mesh: without one, this component draws nothing");
         }
-        if !current.is_empty() && ResourcePath::parse(current).is_ok() && {
+        if !mixed && !current.is_empty() && ResourcePath::parse(current).is_ok() && {
             let show = ui.small_button("↗").on_hover_text("Show in asset browser");
             // The glyph is not a name: screen readers and tests find it by this.
             show.widget_info(|| {

@@ -474,19 +474,12 @@ fn reveal_selection(editor: &Editor, state: &mut SceneTreeState) {
             up = editor.tree().parent[p];
         }
     }
-    // A part: its instance and the nested instances above it.
+    // A part: its instance, the parts above it in its unit, and the nested
+    // instances on the way.
     for id in selection.iter().filter(|id| prefab_parts::is_part(id)) {
-        let mut ancestor = String::new();
-        let segments: Vec<&str> = id.split('/').collect();
-        for segment in &segments[..segments.len() - 1] {
-            let is_part = !ancestor.is_empty();
-            if is_part {
-                ancestor.push('/');
-            }
-            ancestor.push_str(segment);
-            state
-                .openness
-                .reveal(&ancestor, rows::open_by_default(is_part));
+        for row in prefab_parts::rows_above(doc, editor.prefabs(), id) {
+            let is_part = prefab_parts::is_part(&row);
+            state.openness.reveal(&row, rows::open_by_default(is_part));
         }
     }
 }

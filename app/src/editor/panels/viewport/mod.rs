@@ -61,6 +61,27 @@ pub struct ViewportState {
     /// CPU time the last frame's viewport took (building and submitting; the GPU's
     /// own work is not included).
     pub last_cpu_time: Duration,
+    /// The entities drawn selected, and the (world, selection) they were found for.
+    tinted: Option<(TintKey, HashSet<Entity>)>,
+}
+
+/// What the entities drawn selected were found for: the world's spawn count and the
+/// selection.
+type TintKey = (u64, Vec<String>);
+
+/// The entities drawn as selected: the selected ones and everything below them, so
+/// that a selected prefab instance (whose own entity draws nothing) or group shows
+/// its parts tinted. Walked again only when the world or the selection changes.
+fn tinted(viewport: &mut ViewportState, editor: &Editor) -> HashSet<Entity> {
+    let key = (editor.preview().spawns, editor.selection().to_vec());
+    if let Some((k, set)) = &viewport.tinted
+        && *k == key
+    {
+        return set.clone();
+    }
+    let set = editor.drawn_selected();
+    viewport.tinted = Some((key, set.clone()));
+    set
 }
 
 impl ViewportState {
@@ -132,11 +153,7 @@ pub fn show(
 
     // The draw list, rebuilt only when the world, selection or resources changed.
     let level = editor.preview().level.as_ref();
-    let selected: HashSet<Entity> = editor
-        .selection()
-        .iter()
-        .filter_map(|id| level?.entity(id))
-        .collect();
+    let selected = tinted(viewport, editor);
     let world = &editor.preview().world;
     let resources = editor.resources();
     let key = SceneKey::of(
