@@ -103,11 +103,11 @@ fn duplicate_and_delete_from_the_context_menu_with_the_references_pointed_elsewh
     // point it at another material.
     right_click(&mut h, "🎨 bark.material");
     click(&mut h, "Delete…");
-    h.get_by_label_contains("1 references name it");
+    h.get_by_label_contains("1 reference names it");
     h.get_by_label_contains("units/tree.unit:9:");
-    click(&mut h, "Point them at");
+    click(&mut h, "Point to");
     click(&mut h, "materials/wood.material");
-    click(&mut h, "Point them there and delete");
+    click(&mut h, "Point there and delete");
     assert!(!dir.path().join("materials/bark.material").exists());
     let tree = fs::read_to_string(dir.path().join("units/tree.unit")).unwrap();
     assert!(tree.contains("\"materials/wood\""), "{tree}");

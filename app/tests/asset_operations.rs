@@ -36,6 +36,10 @@ fn every_type_with_a_schema_is_made_with_its_defaults_and_checks_clean() {
     for ext in ["level", "unit", "material", "mesh"] {
         assert!(types.iter().any(|t| t == ext), "{types:?}");
     }
+    assert!(
+        !types.iter().any(|t| t == "project"),
+        "one kiln.project per project"
+    );
     for ext in &types {
         let file = format!("new_things/fresh.{ext}");
         e.apply(Action::CreateAsset { file: file.clone() });

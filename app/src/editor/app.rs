@@ -220,11 +220,10 @@ impl KilnApp {
                 Action::Run(UiCommand::RotateTool) => self.panels.viewport.tool = Tool::Rotate,
                 Action::Run(UiCommand::ScaleTool) => self.panels.viewport.tool = Tool::Scale,
                 // A placed asset too.
-                Action::PlaceAsset {
-                    file,
-                    position: None,
-                } => {
-                    let position = Some(self.panels.camera.target.to_array());
+                // What was placed is selected: the inspector shows it, not the file.
+                Action::PlaceAsset { file, position } => {
+                    let position = position.or_else(|| Some(self.panels.camera.target.to_array()));
+                    self.panels.assets.focused = false;
                     if let Some(editor) = &mut self.editor {
                         editor.apply(Action::PlaceAsset { file, position });
                     }

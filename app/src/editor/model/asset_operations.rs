@@ -128,6 +128,8 @@ impl Editor {
             .resource_types()
             .iter()
             .filter(|t| matches!(t.format, ResourceFormat::Entities | ResourceFormat::Json(_)))
+            // A project has one `kiln.project`, at its root.
+            .filter(|t| t.extension != "project")
             .map(|t| t.extension.clone())
             .collect()
     }

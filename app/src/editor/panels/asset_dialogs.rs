@@ -245,11 +245,17 @@ pub fn delete_dialog(
                 if plan.references.is_empty() {
                     ui.label("Nothing in the project references it.");
                 } else {
+                    let n = plan.references.len();
+                    let (refs, name, they) = if n == 1 {
+                        ("reference", "names", "it becomes a missing reference")
+                    } else {
+                        ("references", "name", "they become missing references")
+                    };
                     ui.colored_label(
                         YELLOW,
                         format!(
-                            "⚠ {} references name it. Deleted, they become missing references (in Problems) unless you point them at another file:",
-                            plan.references.len()
+                            "⚠ {n} {refs} {name} it. Deleted, {they} (in Problems) unless you point {} at another file:",
+                            if n == 1 { "it" } else { "them" }
                         ),
                     );
                     egui::ScrollArea::vertical()
@@ -280,7 +286,7 @@ pub fn delete_dialog(
                         })
                         .unwrap_or_default();
                     ui.horizontal(|ui| {
-                        let label = ui.label("Point them at");
+                        let label = ui.label("Point to");
                         egui::ComboBox::from_id_salt("delete replacement")
                             .selected_text(dialog.replace_with.as_deref().unwrap_or("(choose a file)"))
                             .width(320.0)
@@ -296,7 +302,7 @@ pub fn delete_dialog(
                 ui.horizontal(|ui| {
                     if let Some(new) = &dialog.replace_with
                         && ui
-                            .button("Point them there and delete")
+                            .button("Point there and delete")
                             .on_hover_text("Every reference is patched as a move patches it; one undo step")
                             .clicked()
                     {
