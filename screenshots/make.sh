@@ -26,6 +26,8 @@ shoot rename "$work/demo" rename-preview.png
 shoot references "$work/demo" find-references.png
 shoot prefab "$work/demo" prefab-override.png
 shoot asset "$work/demo" asset-inspector.png
+shoot delete "$work/demo" delete-asset.png
+shoot new-project "$work/demo" new-project.png
 
 # The problems list, on a copy with things to report.
 cp -r "$work/demo" "$work/broken"

@@ -717,6 +717,19 @@ impl KilnApp {
                 self.panels.assets.reveal = Some(file.into());
             }
             Ok("problems") => self.panels.bottom = super::panels::BottomTab::Problems,
+            // Deleting a material that a level uses, as a designer meets it.
+            Ok("delete") => {
+                let file = "materials/metal.material";
+                self.panels.assets.show(file);
+                self.panels
+                    .assets
+                    .open_delete(editor, vec![file.to_owned()]);
+            }
+            Ok("new-project") => {
+                self.new_project = Some(super::new_project_dialog::NewProjectDialog::new(
+                    PathBuf::from("/home/you/games"),
+                ));
+            }
             // A prefab part with an override, as a designer finds it.
             Ok("prefab") => {
                 self.apply_actions(vec![Action::Select(vec!["lamp_2/head/glass".into()])])

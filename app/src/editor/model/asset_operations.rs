@@ -17,6 +17,9 @@ use crate::editor::history::{Entry, FolderWrite};
 
 use super::disk_operations::MAX_REWRITTEN_FILE as MAX_DELETED_FILE;
 
+/// The most one delete may take away in all: undo keeps it in memory.
+const MAX_DELETED_TOTAL: u64 = 1 << 30;
+
 /// Why a path cannot be the name of a new file or folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NameProblem {
@@ -339,13 +342,22 @@ impl Editor {
             [one] => one.clone(),
             many => format!("{} files", many.len()),
         };
+        // Undo keeps what a delete took: a file, or a whole delete, too big for that
+        // is refused rather than kept in memory.
+        let mut total = 0u64;
         for f in &plan.files {
-            if let Ok(p) = self.project.resolve(f)
-                && std::fs::metadata(&p).is_ok_and(|m| m.len() > MAX_DELETED_FILE)
-            {
+            let len = self
+                .project
+                .resolve(f)
+                .ok()
+                .and_then(|p| std::fs::metadata(p).ok())
+                .map_or(0, |m| m.len());
+            total += len;
+            if len > MAX_DELETED_FILE || total > MAX_DELETED_TOTAL {
                 return self.error(format!(
-                    "cannot delete {f} in Kiln: it is larger than {} MB, more than undo keeps; delete it outside Kiln",
-                    MAX_DELETED_FILE >> 20
+                    "cannot delete {what} in Kiln: {} is more than undo keeps ({} MB); delete it outside Kiln",
+                    if len > MAX_DELETED_FILE { f.as_str() } else { "all of it together" },
+                    if len > MAX_DELETED_FILE { MAX_DELETED_FILE } else { MAX_DELETED_TOTAL } >> 20
                 ));
             }
         }
