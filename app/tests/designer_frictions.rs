@@ -7,28 +7,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::atomic_write;
+use support::{atomic_write, until};
 
 use std::fs;
-use std::time::{Duration, Instant};
 
 use kiln::editor::{Action, Editor, Effect, Severity, UiCommand};
 
 use kiln_core::{ResourceId, ResourcePath};
-
-/// Polls the editor as its frame loop does until `done` holds (panics after 10 s).
-fn until(editor: &mut Editor, what: &str, done: impl Fn(&Editor) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done(editor) {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for: {what}; log: {:#?}",
-            editor.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-        editor.poll_changes();
-    }
-}
 
 fn material(editor: &Editor, path: &str) -> Option<kiln::render::resources::MaterialLook> {
     let id = ResourceId::of(&ResourcePath::parse(path).unwrap(), "material");

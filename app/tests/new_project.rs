@@ -94,6 +94,19 @@ fn the_empty_templates_files_are_canonical() {
     }
 }
 
+/// Types the new project's location and name over what the dialog proposed.
+fn fill(
+    h: &mut egui_kittest::Harness<'_, kiln::editor::KilnApp>,
+    location: &std::path::Path,
+    name: &str,
+) {
+    for (field, text) in [("Location", location.to_str().unwrap()), ("Name", name)] {
+        h.get_by_label(field).focus();
+        h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+        h.get_by_label(field).type_text(text);
+    }
+}
+
 #[test]
 fn file_new_project_makes_one_from_the_demo_and_opens_it() {
     let dir = support::demo_copy();
@@ -103,13 +116,7 @@ fn file_new_project_makes_one_from_the_demo_and_opens_it() {
     h.run_steps(2);
     h.get_by_label_contains("New project…").click();
     h.run_steps(3);
-    h.get_by_label("Location").focus();
-    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
-    h.get_by_label("Location")
-        .type_text(tmp.path().to_str().unwrap());
-    h.get_by_label("Name").focus();
-    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
-    h.get_by_label("Name").type_text("forest_game");
+    fill(&mut h, tmp.path(), "forest_game");
     h.get_by_label("Demo").click();
     h.run_steps(2);
     h.get_by_label("Create").click();
@@ -124,13 +131,7 @@ fn file_new_project_makes_one_from_the_demo_and_opens_it() {
     // Again in the same place: refused in the dialog, which stays open.
     h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, Key::N);
     h.run_steps(3);
-    h.get_by_label("Location").focus();
-    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
-    h.get_by_label("Location")
-        .type_text(tmp.path().to_str().unwrap());
-    h.get_by_label("Name").focus();
-    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
-    h.get_by_label("Name").type_text("forest_game");
+    fill(&mut h, tmp.path(), "forest_game");
     h.get_by_label("Create").click();
     h.run_steps(4);
     h.get_by_label_contains("is not empty");

@@ -945,6 +945,19 @@ fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) 
 /// patched (see [`Checker::ambiguous_references_to`]).
 pub fn plan_retarget(checker: &Checker, old: &str, new: &str, except: &[String]) -> MovePlan {
     let mut edits = Edits::default();
+    point_resolved_references(checker, old, new, except, &mut edits);
+    MovePlan::patches(edits.into_edits())
+}
+
+/// Adds to `edits` the patch of every reference the graph resolves to `old` (made
+/// outside the files or folders `except`) to name `new`, spelled as it was spelled.
+fn point_resolved_references(
+    checker: &Checker,
+    old: &str,
+    new: &str,
+    except: &[String],
+    edits: &mut Edits,
+) {
     for r in checker.refs_to(old) {
         if except.iter().any(|e| crate::index::is_within(&r.file, e)) {
             continue;
@@ -962,7 +975,6 @@ pub fn plan_retarget(checker: &Checker, old: &str, new: &str, except: &[String])
             );
         }
     }
-    MovePlan::patches(edits.into_edits())
 }
 
 /// The patches that point references to `old` (a file that no longer exists, e.g.
@@ -970,20 +982,7 @@ pub fn plan_retarget(checker: &Checker, old: &str, new: &str, except: &[String])
 pub fn plan_repoint(checker: &Checker, old: &str, new: &str) -> MovePlan {
     let mut edits = Edits::default();
     // Typed references still point at the missing file in the graph.
-    for r in checker.refs_to(old) {
-        if let Some(raw) = checker
-            .index()
-            .file(&r.file)
-            .and_then(|f| f.scan().get(r.index))
-        {
-            edits.add_reference(
-                checker,
-                &r.file,
-                r.index,
-                &replacement_text(&r.file, &raw, old, new),
-            );
-        }
-    }
+    point_resolved_references(checker, old, new, &[], &mut edits);
     // Generic ones stopped resolving when the file went away: match their text,
     // where it now names nothing.
     let base = split_extension(old).map_or(old, |(b, _)| b);

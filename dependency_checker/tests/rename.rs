@@ -32,20 +32,7 @@ fn plan_lists_every_change_and_apply_patches_only_those_bytes() {
             "materials/wood/bark.material".to_owned()
         )]
     );
-    let changes: Vec<(String, u32, String, String)> = p
-        .edits
-        .iter()
-        .flat_map(|e| {
-            e.changes.iter().map(|c| {
-                (
-                    c.place.file.to_string(),
-                    c.place.line,
-                    c.old_text.to_string(),
-                    c.new_text.to_string(),
-                )
-            })
-        })
-        .collect();
+    let changes = changes_outside(&p, "");
     assert_eq!(
         changes,
         vec![
@@ -488,7 +475,8 @@ fn a_move_writes_the_extension_where_the_arrivals_would_make_a_reference_mean_an
     }
 }
 
-/// (file, line, old text, new text) of every change a plan makes outside `except`.
+/// (file, line, old text, new text) of every change a plan makes outside the file
+/// `except`, in order of file and line.
 fn changes_outside(
     p: &dependency_checker::rename::MovePlan,
     except: &str,

@@ -77,17 +77,12 @@ pub fn kiln(args: &[&str], dir: &Path) -> (i32, String, String) {
 
 /// [`kiln`] with environment variables set.
 pub fn kiln_with_env(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    command
         .args(args)
         .envs(env.iter().copied())
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+        .current_dir(dir);
+    finished(&mut command)
 }
 
 /// [`kiln`] on a machine with no toolchain, as a designer's: no `cargo` and no C
@@ -95,19 +90,43 @@ pub fn kiln_with_env(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (i32, S
 pub fn kiln_without_toolchain(args: &[&str], dir: &Path) -> (i32, String, String) {
     static EMPTY: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     let empty = EMPTY.get_or_init(|| tempfile::tempdir().unwrap());
-    let out = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    command
         .args(args)
         .env_remove("CARGO")
         .env_remove("CC")
         .env("PATH", empty.path())
-        .current_dir(dir)
-        .output()
-        .unwrap();
+        .current_dir(dir);
+    finished(&mut command)
+}
+
+/// Runs `command` to its end: exit code, stdout and stderr.
+fn finished(command: &mut Command) -> (i32, String, String) {
+    let out = command.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into(),
         String::from_utf8_lossy(&out.stderr).into(),
     )
+}
+
+/// Polls the editor as its frame loop does until `done` holds (panics after 10 s,
+/// with the log).
+pub fn until(
+    editor: &mut kiln::editor::Editor,
+    what: &str,
+    done: impl Fn(&kiln::editor::Editor) -> bool,
+) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !done(editor) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for: {what}; log: {:#?}",
+            editor.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        editor.poll_changes();
+    }
 }
 
 /// Writes `text` the way editors save: to a hidden temporary file, renamed over.
