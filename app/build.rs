@@ -13,10 +13,15 @@ fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
     let mut code = String::new();
-    for (name, folder) in [
-        ("DEMO", manifest.join("../projects/demo")),
-        ("EMPTY", manifest.join("templates/empty")),
+    for (name, folder, watch_root) in [
+        // The demo's root also holds its `.kiln/` and `build/`, which change at every
+        // test run: a file added at its top is seen by a clean build only.
+        ("DEMO", manifest.join("../projects/demo"), false),
+        ("EMPTY", manifest.join("templates/empty"), true),
     ] {
+        if watch_root {
+            println!("cargo:rerun-if-changed={}", folder.display());
+        }
         let mut files = Vec::new();
         walk(&folder, &folder, &mut files);
         files.sort();

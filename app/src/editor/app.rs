@@ -314,10 +314,33 @@ impl KilnApp {
         }
     }
 
+    /// Whether a dialog waits for an answer: the keys are its, not the scene's.
+    fn dialog_open(&self) -> bool {
+        let assets = &self.panels.assets;
+        self.new_project.is_some()
+            || self.pending.is_some()
+            || assets.name_dialog.is_some()
+            || assets.delete_dialog.is_some()
+            || self.editor.as_ref().is_some_and(|e| {
+                e.recovery().is_some()
+                    || e.disk_conflict().is_some()
+                    || e.import_question().is_some()
+                    || e.opening().is_some()
+            })
+    }
+
     fn shortcuts(&mut self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+        if self.dialog_open() {
+            return;
+        }
         // Only a focused text field swallows plain keys (F2, Delete, F); the scene tree
         // also takes focus, for arrow keys, and must still let them through.
         let typing = ctx.text_edit_focused();
+        // Copy, cut and paste are the scene's, not the asset browser's.
+        let browsing = self.panels.assets.focused;
+        let on_entities = |c: UiCommand| {
+            !matches!(c, UiCommand::Copy | UiCommand::Cut | UiCommand::Paste) || !browsing
+        };
         // egui matches modifiers logically (Ctrl+Z also matches Ctrl+Shift+Z), so the
         // shortcuts with more modifiers must get their turn first.
         let mut commands = UiCommand::ALL;
@@ -328,7 +351,7 @@ impl KilnApp {
             }))
         });
         for c in commands {
-            if typing && !c.works_while_typing() {
+            if (typing && !c.works_while_typing()) || !on_entities(c) {
                 continue;
             }
             if let Some(sc) = c.shortcut()
@@ -368,7 +391,7 @@ impl KilnApp {
         // The window turns Ctrl+C, Ctrl+X and Ctrl+V into clipboard events, not
         // keys (a paste carries the system clipboard's text); outside a text field
         // they copy, cut and paste entities.
-        if !typing {
+        if !typing && !self.panels.assets.focused {
             for event in ctx.input(|i| i.events.clone()) {
                 match event {
                     egui::Event::Copy => actions.push(Action::Run(UiCommand::Copy)),

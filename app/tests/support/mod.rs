@@ -139,8 +139,8 @@ pub fn atomic_write(path: &Path, text: &str) {
     fs::rename(&temp, path).unwrap();
 }
 
-/// Every file under `dir` (except `.kiln/`) and its bytes, sorted, for before/after
-/// comparisons.
+/// Every file under `dir` (except `.kiln/`) and its bytes (a link: where it leads),
+/// sorted, for before/after comparisons.
 pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
@@ -156,7 +156,11 @@ pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
             if rel.starts_with(".kiln") {
                 continue;
             }
-            if e.file_type().unwrap().is_dir() {
+            let kind = e.file_type().unwrap();
+            if kind.is_symlink() {
+                let target = fs::read_link(e.path()).unwrap();
+                out.push((rel, format!("link to {}", target.display()).into_bytes()));
+            } else if kind.is_dir() {
                 stack.push(e.path());
             } else {
                 out.push((rel, fs::read(e.path()).unwrap()));

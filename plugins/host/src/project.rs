@@ -705,14 +705,16 @@ fn stamp_of(folder: &Path, except: &[&str], extra: &[(String, Vec<u8>)]) -> u64 
     hash
 }
 
-/// The stamp of every source of the plugin in `folder`: what a prebuilt library's
-/// stamp records.
+/// The stamp of the sources of the plugin in `folder` as a team shares them: what a
+/// prebuilt library's stamp records. `Cargo.lock` is left out: a team that does
+/// not commit it would otherwise never match on a teammate's machine.
 pub fn source_stamp(folder: &Path) -> u64 {
-    stamp_of(folder, &[], &[])
+    stamp_of(folder, &["Cargo.lock"], &[])
 }
 
-/// The stamp of what a library Kiln builds here comes from: the plugin's sources and
-/// the SDK this `kiln` carries, so that a newer `kiln` builds its plugins again.
+/// The stamp of what a library Kiln builds here comes from: the plugin's sources
+/// (its `Cargo.lock` too) and the SDK this `kiln` carries, so that a newer `kiln`
+/// builds its plugins again.
 fn build_stamp(folder: &Path) -> u64 {
     stamp_of(folder, &[], &crate::carried_sdk::files())
 }

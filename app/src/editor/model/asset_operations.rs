@@ -289,6 +289,11 @@ impl Editor {
     pub fn plan_delete(&self, paths: &[String]) -> Result<DeletePlan, String> {
         let mut plan = DeletePlan::default();
         for path in paths {
+            if path == kiln_core::project::PROJECT_FILE {
+                return Err(format!(
+                    "{path} makes this folder a project; without it, Kiln no longer opens it"
+                ));
+            }
             let full = self.project.resolve(path).map_err(|e| e.to_string())?;
             let meta = std::fs::symlink_metadata(&full).map_err(|e| format!("{path}: {e}"))?;
             if meta.file_type().is_symlink() {

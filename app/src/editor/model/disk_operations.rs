@@ -48,13 +48,46 @@ impl Editor {
         let depth = |f: &&FolderWrite| f.folder.matches('/').count();
         let mut make: Vec<&FolderWrite> = folders.iter().filter(|f| f.made == forward).collect();
         make.sort_by_key(depth);
-        for f in make {
-            kiln_core::create_dir_below(self.project.root(), std::path::Path::new(&f.folder))
-                .with_context(|| format!("making the folder {}", f.folder))?;
-        }
-        for w in writes {
-            let target = if forward { &w.after } else { &w.before };
-            self.put_file(&w.file, target.as_deref())?;
+        let mut made = Vec::new();
+        let mut written = 0;
+        let done = (|| -> anyhow::Result<()> {
+            for f in &make {
+                let path = self.project.root().join(&f.folder);
+                let existed = std::fs::symlink_metadata(&path).is_ok();
+                kiln_core::create_dir_below(self.project.root(), std::path::Path::new(&f.folder))
+                    .with_context(|| format!("making the folder {}", f.folder))?;
+                if !existed {
+                    made.push(path);
+                }
+            }
+            for w in writes {
+                let target = if forward { &w.after } else { &w.before };
+                self.put_file(&w.file, target.as_deref())?;
+                written += 1;
+            }
+            Ok(())
+        })();
+        if let Err(e) = done {
+            // Stopped halfway (a file in use, a full disk): what was written goes
+            // back to what it was, so that the step is wholly undone and stays
+            // where it was in the history.
+            let mut left = Vec::new();
+            for w in writes[..written].iter().rev() {
+                let back = if forward { &w.before } else { &w.after };
+                if let Err(again) = self.put_file(&w.file, back.as_deref()) {
+                    left.push(format!("{again:#}"));
+                }
+            }
+            for path in made.iter().rev() {
+                let _ = std::fs::remove_dir(path);
+            }
+            if !left.is_empty() {
+                return Err(e.context(format!(
+                    "and putting back what was written failed too: {}",
+                    left.join("; ")
+                )));
+            }
+            return Err(e);
         }
         let mut remove: Vec<&FolderWrite> = folders.iter().filter(|f| f.made != forward).collect();
         remove.sort_by_key(|f| std::cmp::Reverse(depth(f)));
@@ -63,11 +96,13 @@ impl Editor {
             match std::fs::remove_dir(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                // Something else was put in it since: it stays, with that.
-                Err(_) if path.read_dir().is_ok_and(|mut d| d.next().is_some()) => {}
-                Err(e) => {
-                    return Err(e).with_context(|| format!("removing the folder {}", f.folder));
-                }
+                // Something else was put in it since: it stays, with that. The files
+                // are done; a folder left is said, not undone.
+                Err(e) => self.note(
+                    super::Severity::Warning,
+                    format!("the folder {} was left: {e}", f.folder),
+                    false,
+                ),
             }
         }
         if !folders.is_empty() {
@@ -87,6 +122,8 @@ impl Editor {
     /// Writes one file atomically below the project root (never through a link), or
     /// removes it.
     fn put_file(&self, file: &str, bytes: Option<&[u8]>) -> anyhow::Result<()> {
+        #[cfg(test)]
+        tests::maybe_fail(file)?;
         let rel = std::path::Path::new(file);
         match bytes {
             Some(b) => kiln_core::write_below(self.project.root(), rel, b)
@@ -468,5 +505,102 @@ fn patch_reference(doc: &mut LevelDocument, change: &Change) {
         if let Ok(patched) = serde_json::from_value(value) {
             *entity = patched;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A project of one empty level.
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("kiln.project"), "{}").unwrap();
+        std::fs::create_dir(dir.path().join("levels")).unwrap();
+        std::fs::write(dir.path().join("levels/a.level"), "{\"entities\": []}").unwrap();
+        dir
+    }
+
+    thread_local! {
+        /// A file whose write fails, as a file in use or a full disk makes it fail
+        /// (fault injection for the tests of this module).
+        static FAILS: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    }
+
+    pub(super) fn maybe_fail(file: &str) -> anyhow::Result<()> {
+        FAILS.with(|f| match f.borrow().as_deref() {
+            Some(failing) if failing == file => anyhow::bail!("writing {file}: injected failure"),
+            _ => Ok(()),
+        })
+    }
+
+    fn write(file: &str, before: Option<&str>, after: Option<&str>) -> FileWrite {
+        FileWrite {
+            file: file.into(),
+            before: before.map(|b| b.as_bytes().to_vec()),
+            after: after.map(|a| a.as_bytes().to_vec()),
+        }
+    }
+
+    #[test]
+    fn a_files_step_that_fails_halfway_puts_back_what_it_wrote() {
+        let dir = project();
+        std::fs::write(dir.path().join("old.txt"), "before").unwrap();
+        std::fs::write(dir.path().join("gone.txt"), "kept").unwrap();
+        let mut editor = Editor::open(dir.path()).unwrap();
+        // Three writes that work (a change, a removal, a new file in a new folder),
+        // then one that fails.
+        let writes = [
+            write("old.txt", Some("before"), Some("after")),
+            write("gone.txt", Some("kept"), None),
+            write("new/made.txt", None, Some("new")),
+            write("last.txt", None, Some("never")),
+        ];
+        let folders = [FolderWrite {
+            folder: "new".into(),
+            made: true,
+        }];
+        FAILS.with(|f| *f.borrow_mut() = Some("last.txt".into()));
+        let e = editor
+            .step_files(&writes, &folders, None, true)
+            .unwrap_err();
+        FAILS.with(|f| *f.borrow_mut() = None);
+        assert!(format!("{e:#}").contains("injected failure"), "{e:#}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("old.txt")).unwrap(),
+            "before"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("gone.txt")).unwrap(),
+            "kept"
+        );
+        assert!(
+            !dir.path().join("new").exists(),
+            "the folder it made went too"
+        );
+        assert!(!dir.path().join("last.txt").exists());
+
+        // Undone halfway the same: the step stays done, its files as it left them.
+        editor.step_files(&writes, &folders, None, true).unwrap();
+        FAILS.with(|f| *f.borrow_mut() = Some("old.txt".into()));
+        assert!(editor.step_files(&writes, &folders, None, false).is_err());
+        FAILS.with(|f| *f.borrow_mut() = None);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("last.txt")).unwrap(),
+            "never"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("new/made.txt")).unwrap(),
+            "new"
+        );
+        assert!(!dir.path().join("gone.txt").exists());
+        // And then undone for real.
+        editor.step_files(&writes, &folders, None, false).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("old.txt")).unwrap(),
+            "before"
+        );
+        assert!(!dir.path().join("new").exists());
     }
 }

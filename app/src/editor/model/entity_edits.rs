@@ -200,10 +200,10 @@ pub fn unique_name(name: &str, taken: &HashSet<String>) -> String {
     }
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
     let (base, first) = match name[base.len()..].parse::<u64>() {
-        Ok(n) if base.len() < name.len() => (base.to_owned(), n.saturating_add(1)),
+        Ok(n) if base.len() < name.len() && n < u64::MAX => (base.to_owned(), n + 1),
         _ => (format!("{name} "), 2),
     };
-    (first..)
+    (first..=u64::MAX)
         .map(|n| format!("{base}{n}"))
         .find(|candidate| !taken.contains(candidate))
         .unwrap_or_else(|| name.to_owned())
@@ -486,6 +486,11 @@ mod tests {
         assert_eq!(unique_name("Tree 1", &taken), "Tree 4");
         assert_eq!(unique_name("Rock", &taken), "Rock");
         assert_eq!(unique_name("Box9", &["Box9".to_owned()].into()), "Box10");
+        let huge = format!("Crate {}", u64::MAX);
+        assert_eq!(
+            unique_name(&huge, &[huge.clone()].into()),
+            format!("{huge} 2")
+        );
         let d = doc();
         let tree = SceneTree::build(&d);
         let copies = selected_subtrees(&d, &tree, &["a".into()]);

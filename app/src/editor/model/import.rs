@@ -77,17 +77,40 @@ pub fn plan(
         exists,
         on_conflict,
         plan: ImportPlan::default(),
+        made: Vec::new(),
+        total: 0,
     };
     for source in sources {
         planner.source(source, folder, 0);
     }
+    // What the import makes comes last: a `.mesh` or `.material` the user dropped
+    // too, or one the project has (with its own size or colour), is kept.
+    for made in std::mem::take(&mut planner.made) {
+        planner.make(made);
+    }
     planner.plan
+}
+
+/// The most bytes one import may copy in all: undo keeps what it replaced, and it
+/// is read on the editor's thread.
+const MAX_IMPORTED_TOTAL: u64 = 2 << 30;
+
+/// A file the import makes beside one it copies.
+enum Made {
+    /// A `.mesh` drawing the model at `model` (a project path), `glb` if binary.
+    Mesh { model: String, glb: bool },
+    /// A `.material` using the texture at `texture`.
+    Material { texture: String },
 }
 
 struct Planner<'a> {
     exists: &'a dyn Fn(&str) -> bool,
     on_conflict: Option<OnConflict>,
     plan: ImportPlan,
+    /// Files to make once every dropped file has its name.
+    made: Vec<Made>,
+    /// Bytes read so far.
+    total: u64,
 }
 
 /// `folder/name`, or `name` at the root.
@@ -112,40 +135,46 @@ fn canonical_file_name(path: &Path) -> Option<(String, String)> {
 }
 
 impl Planner<'_> {
-    fn taken(&self, target: &str) -> bool {
-        (self.exists)(target) || self.plan.files.iter().any(|f| f.target == target)
+    fn in_plan(&self, target: &str) -> bool {
+        self.plan.files.iter().any(|f| f.target == target)
     }
 
-    /// The project path the file `stem.ext` gets in `folder`: its own, or with
-    /// [`OnConflict::KeepBoth`] a free one. Whether it is taken.
-    fn name(&self, folder: &str, stem: &str, ext: &str) -> (String, bool) {
+    /// The project path the file `stem.ext` gets in `folder`: its own name, unless
+    /// the import itself gave it to another file (then always a free one: two
+    /// textures of one name from two folders of a model), or the project has it
+    /// and [`OnConflict::KeepBoth`] was chosen.
+    fn name(&self, folder: &str, stem: &str, ext: &str) -> String {
         let first = join(folder, &format!("{stem}.{ext}"));
-        if !self.taken(&first) {
-            return (first, false);
+        let keep_both = self.on_conflict == Some(OnConflict::KeepBoth);
+        let clashes = self.in_plan(&first) || (keep_both && (self.exists)(&first));
+        if !clashes {
+            return first;
         }
-        if self.on_conflict == Some(OnConflict::KeepBoth) {
-            for n in 2..10_000 {
-                let other = join(folder, &format!("{stem}_{n}.{ext}"));
-                if !self.taken(&other) {
-                    return (other, false);
-                }
-            }
-        }
-        // Replace, or not decided yet: the same name (the plan marks it). A name
-        // the plan itself uses twice (two dropped files of one name) keeps the
-        // first; the second is a problem.
-        (first, true)
+        (2..100_000)
+            .map(|n| join(folder, &format!("{stem}_{n}.{ext}")))
+            .find(|other| !self.in_plan(other) && !(self.exists)(other))
+            .unwrap_or(first)
     }
 
-    fn push(&mut self, target: String, bytes: Vec<u8>, from: Option<PathBuf>) {
-        if self.plan.files.iter().any(|f| f.target == target) {
-            let what = from
-                .as_ref()
-                .map_or(target.clone(), |p| p.display().to_string());
-            self.plan.problems.push(format!(
-                "{what}: another imported file takes the name {target}"
-            ));
-            return;
+    /// Adds a file to write, unless it may not be written there.
+    fn push(&mut self, target: String, bytes: Vec<u8>, from: Option<PathBuf>) -> bool {
+        let what = from
+            .as_ref()
+            .map_or(target.clone(), |p| p.display().to_string());
+        let refused = if self.in_plan(&target) {
+            Some(format!("another imported file takes the name {target}"))
+        } else if dependency_checker::index::is_excluded(&target) {
+            Some(format!(
+                "{target} would be in a folder Kiln keeps for itself"
+            ))
+        } else if target == kiln_core::project::PROJECT_FILE {
+            Some("a project has one kiln.project, its own".to_owned())
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            self.plan.problems.push(format!("{what}: {why}"));
+            return false;
         }
         let exists = (self.exists)(&target);
         self.plan.files.push(Incoming {
@@ -154,6 +183,7 @@ impl Planner<'_> {
             from,
             exists,
         });
+        true
     }
 
     fn problem(&mut self, path: &Path, why: impl std::fmt::Display) {
@@ -162,11 +192,38 @@ impl Planner<'_> {
             .push(format!("{}: {why}", path.display()));
     }
 
+    /// Reads a file to copy, within what one import may copy in all.
+    fn read(&mut self, path: &Path) -> std::io::Result<Vec<u8>> {
+        let bytes = read_limited(path)?;
+        self.total += bytes.len() as u64;
+        if self.total > MAX_IMPORTED_TOTAL {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "the import would copy more than {} MB in all; import less at a time",
+                    MAX_IMPORTED_TOTAL >> 20
+                ),
+            ));
+        }
+        Ok(bytes)
+    }
+
     fn source(&mut self, source: &Path, folder: &str, depth: usize) {
-        let meta = match std::fs::metadata(source) {
+        // What was dropped is taken as it is, a link included; inside a dropped
+        // folder, links are not followed (a link to `..` would loop, one to the
+        // home folder would bring it all).
+        let meta = if depth == 0 {
+            std::fs::metadata(source)
+        } else {
+            std::fs::symlink_metadata(source)
+        };
+        let meta = match meta {
             Ok(m) => m,
             Err(e) => return self.problem(source, e),
         };
+        if meta.file_type().is_symlink() {
+            return self.problem(source, "a symbolic link inside the folder; not followed");
+        }
         if meta.is_dir() {
             if depth > 16 {
                 return self.problem(source, "folders nest too deeply");
@@ -210,17 +267,16 @@ impl Planner<'_> {
         {
             return;
         }
-        let bytes = match read_limited(source) {
+        let bytes = match self.read(source) {
             Ok(b) => b,
             Err(e) => return self.problem(source, e),
         };
         match ext.as_str() {
             "gltf" | "glb" => self.model(source, folder, &stem, &ext, bytes),
             _ => {
-                let (target, _) = self.name(folder, &stem, &ext);
-                self.push(target.clone(), bytes, Some(source.to_owned()));
-                if ext == "png" {
-                    self.material_for(folder, &stem, &target);
+                let target = self.name(folder, &stem, &ext);
+                if self.push(target.clone(), bytes, Some(source.to_owned())) && ext == "png" {
+                    self.made.push(Made::Material { texture: target });
                 }
             }
         }
@@ -228,7 +284,7 @@ impl Planner<'_> {
 
     /// A glTF model with the files its URIs name, and a `.mesh` that draws it.
     fn model(&mut self, source: &Path, folder: &str, stem: &str, ext: &str, bytes: Vec<u8>) {
-        let (target, _) = self.name(folder, stem, ext);
+        let target = self.name(folder, stem, ext);
         let binary = ext == "glb";
         let (json_text, layout) = if binary {
             match dependency_checker::gltf::glb_layout(&bytes) {
@@ -254,7 +310,9 @@ impl Planner<'_> {
         let dir = source.parent().unwrap_or(Path::new("")).to_owned();
         let mut rewritten = false;
         // Reserve the model's name before its companions take theirs.
-        self.push(target.clone(), Vec::new(), Some(source.to_owned()));
+        if !self.push(target.clone(), Vec::new(), Some(source.to_owned())) {
+            return;
+        }
         for list in ["buffers", "images"] {
             let Some(items) = gltf.get_mut(list).and_then(Value::as_array_mut) else {
                 continue;
@@ -285,7 +343,7 @@ impl Planner<'_> {
                             self.problem(&companion, "it has no extension");
                             continue;
                         };
-                        let data = match read_limited(&companion) {
+                        let data = match self.read(&companion) {
                             Ok(b) => b,
                             Err(e) => {
                                 self.problem(
@@ -295,8 +353,10 @@ impl Planner<'_> {
                                 continue;
                             }
                         };
-                        let (c_target, _) = self.name(folder, &c_stem, &c_ext);
-                        self.push(c_target.clone(), data, Some(companion.clone()));
+                        let c_target = self.name(folder, &c_stem, &c_ext);
+                        if !self.push(c_target.clone(), data, Some(companion.clone())) {
+                            continue;
+                        }
                         c_target
                     }
                 };
@@ -328,24 +388,39 @@ impl Planner<'_> {
         if let Some(model) = self.plan.files.iter_mut().find(|f| f.target == target) {
             model.bytes = out;
         }
-        // The mesh that draws it: `{"gltf": "art/tree"}`.
-        let (mesh, _) = self.name(folder, stem, "mesh");
-        let reference = target.rsplit_once('.').map_or(target.as_str(), |(b, _)| b);
-        let field = if binary { "glb" } else { "gltf" };
-        let text = kiln_core::json_format::to_canonical_string(&json!({ field: reference }));
-        self.push(mesh, text.into_bytes(), None);
+        self.made.push(Made::Mesh {
+            model: target,
+            glb: binary,
+        });
     }
 
-    /// A `.material` beside an imported image, using it as its texture.
-    fn material_for(&mut self, folder: &str, stem: &str, texture: &str) {
-        let (target, _) = self.name(folder, stem, "material");
-        let reference = texture.rsplit_once('.').map_or(texture, |(b, _)| b);
-        let text = kiln_core::json_format::to_canonical_string(&json!({
-            "color": [1, 1, 1, 1],
-            "texture": reference,
-        }));
+    /// Makes a file beside one imported, named after it (`art/tree.gltf` ->
+    /// `art/tree.mesh`), only where that name is free: a file of that name (dropped
+    /// too, or already in the project with its own settings) is kept as it is.
+    fn make(&mut self, made: Made) {
+        let (beside, ext, value) = match &made {
+            Made::Mesh { model, glb } => {
+                let field = if *glb { "glb" } else { "gltf" };
+                (model, "mesh", json!({ field: without_extension(model) }))
+            }
+            Made::Material { texture } => (
+                texture,
+                "material",
+                json!({"color": [1, 1, 1, 1], "texture": without_extension(texture)}),
+            ),
+        };
+        let target = format!("{}.{ext}", without_extension(beside));
+        if self.in_plan(&target) || (self.exists)(&target) {
+            return;
+        }
+        let text = kiln_core::json_format::to_canonical_string(&value);
         self.push(target, text.into_bytes(), None);
     }
+}
+
+/// `art/tree.gltf` -> `art/tree`: how a typed reference names a file.
+fn without_extension(path: &str) -> &str {
+    path.rsplit_once('.').map_or(path, |(base, _)| base)
 }
 
 /// The file a model's relative `uri` names, beside it or below its folder: never
@@ -362,6 +437,8 @@ fn companion_path(dir: &Path, uri: &str) -> Result<PathBuf, String> {
         match part {
             "" | "." => {}
             ".." => return Err("leads outside the model's folder".into()),
+            // A drive or a stream name: not a plain name of a file beside it.
+            name if name.contains(':') => return Err("is not a relative path".into()),
             name => {
                 path.push(name);
                 if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -513,13 +590,96 @@ mod tests {
         );
         assert_eq!(
             targets(&both),
-            ["textures/rock_2.png", "textures/rock.material"]
+            ["textures/rock_2.png", "textures/rock_2.material"]
         );
         let material: Value = serde_json::from_slice(&both.files[1].bytes).unwrap();
         assert_eq!(material["texture"], "textures/rock_2");
         assert!(both.conflicts().is_empty());
         let replace = plan(&[png], "textures", &taken, Some(OnConflict::Replace));
         assert_eq!(replace.conflicts(), ["textures/rock.png"]);
+    }
+
+    #[test]
+    fn two_textures_of_one_name_get_two_names_and_the_model_names_each() {
+        let outside = tempfile::tempdir().unwrap();
+        let d = outside.path();
+        for sub in ["a", "b"] {
+            std::fs::create_dir(d.join(sub)).unwrap();
+            std::fs::write(d.join(sub).join("tex.png"), sub).unwrap();
+        }
+        std::fs::write(
+            d.join("m.gltf"),
+            r#"{"asset": {"version": "2.0"}, "images": [{"uri": "a/tex.png"}, {"uri": "b/tex.png"}]}"#,
+        )
+        .unwrap();
+        for on_conflict in [None, Some(OnConflict::Replace), Some(OnConflict::KeepBoth)] {
+            let plan = plan(&[d.join("m.gltf")], "art", &|_| false, on_conflict);
+            assert!(plan.problems.is_empty(), "{:?}", plan.problems);
+            assert_eq!(
+                targets(&plan),
+                ["art/m.gltf", "art/tex.png", "art/tex_2.png", "art/m.mesh"]
+            );
+            let gltf: Value = serde_json::from_slice(&plan.files[0].bytes).unwrap();
+            assert_eq!(gltf["images"][0]["uri"], "tex.png");
+            assert_eq!(gltf["images"][1]["uri"], "tex_2.png");
+            assert_eq!(plan.files[2].bytes, b"b");
+        }
+    }
+
+    #[test]
+    fn what_the_import_makes_never_takes_the_place_of_a_real_file() {
+        let outside = tempfile::tempdir().unwrap();
+        let d = outside.path().join("pack");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("tree.gltf"), r#"{"asset": {"version": "2.0"}}"#).unwrap();
+        std::fs::write(
+            d.join("tree.mesh"),
+            r#"{"gltf": "pack/tree", "size": [2, 2, 2]}"#,
+        )
+        .unwrap();
+        std::fs::write(d.join("rock.png"), b"png").unwrap();
+        // The dropped mesh is taken; the project's own rock material is kept.
+        let taken = |p: &str| p == "pack/rock.material";
+        let plan = plan(&[d], "", &taken, None);
+        assert!(plan.problems.is_empty(), "{:?}", plan.problems);
+        assert_eq!(
+            targets(&plan),
+            ["pack/rock.png", "pack/tree.gltf", "pack/tree.mesh"]
+        );
+        assert_eq!(
+            plan.files[2].from.as_deref(),
+            Some(outside.path().join("pack/tree.mesh").as_path())
+        );
+    }
+
+    #[test]
+    fn links_inside_a_dropped_folder_are_not_followed_and_kilns_own_places_are_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        let d = outside.path().join("Build");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("a.png"), b"png").unwrap();
+        std::os::unix::fs::symlink(&d, d.join("loop")).unwrap();
+        std::os::unix::fs::symlink("/etc", d.join("etc")).unwrap();
+        let planned = plan(std::slice::from_ref(&d), "", &|_| false, None);
+        assert!(planned.files.is_empty(), "{:?}", targets(&planned));
+        let problems = planned.problems.join("\n");
+        assert!(
+            problems.contains("loop: a symbolic link inside the folder; not followed"),
+            "{problems}"
+        );
+        assert!(
+            problems.contains("build/a.png would be in a folder Kiln keeps for itself"),
+            "{problems}"
+        );
+        let project = outside.path().join("Kiln.project");
+        std::fs::write(&project, "{}").unwrap();
+        let plan = plan(&[project], "", &|_| true, Some(OnConflict::Replace));
+        assert!(plan.files.is_empty());
+        assert!(
+            plan.problems[0].contains("a project has one kiln.project"),
+            "{:?}",
+            plan.problems
+        );
     }
 
     #[test]

@@ -972,9 +972,12 @@ impl Editor {
                 for (done, &k) in order.iter().enumerate() {
                     if let Err(e) = self.run_entry(&mut entries[k], forward) {
                         for &back in order[..done].iter().rev() {
-                            // Best effort: the error that stopped the group is the
-                            // one reported.
-                            let _ = self.run_entry(&mut entries[back], !forward);
+                            if let Err(again) = self.run_entry(&mut entries[back], !forward) {
+                                self.error(format!(
+                                    "taking back {} failed too: {again:#}",
+                                    entries[back].describe()
+                                ));
+                            }
                         }
                         return Err(e);
                     }
@@ -1007,6 +1010,17 @@ impl Editor {
         }
         match serde_json::from_str::<Copied>(text) {
             Ok(copied) if !copied.kiln_entities.is_empty() => {
+                // Text anyone could have put there: ids as a level has them, once each.
+                let mut seen = std::collections::HashSet::new();
+                let bad = copied.kiln_entities.iter().find(|e| {
+                    !kiln_core::level::valid_authoring_id(&e.id) || !seen.insert(e.id.as_str())
+                });
+                if let Some(bad) = bad {
+                    return self.error(format!(
+                        "cannot paste: the copied entity id \"{}\" is not a valid authoring id or comes twice",
+                        bad.id
+                    ));
+                }
                 self.paste(&copied.kiln_entities);
                 self.clipboard = copied.kiln_entities;
             }

@@ -487,9 +487,13 @@ pub fn create_prefab(
             .map(|&k| vector(&transform_of(&unit.entities[k]), "position").unwrap_or([0.0; 3]))
             .collect();
         let n = positions.len().max(1) as f64;
-        let centre = positions.iter().fold([0.0; 3], |acc, p| {
-            [acc[0] + p[0] / n, acc[1] + p[1] / n, acc[2] + p[2] / n]
-        });
+        // Rounded as it is written, so that the parts sit exactly where they were.
+        let centre = positions
+            .iter()
+            .fold([0.0; 3], |acc, p| {
+                [acc[0] + p[0] / n, acc[1] + p[1] / n, acc[2] + p[2] / n]
+            })
+            .map(clean);
         if centre != [0.0; 3] {
             instance_transform.insert("position".into(), json3(centre));
             for (&k, p) in unit_roots.iter().zip(&positions) {
