@@ -8,8 +8,8 @@
 //! {"sources": "5d1c9a0e7b3f2a18", "platform": "x86_64-linux", "kiln": "0.1.0", "types": ["wind"]}
 //! ```
 //!
-//! `sources` is the plugin's source stamp (names and contents of its files, the same
-//! on every machine); `types` the component types it registers, so that a level using
+//! `sources` is the plugin's source stamp (names and contents of its files but
+//! `Cargo.lock`, the same on every machine); `types` the component types it registers, so that a level using
 //! one can name the plugin even when it does not load. Kiln loads a prebuilt library
 //! when its stamp matches the sources, and, with a warning, when the sources changed
 //! but nothing on the machine can build them. The ABI's tables are versioned and
