@@ -186,7 +186,9 @@ pub fn compile_level_with(
     options: CompileOptions,
 ) -> Result<CompiledLevel, CompileError> {
     // Read lean (see raw_level.rs): each component stays text until it is compiled.
-    if let Some(raw) = RawLevelDocument::parse(text)
+    // A file with merge conflicts is refused by the document's parse, naming them.
+    if !crate::conflict::may_have_conflicts(text)
+        && let Some(raw) = RawLevelDocument::parse(text)
         && let Ok(compiled) =
             compile_flattened_with(registry, source, file, Source::Text(&raw), options)
     {

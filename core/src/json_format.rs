@@ -13,6 +13,13 @@ pub fn to_canonical_string(value: &Value) -> String {
     out
 }
 
+/// Appends `value` to `out` as it stands canonically at nesting `depth` (an entity
+/// of a level is at depth 2): its first line not indented (the caller puts it after
+/// its own indentation), no newline after it.
+pub fn write_canonical_at(out: &mut String, value: &Value, depth: usize) {
+    write_value(out, value, depth);
+}
+
 fn is_flat(items: &[Value]) -> bool {
     items.iter().all(|v| !v.is_array() && !v.is_object())
 }

@@ -73,6 +73,11 @@ pub struct LevelDocument {
     /// Every entity, parents and children alike, in display order.
     #[serde(default)]
     pub entities: Vec<EntityDocument>,
+    /// Merge conflicts still to resolve (see [`crate::conflict`]): only a document
+    /// opened with [`LevelDocument::parse_with_conflicts`] has them, holding one
+    /// side's value in each one's place meanwhile; they are written back as markers.
+    #[serde(skip)]
+    pub conflicts: Vec<crate::conflict::Conflict>,
 }
 
 /// A file that is not valid JSON or not shaped like a level, with the place.
@@ -117,8 +122,53 @@ pub fn valid_authoring_id(id: &str) -> bool {
 }
 
 impl LevelDocument {
-    /// Parses the text of `file` (used in error messages).
+    /// Parses the text of `file` (used in error messages). A file with merge
+    /// conflicts is refused, each conflict named.
     pub fn parse(text: &str, file: &str) -> Result<Self, SyntaxError> {
+        if crate::conflict::may_have_conflicts(text) {
+            let found = crate::conflict::find_conflicts(text, "level");
+            if let Some((_, line, column)) = found.first() {
+                return Err(SyntaxError {
+                    file: file.to_owned(),
+                    line: *line,
+                    column: *column,
+                    message: conflicts_message(&found),
+                });
+            }
+        }
+        Self::parse_plain(text, file)
+    }
+
+    /// Parses a file that may hold merge conflicts (see [`crate::conflict`]): the
+    /// document holds `choice`'s side in each one's place, and lists them in
+    /// [`LevelDocument::conflicts`].
+    pub fn parse_with_conflicts(
+        text: &str,
+        file: &str,
+        choice: crate::conflict::Side,
+    ) -> Result<Self, SyntaxError> {
+        if !crate::conflict::may_have_conflicts(text) {
+            return Self::parse_plain(text, file);
+        }
+        let plain = Self::parse_plain(text, file);
+        let value: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            // Not JSON: the plain parse says where.
+            Err(_) => return plain,
+        };
+        let mut value = value;
+        let conflicts = crate::conflict::take_level_conflicts(&mut value, choice);
+        let mut doc: LevelDocument = serde_json::from_value(value).map_err(|e| SyntaxError {
+            file: file.to_owned(),
+            line: 1,
+            column: 1,
+            message: format!("with its conflicts' {} side: {e}", choice.key()),
+        })?;
+        doc.conflicts = conflicts;
+        Ok(doc)
+    }
+
+    fn parse_plain(text: &str, file: &str) -> Result<Self, SyntaxError> {
         crate::json_format::reject_duplicate_keys(text)
             .and_then(|()| serde_json::from_str(text))
             .map_err(|e| {
@@ -165,9 +215,26 @@ impl LevelDocument {
                 .collect();
             e.overrides.sort_keys();
         }
-        let value = serde_json::to_value(&doc).unwrap_or(Value::Null);
+        let mut value = serde_json::to_value(&doc).unwrap_or(Value::Null);
+        if !self.conflicts.is_empty() {
+            crate::conflict::put_level_conflicts(&mut value, &self.conflicts);
+        }
         to_canonical_string(&value)
     }
+}
+
+/// What a file with merge conflicts is refused with: each one, where and what.
+pub fn conflicts_message(found: &[(crate::conflict::Conflict, usize, usize)]) -> String {
+    let each: Vec<String> = found
+        .iter()
+        .map(|(c, line, column)| format!("\n  {line}:{column}: {}", c.describe()))
+        .collect();
+    format!(
+        "{} unresolved merge conflict{} (open the file in the editor to resolve them, or edit it):{}",
+        found.len(),
+        if found.len() == 1 { "" } else { "s" },
+        each.concat()
+    )
 }
 
 /// Components sorted by name; each component's fields in schema order, unknown

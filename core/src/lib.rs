@@ -39,6 +39,7 @@ pub mod blob;
 pub mod compiler;
 mod component;
 pub mod components;
+pub mod conflict;
 mod dense_entity_map;
 pub mod entity;
 mod entity_map;

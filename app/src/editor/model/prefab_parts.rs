@@ -432,6 +432,7 @@ pub fn create_prefab(
     members.dedup();
     let root_ids: HashSet<&str> = roots.iter().map(|&r| doc.entities[r].id.as_str()).collect();
     let unit = LevelDocument {
+        conflicts: Vec::new(),
         entities: members
             .iter()
             .map(|&i| {

@@ -1,0 +1,130 @@
+//! # kiln_merge
+//!
+//! Merging Kiln's files three ways, as a git merge driver does (`kiln merge`), and
+//! telling what changed between two versions of one (`kiln diff`).
+//!
+//! - Levels and units merge by authoring id ([`level`]): what one side added,
+//!   removed or edited merges with what the other did to other entities; an entity
+//!   both edited merges field by field.
+//! - Every other JSON file Kiln reads (materials, meshes, `kiln.project`, a
+//!   project's own types) merges key by key ([`json`]).
+//! - The redirect log merges as a union ([`redirects`]).
+//! - A value both sides changed differently is a conflict, written into the file as
+//!   a marker ([`kiln_core::conflict`]): the file stays readable, the editor
+//!   resolves it, and the compiler and checker refuse it until then.
+//! - What Kiln cannot read (a side that does not parse, a file of another kind) is
+//!   not merged here: git's line merge does it ([`Outcome::NotKilns`]).
+//!
+//! ```
+//! let base = r#"{"color": [1, 1, 1, 1], "roughness": 0.5}"#;
+//! let ours = r#"{"color": [1, 0, 0, 1], "roughness": 0.5}"#;
+//! let theirs = r#"{"color": [1, 1, 1, 1], "roughness": 0.9}"#;
+//! let kiln_merge::Outcome::Merged { text, conflicts } =
+//!     kiln_merge::merge_file("materials/bark.material", base.as_bytes(), ours.as_bytes(), theirs.as_bytes())
+//! else { panic!() };
+//! assert!(conflicts.is_empty());
+//! assert_eq!(text, "{\n  \"color\": [1, 0, 0, 1],\n  \"roughness\": 0.9\n}\n");
+//! ```
+#![warn(missing_docs)]
+
+pub mod json;
+pub mod level;
+pub mod redirects;
+
+use kiln_core::conflict::Conflict;
+
+/// What merging one file came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Merged: the text to write, holding `conflicts` as markers.
+    Merged {
+        /// The merged file.
+        text: String,
+        /// Its conflicts, in document order.
+        conflicts: Vec<Conflict>,
+    },
+    /// Not a file Kiln merges, or a side that does not read as one: why.
+    NotKilns(String),
+}
+
+/// The file name of the redirect log.
+const REDIRECT_FILE: &str = "kiln.redirects";
+
+/// Merges the three versions of the project file `path` (its type is its
+/// extension). An empty base is a file both sides added.
+pub fn merge_file(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Outcome {
+    let text = |bytes: &[u8], side: &str| {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .map_err(|_| format!("{side} is not UTF-8 text"))
+    };
+    let texts = (|| {
+        Ok::<_, String>((
+            text(base, "base")?,
+            text(ours, "ours")?,
+            text(theirs, "theirs")?,
+        ))
+    })();
+    let (base, ours, theirs) = match texts {
+        Ok(t) => t,
+        Err(why) => return Outcome::NotKilns(why),
+    };
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name == REDIRECT_FILE {
+        return Outcome::Merged {
+            text: redirects::merge_redirects(&base, &ours, &theirs),
+            conflicts: Vec::new(),
+        };
+    }
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    if matches!(ext, "level" | "unit") {
+        return match level::merge_level(&base, &ours, &theirs) {
+            Ok((text, conflicts)) => Outcome::Merged { text, conflicts },
+            Err(why) => Outcome::NotKilns(format!("not a level Kiln can read: {why}")),
+        };
+    }
+    merge_json(&base, &ours, &theirs)
+}
+
+/// Merges JSON files key by key; written canonically.
+fn merge_json(base: &str, ours: &str, theirs: &str) -> Outcome {
+    let read = |text: &str, side: &str| -> Result<Option<serde_json::Value>, String> {
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        kiln_core::json_format::reject_duplicate_keys(text)
+            .and_then(|()| serde_json::from_str(text))
+            .map(Some)
+            .map_err(|e| {
+                format!(
+                    "{side} is not JSON: line {}, column {}: {e}",
+                    e.line(),
+                    e.column()
+                )
+            })
+    };
+    let sides = (|| {
+        Ok::<_, String>((
+            read(base, "base")?,
+            read(ours, "ours")?,
+            read(theirs, "theirs")?,
+        ))
+    })();
+    let (b, o, t) = match sides {
+        Ok(s) => s,
+        Err(why) => return Outcome::NotKilns(why),
+    };
+    let mut conflicts = Vec::new();
+    let merged = json::merge(
+        &mut json::Place::default(),
+        b.as_ref(),
+        o.as_ref(),
+        t.as_ref(),
+        &mut conflicts,
+    );
+    let text = merged.map_or_else(String::new, |v| {
+        kiln_core::json_format::to_canonical_string(&v)
+    });
+    Outcome::Merged { text, conflicts }
+}
