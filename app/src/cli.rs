@@ -120,6 +120,54 @@ pub enum Tool {
         #[command(subcommand)]
         action: Option<PluginsAction>,
     },
+    /// Merge three versions of a Kiln file as a git merge driver (git passes
+    /// %O %A %B %P): the result goes into OURS; exit status 0 when clean, 1 with
+    /// conflicts. `kiln setup-git` registers it.
+    Merge {
+        /// The common ancestor's version.
+        base: PathBuf,
+        /// Ours: the merged file is written here.
+        ours: PathBuf,
+        /// Theirs.
+        theirs: PathBuf,
+        /// The file's path in the project (its type is its extension).
+        #[arg(long)]
+        path: Option<String>,
+    },
+    /// Say what changed between two versions of a Kiln file, by what it means:
+    /// entities added, removed, moved; components and fields changed. Exit status 1
+    /// when something did.
+    Diff {
+        /// The old version.
+        old: PathBuf,
+        /// The new version.
+        new: PathBuf,
+        /// The file's path in the project (default: NEW's name).
+        #[arg(long)]
+        path: Option<String>,
+    },
+    /// Register Kiln's merge and diff with the git repository the project is in
+    /// (.gitattributes, git config, and hooks that follow moves after a merge or a
+    /// rebase); running it again changes nothing.
+    SetupGit {
+        /// The project folder.
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+    },
+    /// What git's external diff runs (installed by setup-git).
+    #[command(hide = true)]
+    GitDiff {
+        /// PATH OLD-FILE OLD-HEX OLD-MODE NEW-FILE NEW-HEX NEW-MODE, as git passes them.
+        args: Vec<String>,
+    },
+    /// What the hooks run after a merge or rebase: point references at the files
+    /// the merged redirect log moved.
+    #[command(hide = true)]
+    AfterMerge {
+        /// The project folder.
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+    },
     /// Move or rename a file or folder and patch every reference to it
     /// (`kiln mv OLD NEW`), or move several into a folder (`kiln mv A B FOLDER/`).
     Mv {
@@ -270,6 +318,16 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
                 crate::checker_commands::deps(&project, &resource, json, out)
             })
         }
+        Tool::Merge {
+            base,
+            ours,
+            theirs,
+            path,
+        } => crate::git_commands::merge(&base, &ours, &theirs, path.as_deref(), &mut std::io::stderr()),
+        Tool::Diff { old, new, path } => crate::git_commands::diff(&old, &new, path.as_deref(), out),
+        Tool::GitDiff { args } => crate::git_commands::git_diff(&args, out),
+        Tool::SetupGit { project } => crate::git_commands::setup_git(&project, out),
+        Tool::AfterMerge { project } => crate::git_commands::after_merge(&project, out),
         Tool::Plugins { project, action } => match action.unwrap_or(PluginsAction::Status) {
             PluginsAction::Status => crate::plugins::status(&project, out),
             PluginsAction::Prebuild => crate::plugins::prebuild(&project, out),
@@ -324,7 +382,7 @@ fn served_or(
 
 /// `path` as a shell reads it back: quoted when it holds anything but plain
 /// characters.
-fn shell_quoted(path: &std::path::Path) -> String {
+pub(crate) fn shell_quoted(path: &std::path::Path) -> String {
     let text = path.display().to_string();
     let plain = text
         .chars()

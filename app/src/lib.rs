@@ -8,6 +8,7 @@ pub mod checker_commands;
 pub mod cli;
 pub mod compile_command;
 pub mod editor;
+pub mod git_commands;
 pub mod live;
 pub mod new_project;
 pub mod plugins;

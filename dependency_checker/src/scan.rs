@@ -533,6 +533,20 @@ fn scan_json(
                     }
                 }
             }
+            // A merge left conflicts in it: an error (naming each) until they are
+            // resolved; its references stay known, so moves still patch them.
+            if let Ok(text) = std::str::from_utf8(&bytes[start..])
+                && kiln_core::conflict::may_have_conflicts(text)
+            {
+                let found = kiln_core::conflict::find_conflicts(text, ext);
+                if let Some((_, line, column)) = found.first() {
+                    scan.error = Some(ScanError {
+                        line: *line as u32,
+                        column: *column as u32,
+                        message: kiln_core::level::conflicts_message(&found),
+                    });
+                }
+            }
         }
         // A third-party file that is not JSON (a script, a sound) has no references
         // we can see, and that is no problem.

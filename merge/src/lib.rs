@@ -27,6 +27,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod diff;
 pub mod json;
 pub mod level;
 pub mod redirects;

@@ -16,14 +16,42 @@ use crate::editor::tree::SceneTree;
 /// An edit and the selection once it is done.
 pub type EditAndSelection = (DocEdit, Vec<String>);
 
-/// The first free id `base_N` (digits and underscores at the end of `base` dropped).
+/// A new authoring id from `base`: `base_` and six random hex digits (`rock_3fa91c`;
+/// a number or such a suffix at the end of `base` is dropped first). Random, so
+/// that two designers adding entities on two branches do not both make `rock_1`,
+/// which would be two entities of one id when the branches merge (as Unity's file
+/// ids and Godot's scene uids are random for the same reason).
 pub fn unique_id(base: &str, taken: &HashSet<String>) -> String {
-    let base = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
+    let base = id_stem(base);
     let base = if base.is_empty() { "entity" } else { base };
-    (1..)
-        .map(|n| format!("{base}_{n}"))
+    // Room for the suffix within an id's 64 characters.
+    let base = &base[..base.len().min(48)];
+    let random =
+        std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), (base, taken.len()));
+    (0u64..)
+        .map(|k| {
+            format!(
+                "{base}_{:06x}",
+                (random.wrapping_add(k.wrapping_mul(0x9e37_79b9))) & 0xff_ffff
+            )
+        })
         .find(|id| !taken.contains(id))
         .unwrap_or_else(|| base.to_owned())
+}
+
+/// `base` without a number, or an id's random suffix, at its end: `rock_2` and
+/// `rock_3fa91c` are both `rock`.
+fn id_stem(base: &str) -> &str {
+    match base.rsplit_once('_') {
+        Some((stem, tail))
+            if !stem.is_empty()
+                && (tail.chars().all(|c| c.is_ascii_digit())
+                    || (tail.len() == 6 && tail.chars().all(|c| c.is_ascii_hexdigit()))) =>
+        {
+            stem
+        }
+        _ => base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_'),
+    }
 }
 
 fn ids(doc: &LevelDocument) -> HashSet<String> {
@@ -43,7 +71,7 @@ pub fn new_entity(
     local_position: Vec3,
 ) -> EditAndSelection {
     let id = unique_id("entity", &ids(doc));
-    let n = id.rsplit('_').next().unwrap_or("1").to_owned();
+    let names: HashSet<String> = doc.entities.iter().map(|e| e.name.clone()).collect();
     let mut transform = Map::new();
     if local_position != Vec3::ZERO {
         transform.insert(
@@ -55,7 +83,7 @@ pub fn new_entity(
     components.insert("transform".into(), Value::Object(transform));
     let entity = EntityDocument {
         id: id.clone(),
-        name: format!("Entity {n}"),
+        name: unique_name("Entity", &names),
         parent,
         components,
         ..Default::default()
@@ -471,8 +499,13 @@ mod tests {
         let mut after = d.clone();
         let mut edit = edit;
         edit.apply(&mut after);
-        assert_eq!(selection, vec!["a_1".to_owned()]);
-        assert_eq!(after.entity("b_1").unwrap().parent.as_deref(), Some("a_1"));
+        let (a, b) = (&after.entities[3], &after.entities[4]);
+        assert_eq!(selection, vec![a.id.clone()]);
+        assert!(
+            a.id.starts_with("a_") && b.id.starts_with("b_"),
+            "{a:?} {b:?}"
+        );
+        assert_eq!(b.parent.as_deref(), Some(a.id.as_str()));
         assert_eq!(after.entities.len(), 5);
     }
 
@@ -497,8 +530,27 @@ mod tests {
         let (mut edit, _) = paste(&d, &copies).unwrap();
         let mut after = d.clone();
         edit.apply(&mut after);
-        assert_eq!(after.entity("a_1").unwrap().name, "A 2");
-        assert_eq!(after.entity("b_1").unwrap().name, "B");
+        assert_eq!(after.entities[3].name, "A 2");
+        assert_eq!(after.entities[4].name, "B");
+    }
+
+    #[test]
+    fn new_ids_are_random_so_that_two_branches_do_not_make_the_same_one() {
+        let taken: HashSet<String> = HashSet::new();
+        let a = unique_id("rock_2", &taken);
+        let b = unique_id("rock_2", &taken);
+        assert!(
+            a.starts_with("rock_") && a.len() == "rock_".len() + 6,
+            "{a}"
+        );
+        assert_ne!(a, b, "two processes (branches) make two ids");
+        assert!(
+            unique_id(&a, &taken).starts_with("rock_") && !unique_id(&a, &taken).starts_with(&a)
+        );
+        assert!(kiln_core::level::valid_authoring_id(&unique_id(
+            &"x".repeat(64),
+            &taken
+        )));
     }
 
     #[test]

@@ -1,0 +1,528 @@
+//! Two designers, one level, with the real `git`: a repository of the demo with
+//! `kiln setup-git`, two branches edited with the editor's own code or `kiln mv`,
+//! merged with `git merge` both ways, and the result compared by meaning.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use kiln::editor::{Action, Editor, UiCommand};
+use serde_json::{Value, json};
+
+/// Runs git in `dir`; its status and output (stdout then stderr).
+fn git(dir: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Designer")
+        .env("GIT_AUTHOR_EMAIL", "designer@example.com")
+        .env("GIT_COMMITTER_NAME", "Designer")
+        .env("GIT_COMMITTER_EMAIL", "designer@example.com")
+        .output()
+        .expect("git runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn git_ok(dir: &Path, args: &[&str]) -> String {
+    let (ok, text) = git(dir, args);
+    assert!(ok, "git {args:?}: {text}");
+    text
+}
+
+/// A repository holding a copy of the demo, set up for Kiln, on branch `main`, with
+/// branches `a` and `b` made from it.
+fn repository() -> tempfile::TempDir {
+    let dir = demo_repo();
+    git_ok(dir.path(), &["branch", "a"]);
+    git_ok(dir.path(), &["branch", "b"]);
+    dir
+}
+
+fn demo_repo() -> tempfile::TempDir {
+    let dir = support::demo_copy();
+    let root = dir.path();
+    git_ok(root, &["init", "-q", "-b", "main"]);
+    fs::write(root.join(".gitignore"), ".kiln/\nbuild/\n").unwrap();
+    let (code, out, err) = support::kiln(&["setup-git"], root);
+    assert_eq!(code, 0, "{out}{err}");
+    git_ok(root, &["add", "-A"]);
+    git_ok(root, &["commit", "-q", "-m", "The demo"]);
+    dir
+}
+
+/// Edits the open level on branch `branch` with the editor's own code, saves and
+/// commits.
+fn on_branch(dir: &Path, branch: &str, level: &str, actions: Vec<Action>) {
+    edit_on_branch(dir, branch, level, |editor| {
+        for a in actions {
+            editor.apply(a);
+        }
+    });
+}
+
+/// [`on_branch`], with the editor at hand.
+fn edit_on_branch(dir: &Path, branch: &str, level: &str, edit: impl FnOnce(&mut Editor)) {
+    git_ok(dir, &["checkout", "-q", branch]);
+    let mut editor = Editor::open(dir).unwrap();
+    editor.apply(Action::OpenLevel(level.into()));
+    edit(&mut editor);
+    editor.apply(Action::Run(UiCommand::Save));
+    assert!(!editor.is_dirty(), "{:?}", editor.log());
+    drop(editor);
+    git_ok(dir, &["add", "-A"]);
+    git_ok(
+        dir,
+        &["commit", "-q", "-m", &format!("{branch} edits {level}")],
+    );
+}
+
+/// Runs `kiln` on branch `branch` and commits what it changed.
+fn kiln_on_branch(dir: &Path, branch: &str, args: &[&str]) {
+    git_ok(dir, &["checkout", "-q", branch]);
+    let (code, out, err) = support::kiln(args, dir);
+    assert_eq!(code, 0, "{out}{err}");
+    git_ok(dir, &["add", "-A"]);
+    git_ok(
+        dir,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            &format!("{branch}: kiln {}", args.join(" ")),
+        ],
+    );
+}
+
+/// Merges `from` into `into` (checked out); whether it merged clean, and what git
+/// and the hooks said.
+fn merge(dir: &Path, into: &str, from: &str) -> (bool, String) {
+    git_ok(dir, &["checkout", "-q", into]);
+    git(dir, &["merge", "--no-edit", from])
+}
+
+fn level(dir: &Path, file: &str) -> Value {
+    serde_json::from_str(&fs::read_to_string(dir.join(file)).unwrap()).unwrap()
+}
+
+fn entity(doc: &Value, id: &str) -> Option<Value> {
+    doc["entities"]
+        .as_array()?
+        .iter()
+        .find(|e| e["id"] == id)
+        .cloned()
+}
+
+fn new_entity(position: [f32; 3]) -> Action {
+    Action::CreateEntity { position }
+}
+
+fn set(entity: &str, component: &str, field: &str, value: Value) -> Action {
+    Action::SetField {
+        entities: vec![entity.into()],
+        component: component.into(),
+        instance: None,
+        field: field.into(),
+        value,
+        continuing: false,
+    }
+}
+
+/// Both directions of a merge of branches `a` and `b`, each from a fresh copy of
+/// the repository made by `make`.
+fn both_ways(make: impl Fn() -> tempfile::TempDir, check: impl Fn(&Path, bool, &str)) {
+    for (into, from) in [("a", "b"), ("b", "a")] {
+        let dir = make();
+        let (clean, said) = merge(dir.path(), into, from);
+        check(dir.path(), clean, &said);
+    }
+}
+
+#[test]
+fn setup_git_says_what_it_did_and_a_second_run_changes_nothing() {
+    let dir = demo_repo();
+    let attributes = fs::read_to_string(dir.path().join(".gitattributes")).unwrap();
+    assert!(
+        attributes.contains("*.level merge=kiln diff=kiln"),
+        "{attributes}"
+    );
+    assert!(
+        attributes.contains("kiln.redirects merge=kiln"),
+        "{attributes}"
+    );
+    let driver = git_ok(dir.path(), &["config", "--get", "merge.kiln.driver"]);
+    assert!(driver.contains(" merge %O %A %B --path %P"), "{driver}");
+    assert!(dir.path().join(".git/hooks/post-merge").is_file());
+    let (code, out, _) = support::kiln(&["setup-git"], dir.path());
+    assert_eq!(code, 0);
+    assert!(out.contains("already set up: nothing changed"), "{out}");
+    assert_eq!(git_ok(dir.path(), &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn entities_both_sides_added_at_the_end_merge_clean() {
+    let make = || {
+        let dir = repository();
+        on_branch(
+            dir.path(),
+            "a",
+            "levels/forest.level",
+            vec![new_entity([1.0, 0.0, 0.0])],
+        );
+        on_branch(
+            dir.path(),
+            "b",
+            "levels/forest.level",
+            vec![new_entity([2.0, 0.0, 0.0]), new_entity([3.0, 0.0, 0.0])],
+        );
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(clean, "{said}");
+        let doc = level(dir, "levels/forest.level");
+        let added: Vec<&Value> = doc["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["id"].as_str().unwrap().starts_with("entity_"))
+            .collect();
+        assert_eq!(added.len(), 3, "{doc}");
+        let (code, out, err) = support::kiln(&["check"], dir);
+        assert_eq!(code, 0, "{out}{err}");
+    });
+}
+
+#[test]
+fn each_side_adding_a_component_to_one_entity_merges_clean() {
+    let make = || {
+        let dir = repository();
+        on_branch(
+            dir.path(),
+            "a",
+            "levels/forest.level",
+            vec![Action::AddComponent {
+                entity: "boulder".into(),
+                component: "rotator".into(),
+            }],
+        );
+        on_branch(
+            dir.path(),
+            "b",
+            "levels/forest.level",
+            vec![Action::AddComponent {
+                entity: "boulder".into(),
+                component: "oscillator".into(),
+            }],
+        );
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(clean, "{said}");
+        let boulder = entity(&level(dir, "levels/forest.level"), "boulder").unwrap();
+        assert!(boulder["components"].get("rotator").is_some(), "{boulder}");
+        assert!(
+            boulder["components"].get("oscillator").is_some(),
+            "{boulder}"
+        );
+        let (code, out, err) = support::kiln(&["check"], dir);
+        assert_eq!(code, 0, "{out}{err}");
+    });
+}
+
+#[test]
+fn overrides_of_different_fields_of_one_instance_merge_clean() {
+    let make = || {
+        let dir = repository();
+        on_branch(
+            dir.path(),
+            "a",
+            "levels/forest.level",
+            vec![set(
+                "lamp_1/pole",
+                "mesh",
+                "material",
+                json!("materials/wood"),
+            )],
+        );
+        on_branch(
+            dir.path(),
+            "b",
+            "levels/forest.level",
+            vec![set(
+                "lamp_1/head/glass",
+                "mesh",
+                "material",
+                json!("materials/red_glow"),
+            )],
+        );
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(clean, "{said}");
+        let lamp = entity(&level(dir, "levels/forest.level"), "lamp_1").unwrap();
+        assert_eq!(
+            lamp["overrides"]["pole"]["mesh"]["material"], "materials/wood",
+            "{lamp}"
+        );
+        assert_eq!(
+            lamp["overrides"]["head/glass"]["mesh"]["material"], "materials/red_glow",
+            "{lamp}"
+        );
+    });
+}
+
+#[test]
+fn parts_both_sides_added_to_a_prefab_merge_clean() {
+    let make = || {
+        let dir = repository();
+        on_branch(
+            dir.path(),
+            "a",
+            "units/crate.unit",
+            vec![new_entity([0.0, 1.0, 0.0])],
+        );
+        on_branch(
+            dir.path(),
+            "b",
+            "units/crate.unit",
+            vec![
+                Action::Rename {
+                    entity: "box".into(),
+                    name: "Crate box".into(),
+                },
+                new_entity([0.0, 2.0, 0.0]),
+            ],
+        );
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(clean, "{said}");
+        let unit = level(dir, "units/crate.unit");
+        assert_eq!(entity(&unit, "box").unwrap()["name"], "Crate box");
+        let parts = unit["entities"].as_array().unwrap().len();
+        assert_eq!(parts, 3, "the box and a part from each side: {unit}");
+    });
+}
+
+#[test]
+fn both_sides_moving_assets_keep_both_moves_in_the_redirect_log() {
+    let make = || {
+        let dir = repository();
+        kiln_on_branch(
+            dir.path(),
+            "a",
+            &[
+                "mv",
+                "materials/bark.material",
+                "materials/trees/bark.material",
+            ],
+        );
+        kiln_on_branch(
+            dir.path(),
+            "b",
+            &[
+                "mv",
+                "materials/stone.material",
+                "materials/rocks/stone.material",
+            ],
+        );
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(clean, "{said}");
+        let log = fs::read_to_string(dir.join("kiln.redirects")).unwrap();
+        assert!(
+            log.contains("materials/bark.material -> materials/trees/bark.material"),
+            "{log}"
+        );
+        assert!(
+            log.contains("materials/stone.material -> materials/rocks/stone.material"),
+            "{log}"
+        );
+        let (code, out, err) = support::kiln(&["check"], dir);
+        assert_eq!(code, 0, "{out}{err}");
+    });
+}
+
+#[test]
+fn a_moved_material_is_followed_by_what_the_other_branch_added() {
+    let make = || {
+        let dir = repository();
+        kiln_on_branch(
+            dir.path(),
+            "a",
+            &[
+                "mv",
+                "materials/metal.material",
+                "materials/props/metal.material",
+            ],
+        );
+        edit_on_branch(dir.path(), "b", "levels/forest.level", |editor| {
+            editor.apply(Action::Select(Vec::new()));
+            editor.apply(new_entity([5.0, 0.0, 5.0]));
+            let id = editor.selection()[0].clone();
+            editor.apply(Action::Rename {
+                entity: id.clone(),
+                name: "Signpost".into(),
+            });
+            editor.apply(Action::AddComponent {
+                entity: id.clone(),
+                component: "mesh".into(),
+            });
+            editor.apply(set(&id, "mesh", "material", json!("materials/metal")));
+        });
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(clean, "{said}");
+        // The hook followed the move in what the other side added, and said so.
+        assert!(said.contains("now name"), "{said}");
+        let doc = level(dir, "levels/forest.level");
+        let added = doc["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "Signpost")
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            added["components"]["mesh"]["material"], "materials/props/metal",
+            "{added}"
+        );
+        let (code, out, err) = support::kiln(&["check"], dir);
+        assert_eq!(code, 0, "nothing neither branch had: {out}{err}");
+    });
+}
+
+#[test]
+fn a_group_deleted_on_one_side_while_the_other_adds_a_child_stops_the_merge() {
+    let make = || {
+        let dir = repository();
+        on_branch(
+            dir.path(),
+            "a",
+            "levels/forest.level",
+            vec![
+                Action::Select(vec!["path_lights".into()]),
+                Action::Run(UiCommand::Delete),
+            ],
+        );
+        on_branch(
+            dir.path(),
+            "b",
+            "levels/forest.level",
+            vec![
+                Action::Select(vec!["path_lights".into()]),
+                new_entity([0.0, 0.0, 0.0]),
+            ],
+        );
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(!clean, "a real conflict: {said}");
+        assert!(said.contains("entity \"path_lights\""), "{said}");
+        // check and compile refuse the file, naming the conflict.
+        let (code, out, _) = support::kiln(&["compile", "levels/forest"], dir);
+        assert_eq!(code, 1);
+        assert!(
+            out.contains("unresolved merge conflict") && out.contains("entity \"path_lights\""),
+            "{out}"
+        );
+        let (code, out, _) = support::kiln(&["check"], dir);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("merge conflict"), "{out}");
+    });
+}
+
+#[test]
+fn one_field_changed_differently_is_a_conflict_and_git_diff_reads_it() {
+    let make = || {
+        let dir = repository();
+        on_branch(
+            dir.path(),
+            "a",
+            "levels/forest.level",
+            vec![set("boulder", "transform", "position", json!([1, 0, 0]))],
+        );
+        on_branch(
+            dir.path(),
+            "b",
+            "levels/forest.level",
+            vec![set("boulder", "transform", "position", json!([2, 0, 0]))],
+        );
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(!clean, "{said}");
+        assert!(
+            said.contains("entity \"boulder\", component \"transform\", field \"position\""),
+            "{said}"
+        );
+        let text = fs::read_to_string(dir.join("levels/forest.level")).unwrap();
+        assert!(text.contains("\"kiln:conflict\""), "{text}");
+        // The rest of the file is canonical and readable.
+        assert!(kiln_core::conflict::find_conflicts(&text, "level").len() == 1);
+    });
+}
+
+#[test]
+fn a_side_that_does_not_parse_goes_to_gits_line_merge_and_says_so() {
+    let dir = repository();
+    git_ok(dir.path(), &["checkout", "-q", "a"]);
+    let file = dir.path().join("materials/bark.material");
+    fs::write(&file, "{ \"color\": [1, 0, 0, 1], \n  broken\n").unwrap();
+    git_ok(dir.path(), &["commit", "-qam", "a breaks bark"]);
+    git_ok(dir.path(), &["checkout", "-q", "b"]);
+    let text = fs::read_to_string(&file).unwrap().replace("0.9", "0.8");
+    fs::write(&file, text).unwrap();
+    git_ok(dir.path(), &["commit", "-qam", "b tunes bark"]);
+    let (_, said) = merge(dir.path(), "b", "a");
+    assert!(said.contains("git's line merge takes it"), "{said}");
+}
+
+#[test]
+fn kiln_diff_and_git_diff_say_what_changed_by_meaning() {
+    let dir = repository();
+    on_branch(
+        dir.path(),
+        "a",
+        "levels/forest.level",
+        vec![
+            set("boulder", "transform", "position", json!([1, 2, 3])),
+            Action::Rename {
+                entity: "firefly".into(),
+                name: "Glow worm".into(),
+            },
+        ],
+    );
+    let said = git_ok(
+        dir.path(),
+        &["diff", "main", "a", "--", "levels/forest.level"],
+    );
+    assert!(said.contains("kiln diff levels/forest.level"), "{said}");
+    assert!(said.contains("~ entity \"boulder\""), "{said}");
+    assert!(said.contains("transform.position:"), "{said}");
+    assert!(
+        said.contains("name: \"Firefly\" -> \"Glow worm\""),
+        "{said}"
+    );
+    // Formatting alone is no change.
+    let old = dir.path().join("old.material");
+    let new = dir.path().join("new.material");
+    fs::write(&old, "{\"roughness\": 0.5, \"color\": [1, 1, 1, 1]}").unwrap();
+    fs::write(
+        &new,
+        "{\n  \"color\": [1.0, 1, 1, 1],\n  \"roughness\": 0.5\n}\n",
+    )
+    .unwrap();
+    let (code, out, _) = support::kiln(&["diff", "old.material", "new.material"], dir.path());
+    assert_eq!((code, out.as_str()), (0, ""));
+}
