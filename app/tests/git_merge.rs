@@ -526,3 +526,114 @@ fn kiln_diff_and_git_diff_say_what_changed_by_meaning() {
     let (code, out, _) = support::kiln(&["diff", "old.material", "new.material"], dir.path());
     assert_eq!((code, out.as_str()), (0, ""));
 }
+
+mod conflicts_in_the_editor {
+    use super::*;
+    use egui::Key;
+    use egui_kittest::kittest::Queryable;
+    use support::ui::{editor, open};
+
+    /// A repository merged with conflicts: boulder moved to two places, and the path
+    /// lights deleted on `a` while `b` put an entity under them.
+    fn conflicted() -> tempfile::TempDir {
+        let dir = repository();
+        on_branch(
+            dir.path(),
+            "a",
+            "levels/forest.level",
+            vec![
+                set("boulder", "transform", "position", json!([1, 0, 0])),
+                Action::Select(vec!["path_lights".into()]),
+                Action::Run(UiCommand::Delete),
+            ],
+        );
+        on_branch(
+            dir.path(),
+            "b",
+            "levels/forest.level",
+            vec![
+                set("boulder", "transform", "position", json!([2, 0, 0])),
+                Action::Select(vec!["path_lights".into()]),
+                new_entity([0.0, 0.0, 0.0]),
+            ],
+        );
+        let (clean, said) = merge(dir.path(), "a", "b");
+        assert!(!clean, "{said}");
+        dir
+    }
+
+    #[test]
+    fn the_conflicts_tab_takes_a_side_per_conflict_with_undo_and_saving_resolves_the_file() {
+        let dir = conflicted();
+        let mut h = open(dir.path());
+        assert_eq!(editor(&h).conflicts().len(), 2);
+        // It opened on the Conflicts tab, with ours in place: the level draws.
+        h.get_by_label("Conflicts (2)");
+        let at = |h: &egui_kittest::Harness<'_, kiln::editor::KilnApp>| {
+            editor(h).world_pose("boulder").unwrap().translation.x
+        };
+        assert!((at(&h) - 1.0).abs() < 1e-4, "ours drawn");
+        let place = "entity \"boulder\", component \"transform\", field \"position\"";
+        h.get_by_label(&format!("Theirs: {place}")).click();
+        h.run_steps(3);
+        assert!((at(&h) - 2.0).abs() < 1e-4, "theirs drawn");
+        assert_eq!(editor(&h).conflicts().len(), 1);
+        h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+        h.run_steps(3);
+        assert_eq!(
+            editor(&h).conflicts().len(),
+            2,
+            "undo brings the conflict back"
+        );
+        assert!((at(&h) - 1.0).abs() < 1e-4);
+        h.get_by_label(&format!("Theirs: {place}")).click();
+        h.run_steps(3);
+        // The deleted group: keep it, with what theirs put under it.
+        h.get_by_label("Theirs: entity \"path_lights\"").click();
+        h.run_steps(3);
+        let e = editor(&h);
+        assert!(e.conflicts().is_empty());
+        assert!(e.entity("path_lights").is_some());
+        assert!(
+            e.level()
+                .unwrap()
+                .doc
+                .entities
+                .iter()
+                .any(|x| x.parent.as_deref() == Some("path_lights"))
+        );
+        h.key_press_modifiers(egui::Modifiers::COMMAND, Key::S);
+        h.run_steps(3);
+        let text = fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
+        assert!(!text.contains("kiln:conflict"), "{text}");
+        let (code, out, err) = support::kiln(&["check"], dir.path());
+        assert_eq!(code, 0, "{out}{err}");
+        let (code, out, err) = support::kiln(&["compile", "levels/forest"], dir.path());
+        assert_eq!(code, 0, "{out}{err}");
+        git_ok(
+            dir.path(),
+            &["commit", "-qam", "Merged, conflicts resolved in Kiln"],
+        );
+    }
+
+    #[test]
+    fn all_ours_resolves_every_conflict_and_a_deletion_takes_what_is_under_it() {
+        let dir = conflicted();
+        let mut h = open(dir.path());
+        h.get_by_label("All ours").click();
+        h.run_steps(3);
+        let e = editor(&h);
+        assert!(e.conflicts().is_empty());
+        assert!(e.entity("path_lights").is_none());
+        assert!(
+            !e.level()
+                .unwrap()
+                .doc
+                .entities
+                .iter()
+                .any(|x| x.parent.as_deref() == Some("path_lights"))
+        );
+        assert!((e.world_pose("boulder").unwrap().translation.x - 1.0).abs() < 1e-4);
+        assert_eq!(e.compile_error(), None);
+    }
+}

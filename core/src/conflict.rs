@@ -190,8 +190,10 @@ fn read_marker(value: &Value) -> Option<(Option<String>, [Option<Value>; 3])> {
 }
 
 /// Takes the conflicts out of a level or unit's JSON `value`, leaving `choice`'s
-/// value in each one's place (an entity in conflict as a whole is left out where
-/// that side has none). The conflicts come in document order.
+/// value in each one's place. An entity in conflict as a whole stays in while
+/// either side has it (deleted on `choice`'s side, the other side's), so that what
+/// another entity has under it stays in its place until the conflict is resolved.
+/// The conflicts come in document order.
 pub fn take_level_conflicts(value: &mut Value, choice: Side) -> Vec<Conflict> {
     let mut out = Vec::new();
     let Some(entities) = value.get_mut("entities").and_then(Value::as_array_mut) else {
@@ -209,7 +211,11 @@ pub fn take_level_conflicts(value: &mut Value, choice: Side) -> Vec<Conflict> {
                 ours,
                 theirs,
             };
-            if let Some(chosen) = conflict.side(choice) {
+            let other = match choice {
+                Side::Theirs => Side::Ours,
+                _ => Side::Theirs,
+            };
+            if let Some(chosen) = conflict.side(choice).or(conflict.side(other)) {
                 kept.push(chosen.clone());
             }
             out.push(conflict);
@@ -427,11 +433,8 @@ mod tests {
         );
         let mut ours: Value = serde_json::from_str(&text).unwrap();
         take_level_conflicts(&mut ours, Side::Ours);
-        assert_eq!(
-            ours["entities"].as_array().unwrap().len(),
-            2,
-            "ours deleted grove"
-        );
+        // Ours deleted grove: it stays in, theirs', until the conflict is resolved.
+        assert_eq!(ours["entities"][2]["name"], "Big grove");
     }
 
     #[test]

@@ -13,8 +13,8 @@
 //! - Edited on one side and deleted on the other, added on both with one id but not
 //!   alike, or deleted on one side while the other put a child under it: the entity
 //!   is in conflict as a whole.
-//! - Parents the two sides set into a cycle: the parent taken from theirs is in
-//!   conflict.
+//! - Parents the two sides set into a cycle: each parent in it that a side changed
+//!   is in conflict.
 //! - Order: ours', with theirs' additions after the entity they followed in theirs.
 
 use std::borrow::Cow;
@@ -269,7 +269,7 @@ fn merge_entity<'a>(
 
 /// Conflicts of the merged tree as a whole: an entity under a parent that one side
 /// deleted (the parent is in conflict: keep it, or delete it with what is under
-/// it), and parents set into a cycle (the parent theirs set is in conflict).
+/// it), and parents set into a cycle (each parent a side changed is in conflict).
 fn check_structure(
     merged: &mut Vec<Merged>,
     base: &SideDoc,
@@ -382,8 +382,10 @@ fn check_structure(
             s.get(&id)
                 .map(|(_, h)| h.parent.as_deref().map(str::to_owned))
         };
-        let from_theirs = parent_of(ours).flatten() != merged[k].parent;
-        if !from_theirs {
+        // Each parent in the cycle that a side changed is in conflict (both, when
+        // each side moved one entity under the other: the same whichever way the
+        // merge runs).
+        if parent_of(base).flatten() == merged[k].parent {
             continue;
         }
         let value = match &merged[k].entity {

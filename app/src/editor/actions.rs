@@ -199,6 +199,15 @@ pub enum Action {
     /// Paste text from the system clipboard: entities copied in Kiln (this window or
     /// another), or, if it is not that, the entities copied here last.
     PasteText(String),
+    /// Resolve one merge conflict of the open level (one undo step).
+    ResolveConflict {
+        /// Its place in the list of the level's conflicts.
+        index: usize,
+        /// Which side, or the value as it is.
+        how: super::model::conflicts::Resolution,
+    },
+    /// Resolve every merge conflict of the open level taking one side.
+    ResolveAllConflicts(kiln_core::conflict::Side),
 }
 
 /// How the user answered "save changes?".

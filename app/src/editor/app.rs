@@ -280,6 +280,7 @@ impl KilnApp {
                 Effect::OpenLevel(file) => follow.push(Action::OpenLevel(file)),
                 Effect::CopyText(text) => self.clipboard_out = Some(text),
                 Effect::FilesMoved(moves) => self.panels.assets.follow_moves(&moves),
+                Effect::ShowConflicts => self.panels.bottom = panels::BottomTab::Conflicts,
             }
         }
         follow

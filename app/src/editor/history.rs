@@ -88,6 +88,16 @@ pub enum DocEdit {
     },
     /// Several commands as one undo step; reverted in reverse order.
     Group(Vec<DocEdit>),
+    /// Resolves a merge conflict of the document: takes it out of the document's
+    /// list (at `index`) and makes `change`, the side chosen.
+    Resolve {
+        /// Where the conflict was in the list.
+        index: usize,
+        /// The conflict.
+        conflict: Box<kiln_core::conflict::Conflict>,
+        /// What choosing a side changes in the document.
+        change: Box<DocEdit>,
+    },
 }
 
 impl DocEdit {
@@ -111,6 +121,17 @@ impl DocEdit {
             DocEdit::Insert { entities } | DocEdit::Remove { entities } => tops(entities),
             DocEdit::ReplaceEntity { new, .. } => vec![new.id.clone()],
             DocEdit::ReplaceAll { .. } => Vec::new(),
+            DocEdit::Resolve {
+                conflict, change, ..
+            } => {
+                let mut ids = change.touched();
+                if ids.is_empty()
+                    && let Some(e) = &conflict.entity
+                {
+                    ids.push(e.clone());
+                }
+                ids
+            }
             DocEdit::Group(edits) => {
                 let mut out: Vec<String> = Vec::new();
                 for id in edits.iter().flat_map(DocEdit::touched) {
@@ -238,6 +259,22 @@ impl DocEdit {
             } => set_component(doc, entity, component, pick(forward, old, new)),
             DocEdit::ReplaceAll { other } => std::mem::swap(doc, &mut **other),
             DocEdit::ReplaceEntity { old, new } => replace_entity(doc, pick(forward, old, new)),
+            DocEdit::Resolve {
+                index,
+                conflict,
+                change,
+            } => {
+                if forward {
+                    if doc.conflicts.get(*index) == Some(&**conflict) {
+                        doc.conflicts.remove(*index);
+                    }
+                    change.run(doc, true);
+                } else {
+                    change.run(doc, false);
+                    let at = (*index).min(doc.conflicts.len());
+                    doc.conflicts.insert(at, (**conflict).clone());
+                }
+            }
             // Groups revert in reverse order.
             DocEdit::Group(edits) if forward => {
                 for e in edits.iter_mut() {
@@ -350,6 +387,10 @@ impl DocEdit {
             DocEdit::ReplaceAll { .. } => "reload".into(),
             DocEdit::ReplaceEntity { new, .. } => format!("change {}", new.id),
             DocEdit::Group(c) => c.first().map_or_else(|| "edit".into(), DocEdit::describe),
+            DocEdit::Resolve { conflict, .. } => match &conflict.entity {
+                Some(e) => format!("resolve the conflict in {e}"),
+                None => "resolve a conflict".into(),
+            },
         }
     }
 }

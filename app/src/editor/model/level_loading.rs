@@ -187,10 +187,11 @@ fn load(project: &Project, registry: &Registry, file: &str, set: &dyn Fn(LoadSta
         Err(e) => return failed(e),
     };
     set(LoadStage::Parsing);
-    let doc = match LevelDocument::parse(&text, file) {
-        Ok(d) => d,
-        Err(e) => return failed(e.to_string()),
-    };
+    let doc =
+        match LevelDocument::parse_with_conflicts(&text, file, kiln_core::conflict::Side::Ours) {
+            Ok(d) => d,
+            Err(e) => return failed(e.to_string()),
+        };
     drop(text);
     set(LoadStage::Compiling);
     let compiled = crate::editor::preview::compile_for_preview(registry, project, file, &doc);

@@ -225,18 +225,20 @@ impl Editor {
                 return Reload::Blocked;
             }
         };
-        let on_disk = match LevelDocument::parse(&text, file) {
-            Ok(d) => d,
-            Err(e) => {
-                // Keep the last good document and world; say where the file broke.
-                let message = e.to_string();
-                if self.compile_error.as_ref() != Some(&message) {
-                    self.note(Severity::Error, message.clone(), true);
+        let on_disk =
+            match LevelDocument::parse_with_conflicts(&text, file, kiln_core::conflict::Side::Ours)
+            {
+                Ok(d) => d,
+                Err(e) => {
+                    // Keep the last good document and world; say where the file broke.
+                    let message = e.to_string();
+                    if self.compile_error.as_ref() != Some(&message) {
+                        self.note(Severity::Error, message.clone(), true);
+                    }
+                    self.compile_error = Some(message);
+                    return Reload::Blocked;
                 }
-                self.compile_error = Some(message);
-                return Reload::Blocked;
-            }
-        };
+            };
         let Some(level) = &self.level else {
             return Reload::Blocked;
         };

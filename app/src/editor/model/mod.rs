@@ -11,6 +11,7 @@
 //! - `level_loading`: large levels read, parsed and compiled on a worker thread.
 
 pub mod asset_operations;
+pub mod conflicts;
 mod disk_operations;
 pub mod entity_edits;
 pub mod import;
@@ -86,6 +87,8 @@ pub enum Effect {
     /// Files moved (old, new): what shows them (the asset browser's selection, the
     /// inspector) follows them.
     FilesMoved(Vec<(String, String)>),
+    /// The open level has merge conflicts: show them.
+    ShowConflicts,
 }
 
 /// The key that marks entities copied to the system clipboard.
@@ -525,7 +528,7 @@ impl Editor {
             Ok(t) => t,
             Err(e) => return self.error(format!("cannot open {e}")),
         };
-        match LevelDocument::parse(&text, file) {
+        match LevelDocument::parse_with_conflicts(&text, file, kiln_core::conflict::Side::Ours) {
             Ok(doc) => self.install_level(file, doc, None),
             Err(e) => self.error(format!("cannot open {e}")),
         }
@@ -581,12 +584,24 @@ impl Editor {
                 true,
             );
         }
+        let conflicts = doc.conflicts.len();
         self.level = Some(OpenLevel {
             file: file.to_owned(),
             doc,
         });
         self.selection.clear();
         self.history.clear();
+        if conflicts > 0 {
+            self.note(
+                Severity::Warning,
+                format!(
+                    "{file} has {conflicts} merge conflict{} to resolve (Conflicts tab); until then ours is shown, and kiln check and kiln compile refuse the file",
+                    if conflicts == 1 { "" } else { "s" }
+                ),
+                true,
+            );
+            self.effects.push(Effect::ShowConflicts);
+        }
         self.preview = Preview::default();
         self.follow_document(compiled);
         self.effects.push(Effect::FrameSelection);
@@ -831,6 +846,8 @@ impl Editor {
             }
             Action::CancelImport => self.cancel_import(),
             Action::PasteText(text) => self.paste_text(&text),
+            Action::ResolveConflict { index, how } => self.resolve_conflict(index, how),
+            Action::ResolveAllConflicts(side) => self.resolve_all(side),
             // Entity edits without a level, and the window's own actions (handled by
             // the app before they reach the editor).
             Action::Rename { .. }

@@ -17,7 +17,12 @@ impl Editor {
         // Never through a link in `.kiln/`, never a FIFO or a device.
         let rel = std::path::Path::new(".kiln/recovery").join(file);
         let bytes = kiln_core::read_below(self.project.root(), &rel, 1 << 30).ok()?;
-        LevelDocument::parse(std::str::from_utf8(&bytes).ok()?, file).ok()
+        LevelDocument::parse_with_conflicts(
+            std::str::from_utf8(&bytes).ok()?,
+            file,
+            kiln_core::conflict::Side::Ours,
+        )
+        .ok()
     }
 
     /// Forgets the open level's unsaved edits on purpose (Discard): its recovery file

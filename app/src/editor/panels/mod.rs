@@ -2,6 +2,7 @@
 
 mod asset_dialogs;
 pub(crate) mod assets;
+pub mod conflicts;
 mod inspector;
 mod log;
 mod problems;
@@ -26,6 +27,8 @@ pub enum BottomTab {
     Problems,
     /// Everything logged.
     Log,
+    /// The open level's merge conflicts.
+    Conflicts,
 }
 
 /// UI state of the panels (not part of the document, not undoable).
@@ -110,6 +113,16 @@ pub fn show(
                     format!("Problems ({problems})"),
                 );
                 ui.selectable_value(&mut state.bottom, BottomTab::Log, "Log");
+                let conflicts = editor.conflicts().len();
+                if conflicts > 0 || state.bottom == BottomTab::Conflicts {
+                    let text = egui::RichText::new(format!("Conflicts ({conflicts})"));
+                    let text = if conflicts > 0 {
+                        text.color(egui::Color32::from_rgb(220, 170, 60))
+                    } else {
+                        text
+                    };
+                    ui.selectable_value(&mut state.bottom, BottomTab::Conflicts, text);
+                }
             });
             ui.separator();
             match state.bottom {
@@ -121,6 +134,7 @@ pub fn show(
                     problems::show(ui, editor, &mut state.assets, &drawing, actions)
                 }
                 BottomTab::Log => log::show(ui, editor),
+                BottomTab::Conflicts => conflicts::show(ui, editor, actions),
             }
         });
     if let Some(thumbnails) = &mut state.thumbnails {

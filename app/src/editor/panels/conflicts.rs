@@ -1,0 +1,168 @@
+//! The Conflicts tab: the merge conflicts of the open level, each with base, ours
+//! and theirs side by side (for an entity in conflict as a whole, what each side
+//! held), a side to take per conflict or for all, or the value as edited in the
+//! inspector. Double-click a conflict to select its entity.
+
+use kiln_core::conflict::{Conflict, Side};
+use serde_json::Value;
+
+use crate::editor::actions::Action;
+use crate::editor::model::Editor;
+use crate::editor::model::conflicts::Resolution;
+
+/// What the rows of the tab show for one conflict: plain data, built first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConflictRow {
+    /// Where it is.
+    pub place: String,
+    /// Why, when it is not two values.
+    pub why: Option<String>,
+    /// Base, ours and theirs, as they read.
+    pub sides: [String; 3],
+    /// The entity to select.
+    pub entity: Option<String>,
+}
+
+/// A side's value as a person reads it: an entity by name and components.
+fn side_text(c: &Conflict, side: Side) -> String {
+    let Some(v) = c.side(side) else {
+        return if c.path.is_empty() {
+            "(deleted)".into()
+        } else {
+            "(none)".into()
+        };
+    };
+    if c.path.is_empty() {
+        let name = v.get("name").and_then(Value::as_str).unwrap_or("");
+        let components: Vec<&str> = v
+            .get("components")
+            .and_then(Value::as_object)
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        return format!("\"{name}\" [{}]", components.join(", "));
+    }
+    v.to_string()
+}
+
+/// The rows for `conflicts`.
+pub fn rows(conflicts: &[Conflict]) -> Vec<ConflictRow> {
+    conflicts
+        .iter()
+        .map(|c| {
+            let mut place = c.describe();
+            if let Some(at) = place.find(": ") {
+                place.truncate(at);
+            }
+            ConflictRow {
+                place,
+                why: c.why.clone(),
+                sides: Side::ALL.map(|s| side_text(c, s)),
+                entity: c.entity.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Shows the tab.
+pub fn show(ui: &mut egui::Ui, editor: &Editor, actions: &mut Vec<Action>) {
+    let rows = rows(editor.conflicts());
+    if rows.is_empty() {
+        ui.label("No merge conflicts in this level.");
+        return;
+    }
+    ui.horizontal(|ui| {
+        ui.label(format!(
+            "{} merge conflict{} in {}: the viewport shows each one's current choice (ours until you pick).",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" },
+            editor.level().map_or("", |l| l.file.as_str())
+        ));
+        if ui.button("All ours").on_hover_text("Take ours in every conflict").clicked() {
+            actions.push(Action::ResolveAllConflicts(Side::Ours));
+        }
+        if ui.button("All theirs").on_hover_text("Take theirs in every conflict").clicked() {
+            actions.push(Action::ResolveAllConflicts(Side::Theirs));
+        }
+    });
+    ui.separator();
+    egui::ScrollArea::vertical()
+        .id_salt("conflicts")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            egui::Grid::new("conflict rows")
+                .num_columns(5)
+                .striped(true)
+                .spacing([12.0, 6.0])
+                .show(ui, |ui| {
+                    ui.strong("Where");
+                    ui.strong("Base");
+                    ui.strong("Ours");
+                    ui.strong("Theirs");
+                    ui.strong("Take");
+                    ui.end_row();
+                    for (index, row) in rows.iter().enumerate() {
+                        let place = ui
+                            .add(egui::Label::new(&row.place).sense(egui::Sense::click()))
+                            .on_hover_text(row.why.as_deref().unwrap_or("Double-click to select the entity"));
+                        if place.double_clicked()
+                            && let Some(e) = &row.entity
+                        {
+                            actions.push(Action::Select(vec![e.clone()]));
+                        }
+                        for text in &row.sides {
+                            ui.add(egui::Label::new(egui::RichText::new(text).monospace()).truncate())
+                                .on_hover_text(text);
+                        }
+                        ui.horizontal(|ui| {
+                            for (label, how) in [
+                                ("Ours", Resolution::Take(Side::Ours)),
+                                ("Theirs", Resolution::Take(Side::Theirs)),
+                                ("Base", Resolution::Take(Side::Base)),
+                            ] {
+                                let b = ui.small_button(label).on_hover_text(format!(
+                                    "Take {}: {}",
+                                    label.to_lowercase(),
+                                    row.sides[match how {
+                                        Resolution::Take(Side::Base) => 0,
+                                        Resolution::Take(Side::Ours) => 1,
+                                        _ => 2,
+                                    }]
+                                ));
+                                // Each row's buttons are told apart by the place.
+                                b.widget_info(|| {
+                                    egui::WidgetInfo::labeled(
+                                        egui::Role::Button,
+                                        true,
+                                        format!("{label}: {}", row.place),
+                                    )
+                                });
+                                if b.clicked() {
+                                    actions.push(Action::ResolveConflict { index, how });
+                                }
+                            }
+                            let keep = ui
+                                .small_button("As edited")
+                                .on_hover_text("Keep the value as it is in the editor now (edit it in the inspector first)");
+                            keep.widget_info(|| {
+                                egui::WidgetInfo::labeled(
+                                    egui::Role::Button,
+                                    true,
+                                    format!("As edited: {}", row.place),
+                                )
+                            });
+                            if keep.clicked() {
+                                actions.push(Action::ResolveConflict {
+                                    index,
+                                    how: Resolution::AsItIs,
+                                });
+                            }
+                        });
+                        ui.end_row();
+                        if let Some(why) = &row.why {
+                            ui.weak(format!("  {why}"));
+                            ui.end_row();
+                        }
+                    }
+                });
+        });
+}
