@@ -54,12 +54,12 @@ const REDIRECT_FILE: &str = "kiln.redirects";
 /// Merges the three versions of the project file `path` (its type is its
 /// extension). An empty base is a file both sides added.
 pub fn merge_file(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Outcome {
-    let text = |bytes: &[u8], side: &str| {
+    // Borrowed, not copied: three versions of a big level are most of what a merge
+    // holds.
+    fn text<'b>(bytes: &'b [u8], side: &str) -> Result<&'b str, String> {
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        std::str::from_utf8(bytes)
-            .map(str::to_owned)
-            .map_err(|_| format!("{side} is not UTF-8 text"))
-    };
+        std::str::from_utf8(bytes).map_err(|_| format!("{side} is not UTF-8 text"))
+    }
     let texts = (|| {
         Ok::<_, String>((
             text(base, "base")?,
@@ -74,18 +74,18 @@ pub fn merge_file(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Outcom
     let name = path.rsplit('/').next().unwrap_or(path);
     if name == REDIRECT_FILE {
         return Outcome::Merged {
-            text: redirects::merge_redirects(&base, &ours, &theirs),
+            text: redirects::merge_redirects(base, ours, theirs),
             conflicts: Vec::new(),
         };
     }
     let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
     if matches!(ext, "level" | "unit") {
-        return match level::merge_level(&base, &ours, &theirs) {
+        return match level::merge_level(base, ours, theirs) {
             Ok((text, conflicts)) => Outcome::Merged { text, conflicts },
             Err(why) => Outcome::NotKilns(format!("not a level Kiln can read: {why}")),
         };
     }
-    merge_json(&base, &ours, &theirs)
+    merge_json(base, ours, theirs)
 }
 
 /// Merges JSON files key by key; written canonically.
