@@ -474,6 +474,192 @@ fn one_field_changed_differently_is_a_conflict_and_git_diff_reads_it() {
 }
 
 #[test]
+fn an_entity_edited_on_one_side_and_deleted_on_the_other_is_a_conflict() {
+    let make = || {
+        let dir = repository();
+        on_branch(
+            dir.path(),
+            "a",
+            "levels/forest.level",
+            vec![
+                Action::Select(vec!["boulder".into()]),
+                Action::Run(UiCommand::Delete),
+            ],
+        );
+        on_branch(
+            dir.path(),
+            "b",
+            "levels/forest.level",
+            vec![Action::Rename {
+                entity: "boulder".into(),
+                name: "Big boulder".into(),
+            }],
+        );
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(!clean, "{said}");
+        assert!(
+            said.contains("entity \"boulder\": ") && said.contains("deleted it"),
+            "{said}"
+        );
+        let found = kiln_core::conflict::find_conflicts(
+            &fs::read_to_string(dir.join("levels/forest.level")).unwrap(),
+            "level",
+        );
+        assert_eq!(found.len(), 1);
+        assert!(found[0].0.path.is_empty(), "the entity as a whole");
+    });
+}
+
+#[test]
+fn two_different_entities_added_with_one_id_are_a_conflict() {
+    let make = || {
+        let dir = repository();
+        for (branch, name) in [("a", "Signpost"), ("b", "Milestone")] {
+            edit_on_branch(dir.path(), branch, "levels/forest.level", |editor| {
+                editor.apply(Action::Select(Vec::new()));
+                editor.apply(new_entity([0.0, 0.0, 0.0]));
+                let id = editor.selection()[0].clone();
+                editor.apply(Action::Rename {
+                    entity: id,
+                    name: name.into(),
+                });
+            });
+            // One id on both sides, as a copy from one place pasted on two branches
+            // would give.
+            let path = dir.path().join("levels/forest.level");
+            let mut doc = level(dir.path(), "levels/forest.level");
+            for e in doc["entities"].as_array_mut().unwrap() {
+                if e["name"] == name {
+                    e["id"] = json!("marker");
+                }
+            }
+            fs::write(&path, kiln_core::json_format::to_canonical_string(&doc)).unwrap();
+            git_ok(dir.path(), &["commit", "-qam", "one id"]);
+        }
+        dir
+    };
+    both_ways(make, |_, clean, said| {
+        assert!(!clean, "{said}");
+        assert!(
+            said.contains("entity \"marker\": both sides added an entity with this id"),
+            "{said}"
+        );
+    });
+}
+
+#[test]
+fn a_materials_keys_merge_one_by_one_and_kiln_project_too() {
+    let make = || {
+        let dir = repository();
+        let edit = |dir: &Path, branch: &str, file: &str, from: &str, to: &str| {
+            git_ok(dir, &["checkout", "-q", branch]);
+            let path = dir.join(file);
+            let text = fs::read_to_string(&path).unwrap();
+            assert!(text.contains(from), "{text}");
+            fs::write(&path, text.replace(from, to)).unwrap();
+            git_ok(dir, &["commit", "-qam", &format!("{branch} edits {file}")]);
+        };
+        edit(
+            dir.path(),
+            "a",
+            "materials/bark.material",
+            "\"roughness\": 0.9",
+            "\"roughness\": 0.4",
+        );
+        edit(
+            dir.path(),
+            "a",
+            "kiln.project",
+            "\"name\": \"Demo\"",
+            "\"name\": \"Forest game\"",
+        );
+        edit(
+            dir.path(),
+            "b",
+            "materials/bark.material",
+            "\"texture\": \"textures/bark\"",
+            "\"texture\": \"textures/planks\"",
+        );
+        edit(
+            dir.path(),
+            "b",
+            "kiln.project",
+            "\"plugins\": [\"plugins/wind\", \"plugins/blink\"]",
+            "\"plugins\": [\"plugins/wind\"]",
+        );
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(clean, "{said}");
+        let bark = level(dir, "materials/bark.material");
+        assert_eq!(
+            (bark["roughness"].as_f64(), bark["texture"].as_str()),
+            (Some(0.4), Some("textures/planks")),
+            "{bark}"
+        );
+        let project = level(dir, "kiln.project");
+        assert_eq!(project["name"], "Forest game");
+        assert_eq!(project["plugins"], json!(["plugins/wind"]));
+    });
+}
+
+#[test]
+fn a_rebase_and_a_cherry_pick_merge_through_kiln_too() {
+    let dir = repository();
+    on_branch(
+        dir.path(),
+        "a",
+        "levels/forest.level",
+        vec![Action::AddComponent {
+            entity: "boulder".into(),
+            component: "rotator".into(),
+        }],
+    );
+    on_branch(
+        dir.path(),
+        "b",
+        "levels/forest.level",
+        vec![Action::AddComponent {
+            entity: "boulder".into(),
+            component: "oscillator".into(),
+        }],
+    );
+    git_ok(dir.path(), &["checkout", "-q", "b"]);
+    let (ok, said) = git(dir.path(), &["rebase", "a"]);
+    assert!(ok, "{said}");
+    let boulder = entity(&level(dir.path(), "levels/forest.level"), "boulder").unwrap();
+    assert!(
+        boulder["components"].get("rotator").is_some()
+            && boulder["components"].get("oscillator").is_some(),
+        "{boulder}"
+    );
+
+    // The same change picked onto main, where a made it already: no conflict.
+    git_ok(dir.path(), &["checkout", "-q", "main"]);
+    on_branch(
+        dir.path(),
+        "main",
+        "levels/forest.level",
+        vec![Action::Rename {
+            entity: "firefly".into(),
+            name: "Glow worm".into(),
+        }],
+    );
+    let a_tip = git_ok(dir.path(), &["rev-parse", "a"]);
+    let (ok, said) = git(dir.path(), &["cherry-pick", a_tip.trim()]);
+    assert!(ok, "{said}");
+    let doc = level(dir.path(), "levels/forest.level");
+    assert_eq!(entity(&doc, "firefly").unwrap()["name"], "Glow worm");
+    assert!(
+        entity(&doc, "boulder").unwrap()["components"]
+            .get("rotator")
+            .is_some()
+    );
+}
+
+#[test]
 fn a_side_that_does_not_parse_goes_to_gits_line_merge_and_says_so() {
     let dir = repository();
     git_ok(dir.path(), &["checkout", "-q", "a"]);
