@@ -24,7 +24,7 @@ fn entity(k: usize) -> EntityDocument {
         id: format!("e{k}"),
         name: format!("Crate {k}"),
         // Nine in ten under a group every hundred entities.
-        parent: (k % 10 != 0).then(|| format!("e{}", k - k % 10)),
+        parent: (!k.is_multiple_of(10)).then(|| format!("e{}", k - k % 10)),
         components: components.as_object().cloned().unwrap_or_default(),
         ..Default::default()
     }
@@ -57,7 +57,7 @@ fn edited(base: &LevelDocument, edits: usize, side: &str, first: usize) -> Level
                 doc.entities.insert(k + 1, new);
             }
             // A leaf: its group is the one every tenth.
-            _ if k % 10 != 0 => deleted.push(format!("e{k}")),
+            _ if !k.is_multiple_of(10) => deleted.push(format!("e{k}")),
             _ => doc.entities[k].name = format!("{side} {e}"),
         }
     }
