@@ -35,4 +35,21 @@ rm "$work/broken/materials/metal.material"
 sed -i 's|"materials/stone"|"Materials\\\\Stone"|' "$work/broken/units/lamp.unit" "$work/broken/levels/forest.level"
 printf '{\n  "shape": "cube"\n}\n' > "$work/broken/meshes/unused_crate.mesh"
 shoot problems "$work/broken" problems.png
+# A level two branches changed differently, merged with git: the Conflicts tab.
+cp -r "$work/demo" "$work/team"
+(
+    cd "$work/team"
+    git init -q -b main
+    printf '.kiln/\nbuild/\n' > .gitignore
+    "$bin" setup-git >/dev/null
+    git add -A && git -c user.name=Kiln -c user.email=kiln@example.com commit -qm demo
+    git checkout -qb a
+    sed -i 's|"position": \[-2, 0.6, 6\]|"position": [-3, 0.6, 6]|; s|"name": "Firefly"|"name": "Glow worm"|' levels/forest.level
+    git -c user.name=Kiln -c user.email=kiln@example.com commit -qam a
+    git checkout -q main
+    sed -i 's|"position": \[-2, 0.6, 6\]|"position": [-2, 0.6, 8]|; s|"name": "Firefly"|"name": "Lantern bug"|' levels/forest.level
+    git -c user.name=Kiln -c user.email=kiln@example.com commit -qam main
+    git -c user.name=Kiln -c user.email=kiln@example.com merge -q a >/dev/null 2>&1 || true
+)
+shoot main "$work/team" conflicts.png
 echo "screenshots written to $out"

@@ -129,7 +129,9 @@ impl Conflict {
                     parts.push(format!("field \"{}\"", self.path[3..].join("/")));
                 }
             }
-            Some(_) if self.entity.is_some() => parts.push(format!("\"{}\"", self.path.join("/"))),
+            Some(_) if self.entity.is_some() => {
+                parts.push(format!("field \"{}\"", self.path.join("/")))
+            }
             Some(_) => parts.push(format!("key \"{}\"", self.path.join("/"))),
             None => {}
         }

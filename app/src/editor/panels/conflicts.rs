@@ -85,7 +85,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, actions: &mut Vec<Action>) {
         }
     });
     ui.separator();
-    egui::ScrollArea::vertical()
+    egui::ScrollArea::both()
         .id_salt("conflicts")
         .auto_shrink([false, false])
         .show(ui, |ui| {
@@ -110,8 +110,14 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, actions: &mut Vec<Action>) {
                             actions.push(Action::Select(vec![e.clone()]));
                         }
                         for text in &row.sides {
-                            ui.add(egui::Label::new(egui::RichText::new(text).monospace()).truncate())
-                                .on_hover_text(text);
+                            // Wide enough for a vector or a path; longer ones end in
+                            // "…", whole on hover.
+                            ui.scope(|ui| {
+                                ui.set_min_width(130.0);
+                                ui.set_max_width(240.0);
+                                ui.add(egui::Label::new(egui::RichText::new(text).monospace()).truncate())
+                                    .on_hover_text(text);
+                            });
                         }
                         ui.horizontal(|ui| {
                             for (label, how) in [
