@@ -95,10 +95,10 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, actions: &mut Vec<Action>) {
                 .spacing([12.0, 6.0])
                 .show(ui, |ui| {
                     ui.strong("Where");
+                    ui.strong("Take");
                     ui.strong("Base");
                     ui.strong("Ours");
                     ui.strong("Theirs");
-                    ui.strong("Take");
                     ui.end_row();
                     for (index, row) in rows.iter().enumerate() {
                         let place = ui
@@ -108,16 +108,6 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, actions: &mut Vec<Action>) {
                             && let Some(e) = &row.entity
                         {
                             actions.push(Action::Select(vec![e.clone()]));
-                        }
-                        for text in &row.sides {
-                            // Wide enough for a vector or a path; longer ones end in
-                            // "…", whole on hover.
-                            ui.scope(|ui| {
-                                ui.set_min_width(130.0);
-                                ui.set_max_width(240.0);
-                                ui.add(egui::Label::new(egui::RichText::new(text).monospace()).truncate())
-                                    .on_hover_text(text);
-                            });
                         }
                         ui.horizontal(|ui| {
                             for (label, how) in [
@@ -163,6 +153,16 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, actions: &mut Vec<Action>) {
                                 });
                             }
                         });
+                        for text in &row.sides {
+                            // Wide enough for a vector or a path; longer ones end in
+                            // "…", whole on hover.
+                            ui.scope(|ui| {
+                                ui.set_min_width(130.0);
+                                ui.set_max_width(240.0);
+                                ui.add(egui::Label::new(egui::RichText::new(text).monospace()).truncate())
+                                    .on_hover_text(text);
+                            });
+                        }
                         ui.end_row();
                         if let Some(why) = &row.why {
                             ui.weak(format!("  {why}"));
