@@ -98,6 +98,16 @@ fn locate(text: &str, from: usize, needle: &str) -> (usize, usize) {
 impl ProjectConfig {
     /// Parses `kiln.project`'s text; errors name `file`, line and column.
     pub fn parse(file: &Path, text: &str) -> Result<Self, ProjectError> {
+        // A merge left conflicts in it: named, rather than "unknown field".
+        let found = crate::conflict::find_conflicts(text, "project");
+        if let Some((_, line, column)) = found.first() {
+            return Err(ProjectError::BadProjectFile {
+                file: file.to_owned(),
+                line: *line,
+                column: *column,
+                message: crate::level::conflicts_message(&found),
+            });
+        }
         let config: ProjectConfig =
             serde_json::from_str(text).map_err(|e| ProjectError::BadProjectFile {
                 file: file.to_owned(),
@@ -557,6 +567,17 @@ pub fn create_dir_below(base: &Path, rel: &Path) -> io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_project_file_with_merge_conflicts_names_them() {
+        let text = "{\n  \"name\": {\n    \"kiln:conflict\": {\"ours\": \"A\", \"theirs\": \"B\"}\n  }\n}\n";
+        let e = ProjectConfig::parse(Path::new("kiln.project"), text).unwrap_err();
+        let said = e.to_string();
+        assert!(
+            said.contains("1 unresolved merge conflict") && said.contains("key \"name\""),
+            "{said}"
+        );
+    }
 
     #[test]
     fn two_makers_of_one_folder_at_once_both_succeed() {

@@ -143,6 +143,13 @@ fn read_fields(
     let text = project
         .read_resource(path, ext)
         .map_err(|e| format!(": cannot be read: {e}"))?;
+    let found = kiln_core::conflict::find_conflicts(&text, ext);
+    if let Some((_, line, column)) = found.first() {
+        return Err(format!(
+            ":{line}:{column}: {}",
+            kiln_core::level::conflicts_message(&found)
+        ));
+    }
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(serde_json::Value::Object(obj)) => Ok(obj),
         Ok(_) => Err(": not a JSON object".into()),
