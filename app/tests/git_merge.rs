@@ -779,6 +779,13 @@ mod conflicts_in_the_editor {
         h.run_steps(3);
         let e = editor(&h);
         assert!(e.conflicts().is_empty());
+        assert!(
+            e.log()
+                .iter()
+                .any(|l| l.text.contains("git add levels/forest.level")),
+            "the last one says how to tell git: {:?}",
+            e.log()
+        );
         assert!(e.entity("path_lights").is_some());
         assert!(
             e.level()

@@ -37,7 +37,7 @@ impl Editor {
         let edit = resolve(&level.doc, index, conflict, how);
         let place = conflict_place(conflict);
         self.edit(edit, false);
-        self.info(format!("resolved {place}"));
+        self.info(format!("resolved {place}{}", self.after_last_conflict()));
     }
 
     /// Resolves every open conflict taking `side`: one undo step.
@@ -58,7 +58,23 @@ impl Editor {
             edits.push(edit);
         }
         self.edit(DocEdit::Group(edits), false);
-        self.info(format!("resolved {n} conflicts taking {}", side.key()));
+        self.info(format!(
+            "resolved {n} conflicts taking {}{}",
+            side.key(),
+            self.after_last_conflict()
+        ));
+    }
+
+    /// What to do once no conflict is left: git still counts the file as
+    /// unmerged until it is saved and added.
+    fn after_last_conflict(&self) -> String {
+        match &self.level {
+            Some(level) if level.doc.conflicts.is_empty() => format!(
+                "; the last one: save, then `git add {}` to mark it resolved",
+                level.file
+            ),
+            _ => String::new(),
+        }
     }
 }
 

@@ -67,7 +67,8 @@ pub fn rows(conflicts: &[Conflict]) -> Vec<ConflictRow> {
 pub fn show(ui: &mut egui::Ui, editor: &Editor, actions: &mut Vec<Action>) {
     let rows = rows(editor.conflicts());
     if rows.is_empty() {
-        ui.label("No merge conflicts in this level.");
+        ui.label("No merge conflicts in this level.")
+            .on_hover_text("After resolving a merge here: save, then `git add` the level to tell git it is resolved.");
         return;
     }
     ui.horizontal(|ui| {
