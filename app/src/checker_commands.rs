@@ -466,17 +466,27 @@ fn print_plan(plan: &MovePlan, out: &mut dyn Write) -> std::io::Result<()> {
     for (old, new) in &plan.moves {
         writeln!(out, "move {old} -> {new}")?;
     }
+    print_patches(plan, "patch ", out)?;
+    for s in &plan.skipped {
+        writeln!(out, "{s}")?;
+    }
+    Ok(())
+}
+
+/// One line per reference a plan patches, each after `prefix`.
+pub(crate) fn print_patches(
+    plan: &MovePlan,
+    prefix: &str,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     for edit in &plan.edits {
         for c in &edit.changes {
             writeln!(
                 out,
-                "patch {}: \"{}\" -> \"{}\"",
+                "{prefix}{}: \"{}\" -> \"{}\"",
                 c.place, c.old_text, c.new_text
             )?;
         }
-    }
-    for s in &plan.skipped {
-        writeln!(out, "{s}")?;
     }
     Ok(())
 }

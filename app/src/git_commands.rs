@@ -342,15 +342,7 @@ pub fn after_merge(project: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
         if plan.change_count() == 1 { "" } else { "s" },
         if plan.change_count() == 1 { "s" } else { "" }
     )?;
-    for edit in &plan.edits {
-        for c in &edit.changes {
-            writeln!(
-                out,
-                "  {}: \"{}\" -> \"{}\"",
-                c.place, c.old_text, c.new_text
-            )?;
-        }
-    }
+    crate::checker_commands::print_patches(&plan, "  ", out)?;
     writeln!(
         out,
         "kiln: commit them (git commit -am \"Follow moved files\")"

@@ -200,28 +200,26 @@ fn entities_both_sides_added_at_the_end_merge_clean() {
     });
 }
 
+/// Branches `a` and `b` off main, each adding a different component to the boulder.
+fn a_rotator_on_a_and_an_oscillator_on_b(dir: &Path) {
+    for (branch, component) in [("a", "rotator"), ("b", "oscillator")] {
+        on_branch(
+            dir,
+            branch,
+            "levels/forest.level",
+            vec![Action::AddComponent {
+                entity: "boulder".into(),
+                component: component.into(),
+            }],
+        );
+    }
+}
+
 #[test]
 fn each_side_adding_a_component_to_one_entity_merges_clean() {
     let make = || {
         let dir = repository();
-        on_branch(
-            dir.path(),
-            "a",
-            "levels/forest.level",
-            vec![Action::AddComponent {
-                entity: "boulder".into(),
-                component: "rotator".into(),
-            }],
-        );
-        on_branch(
-            dir.path(),
-            "b",
-            "levels/forest.level",
-            vec![Action::AddComponent {
-                entity: "boulder".into(),
-                component: "oscillator".into(),
-            }],
-        );
+        a_rotator_on_a_and_an_oscillator_on_b(dir.path());
         dir
     };
     both_ways(make, |dir, clean, said| {
@@ -608,24 +606,7 @@ fn a_materials_keys_merge_one_by_one_and_kiln_project_too() {
 #[test]
 fn a_rebase_and_a_cherry_pick_merge_through_kiln_too() {
     let dir = repository();
-    on_branch(
-        dir.path(),
-        "a",
-        "levels/forest.level",
-        vec![Action::AddComponent {
-            entity: "boulder".into(),
-            component: "rotator".into(),
-        }],
-    );
-    on_branch(
-        dir.path(),
-        "b",
-        "levels/forest.level",
-        vec![Action::AddComponent {
-            entity: "boulder".into(),
-            component: "oscillator".into(),
-        }],
-    );
+    a_rotator_on_a_and_an_oscillator_on_b(dir.path());
     git_ok(dir.path(), &["checkout", "-q", "b"]);
     let (ok, said) = git(dir.path(), &["rebase", "a"]);
     assert!(ok, "{said}");
