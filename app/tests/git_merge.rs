@@ -170,20 +170,10 @@ fn setup_git_says_what_it_did_and_a_second_run_changes_nothing() {
 #[test]
 fn entities_both_sides_added_at_the_end_merge_clean() {
     let make = || {
-        let dir = repository();
-        on_branch(
-            dir.path(),
-            "a",
-            "levels/forest.level",
+        forest_branches(
             vec![new_entity([1.0, 0.0, 0.0])],
-        );
-        on_branch(
-            dir.path(),
-            "b",
-            "levels/forest.level",
             vec![new_entity([2.0, 0.0, 0.0]), new_entity([3.0, 0.0, 0.0])],
-        );
-        dir
+        )
     };
     both_ways(make, |dir, clean, said| {
         assert!(clean, "{said}");
@@ -198,6 +188,15 @@ fn entities_both_sides_added_at_the_end_merge_clean() {
         let (code, out, err) = support::kiln(&["check"], dir);
         assert_eq!(code, 0, "{out}{err}");
     });
+}
+
+/// A repository of the demo whose branches `a` and `b` each ran their actions on
+/// the forest level.
+fn forest_branches(a: Vec<Action>, b: Vec<Action>) -> tempfile::TempDir {
+    let dir = repository();
+    on_branch(dir.path(), "a", "levels/forest.level", a);
+    on_branch(dir.path(), "b", "levels/forest.level", b);
+    dir
 }
 
 /// Branches `a` and `b` off main, each adding a different component to the boulder.
@@ -238,30 +237,20 @@ fn each_side_adding_a_component_to_one_entity_merges_clean() {
 #[test]
 fn overrides_of_different_fields_of_one_instance_merge_clean() {
     let make = || {
-        let dir = repository();
-        on_branch(
-            dir.path(),
-            "a",
-            "levels/forest.level",
+        forest_branches(
             vec![set(
                 "lamp_1/pole",
                 "mesh",
                 "material",
                 json!("materials/wood"),
             )],
-        );
-        on_branch(
-            dir.path(),
-            "b",
-            "levels/forest.level",
             vec![set(
                 "lamp_1/head/glass",
                 "mesh",
                 "material",
                 json!("materials/red_glow"),
             )],
-        );
-        dir
+        )
     };
     both_ways(make, |dir, clean, said| {
         assert!(clean, "{said}");
@@ -403,26 +392,16 @@ fn a_moved_material_is_followed_by_what_the_other_branch_added() {
 #[test]
 fn a_group_deleted_on_one_side_while_the_other_adds_a_child_stops_the_merge() {
     let make = || {
-        let dir = repository();
-        on_branch(
-            dir.path(),
-            "a",
-            "levels/forest.level",
+        forest_branches(
             vec![
                 Action::Select(vec!["path_lights".into()]),
                 Action::Run(UiCommand::Delete),
             ],
-        );
-        on_branch(
-            dir.path(),
-            "b",
-            "levels/forest.level",
             vec![
                 Action::Select(vec!["path_lights".into()]),
                 new_entity([0.0, 0.0, 0.0]),
             ],
-        );
-        dir
+        )
     };
     both_ways(make, |dir, clean, said| {
         assert!(!clean, "a real conflict: {said}");
@@ -443,20 +422,10 @@ fn a_group_deleted_on_one_side_while_the_other_adds_a_child_stops_the_merge() {
 #[test]
 fn one_field_changed_differently_is_a_conflict_and_git_diff_reads_it() {
     let make = || {
-        let dir = repository();
-        on_branch(
-            dir.path(),
-            "a",
-            "levels/forest.level",
+        forest_branches(
             vec![set("boulder", "transform", "position", json!([1, 0, 0]))],
-        );
-        on_branch(
-            dir.path(),
-            "b",
-            "levels/forest.level",
             vec![set("boulder", "transform", "position", json!([2, 0, 0]))],
-        );
-        dir
+        )
     };
     both_ways(make, |dir, clean, said| {
         assert!(!clean, "{said}");
@@ -474,26 +443,16 @@ fn one_field_changed_differently_is_a_conflict_and_git_diff_reads_it() {
 #[test]
 fn an_entity_edited_on_one_side_and_deleted_on_the_other_is_a_conflict() {
     let make = || {
-        let dir = repository();
-        on_branch(
-            dir.path(),
-            "a",
-            "levels/forest.level",
+        forest_branches(
             vec![
                 Action::Select(vec!["boulder".into()]),
                 Action::Run(UiCommand::Delete),
             ],
-        );
-        on_branch(
-            dir.path(),
-            "b",
-            "levels/forest.level",
             vec![Action::Rename {
                 entity: "boulder".into(),
                 name: "Big boulder".into(),
             }],
-        );
-        dir
+        )
     };
     both_ways(make, |dir, clean, said| {
         assert!(!clean, "{said}");
