@@ -206,7 +206,14 @@ pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> 
     block.push(MARK_END.to_owned());
     let block = block.join("\n") + "\n";
     let attributes = root.join(".gitattributes");
-    let old = std::fs::read_to_string(&attributes).unwrap_or_default();
+    // Read from inside the project only, and never taken as empty when it is there
+    // but unreadable: the block is written into what the team already has.
+    let old = match kiln_core::read_below(root, Path::new(".gitattributes"), MAX_FILE) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .with_context(|| format!("{} is not UTF-8 text", attributes.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", attributes.display())),
+    };
     let new = replace_block(&old, &block);
     if new != old {
         kiln_core::write_below(root, Path::new(".gitattributes"), new.as_bytes())
@@ -264,7 +271,7 @@ pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> 
             Some(text) if !text.contains(MARK_BEGIN) => refused.push(hook),
             _ => {
                 std::fs::create_dir_all(&hooks).context("making git's hooks folder")?;
-                std::fs::write(&path, &script)
+                kiln_core::write_atomic(&path, script.as_bytes())
                     .with_context(|| format!("writing {}", path.display()))?;
                 #[cfg(unix)]
                 {

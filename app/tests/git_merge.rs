@@ -167,6 +167,25 @@ fn setup_git_says_what_it_did_and_a_second_run_changes_nothing() {
     assert_eq!(git_ok(dir.path(), &["status", "--porcelain"]), "");
 }
 
+#[cfg(unix)]
+#[test]
+fn setup_git_refuses_a_gitattributes_that_links_outside_the_project() {
+    let dir = support::demo_copy();
+    let root = dir.path();
+    git_ok(root, &["init", "-q", "-b", "main"]);
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("attributes");
+    fs::write(&target, "theirs\n").unwrap();
+    std::os::unix::fs::symlink(&target, root.join(".gitattributes")).unwrap();
+    let (code, out, err) = support::kiln(&["setup-git"], root);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(
+        err.contains(".gitattributes") && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(&target).unwrap(), "theirs\n");
+}
+
 #[test]
 fn entities_both_sides_added_at_the_end_merge_clean() {
     let make = || {
