@@ -9,10 +9,10 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use dependency_checker::findings::{Finding, Place};
-use dependency_checker::graph::Target;
+use dependency_checker::check::{Finding, Place};
 use dependency_checker::index::BuildOptions;
-use dependency_checker::rename::{self, MovePlan, MoveRequest, Skipped};
+use dependency_checker::ops::{self, MovePlan, MoveRequest, Skipped};
+use dependency_checker::resolve::Target;
 use dependency_checker::{Checker, ReferenceView};
 use indicatif::{ProgressBar, ProgressStyle};
 use kiln_core::Registry;
@@ -108,12 +108,12 @@ pub fn check_with(
 ) -> anyhow::Result<u8> {
     let mut fixes = None;
     if options.fix {
-        let plan = rename::plan_redirect_fixes(checker);
+        let plan = ops::plan_redirect_fixes(checker);
         if !options.json {
             print_plan(&plan, out)?;
         }
         if !options.dry_run && !plan.is_empty() {
-            rename::apply_without_undo(checker, &plan)?;
+            ops::apply_without_undo(checker, &plan)?;
         }
         if !options.json {
             let verb = if options.dry_run {
@@ -450,8 +450,8 @@ fn skipped_json(s: &Skipped) -> Value {
     let mut map = place_json(&s.place);
     map.insert("text".into(), json!(s.text));
     let (reason, candidates) = match &s.reason {
-        rename::SkipReason::Ambiguous { candidates } => ("ambiguous", candidates),
-        rename::SkipReason::BecomesAmbiguous { candidates } => ("becomes_ambiguous", candidates),
+        ops::SkipReason::Ambiguous { candidates } => ("ambiguous", candidates),
+        ops::SkipReason::BecomesAmbiguous { candidates } => ("becomes_ambiguous", candidates),
     };
     map.insert("reason".into(), json!(reason));
     map.insert("candidates".into(), json!(candidates));
@@ -544,7 +544,7 @@ pub fn mv_with(
     reread: &mut dyn FnMut(&mut Checker) -> anyhow::Result<()>,
 ) -> anyhow::Result<u8> {
     let request = move_request(checker.project().root(), paths)?;
-    let mut plan = rename::plan(checker, &request)?;
+    let mut plan = ops::plan(checker, &request)?;
     let apply = !dry_run && !plan.is_empty();
     // Another process (a second `kiln mv`, an editor saving) may change a file to
     // patch between planning and applying; the apply then refuses, changing nothing,
@@ -552,7 +552,7 @@ pub fn mv_with(
     let mut attempts = 0;
     if apply {
         loop {
-            match rename::apply_without_undo(checker, &plan) {
+            match ops::apply_without_undo(checker, &plan) {
                 Ok(_) => break,
                 Err(dependency_checker::CheckerError::Changed { file }) if attempts < 3 => {
                     attempts += 1;
@@ -561,7 +561,7 @@ pub fn mv_with(
                         "{file} changed while the move was being planned; planning again"
                     )?;
                     reread(checker)?;
-                    plan = rename::plan(checker, &request)?;
+                    plan = ops::plan(checker, &request)?;
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -697,7 +697,7 @@ mod tests {
         ] {
             let paths = paths.map(str::to_owned);
             let request = move_request(tmp.path(), &paths).unwrap();
-            let plan = rename::plan(&checker, &request).unwrap();
+            let plan = ops::plan(&checker, &request).unwrap();
             seen.0 |= !plan.edits.is_empty() && !plan.renames.is_empty();
             seen.1 |= !plan.skipped.is_empty();
             seen.2 |= !plan.unchanged.is_empty();
@@ -760,7 +760,7 @@ mod tests {
                 report["plugins"] = json!(plugin_errors);
             }
             if fix {
-                let plan = rename::plan_redirect_fixes(&checker);
+                let plan = ops::plan_redirect_fixes(&checker);
                 assert_eq!(plan.change_count(), 1, "{plan:?}");
                 report["fix"] =
                     json!({"dry_run": true, "patches": patches_json(&plan).collect::<Vec<_>>()});

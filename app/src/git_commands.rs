@@ -337,11 +337,11 @@ fn replace_block(text: &str, block: &str) -> String {
 pub fn after_merge(project: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
     let (mut checker, plugins) = crate::checker_commands::open_checker(project)?;
     crate::plugins::report(&plugins, false, &mut std::io::stderr());
-    let plan = dependency_checker::rename::plan_redirect_fixes(&checker);
+    let plan = dependency_checker::ops::plan_redirect_fixes(&checker);
     if plan.is_empty() {
         return Ok(EXIT_OK);
     }
-    dependency_checker::rename::apply_without_undo(&mut checker, &plan)?;
+    dependency_checker::ops::apply_without_undo(&mut checker, &plan)?;
     writeln!(
         out,
         "kiln: the merge brought moves of files that other changes still named; {} reference{} now name{} where the files are:",

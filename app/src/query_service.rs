@@ -156,7 +156,7 @@ impl ServerUse {
 /// The socket of the project at `project`, if one is there to be asked: a real
 /// `.kiln` folder holding a socket (never a link, which could lead anywhere).
 fn socket_of(project: &Path) -> Option<PathBuf> {
-    dependency_checker::lock::existing_kiln_dir(project)?;
+    dependency_checker::fs::existing_kiln_dir(project)?;
     let path = project.join(SOCKET);
     std::fs::symlink_metadata(&path)
         .ok()?
@@ -305,7 +305,7 @@ impl QueryServer {
         cookies: SyncCookies,
         queries: Sender<PendingQuery>,
     ) -> anyhow::Result<Self> {
-        if dependency_checker::lock::existing_kiln_dir(root).is_none() {
+        if dependency_checker::fs::existing_kiln_dir(root).is_none() {
             anyhow::bail!("{} is not a folder", root.join(".kiln").display());
         }
         let path = root.join(SOCKET);

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use dependency_checker::graph::Graph;
 use dependency_checker::index::{BuildOptions, Index};
+use dependency_checker::resolve::Graph;
 use kiln_core::{Project, Registry};
 
 fn main() {

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use dependency_checker::Checker;
 use dependency_checker::index::BuildOptions;
-use dependency_checker::rename::{MoveRequest, apply, plan};
+use dependency_checker::ops::{MoveRequest, apply, plan};
 use kiln_core::Registry;
 
 fn main() {

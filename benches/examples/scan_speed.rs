@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::time::Instant;
 
-use dependency_checker::rules::DeclaredRules;
+use dependency_checker::scan::DeclaredRules;
 use dependency_checker::scan::scan_file;
 use kiln_core::{Project, Registry};
 

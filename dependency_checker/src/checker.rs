@@ -5,16 +5,17 @@ use std::sync::Arc;
 
 use kiln_core::{Project, Registry};
 
-use crate::FastSet;
 use crate::cache::StoredFindings;
+use crate::check::{Finding, Place, check};
 use crate::error::CheckerError;
-use crate::findings::{Finding, Place, check};
-use crate::graph::{ResolvedRef, Target};
-use crate::index::{BuildOptions, Index, split_extension};
-use crate::lookup::{Lookup, keys_naming};
-use crate::redirects::Redirects;
-use crate::resolution::Resolution;
-use crate::rules::DeclaredRules;
+use crate::fs::split_extension;
+use crate::hash::FastSet;
+use crate::index::Redirects;
+use crate::index::{BuildOptions, Index};
+use crate::resolve::Resolution;
+use crate::resolve::{Lookup, keys_naming};
+use crate::resolve::{ResolvedRef, Target};
+use crate::scan::DeclaredRules;
 
 /// One reference as shown to a user: where it is written and what it points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +36,7 @@ pub struct ChangeReport {
     /// Files whose index entry changed (created, modified or removed).
     pub changed: Vec<String>,
     /// Renames done outside Kiln, old -> new: the references to the old path are
-    /// broken, and [`crate::rename::plan_repoint`] makes the patch that fixes them.
+    /// broken, and `ops::plan_repoint` makes the patch that fixes them.
     pub renamed: Vec<(String, String)>,
 }
 
@@ -155,7 +156,7 @@ impl Checker {
     fn open_committed(
         dir: &Path,
         options: &BuildOptions,
-    ) -> Result<(Project, crate::lock::ProjectLock, Arc<DeclaredRules>), CheckerError> {
+    ) -> Result<(Project, crate::fs::ProjectLock, Arc<DeclaredRules>), CheckerError> {
         let project = Project::open(dir)?;
         let waiting = || {
             if let Some(w) = &options.waiting {
@@ -222,17 +223,33 @@ impl Checker {
         if !Self::has_cache_file(project) {
             return Ok((Index::build(project, registry, options)?, None));
         }
+        // The index the cache holds goes to the walk as soon as it is loaded; what
+        // the cache stores beside it comes back when the loading thread ends.
         let loading = std::sync::OnceLock::new();
-        let index = std::thread::scope(|threads| {
-            threads.spawn(|| {
-                // Set whatever happens, or the walk would wait for it for ever.
+        let (index, stored) = std::thread::scope(|threads| {
+            let loader = threads.spawn(|| {
                 let load = || crate::cache::load(root, &registry, rules);
                 let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(load));
-                let _ = loading.set(loaded.ok().flatten());
+                // Set whatever happens, or the walk would wait for it for ever.
+                match loaded.ok().flatten().map(crate::cache::Loaded::into_parts) {
+                    Some((index, stored)) => {
+                        let _ = loading.set(Some(index));
+                        Some(stored)
+                    }
+                    None => {
+                        let _ = loading.set(None);
+                        None
+                    }
+                }
             });
-            Index::build_while_loading(project, Arc::clone(&registry), &loading, options)
-        })?;
-        Ok((index, loading.into_inner().flatten()))
+            let index =
+                Index::build_while_loading(project, Arc::clone(&registry), &loading, options);
+            (index, loader.join().ok().flatten())
+        });
+        let cached = (loading.into_inner().flatten())
+            .zip(stored)
+            .map(|(index, stored)| crate::cache::Loaded::from_parts(index, stored));
+        Ok((index?, cached))
     }
 
     /// Waits until the project at `root` is in a committed state and holds it there
@@ -243,14 +260,14 @@ impl Checker {
     pub fn committed_state(
         root: &Path,
         waiting: &dyn Fn(),
-    ) -> Result<crate::lock::ProjectLock, CheckerError> {
+    ) -> Result<crate::fs::ProjectLock, CheckerError> {
         loop {
-            if crate::journal::exists(root) {
-                let _writing = crate::lock::exclusive(root, waiting)?;
-                crate::journal::recover(root)?;
+            if crate::fs::journal::exists(root) {
+                let _writing = crate::fs::exclusive(root, waiting)?;
+                crate::fs::journal::recover(root)?;
             }
-            let reading = crate::lock::shared(root, waiting)?;
-            if !crate::journal::is_pending(root) {
+            let reading = crate::fs::shared(root, waiting)?;
+            if !crate::fs::journal::is_pending(root) {
                 return Ok(reading);
             }
         }
@@ -259,7 +276,7 @@ impl Checker {
     /// Whether an operation that changes files (a move) is under way in the project
     /// at `root`, or was cut short by a crash and awaits its roll-back.
     pub fn operation_in_progress(root: &Path) -> bool {
-        crate::journal::exists(root)
+        crate::fs::journal::exists(root)
     }
 
     /// Tells whoever opened the checker that the project lock is busy.
@@ -441,7 +458,7 @@ impl Checker {
             (None, Some(behind)) => behind,
             (None, None) => return None,
         };
-        let known: crate::FastSet<&str> = behind.before.iter().map(|f| &*f.path).collect();
+        let known: crate::hash::FastSet<&str> = behind.before.iter().map(|f| &*f.path).collect();
         let now: Vec<crate::index::FileEntry> = (paths.iter())
             .filter(|p| !known.contains(p.as_str()))
             .filter_map(|p| self.index.file(p).cloned())
@@ -455,7 +472,7 @@ impl Checker {
 
     /// Puts back the findings taken before a refresh that changed the entries
     /// `changed`, if it changed only what files hold (no file new or gone, the
-    /// same links met; see [`crate::findings::can_follow_contents_change`]): they
+    /// same links met; see [`crate::check::can_follow_contents_change`]): they
     /// stand but for what those files decide, which the next check works out from
     /// them (see [`Checker::check_what_changed`]). A running editor checks after
     /// every save.
@@ -464,7 +481,7 @@ impl Checker {
             mut behind,
             walk_issues,
         } = carried;
-        let known: crate::FastSet<&str> = behind.before.iter().map(|f| &*f.path).collect();
+        let known: crate::hash::FastSet<&str> = behind.before.iter().map(|f| &*f.path).collect();
         let contents_only = walk_issues == self.index.walk_issues()
             && (changed.iter()).all(|p| self.index.contains(p) && known.contains(p.as_str()));
         drop(known);
@@ -476,7 +493,7 @@ impl Checker {
         (behind.before).retain(|was| index.file(&was.path).is_some_and(|is| is.hash != was.hash));
         if behind.before.is_empty() {
             let _ = self.check_findings.set(behind.findings);
-        } else if crate::findings::can_follow_contents_change(&behind.before, self.index.len()) {
+        } else if crate::check::can_follow_contents_change(&behind.before, self.index.len()) {
             *self.findings_behind.get_mut() = Some(behind);
         }
     }
@@ -484,7 +501,7 @@ impl Checker {
     /// Reads the redirect log again if it is among `changed`: only then, since it
     /// grows with the project's history and a running editor refreshes on every save.
     fn reload_redirects_if_changed(&mut self, changed: &[String]) -> Result<(), CheckerError> {
-        if changed.iter().any(|p| p == crate::redirects::REDIRECT_FILE) {
+        if changed.iter().any(|p| p == crate::index::REDIRECT_FILE) {
             self.redirects = Redirects::load(self.project.root())?;
         }
         Ok(())
@@ -600,7 +617,7 @@ impl Checker {
 
     /// Re-walks the whole project, re-reading only files that changed.
     pub fn rescan(&mut self) -> Result<(), CheckerError> {
-        let _reading = crate::lock::shared(self.project.root(), &|| self.notify_waiting())?;
+        let _reading = crate::fs::shared(self.project.root(), &|| self.notify_waiting())?;
         let index = Index::build_from(
             &self.project,
             self.index.registry().clone(),
@@ -651,7 +668,7 @@ impl Checker {
                 })
             })
             .clone();
-        for (file, reason) in crate::journal::set_aside_journals(self.project.root()) {
+        for (file, reason) in crate::fs::journal::set_aside_journals(self.project.root()) {
             findings.push(Finding::JournalSetAside { file, reason });
         }
         if let Ok(entries) = std::fs::read_dir(self.project.root()) {
@@ -669,7 +686,7 @@ impl Checker {
         }
         for (line, text) in self.redirects.rejected() {
             findings.push(Finding::InvalidRedirect {
-                file: crate::redirects::REDIRECT_FILE.into(),
+                file: crate::index::REDIRECT_FILE.into(),
                 line: *line,
                 text: text.clone(),
             });
@@ -703,8 +720,8 @@ impl Checker {
             }
             return None;
         };
-        let changed: crate::FastSet<&str> = before.iter().map(|f| &*f.path).collect();
-        let findings = crate::findings::check_changed(
+        let changed: crate::hash::FastSet<&str> = before.iter().map(|f| &*f.path).collect();
+        let findings = crate::check::check_changed(
             &self.index,
             &references,
             &self.redirects,
@@ -863,7 +880,8 @@ impl Checker {
             };
             entry.with_scan(|scan| {
                 for r in scan.iter() {
-                    if let Some(target) = crate::graph::resolve(&self.index, (&file, &r), &mut buf)
+                    if let Some(target) =
+                        crate::resolve::resolve(&self.index, (&file, &r), &mut buf)
                     {
                         each(ReferenceView::of(&entry.path, &r, target))?;
                     }

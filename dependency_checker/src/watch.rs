@@ -1,5 +1,5 @@
 //! Watching a project: file-system events from `notify`, debounced into batches of
-//! project-relative paths that [`Checker::apply_changes`](crate::Checker::apply_changes)
+//! project-relative paths that `Checker::apply_changes`
 //! folds into the index.
 //!
 //! An atomic save (write a temporary file, rename it over) or a burst of thousands of
@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
 use crate::error::CheckerError;
-use crate::index::is_excluded;
+use crate::fs::is_excluded;
 
 /// Changes seen together.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -67,7 +67,7 @@ impl SyncCookies {
     /// once it has seen it. Call [`SyncCookies::remove`] after.
     pub fn write(&self, n: u64) -> Result<(), CheckerError> {
         // A real `.kiln` folder of the project: never through a link planted there.
-        let dir = crate::lock::kiln_dir(&self.root)?;
+        let dir = crate::fs::kiln_dir(&self.root)?;
         std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -78,7 +78,7 @@ impl SyncCookies {
 
     /// Removes cookie `n` (a missing one is fine).
     pub fn remove(&self, n: u64) {
-        if crate::lock::existing_kiln_dir(&self.root).is_some() {
+        if crate::fs::existing_kiln_dir(&self.root).is_some() {
             let _ = std::fs::remove_file(self.cookie_path(n));
         }
     }
@@ -158,7 +158,7 @@ impl ProjectWatcher {
         // Kiln's folder exists before the watch starts, so that the first sync
         // cookie's event is not lost while a watch on a new folder is being added.
         // Best effort: without it, cookies fail to write and callers fall back.
-        let _ = crate::lock::kiln_dir(&root);
+        let _ = crate::fs::kiln_dir(&root);
         let watched_root = root.clone();
         let (raw_tx, raw_rx) = mpsc::channel::<Raw>();
         // Changes only: with access events, every file any program opens in the

@@ -24,12 +24,12 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use dependency_checker::findings;
-use dependency_checker::graph::{Graph, ResolvedRef, ResolvedReferences, Target};
+use dependency_checker::check;
 use dependency_checker::index::BuildOptions;
-use dependency_checker::lookup::Lookup;
-use dependency_checker::rename::{self, MoveRequest, Operation};
-use dependency_checker::resolution::Resolution;
+use dependency_checker::ops::{self, MoveRequest, Operation};
+use dependency_checker::resolve::Lookup;
+use dependency_checker::resolve::Resolution;
+use dependency_checker::resolve::{Graph, ResolvedRef, ResolvedReferences, Target};
 use dependency_checker::{Checker, CheckerError};
 use kiln_core::Registry;
 use proptest::prelude::*;
@@ -600,7 +600,7 @@ fn random_request(rng: &mut Rng, root: &Path, checker: &Checker) -> MoveRequest 
 fn check_move(
     before: &References,
     before_tree: &BTreeMap<String, Option<Vec<u8>>>,
-    plan: &rename::MovePlan,
+    plan: &ops::MovePlan,
     root: &Path,
 ) -> Result<(), TestCaseError> {
     let moved: BTreeMap<&str, &str> = plan
@@ -880,7 +880,7 @@ fn resolution_agrees_with_graph(checker: &Checker, when: &str) -> Result<(), Tes
     };
     prop_assert_eq!(targets(&resolution), targets(&graph), "{}: targets", when);
     let config = checker.project().config();
-    let roots = findings::roots(&config.boot_levels);
+    let roots = check::roots(&config.boot_levels);
     // The graph reaches missing targets too, which are no file to report.
     let files = |set: HashSet<&str, _>| -> BTreeSet<String> {
         set.into_iter()
@@ -902,7 +902,7 @@ fn resolution_agrees_with_graph(checker: &Checker, when: &str) -> Result<(), Tes
         when
     );
     let check = |refs: &dyn ResolvedReferences| {
-        findings::check(
+        check::check(
             index,
             refs,
             checker.redirects(),
@@ -1098,9 +1098,9 @@ proptest! {
             // Planned by a checker that files only the references that can name
             // the moved files, as `kiln mv` working alone does, and by one that
             // keeps the whole lookup, as a running editor does.
-            let alone = rename::plan(&open(root), &request);
+            let alone = ops::plan(&open(root), &request);
             checker.lookup();
-            let plan = match rename::plan(&checker, &request) {
+            let plan = match ops::plan(&checker, &request) {
                 Ok(plan) => plan,
                 Err(CheckerError::Refused(_) | CheckerError::MoveRefused { .. }) => {
                     prop_assert_eq!(&tree(root), &before_tree, "a refused plan changed files");
@@ -1114,7 +1114,7 @@ proptest! {
             if plan.is_empty() {
                 continue;
             }
-            let inverse = rename::apply(&mut checker, &plan)
+            let inverse = ops::apply(&mut checker, &plan)
                 .map_err(|e| TestCaseError::fail(format!("{request:?}: {e}")))?;
             undo.push(inverse);
             check_move(&before, &before_tree, &plan, root)?;
@@ -1126,7 +1126,7 @@ proptest! {
             let plan = inverse
                 .plan(&checker)
                 .map_err(|e| TestCaseError::fail(format!("undo {inverse:?}: {e}")))?;
-            rename::apply(&mut checker, &plan)
+            ops::apply(&mut checker, &plan)
                 .map_err(|e| TestCaseError::fail(format!("undo {inverse:?}: {e}")))?;
         }
         let restored = tree(root);

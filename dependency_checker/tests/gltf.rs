@@ -8,11 +8,11 @@ use std::fs;
 use std::path::Path;
 
 use dependency_checker::CheckerError;
-use dependency_checker::findings::{Finding, Place};
-use dependency_checker::graph::Target;
-use dependency_checker::rename::{
+use dependency_checker::check::{Finding, Place};
+use dependency_checker::ops::{
     Change, FileEdit, MovePlan, MoveRequest, apply, plan, plan_redirect_fixes,
 };
+use dependency_checker::resolve::Target;
 use project_fixture::{check_as_loaded_from_cache, open, snapshot, write_project};
 use proptest::prelude::*;
 

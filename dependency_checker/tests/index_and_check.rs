@@ -5,8 +5,8 @@ mod project_fixture;
 
 use std::fs;
 
-use dependency_checker::findings::Finding;
-use dependency_checker::graph::Target;
+use dependency_checker::check::Finding;
+use dependency_checker::resolve::Target;
 use project_fixture::*;
 
 #[test]

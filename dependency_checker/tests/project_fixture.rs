@@ -111,12 +111,12 @@ pub fn loaded_from_cache(
 
 /// The findings of a check of `checker`'s index as a later command loads it from the
 /// cache ([`loaded_from_cache`]).
-pub fn check_as_loaded_from_cache(checker: &Checker) -> Vec<dependency_checker::findings::Finding> {
+pub fn check_as_loaded_from_cache(checker: &Checker) -> Vec<dependency_checker::check::Finding> {
     let cached = loaded_from_cache(checker.index());
     let config = checker.project().config();
-    dependency_checker::findings::check(
+    dependency_checker::check::check(
         &cached,
-        &dependency_checker::resolution::Resolution::build(&cached),
+        &dependency_checker::resolve::Resolution::build(&cached),
         checker.redirects(),
         &config.boot_levels,
         &config.plugins,

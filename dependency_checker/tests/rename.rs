@@ -6,8 +6,8 @@ mod project_fixture;
 use std::fs;
 
 use dependency_checker::CheckerError;
-use dependency_checker::findings::Finding;
-use dependency_checker::rename::{MoveRequest, apply, plan, plan_redirect_fixes};
+use dependency_checker::check::Finding;
+use dependency_checker::ops::{MoveRequest, apply, plan, plan_redirect_fixes};
 use project_fixture::*;
 use proptest::prelude::*;
 
@@ -478,7 +478,7 @@ fn a_move_writes_the_extension_where_the_arrivals_would_make_a_reference_mean_an
 /// (file, line, old text, new text) of every change a plan makes outside the file
 /// `except`, in order of file and line.
 fn changes_outside(
-    p: &dependency_checker::rename::MovePlan,
+    p: &dependency_checker::ops::MovePlan,
     except: &str,
 ) -> Vec<(String, u32, String, String)> {
     let mut out: Vec<_> = p
@@ -527,7 +527,7 @@ fn pointing_the_references_of_a_file_at_another_patches_them_as_a_move_would() {
         fs::write(dir.path().join(new), copy).unwrap();
         let mut checker = open(dir.path());
         let retarget =
-            dependency_checker::rename::plan_retarget(&checker, old, new, &[old.to_owned()]);
+            dependency_checker::ops::plan_retarget(&checker, old, new, &[old.to_owned()]);
         assert!(retarget.moves.is_empty());
         assert_eq!(
             changes_outside(&retarget, old),

@@ -7,7 +7,7 @@ mod project_fixture;
 use std::fs;
 use std::time::{Duration, Instant};
 
-use dependency_checker::rename::{apply, plan_repoint};
+use dependency_checker::ops::{apply, plan_repoint};
 use dependency_checker::watch::{ChangeBatch, Debounce, ProjectWatcher};
 use project_fixture::*;
 

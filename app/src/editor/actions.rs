@@ -109,11 +109,11 @@ pub enum Action {
     EndGesture,
     /// Rename or move project files as planned (the preview the user accepted),
     /// patching every reference; one undo step.
-    MoveAssets(Box<dependency_checker::rename::MovePlan>),
+    MoveAssets(Box<dependency_checker::ops::MovePlan>),
     /// Rewrite one reference from `old` to `new` (a fix from the problems list).
     FixReference {
         /// Where the reference is.
-        place: dependency_checker::findings::Place,
+        place: dependency_checker::check::Place,
         /// Its text now.
         old: String,
         /// Its text after the fix.

@@ -729,7 +729,7 @@ impl KilnApp {
                     "materials/trees/oak_bark.material",
                 );
                 let plan = editor
-                    .plan_move(&dependency_checker::rename::MoveRequest::new(old, new))
+                    .plan_move(&dependency_checker::ops::MoveRequest::new(old, new))
                     .map_err(|e| e.to_string());
                 self.panels.assets.rename = Some((old.into(), new.into(), Some(plan)));
             }

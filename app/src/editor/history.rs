@@ -463,9 +463,9 @@ pub enum Entry {
     /// that undoes it.
     Asset {
         /// The operation as done.
-        forward: dependency_checker::rename::Operation,
+        forward: dependency_checker::ops::Operation,
         /// The operation that undoes it.
-        inverse: dependency_checker::rename::Operation,
+        inverse: dependency_checker::ops::Operation,
     },
     /// Project files the editor wrote whole (a unit written by "apply overrides" or
     /// "create prefab", an asset edited in the inspector), with the edit of the open
@@ -496,13 +496,13 @@ impl Entry {
         match self {
             Entry::Doc(c) => c.describe(),
             Entry::Asset { forward, .. } => match forward {
-                dependency_checker::rename::Operation::Move(request) => {
+                dependency_checker::ops::Operation::Move(request) => {
                     match request.pairs.as_slice() {
                         [(old, new)] => format!("move {old} to {new}"),
                         pairs => format!("move {} files", pairs.len()),
                     }
                 }
-                dependency_checker::rename::Operation::Patch(plan) => {
+                dependency_checker::ops::Operation::Patch(plan) => {
                     format!("fix {} references", plan.change_count())
                 }
             },
@@ -943,7 +943,7 @@ mod tests {
     }
 
     fn a_move() -> Entry {
-        use dependency_checker::rename::{MoveRequest, Operation};
+        use dependency_checker::ops::{MoveRequest, Operation};
         Entry::Asset {
             forward: Operation::Move(MoveRequest::new("x.png", "y.png")),
             inverse: Operation::Move(MoveRequest::new("y.png", "x.png")),

@@ -25,7 +25,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant, SystemTime};
 
 use dependency_checker::Checker;
-use dependency_checker::graph::Target;
+use dependency_checker::resolve::Target;
 use kiln_core::Project;
 
 use crate::render::assets::AssetCache;

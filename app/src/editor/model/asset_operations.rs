@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use dependency_checker::ReferenceView;
-use dependency_checker::rename::Operation;
+use dependency_checker::ops::Operation;
 use kiln_core::ResourcePath;
 use kiln_core::registry::ResourceFormat;
 
@@ -93,7 +93,7 @@ impl Editor {
                 };
                 // Not through links, and not into Kiln's own folders.
                 if entry.file_type().is_ok_and(|t| t.is_dir())
-                    && !dependency_checker::index::is_excluded(&path)
+                    && !dependency_checker::fs::is_excluded(&path)
                 {
                     stack.push((entry.path(), path.clone()));
                     folders.insert(path);
@@ -170,7 +170,7 @@ impl Editor {
         if path.is_empty() || path.ends_with('/') && path.len() == 1 {
             return Err(NameProblem::Empty);
         }
-        if dependency_checker::index::is_excluded(path) {
+        if dependency_checker::fs::is_excluded(path) {
             return Err(NameProblem::NotAResource);
         }
         let canonical = ResourcePath::parse(path).map_err(|e| {
@@ -315,7 +315,7 @@ impl Editor {
                 for r in checker.references_to(path) {
                     let from_inside = paths
                         .iter()
-                        .any(|p| dependency_checker::index::is_within(&r.place.file, p));
+                        .any(|p| dependency_checker::fs::is_within(&r.place.file, p));
                     if !from_inside {
                         plan.references.push(r);
                     }
@@ -372,7 +372,7 @@ impl Editor {
             let Some(checker) = &self.checker else {
                 return self.error("the project is not indexed");
             };
-            let patches = dependency_checker::rename::plan_retarget(checker, old, new, paths);
+            let patches = dependency_checker::ops::plan_retarget(checker, old, new, paths);
             if !patches.is_empty() {
                 match self.apply_plan(&patches) {
                     Ok(inverse) => entries.push(Entry::Asset {

@@ -2,7 +2,7 @@
 //! checker (journaled, undoable, mirrored into the open document), and saving.
 
 use anyhow::Context as _;
-use dependency_checker::rename::{Change, MovePlan, MoveRequest, Operation};
+use dependency_checker::ops::{Change, MovePlan, MoveRequest, Operation};
 use kiln_core::{LevelDocument, write_atomic};
 use serde_json::Value;
 
@@ -386,7 +386,7 @@ impl Editor {
             .checker
             .as_mut()
             .context("the project is not indexed")?;
-        let inverse = dependency_checker::rename::apply(checker, plan)?;
+        let inverse = dependency_checker::ops::apply(checker, plan)?;
         if !plan.moves.is_empty() {
             self.effects
                 .push(super::Effect::FilesMoved(plan.moves.clone()));
@@ -416,7 +416,7 @@ impl Editor {
     /// dependency checker's journaled patching.
     pub(super) fn fix_reference(
         &mut self,
-        place: &dependency_checker::findings::Place,
+        place: &dependency_checker::check::Place,
         old: &str,
         new: &str,
     ) {
@@ -440,7 +440,7 @@ impl Editor {
             old_text: old.into(),
             new_text: new.into(),
         };
-        let edit = dependency_checker::rename::FileEdit {
+        let edit = dependency_checker::ops::FileEdit {
             file: place.file.to_string(),
             expected_hash: entry.hash,
             changes: vec![change],
@@ -452,7 +452,7 @@ impl Editor {
     /// Patches every reference that still uses a path the redirect log moved.
     pub(super) fn fix_stale_paths(&mut self) {
         let Some(checker) = &self.checker else { return };
-        let plan = dependency_checker::rename::plan_redirect_fixes(checker);
+        let plan = dependency_checker::ops::plan_redirect_fixes(checker);
         let done = format!("fixed {} stale references", plan.change_count());
         self.apply_fix(plan, done);
     }

@@ -25,8 +25,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use dependency_checker::Checker;
-use dependency_checker::findings::Finding;
-use dependency_checker::rename::{MovePlan, MoveRequest};
+use dependency_checker::check::Finding;
+use dependency_checker::ops::{MovePlan, MoveRequest};
 use glam::{Affine3A, Vec3};
 use kiln_core::{EntityDocument, LevelDocument, Project, Registry};
 
@@ -376,7 +376,7 @@ impl Editor {
             .checker
             .as_ref()
             .context("the project is not indexed")?;
-        Ok(dependency_checker::rename::plan(checker, request)?)
+        Ok(dependency_checker::ops::plan(checker, request)?)
     }
 }
 

@@ -309,7 +309,7 @@ impl Editor {
             .filter(|entry| {
                 changed
                     .iter()
-                    .any(|c| dependency_checker::index::is_within(c, entry))
+                    .any(|c| dependency_checker::fs::is_within(c, entry))
             })
             .cloned()
             .collect();

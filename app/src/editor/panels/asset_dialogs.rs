@@ -4,7 +4,7 @@
 //! write over; and renaming or moving with the preview of every reference it
 //! patches.
 
-use dependency_checker::rename::MoveRequest;
+use dependency_checker::ops::MoveRequest;
 
 use super::assets::AssetState;
 use crate::editor::actions::Action;

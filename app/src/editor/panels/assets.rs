@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use dependency_checker::ReferenceView;
-use dependency_checker::rename::{MovePlan, MoveRequest};
+use dependency_checker::ops::{MovePlan, MoveRequest};
 
 pub use super::asset_dialogs::NameKind;
 use super::asset_dialogs::{DeleteDialog, NameDialog};

@@ -1,7 +1,7 @@
 //! The problems list: the level's compile error and every finding of the dependency
 //! checker, live. Double-click jumps to the place; stale paths can be fixed at once.
 
-use dependency_checker::findings::Finding;
+use dependency_checker::check::Finding;
 
 use kiln_core::ResourcePath;
 
@@ -12,7 +12,7 @@ use crate::editor::model::Editor;
 /// What a finding's fix button does.
 enum Fix {
     /// Rewrite a reference to its canonical spelling.
-    Reference(dependency_checker::findings::Place, String, String),
+    Reference(dependency_checker::check::Place, String, String),
     /// Rename a file to its canonical name (previewed first).
     RenameFile(String, String),
 }

@@ -1,7 +1,7 @@
 //! [`Resolution`]: every reference of an index resolved once and kept as a number,
 //! for `kiln check`.
 //!
-//! The [`Graph`](crate::graph::Graph) answers any question about references and
+//! The [`Graph`](crate::resolve::Graph) answers any question about references and
 //! pays for it: a `petgraph` node per file, an edge per reference, and a 56-byte
 //! resolved reference holding handles of two paths. A check asks three things only:
 //! each reference's target, which files the boot levels reach, and which prefabs
@@ -26,21 +26,21 @@ use std::cell::Cell;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
-use crate::findings::is_spelled_right;
-use crate::graph::{
+use crate::fs::split_extension;
+use crate::hash::{FastMap, FastSet};
+use crate::index::{FileEntry, Index};
+use crate::resolve::{
     BaseMatch, FileSet, Resolved, ResolvedReferences, Target, includes_prefab, prefab_cycles_among,
     resolve_in,
 };
-use crate::index::{FileEntry, Index, split_extension};
 use crate::scan::{FileScan, Naming, RefView, ScanError};
-use crate::{FastMap, FastSet};
 
 /// What one reference resolved to.
 #[derive(Debug, Clone, Copy)]
 enum Slot {
     /// A string that names no file: no reference.
     NotReference,
-    /// The file of this number, named as [`crate::findings::is_spelled_right`]
+    /// The file of this number, named as [`crate::scan::RefView::is_spelled_right`]
     /// wants: nothing to report.
     File(u32),
     /// The file of this number, named some other way.
@@ -170,7 +170,7 @@ struct Resolving {
     /// units), and a spelling that names a project path resolves alike wherever it
     /// is written. Resolving is hashing the path and comparing it with a file's;
     /// looking the spelling up is hashing two numbers.
-    resolved_spellings: FastMap<(usize, crate::cache::SpellingKey), Slot>,
+    resolved_spellings: FastMap<(usize, crate::index::SpellingKey), Slot>,
 }
 
 impl Resolving {
@@ -189,7 +189,7 @@ impl Resolving {
                 let to = files.found.get();
                 // Told apart now, while the text is at hand: the check then skips
                 // most references without reading them.
-                if is_spelled_right(r) {
+                if r.is_spelled_right() {
                     Slot::File(to)
                 } else {
                     Slot::FileMisspelled(to)
@@ -219,7 +219,7 @@ impl Resolving {
         index: &Index,
         files: &Asking,
         from: (u32, &str),
-        (r, spelling): (&RefView, (usize, crate::cache::SpellingKey)),
+        (r, spelling): (&RefView, (usize, crate::index::SpellingKey)),
     ) {
         // A relative URI names a file from the folder it is written in.
         if r.naming == Naming::RelativeUri {
@@ -244,7 +244,7 @@ impl Resolving {
         index: &Index,
         files: &Asking,
         from: (u32, &str),
-        encoded: &crate::cache::EncodedScan,
+        encoded: &crate::index::EncodedScan,
     ) -> Option<Option<ScanError>> {
         let before = self.mark();
         let cache = encoded.cache_id();
@@ -397,7 +397,7 @@ impl<'i> Resolution<'i> {
                     threads.spawn(move || Self::resolve_run(index, numbered, run, hints, chosen))
                 })
                 .collect();
-            crate::joined(resolving)
+            crate::parallel::joined(resolving)
         });
         // Joined: each run's slots and targets after the ones before.
         let mut all = Resolving::default();

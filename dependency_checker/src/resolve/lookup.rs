@@ -1,5 +1,5 @@
 //! [`Lookup`]: what references a file and what a file references, answered from the
-//! index without the whole [`Graph`](crate::graph::Graph), and kept current file by
+//! index without the whole [`Graph`](crate::resolve::Graph), and kept current file by
 //! file.
 //!
 //! The graph resolves every reference of the project; a change drops it and the next
@@ -15,10 +15,11 @@
 
 use std::sync::Arc;
 
-use crate::graph::{BaseMatch, FileSet, ResolvedRef, Target, resolve};
-use crate::index::{FileEntry, Index, split_extension};
-use crate::scan::{Naming, RefView};
-use crate::{FastMap, FastSet};
+use crate::fs::split_extension;
+use crate::hash::{FastMap, FastSet};
+use crate::index::{FileEntry, Index};
+use crate::resolve::{BaseMatch, FileSet, ResolvedRef, Target, resolve};
+use crate::scan::RefView;
 
 /// References filed by the key they resolve through.
 #[derive(Debug, Default)]
@@ -69,27 +70,13 @@ pub(crate) fn filed_by(entry: &FileEntry) -> Filed<Box<str>> {
     let mut buf = String::new();
     entry.with_scan(|scan| {
         for (i, r) in scan.iter().enumerate() {
-            if let Some(key) = key_of(&entry.path, &r, &mut buf) {
+            if let Some(key) = r.key(&entry.path, &mut buf) {
                 filed.push((Box::from(key), i as u32));
             }
         }
     });
     filed.sort_unstable();
     filed
-}
-
-/// The one key `r` (written in `file`) can resolve through; `None` for a relative
-/// URI that names no file of the project. A key that is not the reference's own
-/// text is built in `buf`, so that looking at every reference allocates nothing.
-fn key_of<'k>(file: &str, r: &RefView<'k>, buf: &'k mut String) -> Option<&'k str> {
-    if r.naming == Naming::RelativeUri {
-        *buf = crate::gltf::resolve_uri(file, r.text).ok()?;
-        return Some(buf);
-    }
-    match r.expected_type {
-        Some(ty) => Some(crate::graph::typed_name(buf, r.text, ty)),
-        None => Some(r.text),
-    }
 }
 
 impl FileSet for Index {
@@ -141,14 +128,14 @@ impl Lookup {
         // (a typed one is written without its extension, a generic one with or
         // without) or it is a relative URI: files still encoded in the cache that
         // mention none of them are skipped without decoding them.
-        let mut mentions = crate::cache::Mentions::of(&keys);
+        let mut mentions = crate::index::Mentions::of(&keys);
         for entry in index.files() {
-            if !mentions.may_mention(entry) {
+            if !mentions.may_mention(entry.scan_cell()) {
                 continue;
             }
             entry.with_scan(|scan| {
                 for (i, r) in scan.iter().enumerate() {
-                    let Some(key) = key_of(&entry.path, &r, &mut buf) else {
+                    let Some(key) = r.key(&entry.path, &mut buf) else {
                         continue;
                     };
                     if keys.contains(key) {

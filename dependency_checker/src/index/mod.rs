@@ -2,8 +2,11 @@
 //! built by a parallel walk and kept current file by file.
 //!
 //! Each entry is keyed by size, modification time and content hash. Rebuilding with a
-//! previous index (or its cache, see [`crate::cache`]) re-reads only files whose size
+//! previous index (or the one its cache holds, `cache.rs`) re-reads only files whose size
 //! or time changed, and re-parses only files whose content hash changed.
+
+pub(crate) mod codec;
+mod redirects;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -12,13 +15,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kiln_core::project::NON_RESOURCE_DIRS;
 use kiln_core::{Project, Registry, ResourcePath};
 
 use crate::error::CheckerError;
-use crate::rules::DeclaredRules;
+use crate::fs::FileStat;
+use crate::fs::{is_excluded, is_within, split_extension};
+use crate::scan::DeclaredRules;
 use crate::scan::{FileScan, ScanScratch, scan_file, scan_file_in, scan_file_with};
-use crate::walk::FileStat;
+use codec::WalkEncoder;
+pub(crate) use codec::{EncodedScan, Mentions, ScanCell, SpellingKey};
+pub use redirects::{REDIRECT_FILE, Redirects};
 
 /// One file of the project and what it references.
 ///
@@ -49,95 +55,6 @@ impl PartialEq for FileEntry {
 }
 
 impl Eq for FileEntry {}
-
-/// A file's scan: made now, or still encoded in the cache the entry was loaded from
-/// and decoded on first use. A warm command that asks about a few files decodes a
-/// few; the rest of the cache is never turned into scans.
-#[derive(Clone)]
-pub(crate) struct ScanCell {
-    decoded: OnceLock<Arc<FileScan>>,
-    encoded: Option<crate::cache::EncodedScan>,
-}
-
-impl ScanCell {
-    pub(crate) fn new(scan: Arc<FileScan>) -> Self {
-        ScanCell {
-            decoded: OnceLock::from(scan),
-            encoded: None,
-        }
-    }
-
-    /// A scan encoded by a walk's thread, until the walk is sealed.
-    fn unsealed() -> Self {
-        ScanCell {
-            decoded: OnceLock::new(),
-            encoded: None,
-        }
-    }
-
-    /// Whether this is [`ScanCell::unsealed`]: every other cell holds a scan or
-    /// a record (asking for an unsealed cell's scan makes it hold an empty one).
-    fn is_unsealed(&self) -> bool {
-        self.decoded.get().is_none() && self.encoded.is_none()
-    }
-
-    pub(crate) fn encoded(encoded: crate::cache::EncodedScan) -> Self {
-        ScanCell {
-            decoded: OnceLock::new(),
-            encoded: Some(encoded),
-        }
-    }
-
-    /// The scan still in its cache's bytes, if it was not decoded yet (the cache
-    /// copies those bytes as they are when it is written again).
-    pub(crate) fn still_encoded(&self) -> Option<&crate::cache::EncodedScan> {
-        self.decoded
-            .get()
-            .is_none()
-            .then_some(self.encoded.as_ref())
-            .flatten()
-    }
-
-    /// The scan, if it is at hand (made now, or decoded and kept).
-    pub(crate) fn decoded(&self) -> Option<&Arc<FileScan>> {
-        self.decoded.get()
-    }
-
-    /// Calls `f` with the scan, decoded for the call only if it was not yet.
-    fn with<T>(&self, path: &str, f: impl FnOnce(&FileScan) -> T) -> T {
-        match (self.decoded.get(), &self.encoded) {
-            (Some(scan), _) => f(scan),
-            (None, Some(e)) => f(&e.decode(path)),
-            (None, None) => f(&FileScan::default()),
-        }
-    }
-
-    /// How many references the scan holds, without decoding it: the count its
-    /// record starts with (a hint only, if the record was crafted).
-    fn len_hint(&self) -> usize {
-        match (self.decoded.get(), &self.encoded) {
-            (Some(scan), _) => scan.len(),
-            (None, Some(e)) => e.count_hint(),
-            (None, None) => 0,
-        }
-    }
-
-    fn get(&self, path: &str) -> &Arc<FileScan> {
-        self.decoded.get_or_init(|| match &self.encoded {
-            Some(e) => Arc::new(e.decode(path)),
-            None => Arc::default(),
-        })
-    }
-}
-
-impl std::fmt::Debug for ScanCell {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.decoded.get() {
-            Some(scan) => scan.fmt(f),
-            None => f.write_str("FileScan { still encoded in the cache }"),
-        }
-    }
-}
 
 impl FileEntry {
     /// An entry of a file scanned now.
@@ -223,7 +140,7 @@ pub struct Scanned {
 /// move together.
 #[derive(Default)]
 pub(crate) struct WriteScans {
-    encoder: crate::cache::WalkEncoder,
+    encoder: WalkEncoder,
     scratch: ScanScratch,
 }
 
@@ -244,7 +161,7 @@ enum Previous<'a> {
     /// There, or none at all.
     Given(Option<&'a Index>),
     /// Being loaded from the cache by another thread (`None` in it: no usable cache).
-    Loading(&'a OnceLock<Option<crate::cache::Loaded>>),
+    Loading(&'a OnceLock<Option<Index>>),
 }
 
 /// How much work a build did, for progress output and tests.
@@ -304,12 +221,12 @@ const RACY_WINDOW: Duration = Duration::from_secs(2);
 /// Where `index_file` reads a file from.
 enum Source<'a> {
     /// Found by the walk: stat and open relative to its folder.
-    Walk(&'a crate::walk::Found<'a>),
+    Walk(&'a crate::fs::walk::Found<'a>),
     /// Stat-ed already (by the walk, or by an update without following a link),
     /// read later (if at all) below the root, never through a link, by a cursor
     /// that keeps its folder open for the next path: the cursor, the project root,
     /// the path and that stat.
-    Stated(&'a crate::walk::FolderCursor, &'a Path, &'a str, FileStat),
+    Stated(&'a crate::fs::FolderCursor, &'a Path, &'a str, FileStat),
 }
 
 impl Source<'_> {
@@ -403,7 +320,7 @@ fn index_file(
 struct ReadScratch {
     bytes: Vec<u8>,
     scan: ScanScratch,
-    encoder: Option<crate::cache::WalkEncoder>,
+    encoder: Option<WalkEncoder>,
 }
 
 #[derive(Default)]
@@ -436,8 +353,8 @@ pub struct BuildOptions {
     /// another process) for a moment, before waiting for it.
     pub waiting: Option<Arc<dyn Fn() + Send + Sync>>,
     /// Keep the references of each file read in the cache's encoding, encoded as
-    /// the file is scanned, rather than as scans (see
-    /// [`crate::cache::WalkEncoder`]); they are decoded when asked for. What a
+    /// the file is scanned, rather than as scans (see `WalkEncoder` in
+    /// `index/codec.rs`); they are decoded when asked for. What a
     /// command wants: it reads each reference once, if at all, and writes the
     /// cache. Entries reused from a previous index stay as they were.
     pub keep_encoded: bool,
@@ -449,31 +366,6 @@ impl std::fmt::Debug for BuildOptions {
             .field("threads", &self.threads)
             .finish_non_exhaustive()
     }
-}
-
-/// Splits a file path into the path without extension and the extension: the text
-/// after the last `.` of the file's name, when the name has something before it
-/// (`a.b/readme` and `.png` have no extension; `rock.` has none either).
-pub fn split_extension(path: &str) -> Option<(&str, &str)> {
-    let name_start = path.rfind('/').map_or(0, |i| i + 1);
-    let dot = path[name_start..].rfind('.')? + name_start;
-    (dot > name_start && dot + 1 < path.len()).then(|| (&path[..dot], &path[dot + 1..]))
-}
-
-/// Whether the project path `path` is `folder` or inside it (`a/b` is within `a`,
-/// `ab` is not).
-pub fn is_within(path: &str, folder: &str) -> bool {
-    path == folder
-        || path
-            .strip_prefix(folder)
-            .is_some_and(|rest| rest.starts_with('/'))
-}
-
-/// Whether `rel` (a project-relative path with `/`) is not a resource: inside a tool
-/// folder (`.git`, `.kiln`, `build`) or hidden (a segment starting with `.`).
-pub fn is_excluded(rel: &str) -> bool {
-    let top = rel.split('/').next().unwrap_or("");
-    NON_RESOURCE_DIRS.contains(&top) || rel.split('/').any(|segment| segment.starts_with('.'))
 }
 
 impl Index {
@@ -504,7 +396,7 @@ impl Index {
     pub(crate) fn build_while_loading(
         project: &Project,
         registry: Arc<Registry>,
-        loading: &OnceLock<Option<crate::cache::Loaded>>,
+        loading: &OnceLock<Option<Index>>,
         options: &BuildOptions,
     ) -> Result<Self, CheckerError> {
         Self::build_with(project, registry, Previous::Loading(loading), options)
@@ -519,7 +411,7 @@ impl Index {
         let root = project.root().to_owned();
         let started = now_ns();
         let rules = Arc::new(DeclaredRules::new(&project.config().references));
-        let fingerprint = crate::cache::schema_fingerprint(&registry, &rules);
+        let fingerprint = crate::scan::fingerprint(&registry, &rules);
         // The previous index once known: `None` while the cache is still loading
         // (unless `wait`), then the index, if any and if its entries were scanned
         // under these rules and schemas (others classify references differently:
@@ -533,17 +425,15 @@ impl Index {
                 Previous::Given(index) => index,
                 Previous::Loading(cell) => {
                     let loaded = if wait { Some(cell.wait()) } else { cell.get() }?;
-                    loaded.as_ref().map(|l| &l.index)
+                    loaded.as_ref()
                 }
             };
             Some(*known.get_or_init(|| {
-                index.filter(|p| {
-                    crate::cache::schema_fingerprint(&p.registry, &p.rules) == fingerprint
-                })
+                index.filter(|p| crate::scan::fingerprint(&p.registry, &p.rules) == fingerprint)
             }))
         };
         let found: Mutex<Vec<FileEntry>> = Mutex::new(Vec::new());
-        let encoders: Mutex<Vec<crate::cache::WalkEncoder>> = Mutex::new(Vec::new());
+        let encoders: Mutex<Vec<WalkEncoder>> = Mutex::new(Vec::new());
         let issues: Mutex<Vec<WalkIssue>> = Mutex::new(Vec::new());
         let links: Mutex<Vec<String>> = Mutex::new(Vec::new());
         let counters = Counters::since(started);
@@ -581,7 +471,7 @@ impl Index {
              state: (&mut Vec<FileEntry>, &mut ReadScratch)| {
                 let previous = previous_index(true).flatten();
                 let (entries, buf) = state;
-                let folders = crate::walk::FolderCursor::default();
+                let folders = crate::fs::FolderCursor::default();
                 for (rel, stat) in waiting.drain(..) {
                     match stat {
                         Ok(stat) => {
@@ -592,13 +482,11 @@ impl Index {
                     }
                 }
             };
-        crate::walk::walk(
+        crate::fs::walk::walk(
             &root,
             threads,
             || {
-                let encoder = options
-                    .keep_encoded
-                    .then(crate::cache::WalkEncoder::default);
+                let encoder = options.keep_encoded.then(WalkEncoder::default);
                 let scratch = ReadScratch {
                     encoder,
                     ..ReadScratch::default()
@@ -621,7 +509,7 @@ impl Index {
                 }
             },
             |other| match other {
-                crate::walk::Other::Link(rel) => {
+                crate::fs::walk::Other::Link(rel) => {
                     if leads_outside(&root, &rel) {
                         push_issue(WalkIssue::LinkOutside(rel.clone()));
                     }
@@ -629,8 +517,8 @@ impl Index {
                         links.push(rel);
                     }
                 }
-                crate::walk::Other::NotUtf8(path) => push_issue(WalkIssue::NotUtf8(path)),
-                crate::walk::Other::Unreadable(rel, message) => {
+                crate::fs::walk::Other::NotUtf8(path) => push_issue(WalkIssue::NotUtf8(path)),
+                crate::fs::walk::Other::Unreadable(rel, message) => {
                     push_issue(WalkIssue::Unreadable(rel, message))
                 }
             },
@@ -662,7 +550,7 @@ impl Index {
         // walk that reads many files again (after a big move) holds those it read
         // in their encoding too, not decoded (65,000 scans: 109 MB).
         if files.values().any(|f| f.scan.is_unsealed()) {
-            let (mut sealed, unread) = crate::cache::seal(encoders, &root, &registry, &rules);
+            let (mut sealed, unread) = codec::seal(encoders, &root, &registry, &rules);
             for (path, entry) in files.iter_mut() {
                 if entry.scan.is_unsealed() {
                     // One that a thread could not hand over is read again from its
@@ -708,7 +596,7 @@ impl Index {
         let mut work: Vec<String> = Vec::with_capacity(paths.len());
         // Reached without following a link, as the walk reaches it: a folder
         // swapped for a link to elsewhere is never looked through.
-        let folders = crate::walk::FolderCursor::default();
+        let folders = crate::fs::FolderCursor::default();
         for rel in paths {
             match folders.stat(&self.root, rel) {
                 Ok((rustix::fs::FileType::Directory, _)) => {
@@ -826,17 +714,19 @@ impl Index {
             Some(file) => vec![file.clone()],
             None => self.files_in_folder(path).map(|f| f.path.clone()).collect(),
         };
-        // The folder of each key the references are filed under (see `lookup`).
-        let folders: std::collections::BTreeSet<String> = files
-            .iter()
-            .filter_map(|file| self.file(file))
-            .flat_map(crate::lookup::filed_by)
-            .map(|(key, _)| {
-                key.rsplit_once('/')
-                    .map_or("", |(folder, _)| folder)
-                    .to_owned()
-            })
-            .collect();
+        // The folder of each path the references can resolve through.
+        let mut folders = std::collections::BTreeSet::new();
+        let mut buf = String::new();
+        for file in files.iter().filter_map(|file| self.file(file)) {
+            file.with_scan(|scan| {
+                for r in scan.iter() {
+                    if let Some(key) = r.key(&file.path, &mut buf) {
+                        let folder = key.rsplit_once('/').map_or("", |(folder, _)| folder);
+                        folders.insert(folder.to_owned());
+                    }
+                }
+            });
+        }
         // Only which files exist there matters to a reference, not what they hold: a
         // folder's listing settles it, and only the names that differ from the
         // index's are looked at further (a file gone, a file new).
@@ -854,7 +744,7 @@ impl Index {
                 .map(|f| &*f.path)
                 .collect();
             let there: std::collections::BTreeSet<String> =
-                crate::walk::list_below(&self.root, folder)
+                crate::fs::list_below(&self.root, folder)
                     .map(|entries| {
                         entries
                             .into_iter()
@@ -903,8 +793,7 @@ impl Index {
         scans: Vec<WriteScans>,
     ) -> impl FnMut(&str, u64) -> Scanned + use<> {
         let encoders = scans.into_iter().map(|s| s.encoder).collect();
-        let (mut sealed, unread) =
-            crate::cache::seal(encoders, &self.root, &self.registry, &self.rules);
+        let (mut sealed, unread) = codec::seal(encoders, &self.root, &self.registry, &self.rules);
         move |path, hash| Scanned {
             hash,
             scan: ScanCell::encoded(sealed.remove(path).unwrap_or_else(|| unread.clone())),
@@ -920,7 +809,7 @@ impl Index {
         let mut changed = Vec::new();
         let mut read_back = Vec::new();
         // Looked at as an update looks, never through a link.
-        let folders = crate::walk::FolderCursor::default();
+        let folders = crate::fs::FolderCursor::default();
         for w in written {
             let same = folders.stat(&self.root, w.path).is_ok_and(|(kind, st)| {
                 kind == rustix::fs::FileType::RegularFile
@@ -959,7 +848,7 @@ impl Index {
     fn collect_files(&self, rel: &str, out: &mut Vec<String>) {
         let mut stack = vec![rel.to_owned()];
         while let Some(dir) = stack.pop() {
-            let Ok(entries) = crate::walk::list_below(&self.root, &dir) else {
+            let Ok(entries) = crate::fs::list_below(&self.root, &dir) else {
                 continue;
             };
             for (child, kind) in entries {
@@ -1088,8 +977,8 @@ impl Index {
 
     /// Files grouped by canonical base path (`textures/rose` -> `textures/rose.png`, ...),
     /// for resolving generic references written without extension.
-    pub(crate) fn by_base_path(&self) -> crate::FastMap<&str, Vec<&Arc<str>>> {
-        let mut map: crate::FastMap<&str, Vec<&Arc<str>>> = crate::FastMap::default();
+    pub(crate) fn by_base_path(&self) -> crate::hash::FastMap<&str, Vec<&Arc<str>>> {
+        let mut map: crate::hash::FastMap<&str, Vec<&Arc<str>>> = crate::hash::FastMap::default();
         for path in self.files.keys() {
             if let Some((base, _)) = split_extension(path) {
                 map.entry(base).or_default().push(path);
@@ -1102,7 +991,6 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
 
     fn write(root: &Path, rel: &str, text: &str) {
         let path = root.join(rel);
@@ -1114,14 +1002,6 @@ mod tests {
         format!(
             r#"{{"entities": [{{"id": "a", "components": {{"mesh": {{"mesh": "{mesh}"}}}}}}]}}"#
         )
-    }
-
-    fn assert_same(a: &Index, b: &Index) {
-        assert_eq!(a.files().collect::<Vec<_>>(), b.files().collect::<Vec<_>>());
-        for (x, y) in a.files().zip(b.files()) {
-            assert_eq!(x.scan(), y.scan(), "{}", x.path);
-        }
-        assert_eq!(a.walk_issues(), b.walk_issues());
     }
 
     /// An update of a folder drops what is no longer in it, and a file that a
@@ -1222,108 +1102,5 @@ mod tests {
         index.update(&["far".to_owned()]);
         assert_eq!(index.walk_issues(), build().walk_issues());
         assert_eq!(index.walk_issues(), [outside("props/b.level")]);
-    }
-
-    /// The walk compares files with the cache whenever the cache arrives: before the
-    /// first file, after some (those are stat-ed, kept, and compared later), after
-    /// the last, or never (no usable cache). Each gives the index that a cache
-    /// given from the start gives, reading the same files.
-    #[test]
-    fn a_walk_that_outruns_the_cache_load_gives_the_index_a_given_cache_gives() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        write(root, "kiln.project", "{}");
-        for folder in 0..6 {
-            for file in 0..8 {
-                let mesh = format!("meshes/m{file}");
-                write(
-                    root,
-                    &format!("levels/f{folder}/l{file}.level"),
-                    &level(&mesh),
-                );
-            }
-        }
-        for file in 0..8 {
-            write(root, &format!("meshes/m{file}.mesh"), "{}");
-        }
-        // Old enough that an unchanged size and time mean an unchanged file.
-        let old = SystemTime::now() - Duration::from_secs(60);
-        let age = |rel: &str| {
-            let f = fs::File::options()
-                .write(true)
-                .open(root.join(rel))
-                .unwrap();
-            f.set_modified(old).unwrap();
-        };
-        let all: Vec<String> = (0..6)
-            .flat_map(|d| (0..8).map(move |f| format!("levels/f{d}/l{f}.level")))
-            .chain((0..8).map(|f| format!("meshes/m{f}.mesh")))
-            .chain(["kiln.project".to_owned()])
-            .collect();
-        all.iter().for_each(|rel| age(rel));
-        let project = Project::open(root).unwrap();
-        let registry = Arc::new(Registry::with_builtins());
-        let first = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
-        crate::cache::save(&first, None).unwrap();
-        // Behind the cache: one level edited, one gone, one new, one rewritten
-        // with the same bytes.
-        write(root, "levels/f2/l3.level", &level("meshes/m7"));
-        fs::remove_file(root.join("levels/f4/l0.level")).unwrap();
-        write(root, "levels/f5/new.level", &level("meshes/gone"));
-        write(root, "levels/f1/l1.level", &level("meshes/m1"));
-        let rules = Arc::new(DeclaredRules::new(&project.config().references));
-        let load = || crate::cache::load(root, &registry, &rules);
-        let given = load().unwrap();
-        let options = |progress: Option<Arc<dyn Fn(u64) + Send + Sync>>| BuildOptions {
-            progress,
-            threads: 2,
-            ..BuildOptions::default()
-        };
-        let expected = Index::build_from(
-            &project,
-            registry.clone(),
-            Some(&given.index),
-            &options(None),
-        )
-        .unwrap();
-        assert_eq!(expected.stats().read, 3);
-        let files = expected.len() as u64;
-        // Builds while the cache "loads" until `arrives_after` files were walked.
-        let build = |arrives_after: u64, cache: Option<crate::cache::Loaded>| {
-            let loading = Arc::new(OnceLock::new());
-            let cache = Mutex::new(Some(cache));
-            let arrive = {
-                let loading = loading.clone();
-                move || {
-                    if let Some(cache) = cache.lock().unwrap().take() {
-                        let _ = loading.set(cache);
-                    }
-                }
-            };
-            if arrives_after == 0 {
-                arrive();
-            }
-            let progress: Arc<dyn Fn(u64) + Send + Sync> = Arc::new(move |n| {
-                if n == arrives_after {
-                    arrive();
-                }
-            });
-            let options = options(Some(progress));
-            Index::build_while_loading(&project, registry.clone(), &loading, &options).unwrap()
-        };
-        for arrives_after in [0, 1, 9, 30, files] {
-            let index = build(arrives_after, load());
-            assert_same(&index, &expected);
-            assert_eq!(
-                index.stats(),
-                expected.stats(),
-                "cache after {arrives_after}"
-            );
-        }
-        // No usable cache: everything is read, as in a build without one.
-        let index = build(5, None);
-        let scratch = Index::build(&project, registry.clone(), &options(None)).unwrap();
-        assert_same(&index, &scratch);
-        assert_eq!(index.stats().read, files as usize);
     }
 }

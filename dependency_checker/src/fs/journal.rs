@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CheckerError, io_err};
+use crate::fs::{is_plain_relative, stays_inside};
 
 const JOURNAL_DIR: &str = ".kiln/journal";
 const JOURNAL_FILE: &str = "journal.json";
@@ -58,13 +59,12 @@ fn journal_dir(root: &Path) -> PathBuf {
 /// Whether anything of an operation is in `.kiln/journal/`: a committed journal to
 /// recover, or the beginnings of one a kill interrupted, to discard.
 pub(crate) fn exists(root: &Path) -> bool {
-    crate::lock::existing_kiln_dir(root).is_some()
-        && fs::symlink_metadata(journal_dir(root)).is_ok()
+    crate::fs::existing_kiln_dir(root).is_some() && fs::symlink_metadata(journal_dir(root)).is_ok()
 }
 
 /// Whether an operation's journal is waiting to be recovered.
 pub(crate) fn is_pending(root: &Path) -> bool {
-    crate::lock::existing_kiln_dir(root).is_some()
+    crate::fs::existing_kiln_dir(root).is_some()
         && fs::symlink_metadata(journal_dir(root).join(JOURNAL_FILE)).is_ok()
 }
 
@@ -260,34 +260,6 @@ pub(crate) fn finish(root: &Path) -> Result<(), CheckerError> {
     fs::remove_dir_all(&dir).map_err(io_err(&dir))
 }
 
-/// Whether `rel` is a plain path inside the project: relative, `/`-separated, no
-/// empty, `.` or `..` segment, and not inside `.kiln/` or `.git/`.
-pub(crate) fn is_plain_relative(rel: &str) -> bool {
-    !rel.is_empty()
-        && !rel.contains('\\')
-        && !rel.contains('\0')
-        && !matches!(rel.split('/').next(), Some(".kiln" | ".git"))
-        && rel
-            .split('/')
-            .all(|s| !s.is_empty() && s != "." && s != "..")
-}
-
-/// Whether `rel`, with symbolic links followed as far as it exists, is inside `root`
-/// (a canonical path): a link in the project must not carry recovery outside it.
-pub(crate) fn stays_inside(root: &Path, rel: &str) -> bool {
-    let mut probe = root.join(rel);
-    loop {
-        match fs::canonicalize(&probe) {
-            Ok(real) => return real.starts_with(root),
-            Err(_) => {
-                if !probe.pop() {
-                    return false;
-                }
-            }
-        }
-    }
-}
-
 /// The temporary name a case-only rename passes through (so that case-insensitive
 /// file systems rename too).
 pub(crate) fn case_rename_temp(old: &str) -> String {
@@ -378,7 +350,7 @@ fn set_aside(root: &Path, reason: String) -> Result<Recovery, CheckerError> {
 /// The journals set aside so far, with why, oldest first: each is an operation that
 /// may have left files half changed, until the user looks and deletes the folder.
 pub fn set_aside_journals(root: &Path) -> Vec<(String, String)> {
-    let Some(Ok(entries)) = crate::lock::existing_kiln_dir(root).map(fs::read_dir) else {
+    let Some(Ok(entries)) = crate::fs::existing_kiln_dir(root).map(fs::read_dir) else {
         return Vec::new();
     };
     let mut out: Vec<(String, String)> = entries
@@ -442,7 +414,7 @@ fn check_journal(root: &Path, dir: &Path, manifest: &[u8]) -> Result<Checked, St
 /// removed. A journal that cannot be used is set aside, and the project stays
 /// usable. The caller holds the project lock exclusively.
 pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
-    if crate::lock::existing_kiln_dir(root).is_none() {
+    if crate::fs::existing_kiln_dir(root).is_none() {
         // No journal, or `.kiln` is a link: nothing is ever read through it.
         return Ok(Recovery::Nothing);
     }

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use kiln_core::ResourcePath;
 use serde::{Deserialize, Serialize};
 
-use crate::FastSet;
-use crate::graph::{ResolvedReferences, Target};
+use crate::hash::FastSet;
+use crate::index::Redirects;
 use crate::index::{FileEntry, Index, WalkIssue};
-use crate::redirects::Redirects;
+use crate::resolve::{ResolvedReferences, Target};
 use crate::scan::{Naming, RefView};
 
 /// Where a reference is written.
@@ -62,7 +62,7 @@ impl Place {
 
 /// One shared copy of each string given: what many places and changes repeat.
 #[derive(Default)]
-pub(crate) struct SharedStrings(crate::FastSet<Arc<str>>);
+pub(crate) struct SharedStrings(crate::hash::FastSet<Arc<str>>);
 
 impl SharedStrings {
     /// The shared copy of `s`.
@@ -438,7 +438,7 @@ impl fmt::Display for Finding {
 /// every file's findings (boot levels, plugin folders, the redirect log).
 const PROJECT_FILES: &[&str] = &[
     kiln_core::project::PROJECT_FILE,
-    crate::redirects::REDIRECT_FILE,
+    crate::index::REDIRECT_FILE,
 ];
 
 /// The project's roots for "unused": its boot levels and its own files. A project
@@ -463,7 +463,7 @@ fn canonical_text(text: &str, file: &str) -> Option<String> {
     if text == file {
         Some(canonical_file)
     } else {
-        crate::index::split_extension(&canonical_file).map(|(base, _)| base.to_owned())
+        crate::fs::split_extension(&canonical_file).map(|(base, _)| base.to_owned())
     }
 }
 
@@ -479,9 +479,8 @@ fn redirect_for(
 ) -> Option<(String, String)> {
     let exists_with_type = |new: &str| {
         index.contains(new)
-            && expected_type.is_none_or(|ty| {
-                crate::index::split_extension(new).is_some_and(|(_, ext)| ext == ty)
-            })
+            && expected_type
+                .is_none_or(|ty| crate::fs::split_extension(new).is_some_and(|(_, ext)| ext == ty))
     };
     let olds: Vec<String> = match expected_type {
         Some(ty) => vec![format!("{text}.{ty}")],
@@ -502,13 +501,6 @@ fn redirect_for(
         [one] => Some(one.clone()),
         _ => None,
     }
-}
-
-/// Whether a reference that resolves to a file names it as it should: a canonical
-/// path, or a relative URI (a URI is not a resource path: its spelling is the URI's,
-/// and the file's own name is reported if it is not canonical).
-pub(crate) fn is_spelled_right(r: &RefView) -> bool {
-    r.naming == Naming::RelativeUri || ResourcePath::is_canonical(r.text)
 }
 
 /// Every finding of the project, sorted by file. Files in `plugin_folders` are the
@@ -576,7 +568,7 @@ pub fn check(
 /// The findings of a check that were about the contents of the files in
 /// `changed`, worked out again as they are now; every other finding in
 /// `findings` (of a check of the same files as they were) kept. `references`
-/// are those of [`Resolution::build_changed`](crate::resolution::Resolution::build_changed),
+/// are those of [`Resolution::build_changed`](crate::resolve::Resolution::build_changed),
 /// which holds the changed files' references only, and only when the references
 /// between files are as they were: then which files are unused, and which
 /// prefabs include themselves, are as they were too. Equals a [`check`] of the
@@ -628,11 +620,7 @@ fn sort(findings: &mut [Finding]) {
 /// (`Cargo.toml`, `src/lib.rs`, `blink.c`), named and written as its language
 /// wants, not resources.
 fn in_plugin_folder(plugin_folders: &[String]) -> impl Fn(&str) -> bool + '_ {
-    |path| {
-        plugin_folders
-            .iter()
-            .any(|p| crate::index::is_within(path, p))
-    }
+    |path| plugin_folders.iter().any(|p| crate::fs::is_within(path, p))
 }
 
 /// Pushes the findings about files' contents (see [`Finding::is_about_contents`])
@@ -657,7 +645,7 @@ fn contents_findings(
             });
             return;
         }
-        let known_type = crate::index::split_extension(&f.path)
+        let known_type = crate::fs::split_extension(&f.path)
             .is_some_and(|(_, ext)| index.registry().resource_type(ext).is_some());
         let (file, line, column, message) =
             (f.path.to_string(), e.line, e.column, e.message.clone());
@@ -689,7 +677,7 @@ fn contents_findings(
         let uri = raw.naming == Naming::RelativeUri;
         match target {
             Target::Resolved(file) => {
-                if is_spelled_right(&raw) {
+                if raw.is_spelled_right() {
                     return;
                 }
                 if raw.expected_type.is_some() {
@@ -761,14 +749,14 @@ fn contents_findings(
     // are not decoded (after a folder move, that pass decoded every file).
     if redirects.has_moves() {
         let followed = redirects.followed_texts();
-        let mut mentions = crate::cache::Mentions::of(&followed);
+        let mut mentions = crate::index::Mentions::of(&followed);
         let base_paths = std::cell::OnceCell::new();
         let files: Box<dyn Iterator<Item = &FileEntry>> = match only {
             Some(only) => Box::new(index.files().filter(|f| only.contains(&*f.path))),
             None => Box::new(index.files()),
         };
         for f in files {
-            if !mentions.may_mention(f) {
+            if !mentions.may_mention(f.scan_cell()) {
                 continue;
             }
             // Decoded for this pass only, as the references were resolved.
@@ -804,7 +792,7 @@ fn contents_findings(
 /// path; a relative URI gets the percent-encoded path from `at`'s folder.
 pub fn replacement_text(at: &str, raw: &RefView, old_file: &str, new_file: &str) -> String {
     if raw.naming == Naming::RelativeUri {
-        crate::gltf::replacement_uri(at, new_file, raw.text)
+        crate::scan::gltf::replacement_uri(at, new_file, raw.text)
     } else if raw.expected_type.is_none() && raw.text == old_file {
         new_file.to_owned()
     } else {

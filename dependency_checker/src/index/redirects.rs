@@ -13,8 +13,8 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use crate::FastMap;
 use crate::error::{CheckerError, io_err};
+use crate::hash::FastMap;
 
 /// The log's file name at the project root.
 pub const REDIRECT_FILE: &str = "kiln.redirects";
@@ -71,7 +71,7 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, Result<(&str, &str), &str>)
         }
         // The log is a file anyone can edit or merge: only moves between paths
         // inside the project are followed.
-        if crate::journal::is_plain_relative(old) && crate::journal::is_plain_relative(new) {
+        if crate::fs::is_plain_relative(old) && crate::fs::is_plain_relative(new) {
             Some((n, Ok((old, new))))
         } else {
             Some((n, Err(line)))
@@ -84,7 +84,7 @@ impl Redirects {
     /// not `old -> new` (after removing `#` comments) are ignored.
     pub fn load(root: &Path) -> Result<Self, CheckerError> {
         let file = root.join(REDIRECT_FILE);
-        let bytes = match crate::journal::read_regular(&file, 256 << 20) {
+        let bytes = match crate::fs::journal::read_regular(&file, 256 << 20) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(e) => return Err(io_err(&file)(e)),
@@ -159,7 +159,7 @@ impl Redirects {
     /// Every text [`Redirects::follow`] or [`Redirects::olds_with_base`] answers for:
     /// the old paths the log still moves, and those paths without extension. A
     /// string that is none of them cannot be a stale path.
-    pub(crate) fn followed_texts(&self) -> crate::FastSet<&str> {
+    pub(crate) fn followed_texts(&self) -> crate::hash::FastSet<&str> {
         let replay = self.replay();
         replay
             .destination
@@ -224,7 +224,7 @@ impl Replay {
         current.retain(|old, new| old != new);
         let mut by_base: FastMap<String, Vec<String>> = FastMap::default();
         for old in current.keys() {
-            if let Some((base, _)) = crate::index::split_extension(old) {
+            if let Some((base, _)) = crate::fs::split_extension(old) {
                 by_base
                     .entry(base.to_owned())
                     .or_default()

@@ -1,0 +1,189 @@
+//! The project walk: every file under the root, in parallel, with files stat-ed and
+//! opened relative to their folder's descriptor.
+//!
+//! The `ignore` crate's walker served first. Profiling showed a fifth of indexing time
+//! in the kernel resolving full paths for each stat and open; opening each folder once
+//! and using `statat`/`openat` on its descriptor (through `rustix`'s safe wrappers)
+//! leaves one path lookup per folder instead of one or two per file. Measured on the
+//! 20,000-file benchmark project: warm start 48-52 ms with `ignore`, 45-47 ms with this.
+
+use std::ffi::CStr;
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
+
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+
+use super::below::{FileStat, open_at, stat_of};
+use super::is_excluded;
+
+/// A file found by the walk, with its folder open for relative access.
+pub(crate) struct Found<'a> {
+    dir: &'a OwnedFd,
+    name: &'a CStr,
+    /// Path from the root with `/` separators.
+    pub rel: String,
+}
+
+impl Found<'_> {
+    /// Size and time, without following a symbolic link.
+    pub fn stat(&self) -> std::io::Result<FileStat> {
+        Ok(stat_of(&rustix::fs::statat(
+            self.dir,
+            self.name,
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?))
+    }
+
+    /// Opens the file for reading; returns it with its size and time.
+    pub fn open(&self) -> std::io::Result<(File, FileStat)> {
+        open_at(self.dir, self.name)
+    }
+}
+
+/// What the walk reports besides files.
+pub(crate) enum Other {
+    /// A symbolic link (never followed), with its path from the root.
+    Link(String),
+    /// A name that is not UTF-8.
+    NotUtf8(PathBuf),
+    /// A folder that could not be read.
+    Unreadable(String, String),
+}
+
+struct Queue {
+    dirs: Vec<String>,
+    /// Folders queued or being read; the walk ends when it reaches zero.
+    pending: usize,
+}
+
+/// Walks `root` with `threads` workers. Each worker makes its own state with `start`,
+/// passes it to `on_file` for each file it finds, and hands it to `finish` at the end.
+pub(crate) fn walk<S>(
+    root: &Path,
+    threads: usize,
+    start: impl Fn() -> S + Sync,
+    on_file: impl Fn(&mut S, &Found) + Sync,
+    on_other: impl Fn(Other) + Sync,
+    finish: impl Fn(S) + Sync,
+) {
+    let queue = Mutex::new(Queue {
+        dirs: vec![String::new()],
+        pending: 1,
+    });
+    let ready = Condvar::new();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                let mut state = start();
+                loop {
+                    let dir = {
+                        let Ok(mut q) = queue.lock() else { break };
+                        loop {
+                            if let Some(d) = q.dirs.pop() {
+                                break Some(d);
+                            }
+                            if q.pending == 0 {
+                                break None;
+                            }
+                            q = match ready.wait(q) {
+                                Ok(q) => q,
+                                Err(_) => break None,
+                            };
+                        }
+                    };
+                    let Some(dir) = dir else { break };
+                    let mut subdirs = Vec::new();
+                    read_dir(
+                        root,
+                        &dir,
+                        &mut subdirs,
+                        &mut |f: &Found| on_file(&mut state, f),
+                        &on_other,
+                    );
+                    let Ok(mut q) = queue.lock() else { break };
+                    q.pending += subdirs.len();
+                    q.dirs.extend(subdirs);
+                    q.pending -= 1;
+                    ready.notify_all();
+                }
+                finish(state);
+            });
+        }
+    });
+}
+
+fn read_dir(
+    root: &Path,
+    dir: &str,
+    subdirs: &mut Vec<String>,
+    on_file: &mut impl FnMut(&Found),
+    on_other: &impl Fn(Other),
+) {
+    let path = if dir.is_empty() {
+        root.to_owned()
+    } else {
+        root.join(dir)
+    };
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let unreadable = |e: rustix::io::Errno| {
+        Other::Unreadable(dir.to_owned(), std::io::Error::from(e).to_string())
+    };
+    let fd = match rustix::fs::open(&path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(e) => return on_other(unreadable(e)),
+    };
+    let entries = match Dir::read_from(&fd) {
+        Ok(d) => d,
+        Err(e) => return on_other(unreadable(e)),
+    };
+    for entry in entries {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name();
+        let bytes = name.to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        let Ok(name_str) = std::str::from_utf8(bytes) else {
+            on_other(Other::NotUtf8(
+                Path::new(dir).join(std::ffi::OsStr::from_bytes(bytes)),
+            ));
+            continue;
+        };
+        // The folder itself passed this test: only the new name is looked at.
+        let excluded = if dir.is_empty() {
+            is_excluded(name_str)
+        } else {
+            name_str.starts_with('.')
+        };
+        if excluded {
+            continue;
+        }
+        let rel = if dir.is_empty() {
+            name_str.to_owned()
+        } else {
+            let mut rel = String::with_capacity(dir.len() + 1 + name_str.len());
+            rel.push_str(dir);
+            rel.push('/');
+            rel.push_str(name_str);
+            rel
+        };
+        let mut kind = entry.file_type();
+        if kind == FileType::Unknown {
+            kind = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode));
+        }
+        match kind {
+            FileType::Directory => subdirs.push(rel),
+            FileType::RegularFile => on_file(&Found {
+                dir: &fd,
+                name,
+                rel,
+            }),
+            FileType::Symlink => on_other(Other::Link(rel)),
+            _ => {}
+        }
+    }
+}

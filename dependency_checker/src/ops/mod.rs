@@ -1,0 +1,15 @@
+//! Operations that change project files, on an open [`Checker`](crate::Checker):
+//! moves and fixes, planned against its index and lookup (`plan.rs`) and applied
+//! as one transaction through the write-ahead journal (`apply.rs`, with
+//! `fs/journal.rs`), leaving the checker current.
+
+mod apply;
+mod plan;
+#[cfg(test)]
+mod tests;
+
+pub use apply::{Operation, apply, apply_without_undo};
+pub use plan::{
+    Change, FileEdit, LogUpdate, MovePlan, MoveRequest, SkipReason, Skipped, UndoneMove, plan,
+    plan_redirect_fixes, plan_repoint, plan_retarget,
+};

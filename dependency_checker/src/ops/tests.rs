@@ -1,0 +1,687 @@
+//! Moves planned and applied, with crashes injected.
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::apply::*;
+use super::plan::*;
+use crate::Checker;
+use crate::error::CheckerError;
+use crate::fs::journal::crash_after;
+use crate::index::REDIRECT_FILE;
+
+fn write(dir: &Path, files: &[(&str, &str)]) {
+    for (path, content) in files {
+        let full = dir.join(path);
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(full, content).unwrap();
+    }
+}
+
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with(".kiln") {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push((rel, fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A project of `files` in a temporary folder, its files as they are, a checker
+/// on it, and the plan of moving `old` to `new`.
+fn planned_move(
+    files: &[(&str, &str)],
+    old: &str,
+    new: &str,
+) -> (tempfile::TempDir, Vec<(String, Vec<u8>)>, Checker, MovePlan) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), files);
+    let before = snapshot(dir.path());
+    let checker = reopen(dir.path()).unwrap();
+    let p = plan(&checker, &MoveRequest::new(old, new)).unwrap();
+    (dir, before, checker, p)
+}
+
+fn reopen(dir: &Path) -> Result<Checker, CheckerError> {
+    Checker::open(
+        dir,
+        Arc::new(kiln_core::Registry::with_builtins()),
+        &crate::index::BuildOptions::default(),
+    )
+}
+
+/// A kill after any step of an apply is rolled back when the project is next
+/// opened: every file, its name and its bytes, as before.
+#[test]
+fn a_kill_at_any_step_is_rolled_back_on_the_next_open() {
+    let files = [
+        ("kiln.project", "{}"),
+        ("kiln.redirects", "# log\n"),
+        (
+            "levels/a.level",
+            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
+        ),
+        (
+            "units/u.unit",
+            r#"{"entities": [{"id": "y", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
+        ),
+        (
+            "materials/old/m.material",
+            r#"{"texture": "materials/old/t"}"#,
+        ),
+        ("materials/old/t.png", "png"),
+        ("meshes/m.mesh", "{}"),
+    ];
+    // The journal (its backups, its manifest under a temporary name), then 3
+    // patched files (each a temporary file, then a rename) + 1 folder rename +
+    // the redirect log = 10 steps.
+    for steps in 0..10 {
+        let (dir, before, mut checker, p) = planned_move(&files, "materials/old", "materials/new");
+        crash_after(Some(steps));
+        assert!(apply(&mut checker, &p).is_err());
+        crash_after(None);
+        if steps >= 2 {
+            assert!(dir.path().join(".kiln/journal/journal.json").is_file());
+            assert_ne!(snapshot(dir.path()), before, "step {steps} changed nothing");
+        }
+
+        let reopened = reopen(dir.path()).unwrap();
+        assert_eq!(
+            snapshot(dir.path()),
+            before,
+            "not rolled back after step {steps}"
+        );
+        assert!(!dir.path().join(".kiln/journal").exists());
+        assert_eq!(reopened.references_to("materials/old/m.material").len(), 2);
+    }
+}
+
+/// A project whose move patches enough files to replace them on several
+/// threads: `n` files naming `tex/t.png`, in two folders.
+fn many_referrers(n: usize) -> Vec<(String, String)> {
+    let mut files = vec![
+        ("kiln.project".to_owned(), "{}".to_owned()),
+        ("tex/t.png".to_owned(), "png".to_owned()),
+    ];
+    for i in 0..n {
+        files.push((
+            format!("d{}/f{i:03}.json", i % 2),
+            r#"["tex/t.png"]"#.to_owned(),
+        ));
+    }
+    files
+}
+
+fn as_pairs(files: &[(String, String)]) -> Vec<(&str, &str)> {
+    files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect()
+}
+
+/// Replaced on several threads, a kill at any step still leaves a journal that
+/// the next open rolls back completely, however far each thread got.
+#[test]
+fn a_kill_while_threads_replace_files_is_rolled_back_on_the_next_open() {
+    let files = many_referrers(PARALLEL_REPLACE_FROM + 6);
+    let files = as_pairs(&files);
+    // The journal (2 steps), 2 per patched file, the rename and the log.
+    let steps = 2 + 2 * (files.len() - 2) + 2;
+    let mut completed = false;
+    for kill_after in (2..steps + 1).step_by(11).chain([3, steps - 1, steps]) {
+        let (dir, before, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
+        assert!(p.edits.len() >= PARALLEL_REPLACE_FROM);
+        crash_after(Some(kill_after));
+        let result = apply(&mut checker, &p);
+        crash_after(None);
+        if result.is_ok() {
+            completed = true;
+            continue;
+        }
+        assert!(dir.path().join(".kiln/journal/journal.json").is_file());
+        // The kill stopped every thread: no more files replaced than steps
+        // taken (a temporary file and a rename each, after the journal's 2),
+        // but for one renamed by each of up to four threads just before.
+        let replaced = snapshot(dir.path())
+            .iter()
+            .filter(|(f, bytes)| f.ends_with(".json") && bytes == br#"["tex/u.png"]"#)
+            .count();
+        assert!(
+            replaced <= (kill_after - 2) / 2 + 4,
+            "{replaced} replaced in {kill_after} steps"
+        );
+        reopen(dir.path()).unwrap();
+        assert_eq!(
+            snapshot(dir.path()),
+            before,
+            "not rolled back after step {kill_after}"
+        );
+        assert!(!dir.path().join(".kiln/journal").exists());
+    }
+    assert!(completed, "no kill came after the last step");
+}
+
+/// A save by another program to a file a helper thread is about to replace
+/// stops every thread; the move names that file and rolls back the rest.
+#[test]
+fn a_save_while_threads_replace_files_is_never_overwritten() {
+    let files = many_referrers(PARALLEL_REPLACE_FROM + 6);
+    let files = as_pairs(&files);
+    // Every fifth file: some are replaced by the caller's thread, others by a
+    // helper, whichever takes their run.
+    let victims: Vec<String> = (0..PARALLEL_REPLACE_FROM + 6)
+        .step_by(5)
+        .map(|i| format!("d{}/f{i:03}.json", i % 2))
+        .collect();
+    for victim in &victims {
+        let (dir, before, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
+        let target = dir.path().join(victim);
+        BEFORE_REPLACE.with(|h| {
+            *h.borrow_mut() = Some(Arc::new(move |path: &Path| {
+                if path == target {
+                    let temp = path.with_extension("swp");
+                    fs::write(&temp, r#"["saved by someone else"]"#).unwrap();
+                    fs::rename(&temp, path).unwrap();
+                }
+            }))
+        });
+        let result = apply(&mut checker, &p);
+        BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+        match result {
+            Err(CheckerError::Changed { file }) => assert_eq!(&file, victim),
+            other => panic!("{victim}: not refused: {other:?}"),
+        }
+        let after = snapshot(dir.path());
+        for (file, bytes) in &before {
+            let now = after.iter().find(|(f, _)| f == file).map(|(_, b)| b);
+            if file == victim {
+                assert_eq!(
+                    now.map(Vec::as_slice),
+                    Some(&br#"["saved by someone else"]"#[..])
+                );
+            } else {
+                assert_eq!(now, Some(bytes), "{file} not rolled back");
+            }
+        }
+        assert_eq!(after.len(), before.len(), "files left behind");
+        assert!(!dir.path().join(".kiln/journal").exists());
+    }
+}
+
+/// A folder swapped for a link to an exact copy of it outside the project,
+/// before the move or while it replaces other files: nothing outside is
+/// written. Before, the move is refused untouched; during, the half-done move's
+/// journal names a path that now leads outside, and is set aside and reported.
+#[test]
+fn a_folder_swapped_for_a_link_never_carries_a_move_outside() {
+    let files = [
+        ("kiln.project", "{}"),
+        ("a/x.json", r#"["tex/t.png"]"#),
+        ("b/y.json", r#"["tex/t.png"]"#),
+        ("tex/t.png", "png"),
+    ];
+    for during in [false, true] {
+        let (dir, before, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
+        let outside = tempfile::tempdir().unwrap();
+        let copy = outside.path().join("b");
+        fs::create_dir(&copy).unwrap();
+        fs::write(copy.join("y.json"), r#"["tex/t.png"]"#).unwrap();
+        let (root, link_to) = (dir.path().to_owned(), copy.clone());
+        let swap = move || {
+            fs::remove_dir_all(root.join("b")).unwrap();
+            std::os::unix::fs::symlink(&link_to, root.join("b")).unwrap();
+        };
+        if during {
+            let first = dir.path().join("a/x.json");
+            let swap = std::sync::Mutex::new(Some(swap));
+            BEFORE_REPLACE.with(|h| {
+                *h.borrow_mut() = Some(Arc::new(move |path: &Path| {
+                    if path == first
+                        && let Some(swap) = swap.lock().unwrap().take()
+                    {
+                        swap();
+                    }
+                }))
+            });
+        } else {
+            swap();
+        }
+        let result = apply(&mut checker, &p);
+        BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+        assert!(
+            result.is_err(),
+            "during: {during}: the move went through the link"
+        );
+        assert_eq!(
+            fs::read_to_string(copy.join("y.json")).unwrap(),
+            r#"["tex/t.png"]"#,
+            "during: {during}: written outside the project"
+        );
+        assert_eq!(
+            fs::read_dir(&copy).unwrap().count(),
+            1,
+            "left a file outside"
+        );
+        let reopened = reopen(dir.path()).unwrap();
+        assert!(!dir.path().join(".kiln/journal").exists());
+        if during {
+            // The journal names a path that now leads outside: recovery sets
+            // it aside whole (as for a crafted one) and says so, backups kept.
+            let set_aside = reopened
+                .findings()
+                .into_iter()
+                .any(|f| matches!(f, crate::check::Finding::JournalSetAside { .. }));
+            assert!(set_aside, "the half-done move is not reported");
+            continue;
+        }
+        fs::remove_file(dir.path().join("b")).unwrap();
+        let now: Vec<_> = snapshot(dir.path())
+            .into_iter()
+            .filter(|(f, _)| !f.starts_with('b'))
+            .collect();
+        let was: Vec<_> = before
+            .into_iter()
+            .filter(|(f, _)| !f.starts_with('b'))
+            .collect();
+        assert_eq!(now, was, "the project changed");
+    }
+}
+
+/// The folder of a file being moved swapped for a link to a copy outside
+/// after the plan: the rename is refused before anything changes.
+#[test]
+fn a_rename_never_goes_through_a_folder_swapped_for_a_link() {
+    let files = [
+        ("kiln.project", "{}"),
+        ("a/x.json", r#"["tex/t.png"]"#),
+        ("tex/t.png", "png"),
+    ];
+    let (dir, _, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir(outside.path().join("tex")).unwrap();
+    fs::write(outside.path().join("tex/t.png"), "png").unwrap();
+    fs::remove_dir_all(dir.path().join("tex")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("tex"), dir.path().join("tex")).unwrap();
+    let result = apply(&mut checker, &p);
+    assert!(
+        matches!(&result, Err(CheckerError::Refused(why)) if why.contains("link")),
+        "{result:?}"
+    );
+    assert!(
+        outside.path().join("tex/t.png").is_file(),
+        "renamed outside"
+    );
+    assert!(
+        !outside.path().join("tex/u.png").exists(),
+        "renamed outside"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a/x.json")).unwrap(),
+        r#"["tex/t.png"]"#
+    );
+    assert!(!dir.path().join(".kiln/journal").exists());
+}
+
+/// A kill during recovery itself: the next open recovers what is left.
+#[test]
+fn a_kill_during_recovery_is_recovered_on_the_next_open() {
+    let files = [
+        ("kiln.project", "{}"),
+        ("a.json", r#"["tex/t.png"]"#),
+        ("b.json", r#"["tex/t.png"]"#),
+        ("tex/t.png", "png"),
+    ];
+    // Recovery steps: 1 rename back, then for the 2 patched files a temporary
+    // file and a rename each, then the new log (removed).
+    for kill_recovery_after in 0..6 {
+        let (dir, before, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
+        // Kill the apply at its last step, once the log is written and before the
+        // journal's deletion: after the journal (2), two patched files (2 each)
+        // and the rename, 7 steps have passed.
+        crash_after(Some(2 + 2 * 2 + 1));
+        assert!(apply(&mut checker, &p).is_err());
+        assert!(
+            dir.path().join("tex/u.png").is_file(),
+            "the apply ran to its end"
+        );
+        // Kill the recovery part way.
+        crash_after(Some(kill_recovery_after));
+        let first = reopen(dir.path());
+        crash_after(None);
+        assert!(
+            first.is_err(),
+            "recovery step {kill_recovery_after} was not killed"
+        );
+        reopen(dir.path()).unwrap();
+        assert_eq!(
+            snapshot(dir.path()),
+            before,
+            "recovery killed after step {kill_recovery_after}"
+        );
+        assert!(!dir.path().join(".kiln/journal").exists());
+    }
+}
+
+const RACE_FILES: [(&str, &str); 5] = [
+    ("kiln.project", "{}"),
+    ("a.json", r#"["tex/t.png"]"#),
+    ("b.json", r#"["tex/t.png"]"#),
+    ("c.json", r#"["tex/t.png"]"#),
+    ("tex/t.png", "png"),
+];
+
+/// Another program saves a file while a move is being applied: the move stops
+/// before overwriting it, names it, and rolls back; the save is kept.
+#[test]
+fn a_save_during_an_apply_is_never_overwritten() {
+    for victim in ["a.json", "b.json", "c.json"] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &RACE_FILES);
+        let registry = Arc::new(kiln_core::Registry::with_builtins());
+        let mut checker =
+            Checker::open(dir.path(), registry, &crate::index::BuildOptions::default()).unwrap();
+        let p = plan(&checker, &MoveRequest::new("tex/t.png", "tex/u.png")).unwrap();
+        assert_eq!(p.edits.len(), 3);
+        let target = dir.path().join(victim);
+        BEFORE_REPLACE.with(|h| {
+            *h.borrow_mut() = Some(Arc::new(move |path: &Path| {
+                if path == target {
+                    // An editor's atomic save: a new file renamed over the old.
+                    let temp = path.with_extension("swp");
+                    fs::write(&temp, r#"["saved by someone else"]"#).unwrap();
+                    fs::rename(&temp, path).unwrap();
+                }
+            }))
+        });
+        let result = apply(&mut checker, &p);
+        BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+        match result {
+            Err(CheckerError::Changed { file }) => assert_eq!(file, victim),
+            other => panic!("{victim}: not refused: {other:?}"),
+        }
+        for (file, content) in RACE_FILES {
+            let now = fs::read_to_string(dir.path().join(file)).unwrap();
+            if file == victim {
+                assert_eq!(now, r#"["saved by someone else"]"#);
+            } else {
+                assert_eq!(now, content, "{file} not rolled back");
+            }
+        }
+        assert!(!dir.path().join(".kiln/journal").exists());
+    }
+}
+
+/// A kill while the journal itself is being written leaves an operation that
+/// never started: it is discarded, and nothing in the project changes.
+#[test]
+fn a_torn_journal_is_an_operation_that_never_started() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &RACE_FILES);
+    let before = snapshot(dir.path());
+    let journal = dir.path().join(".kiln/journal");
+    fs::create_dir_all(&journal).unwrap();
+    fs::write(journal.join("backups.bin"), "x").unwrap();
+    fs::write(journal.join("journal.json.tmp"), r#"{"renames": [["a.js"#).unwrap();
+    let registry = Arc::new(kiln_core::Registry::with_builtins());
+    Checker::open(dir.path(), registry, &crate::index::BuildOptions::default()).unwrap();
+    assert_eq!(snapshot(dir.path()), before);
+    assert!(!journal.exists());
+}
+
+/// A file saved by another program after Kiln died mid-move is left as saved by
+/// the recovery; the files Kiln had patched are rolled back.
+#[test]
+fn recovery_keeps_a_save_made_after_the_crash() {
+    let (dir, _, mut checker, p) = planned_move(&RACE_FILES, "tex/t.png", "tex/u.png");
+    // Killed once a.json and b.json are patched and c.json is not: after the
+    // journal (2 steps) and two files (a temporary file and a rename each).
+    crash_after(Some(2 + 2 * 2));
+    assert!(apply(&mut checker, &p).is_err());
+    crash_after(None);
+    let read = |f: &str| fs::read_to_string(dir.path().join(f)).unwrap();
+    assert_eq!(read("a.json"), r#"["tex/u.png"]"#, "a.json was patched");
+    assert_eq!(read("b.json"), r#"["tex/u.png"]"#, "b.json was patched");
+    assert_eq!(read("c.json"), r#"["tex/t.png"]"#, "c.json was not");
+    // Someone saves a and c.
+    fs::write(dir.path().join("a.json"), "[\"mine\"]").unwrap();
+    fs::write(dir.path().join("c.json"), "[\"mine too\"]").unwrap();
+    reopen(dir.path()).unwrap();
+    assert_eq!(read("a.json"), "[\"mine\"]");
+    assert_eq!(
+        read("b.json"),
+        r#"["tex/t.png"]"#,
+        "Kiln's patch rolled back"
+    );
+    assert_eq!(read("c.json"), "[\"mine too\"]");
+    assert!(dir.path().join("tex/t.png").is_file());
+}
+
+/// Past the bytes an apply keeps, a file is read again when it is written: a
+/// save made since its first reading is never overwritten, whether the editor
+/// renamed a new file over it or wrote it in place keeping its size and time
+/// (then only its content tells). The files kept are rolled back too.
+#[test]
+fn a_file_read_again_before_it_is_written_must_be_the_version_read_first() {
+    let files = many_referrers(40);
+    let pairs = as_pairs(&files);
+    let patched: usize = files.iter().skip(2).map(|(_, c)| c.len() + 4).sum();
+    assert!(patched > 2 * HOLD_PATCHED_BYTES, "every file would be kept");
+    for in_place in [false, true] {
+        let (dir, before, mut checker, p) = planned_move(&pairs, "tex/t.png", "tex/u.png");
+        // The last file written, far past what is kept.
+        let victim = dir.path().join(&p.edits.last().unwrap().file);
+        let saved = r#"["tex/t.pnG"]"#;
+        let target = victim.clone();
+        BEFORE_REPLACE.with(|h| {
+            *h.borrow_mut() = Some(Arc::new(move |path: &Path| {
+                if path != target {
+                    return;
+                }
+                if in_place {
+                    let mtime = fs::metadata(path).unwrap().modified().unwrap();
+                    fs::write(path, saved).unwrap();
+                    let file = fs::File::options().write(true).open(path).unwrap();
+                    file.set_modified(mtime).unwrap();
+                } else {
+                    let temp = path.with_extension("swp");
+                    fs::write(&temp, saved).unwrap();
+                    fs::rename(&temp, path).unwrap();
+                }
+            }))
+        });
+        let result = apply(&mut checker, &p);
+        BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+        assert!(
+            matches!(result, Err(CheckerError::Changed { .. })),
+            "in place {in_place}: {result:?}"
+        );
+        assert_eq!(fs::read_to_string(&victim).unwrap(), saved);
+        let now = snapshot(dir.path());
+        for (file, bytes) in &before {
+            if dir.path().join(file) != victim {
+                assert!(
+                    now.contains(&(file.clone(), bytes.clone())),
+                    "{file} not rolled back"
+                );
+            }
+        }
+        assert!(!dir.path().join(".kiln/journal").exists());
+    }
+}
+
+/// A file that changed since the plan refuses the apply before anything is
+/// written: the project is as it was, and the backups already written for the
+/// files read before it are removed with the journal's folder.
+#[test]
+fn an_apply_refused_while_reading_leaves_no_journal() {
+    let files = many_referrers(10);
+    let pairs = as_pairs(&files);
+    let (dir, _, mut checker, p) = planned_move(&pairs, "tex/t.png", "tex/u.png");
+    let last = p.edits.last().unwrap().file.clone();
+    fs::write(dir.path().join(&last), r#"["tex/t.png", "other"]"#).unwrap();
+    let before = snapshot(dir.path());
+    match apply(&mut checker, &p) {
+        Err(CheckerError::Changed { file }) => assert_eq!(file, last),
+        other => panic!("not refused: {other:?}"),
+    }
+    assert_eq!(snapshot(dir.path()), before);
+    assert!(!dir.path().join(".kiln/journal").exists());
+}
+
+/// The journal's folder swapped for a link after the project was opened: the
+/// apply refuses before writing a backup anywhere, and the project is as it was.
+#[test]
+fn a_journal_folder_swapped_for_a_link_is_never_written_through() {
+    let files = many_referrers(4);
+    let pairs = as_pairs(&files);
+    let (dir, before, mut checker, p) = planned_move(&pairs, "tex/t.png", "tex/u.png");
+    let elsewhere = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join(".kiln")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(".kiln/journal")).unwrap();
+    let result = apply(&mut checker, &p);
+    assert!(
+        matches!(result, Err(CheckerError::Refused(_))),
+        "{result:?}"
+    );
+    assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    fs::remove_file(dir.path().join(".kiln/journal")).unwrap();
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+/// A move that changed at least a tenth of the project's files (patched or
+/// moved) stores the cache when its checker is dropped: the next open scans
+/// none of them again (it may read some, written too recently to trust their
+/// times, and find them the same). A smaller move leaves the cache as it was.
+#[test]
+fn a_move_changing_a_tenth_of_the_files_stores_the_cache() {
+    // Referrers, textures beside the one referred to, what moves, stored.
+    let cases = [
+        (40, 0, ("tex/t.png", "tex/u.png"), true),
+        (2, 0, ("tex/t.png", "tex/u.png"), false),
+        (1, 20, ("tex", "gfx/tex"), true),
+    ];
+    for (referrers, textures, (old, new), stored) in cases {
+        let mut files = many_referrers(referrers);
+        for i in 0..60 {
+            files.push((format!("other/o{i:02}.json"), "[]".to_owned()));
+        }
+        for i in 0..textures {
+            files.push((format!("tex/x{i:02}.png"), "png".to_owned()));
+        }
+        let (dir, _, checker, p) = planned_move(&as_pairs(&files), old, new);
+        drop(checker);
+        age(dir.path(), &files);
+        // Stored with the files' new times: the open that moves writes nothing.
+        drop(reopen(dir.path()).unwrap());
+        let mut checker = reopen(dir.path()).unwrap();
+        apply_without_undo(&mut checker, &p).unwrap();
+        drop(checker);
+        let parsed = reopen(dir.path()).unwrap().index().stats().parsed;
+        if stored {
+            assert_eq!(
+                parsed, 0,
+                "{referrers} referrers, {old}: files scanned again"
+            );
+        } else {
+            // The patched files, the moved one and the redirect log.
+            assert_eq!(parsed, referrers + 2, "{referrers} referrers, {old}");
+        }
+    }
+}
+
+/// Sets the files' times a minute back: no entry is then read again for being
+/// too new to trust.
+fn age(root: &Path, files: &[(String, String)]) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for (file, _) in files {
+        let f = fs::File::options()
+            .write(true)
+            .open(root.join(file))
+            .unwrap();
+        f.set_modified(old).unwrap();
+    }
+}
+
+/// The files a move carries along keep their index entries under their new
+/// paths, scans still in the cache's bytes: none is read again. The index after
+/// the move is the one a fresh open builds.
+#[test]
+fn moved_files_are_carried_in_the_index_not_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = vec![("kiln.project".to_owned(), "{}".to_owned())];
+    for i in 0..6 {
+        files.push((
+            format!("art/m{i}.material"),
+            format!(r#"{{"texture": "art/t{i}"}}"#),
+        ));
+        files.push((format!("art/t{i}.png"), "png".to_owned()));
+    }
+    files.push((
+        "levels/a.level".to_owned(),
+        r#"{"entities": [{"id": "e", "components": {"mesh": {"material": "art/m0"}}}]}"#.to_owned(),
+    ));
+    write(dir.path(), &as_pairs(&files));
+    age(dir.path(), &files);
+    drop(reopen(dir.path()).unwrap());
+    let mut checker = reopen(dir.path()).unwrap();
+    let p = plan(&checker, &MoveRequest::new("art", "gfx/art")).unwrap();
+    apply(&mut checker, &p).unwrap();
+    let patched: Vec<String> = p
+        .edits
+        .iter()
+        .map(|e| renamed_path(&p.renames, &e.file))
+        .collect();
+    let moved: Vec<&crate::index::FileEntry> = checker
+        .index()
+        .files_in_folder("gfx/art")
+        .filter(|f| !patched.contains(&f.path.to_string()))
+        .collect();
+    assert_eq!(
+        moved.len(),
+        6,
+        "the materials' textures and the materials not patched"
+    );
+    for f in &moved {
+        assert!(!f.scan_is_decoded(), "{} was read again", f.path);
+    }
+    // The patched files' new scans are kept in the cache's encoding too.
+    for path in &patched {
+        let f = checker.index().file(path).unwrap();
+        assert!(!f.scan_is_decoded(), "{path} holds its scan decoded");
+    }
+    let fresh = reopen(dir.path()).unwrap();
+    let entries = |c: &Checker| -> Vec<(String, u64, u64, u64, crate::scan::FileScan)> {
+        c.index()
+            .files()
+            .filter(|f| f.path.as_ref() != REDIRECT_FILE)
+            .map(|f| {
+                (
+                    f.path.to_string(),
+                    f.size,
+                    f.mtime_ns,
+                    f.hash,
+                    f.scan().clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(entries(&checker), entries(&fresh));
+}
