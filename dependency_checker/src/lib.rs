@@ -8,7 +8,8 @@
 //!
 //! 1. [`fs`]: the project's files as Kiln touches them: which paths are the
 //!    project's, reaching them below the root without following a link, the
-//!    parallel walk, Kiln's own folder `.kiln/` and the project lock.
+//!    parallel walk, Kiln's own folder `.kiln/`, the project lock, and the
+//!    write-ahead journal that makes a change to many files one transaction.
 //! 2. [`scan`]: one file's bytes to its references, typed by the registry's
 //!    schemas or by the project's declared [`scan::rules`], or generic (any string
 //!    that could name a file), each with its byte span, line, column and JSON
@@ -16,18 +17,20 @@
 //! 3. [`index`]: every file of the project with its references, keyed by size,
 //!    time and content hash, built by the walk and kept current file by file; the
 //!    scans stay in a compact encoding until asked for (`index/codec.rs`); the
-//!    redirect log of moves ([`index::Redirects`]).
+//!    redirect log of moves ([`index::Redirects`]). [`watch`] turns file-system
+//!    events into the paths an update takes.
 //! 4. [`resolve`]: what each reference names, by one rule: the lean
 //!    [`resolve::Resolution`] of a check, the [`resolve::Lookup`] kept current
 //!    change by change, and the whole graph they are tested against.
 //! 5. [`check`]: what `kiln check` reports ([`check::Finding`]).
 //! 6. [`cache`]: the index and the last check's findings in `.kiln/index.bin`.
-//! 7. [`ops`]: moves and fixes with `mv`'s semantics, planned against the index
-//!    and applied as one transaction through a write-ahead journal, returning the
-//!    [`ops::Operation`] that undoes them byte for byte.
-//! 8. [`watch`] (file events to project paths) and the [`Checker`] on top, which
-//!    holds the index, its lookup and its cache together for a command or the
-//!    editor.
+//! 7. The [`Checker`]: an open project's index, lookup, redirect log and cache held
+//!    together for a command or the editor.
+//! 8. [`ops`]: moves and fixes with `mv`'s semantics, planned against a checker
+//!    and applied as one transaction, leaving it current and returning the
+//!    [`ops::Operation`] that undoes them byte for byte. They sit above the checker
+//!    because they are operations on it; the journal they write is below it,
+//!    because opening a project recovers an interrupted one.
 //!
 //! ```no_run
 //! use std::{path::Path, sync::Arc};
