@@ -15,7 +15,7 @@ use std::path::Path;
 
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
-use super::is_excluded;
+use super::paths::is_excluded;
 
 /// Size and modification time of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::kiln_dir::existing_kiln_dir;
+use super::paths::{is_plain_relative, stays_inside};
 use crate::error::{CheckerError, io_err};
-use crate::fs::{is_plain_relative, stays_inside};
 
 const JOURNAL_DIR: &str = ".kiln/journal";
 const JOURNAL_FILE: &str = "journal.json";
@@ -59,12 +60,12 @@ fn journal_dir(root: &Path) -> PathBuf {
 /// Whether anything of an operation is in `.kiln/journal/`: a committed journal to
 /// recover, or the beginnings of one a kill interrupted, to discard.
 pub(crate) fn exists(root: &Path) -> bool {
-    crate::fs::existing_kiln_dir(root).is_some() && fs::symlink_metadata(journal_dir(root)).is_ok()
+    existing_kiln_dir(root).is_some() && fs::symlink_metadata(journal_dir(root)).is_ok()
 }
 
 /// Whether an operation's journal is waiting to be recovered.
 pub(crate) fn is_pending(root: &Path) -> bool {
-    crate::fs::existing_kiln_dir(root).is_some()
+    existing_kiln_dir(root).is_some()
         && fs::symlink_metadata(journal_dir(root).join(JOURNAL_FILE)).is_ok()
 }
 
@@ -350,7 +351,7 @@ fn set_aside(root: &Path, reason: String) -> Result<Recovery, CheckerError> {
 /// The journals set aside so far, with why, oldest first: each is an operation that
 /// may have left files half changed, until the user looks and deletes the folder.
 pub fn set_aside_journals(root: &Path) -> Vec<(String, String)> {
-    let Some(Ok(entries)) = crate::fs::existing_kiln_dir(root).map(fs::read_dir) else {
+    let Some(Ok(entries)) = existing_kiln_dir(root).map(fs::read_dir) else {
         return Vec::new();
     };
     let mut out: Vec<(String, String)> = entries
@@ -414,7 +415,7 @@ fn check_journal(root: &Path, dir: &Path, manifest: &[u8]) -> Result<Checked, St
 /// removed. A journal that cannot be used is set aside, and the project stays
 /// usable. The caller holds the project lock exclusively.
 pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
-    if crate::fs::existing_kiln_dir(root).is_none() {
+    if existing_kiln_dir(root).is_none() {
         // No journal, or `.kiln` is a link: nothing is ever read through it.
         return Ok(Recovery::Nothing);
     }

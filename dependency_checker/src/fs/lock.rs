@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use rustix::fs::{FlockOperation, flock};
 
-use super::kiln_dir;
+use super::kiln_dir::kiln_dir;
 use crate::error::{CheckerError, io_err};
 
 /// The lock file, relative to the project root.

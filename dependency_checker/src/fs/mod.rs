@@ -16,5 +16,5 @@ pub use kiln_dir::existing_kiln_dir;
 pub(crate) use kiln_dir::kiln_dir;
 pub use lock::{LOCK_FILE, ProjectLock};
 pub(crate) use lock::{exclusive, shared};
+pub(crate) use paths::is_plain_relative;
 pub use paths::{is_excluded, is_within, split_extension};
-pub(crate) use paths::{is_plain_relative, stays_inside};

@@ -17,7 +17,7 @@ use std::sync::{Condvar, Mutex};
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
 use super::below::{FileStat, open_at, stat_of};
-use super::is_excluded;
+use super::paths::is_excluded;
 
 /// A file found by the walk, with its folder open for relative access.
 pub(crate) struct Found<'a> {

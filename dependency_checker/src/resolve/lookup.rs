@@ -1,5 +1,5 @@
 //! [`Lookup`]: what references a file and what a file references, answered from the
-//! index without the whole [`Graph`](crate::resolve::Graph), and kept current file by
+//! index without the whole graph (`graph.rs`), and kept current file by
 //! file.
 //!
 //! The graph resolves every reference of the project; a change drops it and the next
@@ -15,10 +15,10 @@
 
 use std::sync::Arc;
 
+use super::target::{BaseMatch, FileSet, ResolvedRef, Target, resolve};
 use crate::fs::split_extension;
 use crate::hash::{FastMap, FastSet};
 use crate::index::{FileEntry, Index};
-use crate::resolve::{BaseMatch, FileSet, ResolvedRef, Target, resolve};
 use crate::scan::RefView;
 
 /// References filed by the key they resolve through.

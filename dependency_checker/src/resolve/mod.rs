@@ -14,7 +14,5 @@ pub use graph::Graph;
 pub use lookup::Lookup;
 pub(crate) use lookup::keys_naming;
 pub use resolution::Resolution;
-pub(crate) use target::{
-    BaseMatch, FileSet, Resolved, includes_prefab, prefab_cycles_among, resolve, resolve_in,
-};
+pub(crate) use target::resolve;
 pub use target::{ResolvedRef, ResolvedReferences, Target};

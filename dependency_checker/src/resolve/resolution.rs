@@ -1,7 +1,7 @@
 //! [`Resolution`]: every reference of an index resolved once and kept as a number,
 //! for `kiln check`.
 //!
-//! The [`Graph`](crate::resolve::Graph) answers any question about references and
+//! The whole graph (`graph.rs`) answers any question about references and
 //! pays for it: a `petgraph` node per file, an edge per reference, and a 56-byte
 //! resolved reference holding handles of two paths. A check asks three things only:
 //! each reference's target, which files the boot levels reach, and which prefabs
@@ -26,13 +26,13 @@ use std::cell::Cell;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
-use crate::fs::split_extension;
-use crate::hash::{FastMap, FastSet};
-use crate::index::{FileEntry, Index};
-use crate::resolve::{
+use super::target::{
     BaseMatch, FileSet, Resolved, ResolvedReferences, Target, includes_prefab, prefab_cycles_among,
     resolve_in,
 };
+use crate::fs::split_extension;
+use crate::hash::{FastMap, FastSet};
+use crate::index::{FileEntry, Index};
 use crate::scan::{FileScan, Naming, RefView, ScanError};
 
 /// What one reference resolved to.

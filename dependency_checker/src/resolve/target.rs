@@ -61,7 +61,7 @@ fn is_prefab_field(pointer: &str) -> bool {
 }
 
 /// The files a reference may be resolved against: the graph's build uses maps
-/// made once for all references, [`crate::resolve::lookup`] the index itself.
+/// made once for all references, the lookup (`lookup.rs`) the index itself.
 pub(crate) trait FileSet {
     /// The file at exactly `path`, as the index spells it.
     fn file(&self, path: &str) -> Option<&Arc<str>>;
