@@ -285,7 +285,7 @@ impl Finding {
     /// Whether the finding is about what its file holds (how it parses, what its
     /// references name), as opposed to its name, what the walk met, or what other
     /// files make of it: what a check works out again for a file whose contents
-    /// changed (see [`check_changed`]).
+    /// changed (see `check_changed`).
     pub fn is_about_contents(&self) -> bool {
         self.place().is_some()
             || matches!(
