@@ -22,7 +22,7 @@ fn blob_rel(level: &str) -> PathBuf {
 
 /// Writes level `level`'s blob under `out_root/build/`, never through a link there.
 pub fn write_blob(out_root: &Path, level: &str, blob: &[u8]) -> std::io::Result<()> {
-    write_below(out_root, &blob_rel(level), blob)
+    write_below(out_root, &blob_rel(level), blob).map(|_| ())
 }
 
 /// Normalises a level argument: `levels/forest` and `levels/forest.level` both name

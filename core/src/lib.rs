@@ -43,6 +43,7 @@ pub mod conflict;
 mod dense_entity_map;
 pub mod entity;
 mod entity_map;
+pub mod fs;
 mod id_index;
 pub mod json_format;
 pub mod level;
@@ -64,13 +65,13 @@ pub use components::TransformManager;
 pub use dense_entity_map::DenseEntityMap;
 pub use entity::{Entity, EntityManager, MINIMUM_FREE_INDICES};
 pub use entity_map::EntityMap;
+pub use fs::{
+    create_dir_below, read_below, read_regular, write_atomic, write_atomic_unsynced, write_below,
+};
 pub use id_index::IdIndex;
 pub use level::{EntityDocument, LevelDocument};
 pub use path::{PathError, ResourceId, ResourcePath};
-pub use project::{
-    Project, ProjectConfig, ProjectError, ReferenceRules, create_dir_below, read_below,
-    read_regular, write_atomic, write_atomic_unsynced, write_below,
-};
+pub use project::{Project, ProjectConfig, ProjectError, ReferenceRules};
 pub use registry::{ComponentBatch, ComponentType, Registry, SpawnContext};
 pub use schema::{FieldKind, FieldSchema, FieldValues};
 pub use spawn::{SpawnError, SpawnedLevel, spawn_level};

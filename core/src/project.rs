@@ -3,7 +3,7 @@
 //! symbolic links) are refused.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -15,10 +15,11 @@ use crate::{Registry, ResourcePath};
 
 /// The name of the file that marks a project root.
 pub const PROJECT_FILE: &str = "kiln.project";
-/// Folder of compiled output, relative to the output root.
-pub const BUILD_DIR: &str = "build";
-/// Top-level folders that hold no resources.
-pub const NON_RESOURCE_DIRS: &[&str] = &[".git", ".kiln", BUILD_DIR];
+pub use crate::fs::BUILD_DIR;
+
+/// The largest project file Kiln reads (a bound, so that a file that never ends
+/// cannot take all memory).
+pub const MAX_FILE: u64 = 1 << 30;
 
 /// The contents of `kiln.project`. `{}` is a valid project file.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -162,19 +163,11 @@ impl ProjectConfig {
     }
 }
 
-/// Whether `entry` is a plain project-relative folder path outside Kiln's own folders.
+/// Whether `entry` is a plain project-relative path of a folder of the project
+/// ([`crate::fs::is_excluded`]: not Kiln's own folders, not hidden), without a
+/// drive or stream name.
 fn is_plain_folder(entry: &str) -> bool {
-    !entry.is_empty()
-        && !entry.contains('\\')
-        && !entry.starts_with('/')
-        && !entry.contains(':')
-        && entry
-            .split('/')
-            .all(|part| !part.is_empty() && part != "." && part != "..")
-        && entry
-            .split('/')
-            .next()
-            .is_none_or(|first| !NON_RESOURCE_DIRS.contains(&first))
+    crate::fs::is_plain_relative(entry) && !entry.contains(':') && !crate::fs::is_excluded(entry)
 }
 
 /// A failure reading or writing project files, naming the file.
@@ -230,7 +223,12 @@ impl Project {
     pub fn open(dir: &Path) -> Result<Self, ProjectError> {
         let root = fs::canonicalize(dir).map_err(io_error(dir))?;
         let file = root.join(PROJECT_FILE);
-        let text = match fs::read_to_string(&file) {
+        // As every project file is read: never through a link, never a FIFO.
+        let read = crate::fs::read_below(&root, Path::new(PROJECT_FILE), MAX_FILE).and_then(|b| {
+            String::from_utf8(b)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
+        });
+        let text = match read {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(ProjectError::NotAProject(root));
@@ -273,70 +271,81 @@ impl Project {
     }
 
     /// Resolves a project-relative file path (as written by a user), refusing
-    /// anything that leaves the root, including through symbolic links.
+    /// anything that leaves the root: an absolute path, `..`, or a symbolic link on
+    /// the way (under Kiln's one path policy a link is never gone through, wherever
+    /// it points). A path that does not exist yet is judged by what exists of it.
+    /// To read or write the file, [`Project::read`] and [`Project::write`] reach it
+    /// folder by folder without following links.
     pub fn resolve(&self, relative: &str) -> Result<PathBuf, ProjectError> {
         let rel = Path::new(relative);
+        let outside = || ProjectError::OutsideProject(rel.to_owned());
         if rel.is_absolute()
             || rel
                 .components()
                 .any(|c| !matches!(c, std::path::Component::Normal(_)))
         {
-            return Err(ProjectError::OutsideProject(rel.to_owned()));
+            return Err(outside());
         }
-        let full = self.root.join(rel);
-        self.check_inside(&full)?;
-        Ok(full)
-    }
-
-    /// Fails if `path`, with symbolic links followed, is not inside the root.
-    /// A path that does not exist yet is judged by its nearest existing ancestor.
-    pub fn check_inside(&self, path: &Path) -> Result<(), ProjectError> {
-        let mut probe = path;
-        loop {
-            match fs::canonicalize(probe) {
-                Ok(real) => {
-                    return if real.starts_with(&self.root) {
-                        Ok(())
-                    } else {
-                        Err(ProjectError::OutsideProject(path.to_owned()))
-                    };
-                }
-                Err(_) => match probe.parent() {
-                    Some(p) => probe = p,
-                    None => return Err(ProjectError::OutsideProject(path.to_owned())),
-                },
+        let mut at = self.root.clone();
+        for part in rel.components() {
+            at.push(part);
+            match fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_symlink() => return Err(outside()),
+                Ok(_) => {}
+                Err(_) => break,
             }
         }
+        Ok(self.root.join(rel))
+    }
+
+    /// The bytes of the project file `relative`, read as the one path policy reads
+    /// (see [`crate::fs`]): never through a link, never a FIFO.
+    pub fn read(&self, relative: &str) -> Result<Vec<u8>, ProjectError> {
+        self.resolve(relative)?;
+        let rel = Path::new(relative);
+        crate::fs::read_below(&self.root, rel, MAX_FILE).map_err(io_error(&self.root.join(rel)))
+    }
+
+    /// Writes the project file `relative` whole (through a temporary file and a
+    /// rename, flushed to disk), making its folders; never through a link.
+    pub fn write(&self, relative: &str, bytes: &[u8]) -> Result<crate::fs::FileStat, ProjectError> {
+        self.resolve(relative)?;
+        let rel = Path::new(relative);
+        crate::fs::write_below(&self.root, rel, bytes).map_err(io_error(&self.root.join(rel)))
+    }
+
+    /// [`Project::read`] of a file that must be UTF-8 text.
+    pub fn read_text(&self, relative: &str) -> Result<String, ProjectError> {
+        String::from_utf8(self.read(relative)?).map_err(|_| ProjectError::Io {
+            path: self.root.join(relative),
+            source: io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"),
+        })
     }
 
     /// Reads a resource's text, refusing files outside the project.
     pub fn read_resource(&self, path: &ResourcePath, ext: &str) -> Result<String, ProjectError> {
-        let file = self.file_of(path, ext);
-        self.check_inside(&file)?;
-        fs::read_to_string(&file).map_err(io_error(&file))
+        self.read_text(&path.with_extension(ext))
     }
 
-    /// Every `.level` file, as project paths (`levels/forest.level`), sorted.
-    /// Folders and files whose names are not canonical are skipped here; the
-    /// dependency checker reports them.
+    /// Every `.level` file, as project paths (`levels/forest.level`), sorted: the
+    /// project's files ([`crate::fs::is_excluded`]) reached without following a
+    /// link. Files whose names are not canonical are skipped here; the dependency
+    /// checker reports them.
     pub fn levels(&self) -> Result<Vec<String>, ProjectError> {
         let mut out = Vec::new();
-        let mut dirs = vec![(self.root.clone(), String::new())];
-        while let Some((dir, prefix)) = dirs.pop() {
-            for entry in fs::read_dir(&dir).map_err(io_error(&dir))? {
-                let entry = entry.map_err(io_error(&dir))?;
-                let name = entry.file_name().to_string_lossy().into_owned();
-                let rel = format!("{prefix}{name}");
-                let kind = entry.file_type().map_err(io_error(&entry.path()))?;
-                if kind.is_dir() {
-                    if !(prefix.is_empty() && NON_RESOURCE_DIRS.contains(&name.as_str())) {
-                        dirs.push((entry.path(), format!("{rel}/")));
+        let mut dirs = vec![String::new()];
+        while let Some(dir) = dirs.pop() {
+            let entries =
+                crate::fs::list_below(&self.root, &dir).map_err(io_error(&self.root.join(&dir)))?;
+            for (rel, kind) in entries {
+                match kind {
+                    rustix::fs::FileType::Directory => dirs.push(rel),
+                    rustix::fs::FileType::RegularFile
+                        if rel.ends_with(".level") && ResourcePath::split_file(&rel).is_ok() =>
+                    {
+                        out.push(rel)
                     }
-                } else if kind.is_file()
-                    && name.ends_with(".level")
-                    && ResourcePath::split_file(&rel).is_ok()
-                {
-                    out.push(rel);
+                    _ => {}
                 }
             }
         }
@@ -356,8 +365,7 @@ impl Project {
         level: &str,
         options: CompileOptions,
     ) -> Result<CompiledLevel, ProjectError> {
-        let file = self.resolve(level)?;
-        let bytes = fs::read(&file).map_err(io_error(&file))?;
+        let bytes = self.read(level)?;
         let text = crate::level::SyntaxError::text(bytes, level).map_err(CompileError::Syntax)?;
         let mut source = ProjectSource(self);
         Ok(compile_level_with(
@@ -392,178 +400,6 @@ impl ResourceSource for ProjectSource<'_> {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed
-/// to disk, then renamed over the target. Readers see the old or the new content,
-/// never a mix, and a crash leaves at most a stray temporary file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_through_temporary(path, bytes, true)
-}
-
-/// [`write_atomic`] without waiting for the disk: for caches whose reader checks them
-/// (a checksum) and rebuilds what a crash left torn or empty. Never for user data.
-/// A cold `kiln check` of 100,000 files waited about a tenth of its time for the
-/// cache's flush.
-pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_through_temporary(path, bytes, false)
-}
-
-fn write_through_temporary(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = fs::File::create(&temp)?;
-        f.write_all(bytes)?;
-        if sync {
-            f.sync_all()?;
-        }
-        fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    result
-}
-
-/// Reads a file only if it is a regular file (not a link, a FIFO or a device, which
-/// could hang or never end) of at most `max` bytes: for Kiln's own files, and files
-/// a project names that a hostile project could replace.
-pub fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let meta = fs::symlink_metadata(path)?;
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "not a regular file",
-        ));
-    }
-    if meta.len() > max {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("larger than {max} bytes"),
-        ));
-    }
-    // Swapped for a link or a FIFO since the check: do not follow, do not wait.
-    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits() as i32)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "not a regular file",
-        ));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(max + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "grew while being read",
-        ));
-    }
-    Ok(bytes)
-}
-
-/// Reads `base/rel` with [`read_regular`], refusing a symbolic link at any folder
-/// between: what lies below Kiln's own folders is read only from inside the project.
-pub fn read_below(base: &Path, rel: &Path, max: u64) -> io::Result<Vec<u8>> {
-    let mut path = base.to_owned();
-    for part in rel.components() {
-        let std::path::Component::Normal(name) = part else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is not a plain relative path", rel.display()),
-            ));
-        };
-        path.push(name);
-        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is a symbolic link", path.display()),
-            ));
-        }
-    }
-    read_regular(&path, max)
-}
-
-/// Writes `bytes` to `base/rel` atomically (see [`write_atomic`]), creating the
-/// folders in between without following a symbolic link: Kiln's own folders in a
-/// project (`build/`, `.kiln/`) could be links planted to carry its writes outside,
-/// so a link anywhere below `base` is refused, naming it.
-pub fn write_below(base: &Path, rel: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (parent, name) = match (rel.parent(), rel.file_name()) {
-        (Some(parent), Some(name)) => (parent, name),
-        _ => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is not a plain relative path", rel.display()),
-            ));
-        }
-    };
-    let path = create_dir_below(base, parent)?.join(name);
-    if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(planted_link(&path));
-    }
-    write_atomic(&path, bytes)
-}
-
-fn planted_link(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!(
-            "{} is a symbolic link; Kiln does not write through links in its own folders (remove it)",
-            path.display()
-        ),
-    )
-}
-
-/// Creates the folder `base/rel` and those in between, without following a
-/// symbolic link (see [`write_below`]); returns its path.
-pub fn create_dir_below(base: &Path, rel: &Path) -> io::Result<PathBuf> {
-    let mut dir = base.to_owned();
-    for part in rel.components() {
-        let std::path::Component::Normal(name) = part else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is not a plain relative path", rel.display()),
-            ));
-        };
-        dir.push(name);
-        match fs::symlink_metadata(&dir) {
-            Ok(m) if m.file_type().is_symlink() => return Err(planted_link(&dir)),
-            Ok(m) if !m.is_dir() => {
-                return Err(io::Error::new(
-                    io::ErrorKind::AlreadyExists,
-                    format!("{} is not a folder", dir.display()),
-                ));
-            }
-            Ok(_) => {}
-            Err(_) => match fs::create_dir(&dir) {
-                Ok(()) => {}
-                // Another process (two commands at once) made it between the
-                // look and the make: fine if what it made is a real folder.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    let made = fs::symlink_metadata(&dir)?;
-                    if made.file_type().is_symlink() {
-                        return Err(planted_link(&dir));
-                    }
-                    if !made.is_dir() {
-                        return Err(e);
-                    }
-                }
-                Err(e) => return Err(e),
-            },
-        }
-    }
-    Ok(dir)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -577,58 +413,6 @@ mod tests {
             said.contains("1 unresolved merge conflict") && said.contains("key \"name\""),
             "{said}"
         );
-    }
-
-    #[test]
-    fn two_makers_of_one_folder_at_once_both_succeed() {
-        for _ in 0..20 {
-            let dir = tempfile::tempdir().unwrap();
-            let base = dir.path();
-            let results: Vec<io::Result<PathBuf>> = std::thread::scope(|s| {
-                let makers: Vec<_> = (0..4)
-                    .map(|_| s.spawn(|| create_dir_below(base, Path::new("a/b/c/d"))))
-                    .collect();
-                makers.into_iter().map(|m| m.join().unwrap()).collect()
-            });
-            for made in results {
-                assert_eq!(made.unwrap(), base.join("a/b/c/d"));
-            }
-        }
-    }
-
-    #[test]
-    fn writes_below_a_folder_never_follow_a_link() {
-        let dir = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        write_below(dir.path(), Path::new("build/levels/a.bin"), b"blob").unwrap();
-        assert_eq!(
-            fs::read(dir.path().join("build/levels/a.bin")).unwrap(),
-            b"blob"
-        );
-        #[cfg(unix)]
-        {
-            std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
-            let err = write_below(dir.path(), Path::new("linked/x.bin"), b"no").unwrap_err();
-            assert!(err.to_string().contains("is a symbolic link"), "{err}");
-            assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
-        }
-        assert!(write_below(dir.path(), Path::new("../x.bin"), b"no").is_err());
-    }
-
-    #[test]
-    fn write_atomic_replaces_whole_files_and_leaves_no_temporary() {
-        for write in [write_atomic, write_atomic_unsynced] {
-            let dir = tempfile::tempdir().unwrap();
-            let target = dir.path().join("levels/a.level");
-            write(&target, b"first").unwrap();
-            write(&target, b"second").unwrap();
-            assert_eq!(fs::read(&target).unwrap(), b"second");
-            let names: Vec<_> = fs::read_dir(target.parent().unwrap())
-                .unwrap()
-                .map(|e| e.unwrap().file_name())
-                .collect();
-            assert_eq!(names, vec!["a.level"]);
-        }
     }
 
     #[test]

@@ -34,7 +34,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kiln_core::{Registry, write_atomic_unsynced};
+use std::os::fd::OwnedFd;
+
+use kiln_core::Registry;
+use kiln_core::fs::{Durability, Replacement};
 
 use crate::check::Finding;
 use crate::error::{CheckerError, io_err};
@@ -49,6 +52,8 @@ const MAGIC: &[u8; 4] = b"KIDX";
 const VERSION: u32 = 6;
 /// The cache file, relative to the project root.
 pub const CACHE_FILE: &str = ".kiln/index.bin";
+/// Its name in `.kiln/`.
+const CACHE_NAME: &str = "index.bin";
 
 /// Serialises `index`, with the findings of a check of exactly this index if there
 /// are any.
@@ -109,7 +114,7 @@ impl<W: std::io::Write> EncodedIndex<W> {
 /// renamed over it once finished: a first check at 100,000 files held the 20 MB it
 /// writes in a buffer, beside the body it copies them from.
 pub(crate) struct CacheFile {
-    temp: PathBuf,
+    replacement: Replacement<OwnedFd>,
     path: PathBuf,
     encoded: EncodedIndex<std::io::BufWriter<fs::File>>,
 }
@@ -117,41 +122,35 @@ pub(crate) struct CacheFile {
 impl CacheFile {
     /// Starts writing the cache of `index`, up to its findings.
     pub(crate) fn start(index: &Index) -> Result<Self, CheckerError> {
-        let path = cache_path(index.root())?;
-        remove_stale_temporaries(&path);
-        let temp = path.with_file_name(format!(".index.bin.{}.tmp", std::process::id()));
-        let file = fs::File::create(&temp).map_err(io_err(&temp))?;
-        match encode_index_to(index, std::io::BufWriter::new(file)) {
-            Ok(encoded) => Ok(CacheFile {
-                temp,
-                path,
-                encoded,
-            }),
-            Err(e) => {
-                let _ = fs::remove_file(&temp);
-                Err(io_err(&temp)(e))
-            }
-        }
+        let (folder, path) = cache_folder(index.root())?;
+        let (replacement, file) =
+            Replacement::start(folder, std::ffi::OsStr::new(CACHE_NAME)).map_err(io_err(&path))?;
+        // Dropped on an error, the replacement removes its temporary file.
+        let encoded =
+            encode_index_to(index, std::io::BufWriter::new(file)).map_err(io_err(&path))?;
+        Ok(CacheFile {
+            replacement,
+            path,
+            encoded,
+        })
     }
 
     /// Writes the findings and the checksum and puts the cache in place.
     pub(crate) fn finish(self, findings: Option<&[Finding]>) -> Result<(), CheckerError> {
         let CacheFile {
-            temp,
+            replacement,
             path,
             encoded,
         } = self;
         // A torn cache fails its checksum and is rebuilt; a stale one is checked file
         // by file against the disk. Nothing is lost, so the disk is not waited for.
-        let written = encoded
+        let file = encoded
             .finish(findings)
             .and_then(|out| out.into_inner().map_err(|e| e.into_error()))
-            .and_then(|_| fs::rename(&temp, &path));
-        if let Err(e) = written {
-            let _ = fs::remove_file(&temp);
-            return Err(io_err(&temp)(e));
-        }
-        Ok(())
+            .map_err(io_err(&path))?;
+        replacement
+            .place(file, Durability::Unflushed)
+            .map_err(io_err(&path))
     }
 }
 
@@ -404,7 +403,7 @@ pub fn load(root: &Path, registry: &Arc<Registry>, rules: &Arc<DeclaredRules>) -
     // Only a regular file, bounded: a FIFO or a link to /dev/zero put there must not
     // hang the open or eat memory.
     crate::fs::existing_kiln_dir(root)?;
-    let bytes = crate::fs::journal::read_regular(&root.join(CACHE_FILE), 4 << 30).ok()?;
+    let bytes = kiln_core::fs::read_below(root, Path::new(CACHE_FILE), 4 << 30).ok()?;
     decode(bytes, root, registry, rules)
 }
 
@@ -415,58 +414,40 @@ pub fn save(index: &Index, findings: Option<&[Finding]>) -> Result<(), CheckerEr
     write(index.root(), &encode(index, findings))
 }
 
-/// Where the cache of the project at `root` goes: in `.kiln/`, a real folder inside
-/// the project (never a link to somewhere else), with its `.gitignore`.
-fn cache_path(root: &Path) -> Result<PathBuf, CheckerError> {
+/// The folder the cache of the project at `root` goes in, `.kiln/` (a real folder
+/// inside the project, never a link to somewhere else, with its `.gitignore`), and
+/// the cache's path. What processes killed while writing the cache left there is
+/// swept first: a check writes its cache while it works out the findings, so a
+/// `kill -9` during a check leaves a temporary file.
+fn cache_folder(root: &Path) -> Result<(OwnedFd, PathBuf), CheckerError> {
     let dir = crate::fs::kiln_dir(root)?;
-    let ignore = dir.join(".gitignore");
-    if !ignore.exists() {
-        fs::write(
-            &ignore,
-            "# Kiln's caches and journals: local to this machine.\n*\n",
+    let folder =
+        kiln_core::fs::open_folder_below(root, Path::new(".kiln"), false).map_err(io_err(&dir))?;
+    if crate::fs::stat_below(root, ".kiln/.gitignore").is_err() {
+        kiln_core::fs::write_below(
+            root,
+            Path::new(".kiln/.gitignore"),
+            b"# Kiln's caches and journals: local to this machine.\n*\n",
         )
-        .map_err(io_err(&ignore))?;
+        .map_err(io_err(dir.join(".gitignore")))?;
     }
-    Ok(root.join(CACHE_FILE))
-}
-
-/// Removes the temporary caches that processes killed while writing them left
-/// beside `cache` (`.index.bin.PID.tmp`, PID no longer running): a check writes its
-/// cache while it works out the findings, so a `kill -9` during a check leaves one.
-/// Another running process's is left alone.
-fn remove_stale_temporaries(cache: &Path) {
-    let Some(dir) = cache.parent() else {
-        return;
-    };
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = (name.to_str())
-            .and_then(|n| n.strip_prefix(".index.bin.")?.strip_suffix(".tmp"))
-            .and_then(|pid| pid.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let running = rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
-            !matches!(
-                rustix::process::test_kill_process(pid),
-                Err(rustix::io::Errno::SRCH)
-            )
-        });
-        if !running && entry.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
+    kiln_core::fs::sweep_leftovers(&folder);
+    Ok((folder, root.join(CACHE_FILE)))
 }
 
 /// Writes `bytes` (from [`encode`]) as the cache of the project at `root`.
 pub(crate) fn write(root: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
-    let file = cache_path(root)?;
+    let (folder, path) = cache_folder(root)?;
     // A torn cache fails its checksum and is rebuilt; a stale one is checked file by
     // file against the disk. Nothing is lost, so the disk is not waited for.
-    write_atomic_unsynced(&file, bytes).map_err(io_err(&file))
+    kiln_core::fs::replace_at(
+        &folder,
+        std::ffi::OsStr::new(CACHE_NAME),
+        bytes,
+        Durability::Unflushed,
+    )
+    .map(|_| ())
+    .map_err(io_err(&path))
 }
 
 #[cfg(test)]

@@ -179,8 +179,10 @@ impl Checker {
 
     /// Whether `project` has a cache file to load (a regular file, never a link).
     fn has_cache_file(project: &Project) -> bool {
-        std::fs::symlink_metadata(project.root().join(crate::cache::CACHE_FILE))
-            .is_ok_and(|m| m.is_file())
+        matches!(
+            crate::fs::stat_below(project.root(), crate::cache::CACHE_FILE),
+            Ok((rustix::fs::FileType::RegularFile, _))
+        )
     }
 
     /// Opens the project to ask what `path` (a file, or the files under a folder)
@@ -692,8 +694,10 @@ impl Checker {
             });
         }
         for own in [".kiln", kiln_core::project::BUILD_DIR] {
-            let link = std::fs::symlink_metadata(self.project.root().join(own))
-                .is_ok_and(|m| m.file_type().is_symlink());
+            let link = matches!(
+                crate::fs::stat_below(self.project.root(), own),
+                Ok((rustix::fs::FileType::Symlink, _))
+            );
             if link {
                 findings.push(Finding::LinkedOwnFolder { file: own.into() });
             }
@@ -1199,7 +1203,7 @@ mod tests {
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|name| name.ends_with(".tmp"))
+            .filter(|name| name.ends_with(".kiln-tmp"))
             .collect();
         assert!(temporary.is_empty(), "{temporary:?}");
         drop(checker);
@@ -1217,9 +1221,9 @@ mod tests {
         std::fs::create_dir_all(&kiln).unwrap();
         // Past any pid the kernel hands out; pid 1 always runs.
         let (dead, running, other) = (
-            kiln.join(".index.bin.999999999.tmp"),
-            kiln.join(".index.bin.1.tmp"),
-            kiln.join(".index.bin.notes.tmp"),
+            kiln.join(".index.bin.999999999.kiln-tmp"),
+            kiln.join(".index.bin.1.kiln-tmp"),
+            kiln.join(".index.bin.notes.kiln-tmp"),
         );
         for f in [&dead, &running, &other] {
             std::fs::write(f, "half a cache").unwrap();

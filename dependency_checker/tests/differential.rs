@@ -2,7 +2,7 @@
 //!
 //! The oracle is deliberately simple, slow and obviously right: walk every file,
 //! parse it with `serde_json`, and collect every string that names an existing file
-//! by the documented rules (README, "What a reference is"). The checker's index must
+//! by the documented rules (docs/references.md, "What a reference is"). The checker's index must
 //! find exactly the same references, resolved the same way, on projects with random
 //! folder trees and file types, references with and without extensions,
 //! non-canonical spellings, ambiguous names, nested arrays, strings that merely look
@@ -159,7 +159,7 @@ fn classify(
         _ => None,
     };
     // The schemas of the types these projects use (Kiln's own `material` and
-    // `project`), as the README documents them.
+    // `project`), as docs/projects.md documents them.
     match (ext, top, path.len()) {
         ("material", Some("texture"), 1) => return Some(Some("png".into())),
         ("material", Some("color" | "roughness" | "texture"), _) => return None,

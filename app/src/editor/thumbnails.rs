@@ -433,7 +433,7 @@ fn prepare(
             Err(error) if i == 0 => return Done::Failed { file, error },
             Err(_) => Vec::new(),
         };
-        settled &= is_settled(&project.root().join(f));
+        settled &= is_settled(project.root(), f);
         hasher.update(f.as_bytes());
         hasher.update(&(bytes.len() as u64).to_le_bytes());
         hasher.update(&bytes);
@@ -478,11 +478,11 @@ fn prepare(
     }
 }
 
-/// Whether `path` was last changed long enough ago (a time in the future is not).
-fn is_settled(path: &Path) -> bool {
-    std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
+/// Whether the project file `rel` was last changed long enough ago (a time in the
+/// future is not).
+fn is_settled(root: &Path, rel: &str) -> bool {
+    kiln_core::fs::kind_below(root, rel)
+        .map(|(_, st)| SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(st.mtime_ns))
         .and_then(|t| SystemTime::now().duration_since(t).ok())
         .is_some_and(|age| age >= SETTLED)
 }
@@ -523,12 +523,8 @@ fn replace_cached(root: &Path, key: u64, image: &Image, old: Option<u64>) -> std
 /// Removes the kept picture of `key`, if any.
 fn forget_cached(root: &Path, key: Option<u64>) {
     let Some(key) = key else { return };
-    // Only through real folders: `.kiln` or its `thumbnails` could be links planted
-    // to make Kiln delete files elsewhere. Removing a file that is itself a link
-    // removes the link, not its target.
-    let real_folder =
-        |rel: &str| std::fs::symlink_metadata(root.join(rel)).is_ok_and(|m| m.file_type().is_dir());
-    if real_folder(".kiln") && real_folder(THUMBNAIL_DIR) {
-        let _ = std::fs::remove_file(root.join(cache_file(key)));
-    }
+    // Only through real folders (`.kiln` or its `thumbnails` could be links planted
+    // to make Kiln delete files elsewhere); a file that is itself a link goes as
+    // the link, not its target.
+    let _ = kiln_core::fs::remove_below(root, &cache_file(key), false);
 }

@@ -126,17 +126,13 @@ impl Model {
     }
 }
 
-/// Reads the file `rel` of `project` (a path relative to the root) for drawing: inside
-/// the root with links resolved, a regular file, at most [`MAX_ASSET_BYTES`].
+/// Reads the file `rel` of `project` (a path relative to the root) for drawing, as
+/// Kiln reads every project file: reached folder by folder without following a
+/// link, a regular file, at most [`MAX_ASSET_BYTES`].
 pub fn read_asset(project: &Project, rel: &str) -> Result<Vec<u8>, String> {
-    let full = project.resolve(rel).map_err(|e| e.to_string())?;
-    // Resolved already; reading the real path means a link swapped in now is not
-    // followed out.
-    let real = std::fs::canonicalize(&full).map_err(|e| format!("{rel}: {e}"))?;
-    project
-        .check_inside(&real)
-        .map_err(|e| format!("{rel}: {e}"))?;
-    kiln_core::project::read_regular(&real, MAX_ASSET_BYTES).map_err(|e| format!("{rel}: {e}"))
+    project.resolve(rel).map_err(|e| e.to_string())?;
+    kiln_core::fs::read_below(project.root(), std::path::Path::new(rel), MAX_ASSET_BYTES)
+        .map_err(|e| format!("{rel}: {e}"))
 }
 
 /// Decodes a PNG or JPEG image file of the project into a texture.

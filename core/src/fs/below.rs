@@ -10,24 +10,28 @@
 //! call in its own sandbox object for what is a dozen lines of `openat`.
 
 use std::fs::File;
+use std::io;
 use std::os::fd::OwnedFd;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
-use super::paths::is_excluded;
+use super::project_files::is_excluded;
 
 /// Size and modification time of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FileStat {
+pub struct FileStat {
+    /// Size in bytes.
     pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
     pub mtime_ns: u64,
 }
 
+/// The size and time of a whole stat.
 // The stat fields' integer types differ between targets; the conversions are only
 // no-ops on some of them.
 #[allow(clippy::useless_conversion)]
-pub(crate) fn stat_of(st: &rustix::fs::Stat) -> FileStat {
+pub fn stat_of(st: &rustix::fs::Stat) -> FileStat {
     let secs = u64::try_from(st.st_mtime).unwrap_or(0);
     let nanos = u64::try_from(st.st_mtime_nsec).unwrap_or(0);
     FileStat {
@@ -36,7 +40,9 @@ pub(crate) fn stat_of(st: &rustix::fs::Stat) -> FileStat {
     }
 }
 
-pub(crate) fn open_at<Name: rustix::path::Arg>(
+/// Opens the regular file `name` in `dir` for reading (see [`open_regular_at`]),
+/// with its size and time.
+pub fn open_at<Name: rustix::path::Arg>(
     dir: &OwnedFd,
     name: Name,
 ) -> std::io::Result<(File, FileStat)> {
@@ -47,7 +53,7 @@ pub(crate) fn open_at<Name: rustix::path::Arg>(
 /// Opens `name` in `dir` for reading, without following a link, with its whole
 /// stat from the open file. A FIFO or device put in a file's place since it was
 /// listed must neither hang the open nor be read: only a regular file is.
-pub(crate) fn open_regular_at<Name: rustix::path::Arg>(
+pub fn open_regular_at<Name: rustix::path::Arg>(
     dir: &OwnedFd,
     name: Name,
 ) -> std::io::Result<(File, rustix::fs::Stat)> {
@@ -77,7 +83,7 @@ fn not_plain(rel: &str) -> std::io::Error {
 
 /// Opens the folder at `rel` below `root` (`""`: the root itself), folder by
 /// folder without following a symbolic link, as the walk reaches it.
-pub(crate) fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
+pub fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
     let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
     let mut dir = rustix::fs::open(root, folder, Mode::empty())?;
     if rel.is_empty() {
@@ -93,7 +99,7 @@ pub(crate) fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd>
 }
 
 /// Splits a path from the walk into its folder (`""` at the root) and name.
-pub(crate) fn folder_and_name(rel: &str) -> std::io::Result<(&str, &str)> {
+pub fn folder_and_name(rel: &str) -> std::io::Result<(&str, &str)> {
     let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     if plain_name(name) {
         Ok((folder, name))
@@ -106,18 +112,14 @@ pub(crate) fn folder_and_name(rel: &str) -> std::io::Result<(&str, &str)> {
 /// kept while the next paths are in it too: paths taken in sorted order open each
 /// of their folders once, where [`stat_below`] and [`open_below`] descend from the
 /// root for every path.
-#[derive(Default)]
-pub(crate) struct FolderCursor {
+#[derive(Debug, Default)]
+pub struct FolderCursor {
     open: std::cell::RefCell<Option<(String, std::rc::Rc<OwnedFd>)>>,
 }
 
 impl FolderCursor {
     /// The folder `folder` below `root` (`""`: the root).
-    pub(crate) fn folder(
-        &self,
-        root: &Path,
-        folder: &str,
-    ) -> std::io::Result<std::rc::Rc<OwnedFd>> {
+    pub fn folder(&self, root: &Path, folder: &str) -> std::io::Result<std::rc::Rc<OwnedFd>> {
         let mut open = self.open.borrow_mut();
         if let Some((at, fd)) = &*open
             && at == folder
@@ -131,7 +133,7 @@ impl FolderCursor {
     }
 
     /// The whole stat of what is at `rel`, not following a link.
-    pub(crate) fn lstat(&self, root: &Path, rel: &str) -> std::io::Result<rustix::fs::Stat> {
+    pub fn lstat(&self, root: &Path, rel: &str) -> std::io::Result<rustix::fs::Stat> {
         let (folder, name) = folder_and_name(rel)?;
         Ok(rustix::fs::statat(
             &*self.folder(root, folder)?,
@@ -141,13 +143,13 @@ impl FolderCursor {
     }
 
     /// As [`stat_below`].
-    pub(crate) fn stat(&self, root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
+    pub fn stat(&self, root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
         let st = self.lstat(root, rel)?;
         Ok((FileType::from_raw_mode(st.st_mode), stat_of(&st)))
     }
 
     /// The regular file at `rel`, opened for reading with its whole stat.
-    pub(crate) fn open_regular(
+    pub fn open_regular(
         &self,
         root: &Path,
         rel: &str,
@@ -157,7 +159,7 @@ impl FolderCursor {
     }
 
     /// As [`open_below`].
-    pub(crate) fn open_file(&self, root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
+    pub fn open_file(&self, root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
         let (file, st) = self.open_regular(root, rel)?;
         Ok((file, stat_of(&st)))
     }
@@ -166,21 +168,21 @@ impl FolderCursor {
 /// Opens the file at `rel` (a path from the walk) below `root` for reading, folder
 /// by folder without following a symbolic link, as the walk itself would: for a file
 /// found earlier whose folder is no longer open. Returns it with its size and time.
-pub(crate) fn open_below(root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
+pub fn open_below(root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
     FolderCursor::default().open_file(root, rel)
 }
 
 /// What is at `rel` below `root`, reached folder by folder without following a
 /// symbolic link (a link is reported as one, never followed): its kind, size and
 /// time. A folder swapped for a link since the walk is not looked through.
-pub(crate) fn stat_below(root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
+pub fn stat_below(root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
     FolderCursor::default().stat(root, rel)
 }
 
 /// The entries of the folder at `rel` below `root` (reached as in [`stat_below`]),
 /// by path from the root and kind, without what the walk leaves out: names that
 /// are not UTF-8 and excluded ones.
-pub(crate) fn list_below(root: &Path, rel: &str) -> std::io::Result<Vec<(String, FileType)>> {
+pub fn list_below(root: &Path, rel: &str) -> std::io::Result<Vec<(String, FileType)>> {
     let fd = open_dir_below(root, rel)?;
     let mut out = Vec::new();
     for entry in Dir::read_from(&fd)?.flatten() {
@@ -208,9 +210,258 @@ pub(crate) fn list_below(root: &Path, rel: &str) -> std::io::Result<Vec<(String,
     Ok(out)
 }
 
+/// Opens the folder `rel` below `base` (empty: `base` itself) folder by folder,
+/// each relative to the one before and never through a symbolic link; with
+/// `create`, folders that do not exist are made on the way. A link on the way is
+/// refused with an error that names it: it could carry the read or write outside
+/// the project.
+pub fn open_folder_below(base: &Path, rel: &Path, create: bool) -> io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let mut dir = rustix::fs::open(base, flags, Mode::empty())?;
+    // The path so far, from `base`: errors name the folder at fault within it (the
+    // caller names the whole path).
+    let mut at = PathBuf::new();
+    for part in rel.components() {
+        let Component::Normal(name) = part else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a plain relative path", rel.display()),
+            ));
+        };
+        at.push(name);
+        let opened = match rustix::fs::openat(&dir, name, flags, Mode::empty()) {
+            Err(rustix::io::Errno::NOENT) if create => {
+                match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777)) {
+                    // Another process (two commands at once) made it first: fine if
+                    // what it made is a real folder, which the open below checks.
+                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                rustix::fs::openat(&dir, name, flags, Mode::empty())
+            }
+            other => other,
+        };
+        dir = opened.map_err(|e| refused_at(&dir, name, &at, e.into()))?;
+    }
+    Ok(dir)
+}
+
+/// `error` from opening `name` in `dir`, said plainly when a symbolic link or a
+/// file stands where a folder or file was expected.
+fn refused_at(dir: &OwnedFd, name: &std::ffi::OsStr, path: &Path, error: io::Error) -> io::Error {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => planted_link(path),
+        _ => io::Error::new(error.kind(), format!("{}: {error}", path.display())),
+    }
+}
+
+/// The error for a symbolic link Kiln will not go through.
+pub(crate) fn planted_link(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is a symbolic link; Kiln does not read or write through links inside a project (remove it)",
+            path.display()
+        ),
+    )
+}
+
+/// The folder and file name of `rel`, a plain relative path to a file.
+fn parent_and_name(rel: &Path) -> io::Result<(&Path, &std::ffi::OsStr)> {
+    match (rel.parent(), rel.file_name()) {
+        (Some(parent), Some(name))
+            if matches!(rel.components().next_back(), Some(Component::Normal(_))) =>
+        {
+            Ok((parent, name))
+        }
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a plain relative path", rel.display()),
+        )),
+    }
+}
+
+/// Reads the regular file `base/rel`, at most `max` bytes, reached as
+/// [`open_folder_below`] reaches its folder: never through a link, never a FIFO or
+/// a device.
+pub fn read_below(base: &Path, rel: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let (parent, name) = parent_and_name(rel)?;
+    let dir = open_folder_below(base, parent, false)?;
+    let (file, st) = open_regular_at(&dir, name).map_err(|e| refused_at(&dir, name, rel, e))?;
+    read_bounded(file, stat_of(&st).size, max)
+}
+
+/// Reads at most `max` bytes of `file`, whose size was `size` when opened.
+pub(crate) fn read_bounded(file: File, size: u64, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    if size > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {max} bytes"),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "grew while being read",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Writes `bytes` to `base/rel` as one atomic replace ([`super::replace_at`],
+/// flushed to disk), making the folders in between; never through a link (a link
+/// on the way, or in the file's place, is refused).
+pub fn write_below(base: &Path, rel: &Path, bytes: &[u8]) -> io::Result<FileStat> {
+    let (parent, name) = parent_and_name(rel)?;
+    let dir = open_folder_below(base, parent, true)?;
+    if rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
+    {
+        return Err(planted_link(rel));
+    }
+    super::replace_at(&dir, name, bytes, super::Durability::Flushed)
+}
+
+/// What a name of a folder is, as the one path policy sees it (a link is a link,
+/// never what it points at).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file.
+    File,
+    /// A folder.
+    Folder,
+    /// A symbolic link.
+    Link,
+    /// Anything else (a FIFO, a device, a socket).
+    Other,
+}
+
+impl Kind {
+    fn of(kind: FileType) -> Self {
+        match kind {
+            FileType::RegularFile => Kind::File,
+            FileType::Directory => Kind::Folder,
+            FileType::Symlink => Kind::Link,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// What is at `rel` below `base` (reached without following a link), with its size
+/// and time; `None` if nothing is, or it cannot be reached.
+pub fn kind_below(base: &Path, rel: &str) -> Option<(Kind, FileStat)> {
+    stat_below(base, rel)
+        .ok()
+        .map(|(kind, stat)| (Kind::of(kind), stat))
+}
+
+/// Every entry of the folder `rel` below `base` (reached without following a link),
+/// hidden ones too, by name and kind, in no particular order; names that are not
+/// UTF-8 are left out.
+pub fn read_folder_below(base: &Path, rel: &str) -> io::Result<Vec<(String, Kind)>> {
+    let fd = open_dir_below(base, rel)?;
+    let mut out = Vec::new();
+    for entry in Dir::read_from(&fd)?.flatten() {
+        let Ok(name) = std::str::from_utf8(entry.file_name().to_bytes()) else {
+            continue;
+        };
+        if name == "." || name == ".." {
+            continue;
+        }
+        let mut kind = entry.file_type();
+        if kind == FileType::Unknown {
+            kind = rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode));
+        }
+        out.push((name.to_owned(), Kind::of(kind)));
+    }
+    Ok(out)
+}
+
+/// Renames the file or folder `old` to `new` (both below `base`), making the
+/// folders `new` goes into; both reached without following a link, and the rename
+/// itself never follows one (a link moves as the link).
+pub fn rename_below(base: &Path, old: &Path, new: &Path) -> io::Result<()> {
+    let (old_parent, old_name) = parent_and_name(old)?;
+    let (new_parent, new_name) = parent_and_name(new)?;
+    let from = open_folder_below(base, old_parent, false)?;
+    let to = open_folder_below(base, new_parent, true)?;
+    rustix::fs::renameat(&from, old_name, &to, new_name).map_err(|e| {
+        io::Error::new(
+            io::Error::from(e).kind(),
+            format!("{} -> {}: {e}", old.display(), new.display()),
+        )
+    })
+}
+
+/// Removes the file `rel` below `base` (a link is removed as the link), or with
+/// `folder` the empty folder `rel`.
+pub fn remove_below(base: &Path, rel: &Path, folder: bool) -> io::Result<()> {
+    let (parent, name) = parent_and_name(rel)?;
+    let dir = open_folder_below(base, parent, false)?;
+    let flags = if folder {
+        AtFlags::REMOVEDIR
+    } else {
+        AtFlags::empty()
+    };
+    Ok(rustix::fs::unlinkat(&dir, name, flags)?)
+}
+
+/// Whether what exists of the path `rel` below `base` goes through a symbolic link
+/// (the last name included): the one path policy never follows one, so such a
+/// path is not the project's, wherever the link points.
+pub fn goes_through_link(base: &Path, rel: &Path) -> bool {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let Ok(mut dir) = rustix::fs::open(base, flags, Mode::empty()) else {
+        return false;
+    };
+    let mut parts = rel.components().peekable();
+    while let Some(Component::Normal(name)) = parts.next() {
+        match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => return true,
+            Ok(_) if parts.peek().is_some() => {
+                match rustix::fs::openat(&dir, name, flags, Mode::empty()) {
+                    Ok(next) => dir = next,
+                    Err(_) => return false,
+                }
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Makes the folder `base/rel` and those in between (see [`open_folder_below`]);
+/// returns its path.
+pub fn create_dir_below(base: &Path, rel: &Path) -> io::Result<PathBuf> {
+    open_folder_below(base, rel, true)?;
+    Ok(base.join(rel))
+}
+
+/// Reads a file only if it is a regular file (not a link, a FIFO or a device, which
+/// could hang or never end) of at most `max` bytes: for Kiln's own files outside a
+/// project's tree (a path given whole), and files a project names that a hostile
+/// project could replace.
+pub fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+    let fd = rustix::fs::open(path, flags, Mode::empty())?;
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    read_bounded(File::from(fd), stat_of(&st).size, max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::{write_atomic, write_atomic_unsynced};
 
     #[test]
     fn open_below_reads_plain_paths_and_refuses_links_and_climbing() {
@@ -249,6 +500,58 @@ mod tests {
             "levels/deep",
         ] {
             assert!(read(refused).is_err(), "{refused}");
+        }
+    }
+
+    #[test]
+    fn two_makers_of_one_folder_at_once_both_succeed() {
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let base = dir.path();
+            let results: Vec<io::Result<PathBuf>> = std::thread::scope(|s| {
+                let makers: Vec<_> = (0..4)
+                    .map(|_| s.spawn(|| create_dir_below(base, Path::new("a/b/c/d"))))
+                    .collect();
+                makers.into_iter().map(|m| m.join().unwrap()).collect()
+            });
+            for made in results {
+                assert_eq!(made.unwrap(), base.join("a/b/c/d"));
+            }
+        }
+    }
+
+    #[test]
+    fn writes_below_a_folder_never_follow_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        write_below(dir.path(), Path::new("build/levels/a.bin"), b"blob").unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join("build/levels/a.bin")).unwrap(),
+            b"blob"
+        );
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+            let err = write_below(dir.path(), Path::new("linked/x.bin"), b"no").unwrap_err();
+            assert!(err.to_string().contains("is a symbolic link"), "{err}");
+            assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        }
+        assert!(write_below(dir.path(), Path::new("../x.bin"), b"no").is_err());
+    }
+
+    #[test]
+    fn write_atomic_replaces_whole_files_and_leaves_no_temporary() {
+        for write in [write_atomic, write_atomic_unsynced] {
+            let dir = tempfile::tempdir().unwrap();
+            let target = dir.path().join("levels/a.level");
+            write(&target, b"first").unwrap();
+            write(&target, b"second").unwrap();
+            assert_eq!(std::fs::read(&target).unwrap(), b"second");
+            let names: Vec<_> = std::fs::read_dir(target.parent().unwrap())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, vec!["a.level"]);
         }
     }
 }

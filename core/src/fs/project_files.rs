@@ -1,11 +1,13 @@
 //! What a path of the project is: the one rule for which files are the project's
-//! (and so indexed, watched and checked), and the plain relative paths Kiln accepts
+//! ([`is_excluded`]: what the checker indexes, the watcher reports, the editor
+//! lists and `Project::levels` finds), and the plain relative paths Kiln accepts
 //! from its own files.
 
-use std::fs;
-use std::path::Path;
-
-use kiln_core::project::NON_RESOURCE_DIRS;
+/// The folder of compiled output, relative to the output root.
+pub const BUILD_DIR: &str = "build";
+/// Top-level folders that hold no resources: version control, Kiln's own folder,
+/// compiled output.
+pub const NON_RESOURCE_DIRS: &[&str] = &[".git", ".kiln", BUILD_DIR];
 
 /// Splits a file path into the path without extension and the extension: the text
 /// after the last `.` of the file's name, when the name has something before it
@@ -34,7 +36,7 @@ pub fn is_excluded(rel: &str) -> bool {
 
 /// Whether `rel` is a plain path inside the project: relative, `/`-separated, no
 /// empty, `.` or `..` segment, and not inside `.kiln/` or `.git/`.
-pub(crate) fn is_plain_relative(rel: &str) -> bool {
+pub fn is_plain_relative(rel: &str) -> bool {
     !rel.is_empty()
         && !rel.contains('\\')
         && !rel.contains('\0')
@@ -42,20 +44,4 @@ pub(crate) fn is_plain_relative(rel: &str) -> bool {
         && rel
             .split('/')
             .all(|s| !s.is_empty() && s != "." && s != "..")
-}
-
-/// Whether `rel`, with symbolic links followed as far as it exists, is inside `root`
-/// (a canonical path): a link in the project must not carry recovery outside it.
-pub(crate) fn stays_inside(root: &Path, rel: &str) -> bool {
-    let mut probe = root.join(rel);
-    loop {
-        match fs::canonicalize(&probe) {
-            Ok(real) => return real.starts_with(root),
-            Err(_) => {
-                if !probe.pop() {
-                    return false;
-                }
-            }
-        }
-    }
 }

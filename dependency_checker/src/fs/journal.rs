@@ -13,8 +13,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use kiln_core::fs::{
+    Durability, Replacement, goes_through_link, is_plain_relative, open_folder_below, read_below,
+    remove_below, rename_below, replace_at, stat_below, sweep_leftovers,
+};
+
 use super::kiln_dir::existing_kiln_dir;
-use super::paths::{is_plain_relative, stays_inside};
 use crate::error::{CheckerError, io_err};
 
 const JOURNAL_DIR: &str = ".kiln/journal";
@@ -38,19 +42,10 @@ pub(crate) struct Journal {
     /// program after Kiln stopped is never overwritten.
     #[serde(default)]
     pub(crate) written: Vec<Option<u64>>,
-    /// The process that wrote it: its temporary files are named after it
-    /// ([`temp_name`]), so recovery can remove those a kill left behind.
+    /// The process that wrote it (its temporary files are named after it; recovery
+    /// sweeps those of any process no longer running).
     #[serde(default)]
     pub(crate) pid: u32,
-}
-
-/// The temporary file a patch of `path` is written to before it is renamed over it.
-pub(crate) fn temp_name(path: &Path, pid: u32) -> PathBuf {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-    dir.join(format!(".{name}.{pid}.kiln-tmp"))
 }
 
 fn journal_dir(root: &Path) -> PathBuf {
@@ -157,13 +152,6 @@ pub(crate) fn crashed() -> bool {
     }
 }
 
-/// Writes `bytes` to `path` and flushes it to disk.
-fn write_durable(path: &Path, bytes: &[u8]) -> Result<(), CheckerError> {
-    let mut f = fs::File::create(path).map_err(io_err(path))?;
-    std::io::Write::write_all(&mut f, bytes).map_err(io_err(path))?;
-    f.sync_all().map_err(io_err(path))
-}
-
 /// The originals of the files an operation patches, written to the journal's
 /// backup file as they are read, before the manifest that commits the operation
 /// ([`begin`]): a move that patches 43,000 files read 120 MB of them, and held
@@ -181,15 +169,14 @@ impl Backups {
     /// folder (a link put there would carry the backups elsewhere).
     pub(crate) fn start(root: &Path) -> Result<Self, CheckerError> {
         let dir = journal_dir(root);
-        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-        if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
-            return Err(CheckerError::Refused(format!(
-                "{} is not a folder; reopen the project to set it aside",
+        let folder = open_folder_below(root, Path::new(JOURNAL_DIR), true).map_err(|e| {
+            CheckerError::Refused(format!(
+                "{}: {e}; reopen the project to set it aside",
                 dir.display()
-            )));
-        }
+            ))
+        })?;
         let path = dir.join(BACKUP_FILE);
-        let file = fs::File::create(&path).map_err(io_err(&path))?;
+        let file = create_at(&folder, BACKUP_FILE).map_err(io_err(&path))?;
         Ok(Backups {
             dir,
             path,
@@ -244,15 +231,18 @@ pub(crate) fn begin(
         path: dir.join(JOURNAL_FILE),
         message: e.to_string(),
     })?;
-    // The rename is the commit point: a kill while the manifest is being written
-    // leaves only the temporary name, an operation that never started.
-    let pending = dir.join(format!("{JOURNAL_FILE}.tmp"));
-    write_durable(&pending, &manifest)?;
+    // The replace's rename is the commit point: a kill while the manifest is being
+    // written leaves only a temporary name, an operation that never started.
+    let folder = open_folder_below(root, Path::new(JOURNAL_DIR), false).map_err(io_err(&dir))?;
     crash_point()?;
-    fs::rename(&pending, dir.join(JOURNAL_FILE)).map_err(io_err(&pending))?;
-    fs::File::open(&dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err(&dir))
+    replace_at(
+        &folder,
+        std::ffi::OsStr::new(JOURNAL_FILE),
+        &manifest,
+        Durability::Flushed,
+    )
+    .map_err(io_err(dir.join(JOURNAL_FILE)))?;
+    rustix::fs::fsync(&folder).map_err(|e| io_err(&dir)(e.into()))
 }
 
 /// Ends an operation that completed: its journal is no longer needed.
@@ -270,17 +260,26 @@ pub(crate) fn case_rename_temp(old: &str) -> String {
 /// Renames `old` to `new` (a file or a folder), creating `new`'s parent folders,
 /// through a temporary name when only the case changes.
 pub(crate) fn rename(root: &Path, old: &str, new: &str) -> Result<(), CheckerError> {
-    let (from, to) = (root.join(old), root.join(new));
-    if let Some(parent) = to.parent() {
-        fs::create_dir_all(parent).map_err(io_err(parent))?;
-    }
+    let move_one = |from: &str, to: &str| {
+        rename_below(root, Path::new(from), Path::new(to)).map_err(io_err(root.join(from)))
+    };
     if old.to_lowercase() == new.to_lowercase() {
-        let temp = root.join(case_rename_temp(old));
-        fs::rename(&from, &temp).map_err(io_err(&from))?;
-        fs::rename(&temp, &to).map_err(io_err(&to))
+        let temp = case_rename_temp(old);
+        move_one(old, &temp)?;
+        move_one(&temp, new)
     } else {
-        fs::rename(&from, &to).map_err(io_err(&from))
+        move_one(old, new)
     }
+}
+
+/// Makes (or empties) the file `name` in the folder `dir`, for writing, never
+/// through a link.
+fn create_at(dir: &std::os::fd::OwnedFd, name: &str) -> std::io::Result<fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    let flags =
+        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o666))?;
+    Ok(fs::File::from(fd))
 }
 
 /// Removes the folders `dirs` (project-relative), innermost first, each only if it
@@ -289,7 +288,7 @@ pub(crate) fn remove_empty_dirs(root: &Path, dirs: &[String]) {
     let mut dirs: Vec<&String> = dirs.iter().collect();
     dirs.sort_by_key(|d| std::cmp::Reverse(d.len()));
     for dir in dirs {
-        let _ = fs::remove_dir(root.join(dir));
+        let _ = remove_below(root, Path::new(dir), true);
     }
 }
 
@@ -316,7 +315,10 @@ pub enum Recovery {
 const MAX_MANIFEST: u64 = 256 << 20;
 const MAX_BACKUPS: u64 = 8 << 30;
 
-pub(crate) use kiln_core::project::read_regular;
+/// Reads Kiln's own file `rel` (below the root, never through a link).
+fn read_own(root: &Path, rel: &str, max: u64) -> std::io::Result<Vec<u8>> {
+    read_below(root, Path::new(rel), max)
+}
 
 /// Prefix of the folders unusable journals are moved to, under `.kiln/`.
 const SET_ASIDE_PREFIX: &str = "journal.rejected-";
@@ -359,7 +361,7 @@ pub fn set_aside_journals(root: &Path) -> Vec<(String, String)> {
         .filter_map(|e| {
             let name = e.file_name().to_str()?.to_owned();
             name.starts_with(SET_ASIDE_PREFIX).then(|| {
-                let reason = read_regular(&e.path().join("reason.txt"), 64 << 10)
+                let reason = read_own(root, &format!(".kiln/{name}/reason.txt"), 64 << 10)
                     .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
                     .unwrap_or_else(|_| "it could not be used".to_owned());
                 (format!(".kiln/{name}"), reason)
@@ -378,7 +380,7 @@ struct Checked {
 
 /// Checks the manifest and the backups before anything is changed: readable, every
 /// path a plain path inside the project, every backup range inside the backups.
-fn check_journal(root: &Path, dir: &Path, manifest: &[u8]) -> Result<Checked, String> {
+fn check_journal(root: &Path, manifest: &[u8]) -> Result<Checked, String> {
     let journal: Journal =
         serde_json::from_slice(manifest).map_err(|e| format!("its manifest is damaged: {e}"))?;
     let named = journal
@@ -388,13 +390,13 @@ fn check_journal(root: &Path, dir: &Path, manifest: &[u8]) -> Result<Checked, St
         .chain(journal.patched.iter().map(|(f, _)| f))
         .chain(&journal.created_dirs);
     for path in named {
-        if !is_plain_relative(path) || !stays_inside(root, path) {
+        if !is_plain_relative(path) || goes_through_link(root, Path::new(path)) {
             return Err(format!(
                 "it names {path:?}, which is not a path inside the project"
             ));
         }
     }
-    let backups = read_regular(&dir.join(BACKUP_FILE), MAX_BACKUPS)
+    let backups = read_own(root, &format!("{JOURNAL_DIR}/{BACKUP_FILE}"), MAX_BACKUPS)
         .map_err(|e| format!("its backups cannot be read: {e}"))?;
     for (file, range) in &journal.patched {
         if let Some((start, len)) = range {
@@ -425,8 +427,7 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
         Ok(m) if !m.is_dir() => return set_aside(root, "it is not a folder".into()),
         Ok(_) => {}
     }
-    let manifest = dir.join(JOURNAL_FILE);
-    let bytes = match read_regular(&manifest, MAX_MANIFEST) {
+    let bytes = match read_own(root, &format!("{JOURNAL_DIR}/{JOURNAL_FILE}"), MAX_MANIFEST) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             // Backups without a manifest: the kill came before the commit point and
@@ -436,20 +437,20 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
         }
         Err(e) => return set_aside(root, format!("its manifest cannot be read: {e}")),
     };
-    let Checked { journal, backups } = match check_journal(root, &dir, &bytes) {
+    let Checked { journal, backups } = match check_journal(root, &bytes) {
         Ok(checked) => checked,
         Err(reason) => return set_aside(root, reason),
     };
+    let there = |rel: &str| stat_below(root, rel).is_ok();
     for (old, new) in journal.renames.iter().rev() {
-        let (from, to) = (root.join(new), root.join(old));
         let case_only = old.to_lowercase() == new.to_lowercase();
-        if fs::symlink_metadata(&from).is_ok() && (fs::symlink_metadata(&to).is_err() || case_only)
-        {
+        if there(new) && (!there(old) || case_only) {
             rename(root, new, old)?;
         }
-        let temp = root.join(case_rename_temp(old));
-        if fs::symlink_metadata(&temp).is_ok() {
-            fs::rename(&temp, &to).map_err(io_err(&temp))?;
+        let temp = case_rename_temp(old);
+        if there(&temp) {
+            rename_below(root, Path::new(&temp), Path::new(old))
+                .map_err(io_err(root.join(&temp)))?;
         }
         crash_point()?;
     }
@@ -458,7 +459,7 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
         if let Some(Some(written)) = journal.written.get(k) {
             // Restore only what Kiln wrote; a file it never got to, or that another
             // program saved since, is left as it is.
-            match read_regular(&path, MAX_BACKUPS) {
+            match read_own(root, file, MAX_BACKUPS) {
                 Ok(now) if xxhash_rust::xxh3::xxh3_64(&now) == *written => {}
                 Ok(_) => continue,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && range.is_some() => {}
@@ -467,23 +468,48 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
         }
         match range {
             Some((start, len)) => {
-                // Checked to fit by `check_journal`. Written through the temporary
-                // name the journal knows, so a kill here leaves nothing it cannot
-                // clean up on the next try.
+                // Checked to fit by `check_journal`. A kill here leaves a temporary
+                // file of a process that no longer runs: the sweep below, on this
+                // try or the next, removes it.
                 let original = &backups[*start as usize..(*start + *len) as usize];
-                let temp = temp_name(&path, journal.pid);
-                write_durable(&temp, original)?;
-                crash_point()?;
-                fs::rename(&temp, &path).map_err(io_err(&path))?;
+                let (folder, name) = kiln_core::fs::folder_and_name(file).map_err(io_err(&path))?;
+                let dir =
+                    open_folder_below(root, Path::new(folder), false).map_err(io_err(&path))?;
+                let (replacement, mut out) =
+                    Replacement::start_as(&dir, std::ffi::OsStr::new(name), journal.pid)
+                        .map_err(io_err(&path))?;
+                std::io::Write::write_all(&mut out, original).map_err(io_err(&path))?;
+                out.sync_all().map_err(io_err(&path))?;
+                if let Err(crash) = crash_point() {
+                    replacement.leave_behind();
+                    return Err(crash);
+                }
+                replacement
+                    .place(out, Durability::Unflushed)
+                    .map_err(io_err(&path))?;
             }
             None => {
-                let _ = fs::remove_file(&path);
+                let _ = remove_below(root, Path::new(file), false);
             }
         }
         crash_point()?;
     }
+    // What the interrupted operation (or an earlier try at this recovery) was
+    // writing when it was killed: named for the operation's process (this one holds
+    // the lock, so that process is no longer writing, whatever now runs under its
+    // number), and anything else a process no longer running left there.
+    let mut folders = std::collections::BTreeSet::new();
     for (file, _) in &journal.patched {
-        let _ = fs::remove_file(temp_name(&root.join(file), journal.pid));
+        let Ok((folder, name)) = kiln_core::fs::folder_and_name(file) else {
+            continue;
+        };
+        if let Ok(dir) = open_folder_below(root, Path::new(folder), false) {
+            let temp = kiln_core::fs::temp_name(std::ffi::OsStr::new(name), journal.pid);
+            let _ = rustix::fs::unlinkat(&dir, &temp, rustix::fs::AtFlags::empty());
+            if folders.insert(folder) {
+                sweep_leftovers(&dir);
+            }
+        }
     }
     remove_empty_dirs(root, &journal.created_dirs);
     fs::remove_dir_all(&dir).map_err(io_err(&dir))?;

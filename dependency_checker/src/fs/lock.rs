@@ -1,6 +1,7 @@
 //! The project lock: one writer at a time, and no reader of a half-applied operation.
 //!
-//! An advisory `flock` on `.kiln/lock`, which the kernel releases when the process
+//! An advisory lock (`std::fs::File::lock`, `flock` on Linux) on `.kiln/lock`,
+//! which the kernel releases when the process
 //! holding it dies (so a `kill -9` never leaves the project locked). An operation
 //! that changes project files (a move, a fix, crash recovery) holds it exclusively
 //! from before its journal is written until the journal is deleted; a full index
@@ -12,11 +13,11 @@
 //! A lock is taken on a file descriptor of its own, so two locks in one process
 //! conflict like two processes': nothing here takes a lock while holding another.
 
-use std::fs;
+use std::fs::{self, TryLockError};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use rustix::fs::{FlockOperation, flock};
+use rustix::fs::{FileType, Mode, OFlags};
 
 use super::kiln_dir::kiln_dir;
 use crate::error::{CheckerError, io_err};
@@ -35,44 +36,49 @@ pub struct ProjectLock {
 
 fn open_lock_file(root: &Path) -> Result<fs::File, CheckerError> {
     let path = kiln_dir(root)?.join("lock");
-    if fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+    let folder =
+        kiln_core::fs::open_folder_below(root, Path::new(".kiln"), false).map_err(io_err(&path))?;
+    // Never through a link, never a FIFO (the open does not wait on one).
+    let flags =
+        OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+    let fd = rustix::fs::openat(&folder, "lock", flags, Mode::from_raw_mode(0o666))
+        .map_err(|e| io_err(&path)(e.into()))?;
+    let regular = rustix::fs::fstat(&fd)
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
+    if !regular {
         return Err(CheckerError::Refused(format!(
             "{} is not a regular file; remove it",
             path.display()
         )));
     }
-    fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(io_err(&path))
+    Ok(fs::File::from(fd))
 }
 
 fn acquire(file: &fs::File, exclusive: bool, waiting: &dyn Fn()) -> Result<(), std::io::Error> {
-    let (try_op, wait_op) = if exclusive {
-        (
-            FlockOperation::NonBlockingLockExclusive,
-            FlockOperation::LockExclusive,
-        )
-    } else {
-        (
-            FlockOperation::NonBlockingLockShared,
-            FlockOperation::LockShared,
-        )
+    let try_lock = || {
+        if exclusive {
+            file.try_lock()
+        } else {
+            file.try_lock_shared()
+        }
     };
     let started = Instant::now();
     loop {
-        match flock(file, try_op) {
+        match try_lock() {
             Ok(()) => return Ok(()),
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK || e == rustix::io::Errno::INTR => {
+            Err(TryLockError::WouldBlock) => {
                 if started.elapsed() >= PATIENCE {
                     waiting();
-                    return flock(file, wait_op).map_err(std::io::Error::from);
+                    return if exclusive {
+                        file.lock()
+                    } else {
+                        file.lock_shared()
+                    };
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }
-            Err(e) => return Err(e.into()),
+            Err(TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(TryLockError::Error(e)) => return Err(e),
         }
     }
 }

@@ -1,20 +1,21 @@
-//! The project's files as Kiln touches them: which paths are the project's
-//! ([`is_excluded`]), reaching them below the root without following a link
-//! (`below`), the parallel walk, Kiln's own folder and the project lock.
+//! The project's files as the checker touches them. The path policy itself is
+//! Kiln's one rule, in `kiln_core::fs` (which paths are the project's, reaching
+//! them below the root without following a link, the one atomic replace); here
+//! are what only the checker needs on top of it: the parallel walk, Kiln's own
+//! folder `.kiln/`, the project lock, and the write-ahead journal that makes a
+//! change to many files one transaction.
 
-mod below;
 pub(crate) mod journal;
 mod kiln_dir;
 mod lock;
-mod paths;
 pub(crate) mod walk;
 
-pub(crate) use below::{
-    FileStat, FolderCursor, folder_and_name, list_below, open_below, stat_below, stat_of,
+pub(crate) use kiln_core::fs::{
+    FileStat, FolderCursor, folder_and_name, is_plain_relative, list_below, open_below, stat_below,
+    stat_of,
 };
+pub use kiln_core::fs::{is_excluded, is_within, split_extension};
 pub use kiln_dir::existing_kiln_dir;
 pub(crate) use kiln_dir::kiln_dir;
 pub use lock::{LOCK_FILE, ProjectLock};
 pub(crate) use lock::{exclusive, shared};
-pub(crate) use paths::is_plain_relative;
-pub use paths::{is_excluded, is_within, split_extension};

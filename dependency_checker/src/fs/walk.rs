@@ -14,10 +14,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, Dir, FileType};
 
-use super::below::{FileStat, open_at, stat_of};
-use super::paths::is_excluded;
+use kiln_core::fs::is_excluded;
+use kiln_core::fs::{FileStat, open_at, open_dir_below, stat_of};
 
 /// A file found by the walk, with its folder open for relative access.
 pub(crate) struct Found<'a> {
@@ -122,22 +122,16 @@ fn read_dir(
     on_file: &mut impl FnMut(&Found),
     on_other: &impl Fn(Other),
 ) {
-    let path = if dir.is_empty() {
-        root.to_owned()
-    } else {
-        root.join(dir)
-    };
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let unreadable = |e: rustix::io::Errno| {
-        Other::Unreadable(dir.to_owned(), std::io::Error::from(e).to_string())
-    };
-    let fd = match rustix::fs::open(&path, flags, Mode::empty()) {
+    let unreadable = |e: std::io::Error| Other::Unreadable(dir.to_owned(), e.to_string());
+    // Reached folder by folder from the root, never through a link: a folder
+    // swapped for a link since its parent was read is not walked into.
+    let fd = match open_dir_below(root, dir) {
         Ok(fd) => fd,
         Err(e) => return on_other(unreadable(e)),
     };
     let entries = match Dir::read_from(&fd) {
         Ok(d) => d,
-        Err(e) => return on_other(unreadable(e)),
+        Err(e) => return on_other(unreadable(e.into())),
     };
     for entry in entries {
         let Ok(entry) = entry else { continue };
@@ -159,6 +153,11 @@ fn read_dir(
             name_str.starts_with('.')
         };
         if excluded {
+            // The one sweep of what killed processes were writing meets every
+            // folder here, at the cost of a name comparison.
+            if name_str.ends_with(".kiln-tmp") {
+                kiln_core::fs::remove_if_leftover(&fd, std::ffi::OsStr::new(name_str));
+            }
             continue;
         }
         let rel = if dir.is_empty() {

@@ -84,7 +84,7 @@ impl Redirects {
     /// not `old -> new` (after removing `#` comments) are ignored.
     pub fn load(root: &Path) -> Result<Self, CheckerError> {
         let file = root.join(REDIRECT_FILE);
-        let bytes = match crate::fs::journal::read_regular(&file, 256 << 20) {
+        let bytes = match kiln_core::fs::read_below(root, Path::new(REDIRECT_FILE), 256 << 20) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(e) => return Err(io_err(&file)(e)),

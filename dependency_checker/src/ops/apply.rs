@@ -15,7 +15,6 @@
 //! file byte for byte, including the redirect log, and removes the folders the move
 //! created.
 
-use std::fs;
 use std::path::Path;
 
 use crate::Checker;
@@ -24,6 +23,8 @@ use crate::fs::journal::{self, Journal, crash_point, crashed};
 use crate::fs::split_extension;
 use crate::index::WriteScans;
 use crate::index::{REDIRECT_FILE, Redirects};
+
+use kiln_core::fs::{Durability, Replacement, replace_at};
 
 use super::plan::*;
 
@@ -322,7 +323,9 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
 
     // The redirect log is one more patched file.
     let log_path = root.join(REDIRECT_FILE);
-    let log_before = match fs::read_to_string(&log_path) {
+    let log_before = match kiln_core::fs::read_below(&root, Path::new(REDIRECT_FILE), 256 << 20)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_err(&log_path)(e)),
@@ -401,10 +404,10 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
             }
             match log_after.as_deref() {
                 // An undone move that created the log leaves none.
-                Some("") => fs::remove_file(&log_path).map_err(io_err(&log_path))?,
-                Some(text) => {
-                    write_unsynced(&log_path, text.as_bytes()).map_err(io_err(&log_path))?
-                }
+                Some("") => kiln_core::fs::remove_below(&root, Path::new(REDIRECT_FILE), false)
+                    .map_err(io_err(&log_path))?,
+                Some(text) => write_unsynced(&root, REDIRECT_FILE, text.as_bytes())
+                    .map_err(io_err(&log_path))?,
                 None => {}
             }
             if log_after.is_some() {
@@ -725,7 +728,6 @@ fn replace_one(
     p: &Prepared,
     scans: &mut WriteScans,
 ) -> Result<Replaced, CheckerError> {
-    use rustix::fs::{Mode, OFlags};
     let file = p.edit.file.as_str();
     let path = root.join(file);
     let io = |e: rustix::io::Errno| io_err(&path)(e.into());
@@ -759,21 +761,21 @@ fn replace_one(
     }
     let (folder, name) = crate::fs::folder_and_name(file).map_err(io_err(&path))?;
     let dir = folders.folder(root, folder).map_err(io_err(&path))?;
-    let dir = &*dir;
-    let temp = journal::temp_name(Path::new(name), std::process::id());
-    let temp_path = path.with_file_name(&temp);
-    let create =
-        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let fd = rustix::fs::openat(dir, &temp, create, Mode::from_raw_mode(0o666))
-        .map_err(|e| io_err(&temp_path)(e.into()))?;
+    let (replacement, mut out) =
+        Replacement::start(&*dir, std::ffi::OsStr::new(name)).map_err(io_err(&path))?;
     // The time of the file that holds exactly these bytes, from the open file (a
     // rename keeps it): the index takes them without reading back.
-    let mut out = fs::File::from(fd);
-    std::io::Write::write_all(&mut out, new_bytes).map_err(io_err(&temp_path))?;
+    std::io::Write::write_all(&mut out, new_bytes).map_err(io_err(&path))?;
     let mtime_ns = crate::fs::stat_of(&rustix::fs::fstat(&out).map_err(io)?).mtime_ns;
-    drop(out);
-    crash_point()?;
-    rustix::fs::renameat(dir, &temp, dir, name).map_err(io)?;
+    if let Err(crash) = crash_point() {
+        // As a kill would: the temporary file stays for the next open's sweep.
+        replacement.leave_behind();
+        return Err(crash);
+    }
+    // No flush of its own: the journal was flushed before (see `journal::begin`).
+    replacement
+        .place(out, Durability::Unflushed)
+        .map_err(io_err(&path))?;
     crash_point()?;
     // A file read again is scanned here, while its bytes are at hand.
     Ok(Replaced {
@@ -783,12 +785,16 @@ fn replace_one(
     })
 }
 
-/// A temporary file and a rename, without an fsync of its own (the journal was
-/// flushed before; see `journal::begin`).
-fn write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let temp = journal::temp_name(path, std::process::id());
-    fs::write(&temp, bytes)?;
-    fs::rename(&temp, path).inspect_err(|_| {
-        let _ = fs::remove_file(&temp);
-    })
+/// Replaces the project file `rel` with `bytes` without a flush of its own (the
+/// journal was flushed before; see `journal::begin`).
+fn write_unsynced(root: &Path, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let (folder, name) = crate::fs::folder_and_name(rel)?;
+    let dir = kiln_core::fs::open_folder_below(root, Path::new(folder), false)?;
+    replace_at(
+        &dir,
+        std::ffi::OsStr::new(name),
+        bytes,
+        Durability::Unflushed,
+    )
+    .map(|_| ())
 }

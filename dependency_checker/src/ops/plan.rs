@@ -10,8 +10,9 @@
 //! whatever it holds (hidden files too).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::fs;
 use std::path::Path;
+
+use rustix::fs::FileType;
 use std::sync::Arc;
 
 use kiln_core::ResourcePath;
@@ -83,7 +84,7 @@ impl MoveRequest {
         };
         let into_folder = dest.ends_with('/')
             || sources.len() > 1
-            || (fs::symlink_metadata(root.join(dest)).is_ok_and(|m| m.is_dir())
+            || (kind_below(root, dest) == Some(FileType::Directory)
                 && !sources
                     .iter()
                     .any(|s| s.trim_end_matches('/').to_lowercase() == dest.to_lowercase()));
@@ -376,17 +377,16 @@ fn check_target(
     // case-only rename is allowed; on a case-sensitive one they may be two, and the
     // other one must not be overwritten.
     let same_file = || {
-        use std::os::unix::fs::MetadataExt;
-        match (
-            fs::symlink_metadata(root.join(old)),
-            fs::symlink_metadata(root.join(new)),
-        ) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        let folders = crate::fs::FolderCursor::default();
+        match (folders.lstat(root, old), folders.lstat(root, new)) {
+            (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
             _ => false,
         }
     };
-    if fs::symlink_metadata(root.join(new)).is_ok() && !same_file() {
-        let what = if root.join(new).is_dir() {
+    if let Some(kind) = kind_below(root, new)
+        && !same_file()
+    {
+        let what = if kind == FileType::Directory {
             "a folder"
         } else {
             "a file"
@@ -405,13 +405,13 @@ fn check_target(
         let prefix = segments[..=k].join("/");
         let last = k + 1 == segments.len();
         if !last {
-            match fs::symlink_metadata(root.join(&prefix)) {
-                Ok(m) if m.is_dir() => continue,
-                Ok(m) if m.file_type().is_symlink() => {
+            match kind_below(root, &prefix) {
+                Some(FileType::Directory) => continue,
+                Some(FileType::Symlink) => {
                     return Err(format!("{prefix} is a link; Kiln never moves through one"));
                 }
-                Ok(_) => return Err(format!("{prefix} is a file, not a folder")),
-                Err(_) => {}
+                Some(_) => return Err(format!("{prefix} is a file, not a folder")),
+                None => {}
             }
         } else if *segment == old_name {
             continue;
@@ -469,6 +469,12 @@ pub(super) fn reached_without_links(
     Ok(Vec::new())
 }
 
+/// What is at `rel` below `root`, reached without following a link (a link is
+/// one); `None` if nothing is, or it cannot be reached.
+fn kind_below(root: &Path, rel: &str) -> Option<FileType> {
+    crate::fs::stat_below(root, rel).ok().map(|(kind, _)| kind)
+}
+
 /// Plans moving each `old` (a file, or a folder with everything under it) to `new`.
 pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, CheckerError> {
     let index = checker.index();
@@ -496,7 +502,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         let is_folder = !is_file
             && !is_excluded(old)
             && crate::fs::is_plain_relative(old)
-            && fs::symlink_metadata(root.join(old)).is_ok_and(|m| m.is_dir());
+            && kind_below(root, old) == Some(FileType::Directory);
         if !is_file && !is_folder {
             return Err(CheckerError::Refused(format!(
                 "nothing to move: {old} is not a file or folder of the project"
@@ -504,10 +510,9 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         }
         check_target(root, old, new, is_folder, request.undoes.is_some())
             .map_err(|reason| refused(old, new, reason))?;
-        checker
-            .project()
-            .check_inside(&root.join(new))
-            .map_err(|_| refused(old, new, "the path leads outside the project"))?;
+        if kiln_core::fs::goes_through_link(root, Path::new(new)) {
+            return Err(refused(old, new, "the path leads outside the project"));
+        }
         for f in files {
             let target = format!("{new}{}", &f[old.len()..]);
             moves.push((f, target));

@@ -59,13 +59,8 @@ fn opens_with_a_section_header(bytes: &[u8]) -> bool {
 pub fn could_name_a_file(text: &str) -> bool {
     !text.is_empty()
         && text.len() <= 4096
-        && !text
-            .split('/')
-            .next()
-            .is_some_and(|top| kiln_core::project::NON_RESOURCE_DIRS.contains(&top))
-        && text
-            .split('/')
-            .all(|segment| !segment.is_empty() && !segment.starts_with('.'))
+        && !kiln_core::fs::is_excluded(text)
+        && text.split('/').all(|segment| !segment.is_empty())
 }
 
 impl<'a, 'r> Scanner<'a, 'r> {

@@ -14,6 +14,7 @@
 //! what makes a rebuilt plugin load as new code (hot reload), and lets the build
 //! replace the library while the old one is still open.
 
+use kiln_core::fs::Kind;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -78,20 +79,25 @@ impl PluginFolder {
     /// Finds what the folder `entry` of the project at `root` (canonical) holds.
     pub fn find(root: &Path, entry: &str) -> Result<PluginFolder, PluginError> {
         let folder = root.join(entry);
-        match std::fs::canonicalize(&folder) {
-            Ok(real) if real.starts_with(root) && real.is_dir() => {}
-            Ok(real) if !real.starts_with(root) => {
-                return Err(bad(entry, "it leads outside the project"));
-            }
-            Ok(_) => return Err(bad(entry, "it is not a folder")),
-            Err(_) => return Err(bad(entry, "the folder does not exist")),
+        // As Kiln reaches every project file: folder by folder, never through a link.
+        if kiln_core::fs::goes_through_link(root, Path::new(entry)) {
+            return Err(bad(
+                entry,
+                "it goes through a symbolic link, which Kiln does not follow",
+            ));
+        }
+        match kiln_core::fs::kind_below(root, entry) {
+            Some((Kind::Folder, _)) => {}
+            Some(_) => return Err(bad(entry, "it is not a folder")),
+            None => return Err(bad(entry, "the folder does not exist")),
         }
         let mut sources = Vec::new();
         let mut libraries = Vec::new();
-        let listing = std::fs::read_dir(&folder).map_err(|e| bad(entry, e.to_string()))?;
-        for item in listing.flatten() {
-            let path = item.path();
-            if !item.file_type().is_ok_and(|t| t.is_file()) {
+        let listing =
+            kiln_core::fs::read_folder_below(root, entry).map_err(|e| bad(entry, e.to_string()))?;
+        for (name, kind) in listing {
+            let path = folder.join(name);
+            if kind != Kind::File {
                 continue;
             }
             if path.extension().is_some_and(|e| e == "c") {
@@ -103,7 +109,11 @@ impl PluginFolder {
         sources.sort();
         libraries.sort();
         let manifest = folder.join("Cargo.toml");
-        let source = if manifest.is_file() {
+        let has_manifest = matches!(
+            kiln_core::fs::kind_below(root, &format!("{entry}/Cargo.toml")),
+            Some((Kind::File, _))
+        );
+        let source = if has_manifest {
             PluginSource::Cargo(manifest)
         } else if !sources.is_empty() {
             PluginSource::C(sources)
@@ -261,18 +271,14 @@ impl PluginFolder {
     /// symbolic link: a library linked from `.kiln/` to elsewhere is not loaded,
     /// whatever `.kiln/` says.
     fn is_own_file(&self, path: &Path) -> bool {
-        let Ok(rel) = path.strip_prefix(&self.root) else {
+        let Some(rel) = path.strip_prefix(&self.root).ok().and_then(Path::to_str) else {
             return false;
         };
-        let mut at = self.root.clone();
-        for part in rel.components() {
-            at.push(part);
-            match std::fs::symlink_metadata(&at) {
-                Ok(m) if !m.file_type().is_symlink() => {}
-                _ => return false,
-            }
-        }
-        std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        !kiln_core::fs::goes_through_link(&self.root, Path::new(rel))
+            && matches!(
+                kiln_core::fs::kind_below(&self.root, rel),
+                Some((Kind::File, _))
+            )
     }
 
     /// Where the stamp of the sources the library was built from is kept.
@@ -351,9 +357,7 @@ impl PluginFolder {
             PluginSource::C(sources) => self.build_c(sources, &private)?,
             PluginSource::Cargo(manifest) => self.build_cargo(manifest)?,
         };
-        let staged = private.join(unique_name("building"));
-        std::fs::copy(&output, &staged)
-            .and_then(|_| std::fs::rename(&staged, &self.built))
+        self.keep_built(&output)
             .map_err(|e| self.failed(format!("keeping the library it built: {e}")))?;
         if matches!(self.source, PluginSource::C(_)) {
             // The compiler wrote `output` in the private folder: only one copy is kept.
@@ -374,6 +378,20 @@ impl PluginFolder {
             entry: self.entry.clone(),
             output: output.into(),
         }
+    }
+
+    /// Puts the library at `output` in the place of the built one, as one atomic
+    /// replace (a loaded copy of the old one stays intact).
+    fn keep_built(&self, output: &Path) -> std::io::Result<()> {
+        let rel = self.built.strip_prefix(&self.root).unwrap_or(&self.built);
+        let (folder, name) = match (rel.parent(), rel.file_name()) {
+            (Some(folder), Some(name)) => (folder, name),
+            _ => return Err(std::io::Error::other("no place for the built library")),
+        };
+        let dir = kiln_core::fs::open_folder_below(&self.root, folder, true)?;
+        let (replacement, mut file) = kiln_core::fs::Replacement::start(&dir, name)?;
+        std::io::copy(&mut std::fs::File::open(output)?, &mut file)?;
+        replacement.place(file, kiln_core::fs::Durability::Flushed)
     }
 
     /// `.kiln/plugins/<folder>`, made without following links.
@@ -536,12 +554,8 @@ impl PluginFolder {
         library: &Path,
         registry: &mut Registry,
     ) -> Result<LoadedPlugin, PluginError> {
-        let loadable = match self.source {
-            // The folder's own library: inside the project, whatever links lead there.
-            PluginSource::Library(_) => std::fs::canonicalize(library)
-                .is_ok_and(|real| real.starts_with(&self.root) && real.is_file()),
-            _ => self.is_own_file(library),
-        };
+        // Inside the project, reached without following a link, as every file is.
+        let loadable = self.is_own_file(library);
         if !loadable {
             return Err(PluginError::NotFound {
                 path: library.to_owned(),
@@ -584,16 +598,19 @@ impl PluginFolder {
     }
 }
 
-/// `PREFIX-PID-N.so`: a name no other build or load, in this process or another,
-/// uses at the same time.
+/// A name no other build or load, in this process or another, uses at the same
+/// time, in Kiln's one temporary-name scheme (`.PREFIX-N.so.PID.kiln-tmp`), so that
+/// the one sweep removes what a killed process left ([`remove_stale_copies`]).
 fn unique_name(prefix: &str) -> String {
     static COUNT: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{prefix}-{}-{}{}",
-        std::process::id(),
+    let name = format!(
+        "{prefix}-{}{}",
         COUNT.fetch_add(1, Ordering::Relaxed),
         std::env::consts::DLL_SUFFIX
-    )
+    );
+    kiln_core::fs::temp_name(std::ffi::OsStr::new(&name), std::process::id())
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Errors about the private copy name the library the user knows.
@@ -635,32 +652,36 @@ fn run(
 
 /// The files a plugin is built from: every file below `folder`, not following
 /// links, leaving out build output (`target`), the team's prebuilt libraries
-/// (`prebuilt/`), hidden files and folders, and built libraries. Sorted.
-fn source_files(folder: &Path) -> Vec<PathBuf> {
+/// (`prebuilt/`), hidden files and folders, and built libraries; as paths from
+/// `folder` with `/`. Sorted.
+fn source_files(folder: &Path) -> Vec<String> {
     let mut files = Vec::new();
-    let mut stack = vec![folder.to_owned()];
+    let mut stack = vec![String::new()];
     'walk: while let Some(dir) = stack.pop() {
-        let Ok(listing) = std::fs::read_dir(&dir) else {
+        let Ok(listing) = kiln_core::fs::read_folder_below(folder, &dir) else {
             continue;
         };
-        for item in listing.flatten() {
+        for (name, kind) in listing {
             if files.len() > MAX_SOURCE_FILES {
                 break 'walk;
             }
-            let Ok(kind) = item.file_type() else { continue };
-            let name = item.file_name();
-            let hidden = name.to_string_lossy().starts_with('.');
-            let output = name == "target" || (dir == folder && name == PREBUILT_DIR);
-            if kind.is_dir() {
-                if !hidden && !output {
-                    stack.push(item.path());
-                }
-            } else if kind.is_file() && !hidden && !is_library(&item.path()) {
-                files.push(item.path());
+            let hidden = name.starts_with('.');
+            let output = name == "target" || (dir.is_empty() && name == PREBUILT_DIR);
+            let rel = if dir.is_empty() {
+                name
+            } else {
+                format!("{dir}/{name}")
+            };
+            match kind {
+                Kind::Folder if !hidden && !output => stack.push(rel),
+                Kind::File if !hidden && !is_library(Path::new(&rel)) => files.push(rel),
+                _ => {}
             }
         }
     }
-    files.sort();
+    // In the order of their paths' parts, as the stamps recorded beside prebuilt
+    // libraries were made (`a/b` before `a.c`).
+    files.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
     files
 }
 
@@ -681,21 +702,18 @@ fn stamp_of(folder: &Path, except: &[&str], extra: &[(String, Vec<u8>)]) -> u64 
         feed(bytes);
         feed(&[0]);
     }
-    for file in source_files(folder) {
-        let rel = file.strip_prefix(folder).unwrap_or(&file);
-        if except.iter().any(|e| rel == Path::new(e)) {
+    for rel in source_files(folder) {
+        if except.contains(&rel.as_str()) {
             continue;
         }
-        // `/` between the parts on every system.
-        let name: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        feed(name.join("/").as_bytes());
+        feed(rel.as_bytes());
         feed(&[0]);
-        let len = std::fs::metadata(&file).map_or(0, |m| m.len());
+        let len = kiln_core::fs::kind_below(folder, &rel).map_or(0, |(_, st)| st.size);
         if len <= MAX_HASHED_BYTES {
-            feed(&std::fs::read(&file).unwrap_or_default());
+            feed(
+                &kiln_core::fs::read_below(folder, Path::new(&rel), MAX_HASHED_BYTES)
+                    .unwrap_or_default(),
+            );
         } else {
             // A big file (an asset kept beside the code) is judged by its size.
             feed(&len.to_le_bytes());
@@ -719,36 +737,21 @@ fn build_stamp(folder: &Path) -> u64 {
     stamp_of(folder, &[], &crate::carried_sdk::files())
 }
 
-/// Removes the private copies and half-built libraries an earlier process left (one
-/// killed before it could).
+/// Removes the private copies and half-built libraries that processes no longer
+/// running left (one killed before it could): the one sweep of Kiln's temporary
+/// files, in each plugin's folder under `.kiln/plugins/`. Another running process's
+/// build or load is left alone.
 pub fn remove_stale_copies(root: &Path) {
-    let Ok(folders) = std::fs::read_dir(root.join(PLUGINS_DIR)) else {
+    let Ok(folders) = kiln_core::fs::read_folder_below(root, PLUGINS_DIR) else {
         return;
     };
-    let mine = format!("-{}-", std::process::id());
-    for folder in folders.flatten() {
-        if !folder.file_type().is_ok_and(|t| t.is_dir()) {
+    for (name, kind) in folders {
+        if kind != kiln_core::fs::Kind::Folder {
             continue;
         }
-        let Ok(files) = std::fs::read_dir(folder.path()) else {
-            continue;
-        };
-        for file in files.flatten() {
-            let name = file.file_name().to_string_lossy().into_owned();
-            let temporary = ["loaded-", "building-", "cc-output-"]
-                .iter()
-                .any(|p| name.starts_with(p));
-            // Another process may be building or loading right now: only what is
-            // older than any build takes is left over.
-            let old = file
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > Duration::from_secs(600));
-            if temporary && !name.contains(&mine) && old {
-                let _ = std::fs::remove_file(file.path());
-            }
+        let rel = Path::new(PLUGINS_DIR).join(name);
+        if let Ok(dir) = kiln_core::fs::open_folder_below(root, &rel, false) {
+            kiln_core::fs::sweep_leftovers(&dir);
         }
     }
 }

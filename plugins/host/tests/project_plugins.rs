@@ -144,7 +144,7 @@ fn folders_that_cannot_be_plugins_are_named_with_the_reason() {
     fs::write(root.join(format!("plugins/two/libb{dll}")), "x").unwrap();
     for (entry, says) in [
         ("plugins/missing", "the folder does not exist"),
-        ("plugins/away", "it leads outside the project"),
+        ("plugins/away", "symbolic link"),
         (
             "plugins/empty",
             "it holds no Cargo.toml, no .c file and no built library",
@@ -215,7 +215,7 @@ fn kilns_plugin_folder_as_a_link_is_not_written_through() {
 }
 
 #[test]
-fn what_a_killed_build_left_is_removed_once_no_build_could_still_be_writing_it() {
+fn what_a_killed_build_left_is_removed_and_a_running_build_is_left_alone() {
     let dir = project();
     let root = root(&dir);
     let mut registry = Registry::with_builtins();
@@ -226,19 +226,24 @@ fn what_a_killed_build_left_is_removed_once_no_build_could_still_be_writing_it()
     );
     let private = PluginFolder::find(&root, "plugins/blink").unwrap().built;
     let private = private.parent().unwrap();
+    // Named as Kiln names them: the file, then the process that wrote it.
+    let named = |what: &str, pid: u32| {
+        kiln_core::fs::temp_name(std::ffi::OsStr::new(what), pid)
+            .into_string()
+            .unwrap()
+    };
     let dll = std::env::consts::DLL_SUFFIX;
-    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    // Past any pid the kernel hands out: killed processes' files.
     let old = [
-        format!("building-999999-0{dll}"),
-        format!("cc-output-999999-1{dll}"),
-        format!("loaded-999999-2{dll}"),
+        named(&format!("building-0{dll}"), 999_999_999),
+        named(&format!("cc-output-1{dll}"), 999_999_999),
+        named(&format!("loaded-2{dll}"), 999_999_999),
     ];
     for name in &old {
-        let f = fs::File::create(private.join(name)).unwrap();
-        f.set_modified(hour_ago).unwrap();
+        fs::write(private.join(name), "half a library").unwrap();
     }
-    // Another process's build in progress: recent, kept.
-    let fresh = format!("building-999998-0{dll}");
+    // Another process's build in progress (pid 1 always runs): kept.
+    let fresh = named(&format!("building-0{dll}"), 1);
     fs::write(private.join(&fresh), "half a library").unwrap();
     kiln_plugin_host::project::remove_stale_copies(&root);
     for name in &old {

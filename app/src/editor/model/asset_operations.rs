@@ -3,6 +3,7 @@
 //! below the project root without following links; a delete first shows, and can
 //! repoint, every reference to what it deletes, through the dependency checker.
 
+use kiln_core::fs::Kind;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -79,23 +80,21 @@ impl Editor {
     /// Finds the project's folders that hold no project file.
     pub(super) fn scan_folders(&mut self) {
         let mut folders = BTreeSet::new();
-        let mut stack = vec![(self.project.root().to_owned(), String::new())];
-        while let Some((dir, rel)) = stack.pop() {
-            let Ok(listing) = std::fs::read_dir(&dir) else {
+        let root = self.project.root();
+        let mut stack = vec![String::new()];
+        while let Some(rel) = stack.pop() {
+            let Ok(listing) = kiln_core::fs::read_folder_below(root, &rel) else {
                 continue;
             };
-            for entry in listing.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
+            for (name, kind) in listing {
                 let path = if rel.is_empty() {
-                    name.clone()
+                    name
                 } else {
                     format!("{rel}/{name}")
                 };
                 // Not through links, and not into Kiln's own folders.
-                if entry.file_type().is_ok_and(|t| t.is_dir())
-                    && !dependency_checker::fs::is_excluded(&path)
-                {
-                    stack.push((entry.path(), path.clone()));
+                if kind == Kind::Folder && !kiln_core::fs::is_excluded(&path) {
+                    stack.push(path.clone());
                     folders.insert(path);
                 }
             }
@@ -185,11 +184,10 @@ impl Editor {
             }))
         });
         canonical?;
-        let full = self
-            .project
+        self.project
             .resolve(path)
             .map_err(|_| NameProblem::NotAResource)?;
-        if std::fs::symlink_metadata(full).is_ok() {
+        if kiln_core::fs::kind_below(self.project.root(), path).is_some() {
             return Err(NameProblem::Taken);
         }
         Ok(())
@@ -203,7 +201,7 @@ impl Editor {
             let exists = self
                 .project
                 .resolve(parent)
-                .is_ok_and(|p| std::fs::symlink_metadata(p).is_ok());
+                .is_ok_and(|_| kiln_core::fs::kind_below(self.project.root(), parent).is_some());
             if exists {
                 break;
             }
@@ -294,15 +292,15 @@ impl Editor {
                     "{path} makes this folder a project; without it, Kiln no longer opens it"
                 ));
             }
-            let full = self.project.resolve(path).map_err(|e| e.to_string())?;
-            let meta = std::fs::symlink_metadata(&full).map_err(|e| format!("{path}: {e}"))?;
-            if meta.file_type().is_symlink() {
-                return Err(format!("{path} is a symbolic link; remove it outside Kiln"));
-            }
-            if meta.is_dir() {
-                collect_folder(&full, path, &mut plan)?;
-            } else {
-                plan.files.push(path.clone());
+            self.project.resolve(path).map_err(|e| e.to_string())?;
+            let root = self.project.root();
+            match kiln_core::fs::kind_below(root, path) {
+                None => return Err(format!("{path}: no such file or folder")),
+                Some((Kind::Link, _)) => {
+                    return Err(format!("{path} is a symbolic link; remove it outside Kiln"));
+                }
+                Some((Kind::Folder, _)) => collect_folder(root, path, &mut plan)?,
+                Some(_) => plan.files.push(path.clone()),
             }
         }
         plan.files.sort();
@@ -351,12 +349,8 @@ impl Editor {
         // is refused rather than kept in memory.
         let mut total = 0u64;
         for f in &plan.files {
-            let len = self
-                .project
-                .resolve(f)
-                .ok()
-                .and_then(|p| std::fs::metadata(p).ok())
-                .map_or(0, |m| m.len());
+            let len =
+                kiln_core::fs::kind_below(self.project.root(), f).map_or(0, |(_, st)| st.size);
             total += len;
             if len > MAX_DELETED_FILE || total > MAX_DELETED_TOTAL {
                 return self.error(format!(
@@ -432,7 +426,7 @@ impl Editor {
         on_conflict: Option<OnConflict>,
     ) -> ImportPlan {
         let root = self.project.root();
-        let exists = |p: &str| std::fs::symlink_metadata(root.join(p)).is_ok();
+        let exists = |p: &str| kiln_core::fs::kind_below(root, p).is_some();
         super::import::plan(sources, folder, &exists, on_conflict)
     }
 
@@ -531,27 +525,26 @@ pub struct ImportQuestion {
     pub conflicts: Vec<String>,
 }
 
-/// Adds the folder `full` (project path `rel`) and everything in it to `plan`:
-/// hidden files too (the folder could not go otherwise), never through a link.
-fn collect_folder(full: &Path, rel: &str, plan: &mut DeletePlan) -> Result<(), String> {
+/// Adds the folder `rel` below `root` and everything in it to `plan`: hidden files
+/// too (the folder could not go otherwise), never through a link.
+fn collect_folder(root: &Path, rel: &str, plan: &mut DeletePlan) -> Result<(), String> {
     plan.folders.push(rel.to_owned());
-    let listing = std::fs::read_dir(full).map_err(|e| format!("{rel}: {e}"))?;
-    for entry in listing.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
+    let listing = kiln_core::fs::read_folder_below(root, rel).map_err(|e| format!("{rel}: {e}"))?;
+    for (name, kind) in listing {
         let path = format!("{rel}/{name}");
-        let kind = entry.file_type().map_err(|e| format!("{path}: {e}"))?;
-        if kind.is_symlink() {
-            return Err(format!(
-                "{path} is a symbolic link; remove it outside Kiln first"
-            ));
-        } else if kind.is_dir() {
-            collect_folder(&entry.path(), &path, plan)?;
-        } else if kind.is_file() {
-            plan.files.push(path);
-        } else {
-            return Err(format!(
-                "{path} is not a regular file; remove it outside Kiln first"
-            ));
+        match kind {
+            Kind::Link => {
+                return Err(format!(
+                    "{path} is a symbolic link; remove it outside Kiln first"
+                ));
+            }
+            Kind::Folder => collect_folder(root, &path, plan)?,
+            Kind::File => plan.files.push(path),
+            Kind::Other => {
+                return Err(format!(
+                    "{path} is not a regular file; remove it outside Kiln first"
+                ));
+            }
         }
     }
     Ok(())

@@ -52,12 +52,11 @@ impl Editor {
         let mut written = 0;
         let done = (|| -> anyhow::Result<()> {
             for f in &make {
-                let path = self.project.root().join(&f.folder);
-                let existed = std::fs::symlink_metadata(&path).is_ok();
+                let existed = kiln_core::fs::kind_below(self.project.root(), &f.folder).is_some();
                 kiln_core::create_dir_below(self.project.root(), std::path::Path::new(&f.folder))
                     .with_context(|| format!("making the folder {}", f.folder))?;
                 if !existed {
-                    made.push(path);
+                    made.push(f.folder.as_str());
                 }
             }
             for w in writes {
@@ -78,8 +77,12 @@ impl Editor {
                     left.push(format!("{again:#}"));
                 }
             }
-            for path in made.iter().rev() {
-                let _ = std::fs::remove_dir(path);
+            for folder in made.iter().rev() {
+                let _ = kiln_core::fs::remove_below(
+                    self.project.root(),
+                    std::path::Path::new(folder),
+                    true,
+                );
             }
             if !left.is_empty() {
                 return Err(e.context(format!(
@@ -92,8 +95,12 @@ impl Editor {
         let mut remove: Vec<&FolderWrite> = folders.iter().filter(|f| f.made != forward).collect();
         remove.sort_by_key(|f| std::cmp::Reverse(depth(f)));
         for f in remove {
-            let path = self.project.resolve(&f.folder)?;
-            match std::fs::remove_dir(&path) {
+            self.project.resolve(&f.folder)?;
+            match kiln_core::fs::remove_below(
+                self.project.root(),
+                std::path::Path::new(&f.folder),
+                true,
+            ) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 // Something else was put in it since: it stays, with that. The files
@@ -127,10 +134,12 @@ impl Editor {
         let rel = std::path::Path::new(file);
         match bytes {
             Some(b) => kiln_core::write_below(self.project.root(), rel, b)
+                .map(|_| ())
                 .with_context(|| format!("writing {file}")),
             None => {
-                let path = self.project.resolve(file)?;
-                std::fs::remove_file(&path).with_context(|| format!("removing {file}"))
+                self.project.resolve(file)?;
+                kiln_core::fs::remove_below(self.project.root(), rel, false)
+                    .with_context(|| format!("removing {file}"))
             }
         }
     }
@@ -176,9 +185,7 @@ impl Editor {
             })
             .collect();
         let exists = |p: &str| {
-            self.project
-                .resolve(&format!("{p}.unit"))
-                .is_ok_and(|path| path.exists())
+            kiln_core::fs::kind_below(self.project.root(), &format!("{p}.unit")).is_some()
         };
         let Some(prefab) = std::iter::once(format!("units/{stem}"))
             .chain((2..1000).map(|n| format!("units/{stem}_{n}")))

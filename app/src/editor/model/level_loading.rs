@@ -203,11 +203,5 @@ fn load(project: &Project, registry: &Registry, file: &str, set: &dyn Fn(LoadSta
 
 /// The text of `file`, read only inside the project.
 pub fn read(project: &Project, file: &str) -> Result<String, String> {
-    project
-        .resolve(file)
-        .and_then(|p| {
-            std::fs::read_to_string(&p)
-                .map_err(|e| kiln_core::ProjectError::Io { path: p, source: e })
-        })
-        .map_err(|e| format!("{file}: {e}"))
+    project.read_text(file).map_err(|e| format!("{file}: {e}"))
 }

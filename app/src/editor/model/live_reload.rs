@@ -215,10 +215,7 @@ impl Editor {
 
     /// Takes the open level's file from disk after it changed there.
     fn reload_from_disk(&mut self, file: &str) -> Reload {
-        let text = match self.project.resolve(file).and_then(|p| {
-            std::fs::read_to_string(&p)
-                .map_err(|e| kiln_core::ProjectError::Io { path: p, source: e })
-        }) {
+        let text = match self.project.read_text(file) {
             Ok(t) => t,
             Err(e) => {
                 self.error(format!("{file} changed on disk and cannot be read: {e}"));

@@ -506,12 +506,8 @@ impl Editor {
     /// Opens a level, replacing the current one (the GUI asks about unsaved edits first).
     /// A large one opens on a worker thread: see [`Editor::opening`].
     fn open_level(&mut self, file: &str) {
-        let bytes = self
-            .project
-            .resolve(file)
-            .ok()
-            .and_then(|p| std::fs::metadata(p).ok())
-            .map_or(0, |m| m.len());
+        let bytes =
+            kiln_core::fs::kind_below(self.project.root(), file).map_or(0, |(_, st)| st.size);
         if bytes >= self.background_open_bytes {
             self.opening = Some(level_loading::LevelLoad::start(
                 self.project.clone(),

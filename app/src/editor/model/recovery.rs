@@ -35,7 +35,8 @@ impl Editor {
     }
 
     pub(super) fn remove_recovery(&mut self, file: &str) {
-        let _ = std::fs::remove_file(self.recovery_path(file));
+        let rel = std::path::Path::new(".kiln/recovery").join(file);
+        let _ = kiln_core::fs::remove_below(self.project.root(), &rel, false);
         self.recovery_written = None;
     }
 

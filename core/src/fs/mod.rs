@@ -1,0 +1,29 @@
+//! Kiln's one rule for touching a project's files, used by every crate:
+//!
+//! - which paths are the project's ([`is_excluded`], `project_files.rs`);
+//! - a file or folder below the root is reached folder by folder from the root's
+//!   descriptor, each relative to the one before and never through a symbolic link,
+//!   and only regular files are read ([`FolderCursor`], [`read_below`],
+//!   [`write_below`], `below.rs`): a link planted in a project, or a folder swapped
+//!   for one while Kiln works, never carries a read or a write outside it;
+//! - a file is written whole or not at all, through one temporary-name scheme, and
+//!   one sweep removes what a killed process left ([`replace_at`],
+//!   [`sweep_leftovers`], `atomic.rs`).
+
+mod atomic;
+mod below;
+mod project_files;
+
+pub use atomic::{
+    Durability, Replacement, leftover_of, remove_if_leftover, replace_at, sweep_leftovers,
+    temp_name, write_atomic, write_atomic_unsynced,
+};
+pub use below::{
+    FileStat, FolderCursor, Kind, create_dir_below, folder_and_name, goes_through_link, kind_below,
+    list_below, open_at, open_below, open_dir_below, open_folder_below, open_regular_at,
+    read_below, read_folder_below, read_regular, remove_below, rename_below, stat_below, stat_of,
+    write_below,
+};
+pub use project_files::{
+    BUILD_DIR, NON_RESOURCE_DIRS, is_excluded, is_plain_relative, is_within, split_extension,
+};
