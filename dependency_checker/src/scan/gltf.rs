@@ -57,40 +57,35 @@ fn path_part(uri: &str) -> &str {
 /// Decodes the `%XX` escapes of a URI path (RFC 3986, section 2.1). Other
 /// characters are taken as they are (exporters often write a space unencoded).
 pub fn percent_decode(text: &str) -> Result<String, String> {
+    // `percent-encoding` passes a `%` without two hex digits through as it is; a
+    // URI Kiln patches must not, so that is an error here, said where.
     let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            let hex = |k: usize| bytes.get(k).and_then(|c| (*c as char).to_digit(16));
-            match (hex(i + 1), hex(i + 2)) {
-                (Some(hi), Some(lo)) => out.push((hi * 16 + lo) as u8),
-                _ => {
-                    return Err(format!(
-                        "\"%\" at byte {i} is not followed by two hex digits"
-                    ));
-                }
-            }
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
+    for (i, _) in text.match_indices('%') {
+        let hex = |k: usize| bytes.get(k).is_some_and(u8::is_ascii_hexdigit);
+        if !(hex(i + 1) && hex(i + 2)) {
+            return Err(format!(
+                "\"%\" at byte {i} is not followed by two hex digits"
+            ));
         }
     }
-    String::from_utf8(out).map_err(|_| "its %-escapes do not decode to UTF-8 text".to_owned())
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8()
+        .map(|decoded| decoded.into_owned())
+        .map_err(|_| "its %-escapes do not decode to UTF-8 text".to_owned())
 }
 
+/// What a URI path segment leaves as it is: unreserved characters (RFC 3986:
+/// letters, digits, `-`, `.`, `_`, `~`).
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// Percent-encodes one file or folder name for a URI path: unreserved characters
-/// (letters, digits, `-`, `.`, `_`, `~`) stay as they are, every other byte (a
-/// space, `%`, `#`, `?`, `:`, non-ASCII text) becomes `%XX`.
+/// stay as they are, every other byte is `%XX`.
 fn percent_encode_segment(segment: &str, out: &mut String) {
-    for b in segment.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
+    out.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
 }
 
 /// The folder of a project file, as its path segments (empty at the root).
