@@ -226,7 +226,9 @@ impl Checker {
             return Ok((Index::build(project, registry, options)?, None));
         }
         // The index the cache holds goes to the walk as soon as it is loaded; what
-        // the cache stores beside it comes back when the loading thread ends.
+        // the cache stores beside it comes back when the loading thread ends. A
+        // thread of its own, not a pool task: the walk's tasks wait for it (see
+        // `crate::parallel`).
         let loading = std::sync::OnceLock::new();
         let (index, stored) = std::thread::scope(|threads| {
             let loader = threads.spawn(|| {
@@ -651,23 +653,26 @@ impl Checker {
                 let save =
                     self.cache_unsaved.replace(false) | self.findings_unstored.replace(false);
                 let index = &self.index;
-                std::thread::scope(|threads| {
-                    let encoding =
-                        save.then(|| threads.spawn(|| crate::cache::CacheFile::start(index)));
-                    let findings = check(
-                        &self.index,
-                        &Resolution::build(&self.index),
-                        &self.redirects,
-                        &self.project.config().boot_levels,
-                        &self.project.config().plugins,
-                    );
-                    // The cache only saves time: a check it cannot be written for
-                    // is still a whole check.
-                    if let Some(Ok(Ok(cache))) = encoding.map(|e| e.join()) {
-                        let _ = cache.finish(Some(&findings));
-                    }
-                    findings
-                })
+                let (redirects, config) = (&self.redirects, self.project.config());
+                let (cache, findings) = rayon::join(
+                    || save.then(|| crate::cache::CacheFile::start(index)),
+                    || {
+                        let resolution = Resolution::build(index);
+                        check(
+                            index,
+                            &resolution,
+                            redirects,
+                            &config.boot_levels,
+                            &config.plugins,
+                        )
+                    },
+                );
+                // The cache only saves time: a check it cannot be written for
+                // is still a whole check.
+                if let Some(Ok(cache)) = cache {
+                    let _ = cache.finish(Some(&findings));
+                }
+                findings
             })
             .clone();
         for (file, reason) in crate::fs::journal::set_aside_journals(self.project.root()) {

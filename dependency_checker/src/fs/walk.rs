@@ -12,7 +12,7 @@ use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 
 use rustix::fs::{AtFlags, Dir, FileType};
 
@@ -53,66 +53,86 @@ pub(crate) enum Other {
     Unreadable(String, String),
 }
 
-struct Queue {
-    dirs: Vec<String>,
-    /// Folders queued or being read; the walk ends when it reaches zero.
-    pending: usize,
-}
-
-/// Walks `root` with `threads` workers. Each worker makes its own state with `start`,
-/// passes it to `on_file` for each file it finds, and hands it to `finish` at the end.
-pub(crate) fn walk<S>(
+/// Walks `root` on the current rayon pool (see `crate::parallel`), one task per
+/// folder. Each pool thread makes its own state with `start` the first time it
+/// meets a file, passes it to `on_file` for each file it finds, and hands it to
+/// `finish` once the walk is over.
+pub(crate) fn walk<S: Send>(
     root: &Path,
-    threads: usize,
     start: impl Fn() -> S + Sync,
     on_file: impl Fn(&mut S, &Found) + Sync,
     on_other: impl Fn(Other) + Sync,
-    finish: impl Fn(S) + Sync,
+    finish: impl Fn(S),
 ) {
-    let queue = Mutex::new(Queue {
-        dirs: vec![String::new()],
-        pending: 1,
-    });
-    let ready = Condvar::new();
-    std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
-            scope.spawn(|| {
-                let mut state = start();
-                loop {
-                    let dir = {
-                        let Ok(mut q) = queue.lock() else { break };
-                        loop {
-                            if let Some(d) = q.dirs.pop() {
-                                break Some(d);
-                            }
-                            if q.pending == 0 {
-                                break None;
-                            }
-                            q = match ready.wait(q) {
-                                Ok(q) => q,
-                                Err(_) => break None,
-                            };
-                        }
-                    };
-                    let Some(dir) = dir else { break };
-                    let mut subdirs = Vec::new();
-                    read_dir(
-                        root,
-                        &dir,
-                        &mut subdirs,
-                        &mut |f: &Found| on_file(&mut state, f),
-                        &on_other,
-                    );
-                    let Ok(mut q) = queue.lock() else { break };
-                    q.pending += subdirs.len();
-                    q.dirs.extend(subdirs);
-                    q.pending -= 1;
-                    ready.notify_all();
-                }
-                finish(state);
-            });
+    // One slot per pool thread, taken only by that thread: the locks are never
+    // contended, and a folder's files go into one state without passing it around.
+    let states: Vec<Mutex<Option<S>>> = (0..rayon::current_num_threads().max(1))
+        .map(|_| Mutex::new(None))
+        .collect();
+    let walker = Walker {
+        root,
+        states: &states,
+        start: &start,
+        on_file: &on_file,
+        on_other: &on_other,
+    };
+    rayon::scope(|scope| walker.folder(scope, String::new()));
+    for state in states {
+        if let Some(state) = state.into_inner().ok().flatten() {
+            finish(state);
         }
-    });
+    }
+}
+
+/// What every folder's task shares.
+struct Walker<'w, S, Start, OnFile, OnOther> {
+    root: &'w Path,
+    states: &'w [Mutex<Option<S>>],
+    start: &'w Start,
+    on_file: &'w OnFile,
+    on_other: &'w OnOther,
+}
+
+impl<S, Start, OnFile, OnOther> Clone for Walker<'_, S, Start, OnFile, OnOther> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S, Start, OnFile, OnOther> Copy for Walker<'_, S, Start, OnFile, OnOther> {}
+
+impl<'w, S, Start, OnFile, OnOther> Walker<'w, S, Start, OnFile, OnOther>
+where
+    S: Send,
+    Start: Fn() -> S + Sync,
+    OnFile: Fn(&mut S, &Found) + Sync,
+    OnOther: Fn(Other) + Sync,
+{
+    /// Reads `dir`, handing its files to this thread's state and each subfolder
+    /// to a task of its own.
+    fn folder<'s>(self, scope: &rayon::Scope<'s>, dir: String)
+    where
+        'w: 's,
+    {
+        let slot = rayon::current_thread_index().unwrap_or(0) % self.states.len();
+        let mut subdirs = Vec::new();
+        {
+            // A slot poisoned by a panic in `on_file` ends that panic's walk anyway.
+            let Ok(mut state) = self.states[slot].lock() else {
+                return;
+            };
+            let state = state.get_or_insert_with(self.start);
+            read_dir(
+                self.root,
+                &dir,
+                &mut subdirs,
+                &mut |f: &Found| (self.on_file)(state, f),
+                self.on_other,
+            );
+        }
+        for sub in subdirs {
+            scope.spawn(move |scope| self.folder(scope, sub));
+        }
+    }
 }
 
 fn read_dir(

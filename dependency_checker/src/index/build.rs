@@ -267,11 +267,6 @@ impl Index {
         let issues: Mutex<Vec<WalkIssue>> = Mutex::new(Vec::new());
         let links: Mutex<Vec<String>> = Mutex::new(Vec::new());
         let counters = Counters::since(started);
-        let threads = if options.threads == 0 {
-            std::thread::available_parallelism().map_or(2, |n| n.get())
-        } else {
-            options.threads
-        };
         let push_issue = |issue: WalkIssue| {
             if let Ok(mut i) = issues.lock() {
                 i.push(issue);
@@ -312,61 +307,62 @@ impl Index {
                     }
                 }
             };
-        crate::fs::walk::walk(
-            &root,
-            threads,
-            || {
-                let encoder = options.keep_encoded.then(WalkEncoder::default);
-                let scratch = ReadScratch {
-                    encoder,
-                    ..ReadScratch::default()
-                };
-                (Vec::<FileEntry>::new(), scratch, Vec::new())
-            },
-            |(entries, buf, waiting), found| {
-                match previous_index(false) {
-                    Some(previous) => {
-                        if !waiting.is_empty() {
-                            index_waiting(waiting, (&mut *entries, &mut *buf));
+        crate::parallel::on_threads(options.threads, || {
+            crate::fs::walk::walk(
+                &root,
+                || {
+                    let encoder = options.keep_encoded.then(WalkEncoder::default);
+                    let scratch = ReadScratch {
+                        encoder,
+                        ..ReadScratch::default()
+                    };
+                    (Vec::<FileEntry>::new(), scratch, Vec::new())
+                },
+                |(entries, buf, waiting), found| {
+                    match previous_index(false) {
+                        Some(previous) => {
+                            if !waiting.is_empty() {
+                                index_waiting(waiting, (&mut *entries, &mut *buf));
+                            }
+                            index_one(previous, &found.rel, Source::Walk(found), (entries, buf));
                         }
-                        index_one(previous, &found.rel, Source::Walk(found), (entries, buf));
+                        None => waiting.push((found.rel.clone(), found.stat())),
                     }
-                    None => waiting.push((found.rel.clone(), found.stat())),
-                }
-                let n = counters.files.fetch_add(1, Ordering::Relaxed) + 1;
-                if let Some(p) = &options.progress {
-                    p(n);
-                }
-            },
-            |other| match other {
-                crate::fs::walk::Other::Link(rel) => {
-                    if leads_outside(&root, &rel) {
-                        push_issue(WalkIssue::LinkOutside(rel.clone()));
+                    let n = counters.files.fetch_add(1, Ordering::Relaxed) + 1;
+                    if let Some(p) = &options.progress {
+                        p(n);
                     }
-                    if let Ok(mut links) = links.lock() {
-                        links.push(rel);
+                },
+                |other| match other {
+                    crate::fs::walk::Other::Link(rel) => {
+                        if leads_outside(&root, &rel) {
+                            push_issue(WalkIssue::LinkOutside(rel.clone()));
+                        }
+                        if let Ok(mut links) = links.lock() {
+                            links.push(rel);
+                        }
                     }
-                }
-                crate::fs::walk::Other::NotUtf8(path) => push_issue(WalkIssue::NotUtf8(path)),
-                crate::fs::walk::Other::Unreadable(rel, message) => {
-                    push_issue(WalkIssue::Unreadable(rel, message))
-                }
-            },
-            |(mut entries, mut buf, mut waiting)| {
-                if !waiting.is_empty() {
-                    index_waiting(&mut waiting, (&mut entries, &mut buf));
-                }
-                // In path order, each worker on its own: the index's map is then
-                // built by merging one sorted run per worker.
-                entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-                if let Ok(mut f) = found.lock() {
-                    f.append(&mut entries);
-                }
-                if let (Some(encoder), Ok(mut e)) = (buf.encoder.take(), encoders.lock()) {
-                    e.push(encoder);
-                }
-            },
-        );
+                    crate::fs::walk::Other::NotUtf8(path) => push_issue(WalkIssue::NotUtf8(path)),
+                    crate::fs::walk::Other::Unreadable(rel, message) => {
+                        push_issue(WalkIssue::Unreadable(rel, message))
+                    }
+                },
+                |(mut entries, mut buf, mut waiting)| {
+                    if !waiting.is_empty() {
+                        index_waiting(&mut waiting, (&mut entries, &mut buf));
+                    }
+                    // In path order, each worker on its own: the index's map is then
+                    // built by merging one sorted run per worker.
+                    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+                    if let Ok(mut f) = found.lock() {
+                        f.append(&mut entries);
+                    }
+                    if let (Some(encoder), Ok(mut e)) = (buf.encoder.take(), encoders.lock()) {
+                        e.push(encoder);
+                    }
+                },
+            )
+        });
         let mut files: BTreeMap<Arc<str>, FileEntry> = found
             .into_inner()
             .unwrap_or_default()

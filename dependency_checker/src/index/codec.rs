@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use kiln_core::Registry;
+use rayon::prelude::*;
 
 use crate::scan::{DeclaredRules, FileScan, LastStored, Naming, RefView, ScanError};
 
@@ -893,17 +894,12 @@ fn encode_in_halves(files: &[(&Arc<str>, &ScanCell)]) -> Vec<WalkEncoder> {
         encoder
     };
     let (first, second) = files.split_at(files.len().div_ceil(2));
-    std::thread::scope(|threads| {
-        let second = threads.spawn(|| encode(second));
-        let first = encode(first);
-        std::iter::once(first)
-            .chain(crate::parallel::joined([second]))
-            .collect()
-    })
+    let (first, second) = rayon::join(|| encode(first), || encode(second));
+    vec![first, second]
 }
 
 /// The encoders' strings in one table numbered by use, and each encoder's records
-/// renumbered (reading varints, hashing nothing) on a thread of its own, with each
+/// renumbered (reading varints, hashing nothing) as a task of its own, with each
 /// file's record in them.
 fn join(encoders: &mut [WalkEncoder]) -> (Strings<'_>, Vec<Records>) {
     let records: Vec<Records> = encoders.iter_mut().map(WalkEncoder::take_records).collect();
@@ -915,15 +911,9 @@ fn join(encoders: &mut [WalkEncoder]) -> (Strings<'_>, Vec<Records>) {
         .map(|e| e.table().map(|(s, uses)| strings.count(s, uses)).collect())
         .collect();
     let (strings, renumber) = strings.by_use();
-    let renumbered = std::thread::scope(|threads| {
-        let renumbering: Vec<_> = (records.into_iter().zip(&joined))
-            .map(|(records, joined)| {
-                let renumber = &renumber;
-                threads.spawn(move || renumbered(records, joined, renumber))
-            })
-            .collect();
-        crate::parallel::joined(renumbering)
-    });
+    let renumbered = (records.into_par_iter().zip(&joined))
+        .map(|(records, joined)| renumbered(records, joined, &renumber))
+        .collect();
     (strings, renumbered)
 }
 

@@ -22,6 +22,7 @@
 //! cache once, by the numbers the cache's table gives its text and type; a relative
 //! URI, which names a file from its own file's folder, is resolved every time.
 
+use rayon::prelude::*;
 use std::cell::Cell;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
@@ -378,7 +379,7 @@ impl<'i> Resolution<'i> {
             .collect();
         // Cut in runs of about as many references, one per core: resolving is a
         // hash lookup per reference, and at 100,000 files it was most of a check.
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+        let threads = rayon::current_num_threads();
         let per_thread = hints.iter().sum::<usize>().div_ceil(threads).max(1);
         let mut runs = Vec::new();
         let (mut start, mut held) = (0, 0);
@@ -390,15 +391,9 @@ impl<'i> Resolution<'i> {
             }
         }
         runs.push(start..files.len());
-        let parts: Vec<Resolving> = std::thread::scope(|threads| {
-            let resolving: Vec<_> = (runs.iter().cloned())
-                .map(|run| {
-                    let (hints, chosen) = (&hints, &chosen);
-                    threads.spawn(move || Self::resolve_run(index, numbered, run, hints, chosen))
-                })
-                .collect();
-            crate::parallel::joined(resolving)
-        });
+        let parts: Vec<Resolving> = (runs.into_par_iter())
+            .map(|run| Self::resolve_run(index, numbered, run, &hints, &chosen))
+            .collect();
         // Joined: each run's slots and targets after the ones before.
         let mut all = Resolving::default();
         for part in parts {
