@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use egui::{Color32, RichText, ViewportCommand};
+use egui::{Color32, ViewportCommand};
 
 use super::actions::{Action, UiCommand, UnsavedAnswer};
 use super::model::level_loading::LoadStage;
@@ -39,7 +39,7 @@ pub struct KilnApp {
     /// The close was sent to the window.
     closing: bool,
     /// Messages on screen, with the UI time they appeared (set when first shown).
-    toasts: Vec<(Severity, String, Option<f64>)>,
+    toasts: super::toasts::Toasts,
     last_title: String,
     last_frame: Option<Instant>,
     /// `KILN_SCREENSHOT=path.png`: save a screenshot of the window after a few
@@ -92,7 +92,7 @@ impl KilnApp {
             pending: None,
             allowed_to_close: false,
             closing: false,
-            toasts: Vec::new(),
+            toasts: super::toasts::Toasts::default(),
             last_title: String::new(),
             last_frame: None,
             screenshot: None,
@@ -115,7 +115,7 @@ impl KilnApp {
             }
             Err(e) => {
                 let message = format!("cannot open {}: {e:#}", dir.display());
-                self.toasts.push((Severity::Error, message.clone(), None));
+                self.toasts.push(Severity::Error, message.clone());
                 self.open_error = Some(message);
             }
         }
@@ -128,17 +128,16 @@ impl KilnApp {
             Ok(made) => {
                 self.new_project = None;
                 self.open_project(&made.root);
-                self.toasts.push((
+                self.toasts.push(
                     Severity::Info,
                     format!("created {} in {}", made.name, made.root.display()),
-                    None,
-                ));
+                );
             }
             Err(e) => {
                 let message = format!("{e:#}");
                 match &mut self.new_project {
                     Some(dialog) => dialog.error = Some(message),
-                    None => self.toasts.push((Severity::Error, message, None)),
+                    None => self.toasts.push(Severity::Error, message),
                 }
             }
         }
@@ -272,7 +271,7 @@ impl KilnApp {
             match effect {
                 Effect::FrameSelection => self.panels.viewport.frame_request = true,
                 Effect::BeginRename(id) => self.panels.begin_rename = Some(id),
-                Effect::Toast(t) => self.toasts.push((t.severity, t.text, None)),
+                Effect::Toast(t) => self.toasts.push(t.severity, t.text),
                 Effect::ShowFile(file) => {
                     self.panels.bottom = panels::BottomTab::Assets;
                     self.panels.assets.show(&file);
@@ -684,38 +683,6 @@ impl KilnApp {
         });
     }
 
-    /// How long a toast stays, in seconds.
-    const TOAST_SECONDS: f64 = 6.0;
-
-    fn toasts(&mut self, ctx: &egui::Context) {
-        // The UI's clock, not the wall's: the same in the window and in tests.
-        let now = ctx.input(|i| i.time);
-        for (_, _, at) in &mut self.toasts {
-            at.get_or_insert(now);
-        }
-        self.toasts
-            .retain(|(_, _, at)| at.is_none_or(|t| now - t < Self::TOAST_SECONDS));
-        if self.toasts.is_empty() {
-            return;
-        }
-        egui::Area::new(egui::Id::unique("kiln toasts"))
-            .anchor(egui::Align2::RIGHT_BOTTOM, [-12.0, -40.0])
-            .show(ctx, |ui| {
-                for (severity, text, _) in &self.toasts {
-                    let color = match severity {
-                        Severity::Error => Color32::from_rgb(220, 80, 70),
-                        Severity::Warning => Color32::from_rgb(220, 170, 60),
-                        Severity::Info => ui.visuals().text_color(),
-                    };
-                    egui::Frame::popup(ui.style()).show(ui, |ui| {
-                        ui.set_max_width(420.0);
-                        ui.label(RichText::new(text).color(color));
-                    });
-                }
-            });
-        ctx.request_repaint_after(Duration::from_millis(500));
-    }
-
     /// Sets up what a README screenshot shows, as a user would have: a selection, the
     /// rename preview, a find-references result, or the problems tab.
     fn screenshot_scene(&mut self) {
@@ -925,7 +892,7 @@ impl KilnApp {
         if let Some(text) = self.clipboard_out.take() {
             ctx.copy_text(text);
         }
-        self.toasts(&ctx);
+        self.toasts.show(&ctx);
         self.take_screenshot(&ctx);
     }
 }

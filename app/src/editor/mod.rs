@@ -13,6 +13,7 @@ mod panels;
 pub mod preview;
 mod settings;
 pub mod thumbnails;
+mod toasts;
 pub mod tree;
 
 pub use actions::{Action, UiCommand, UnsavedAnswer};
