@@ -18,7 +18,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use kiln_core::Registry;
 use serde_json::{Value, json};
 
-use crate::cli::{EXIT_FINDINGS, EXIT_OK};
+use crate::outcome::Outcome;
 use crate::plugins::{registry_with_plugins, report};
 use kiln_plugin_host::project::ProjectPlugins;
 
@@ -88,7 +88,11 @@ pub struct CheckOptions {
 /// `kiln check [--fix [--dry-run]] [--deny-warnings]`: exit status 0 when there is no
 /// error (warnings are printed), 1 when there are errors (or warnings, with
 /// `--deny-warnings`); 2 when the check could not run.
-pub fn check(project: &Path, options: CheckOptions, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn check(
+    project: &Path,
+    options: CheckOptions,
+    out: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
     let (mut checker, plugins) = open_checker(project)?;
     report(&plugins, false, &mut std::io::stderr());
     check_with(&mut checker, &plugin_errors(&plugins), options, out)
@@ -105,7 +109,7 @@ pub fn check_with(
     plugin_errors: &[String],
     options: CheckOptions,
     out: &mut dyn Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     let mut fixes = None;
     if options.fix {
         let plan = ops::plan_redirect_fixes(checker);
@@ -170,7 +174,7 @@ pub fn check_with(
         )?;
     }
     let failed = errors > 0 || (options.deny_warnings && warnings > 0);
-    Ok(if failed { EXIT_FINDINGS } else { EXIT_OK })
+    Ok(Outcome::findings_if(failed))
 }
 
 /// A finding as JSON: its fields, plus `severity` and the `message` a person reads.
@@ -230,7 +234,7 @@ pub fn refs(
     resource: &str,
     as_json: bool,
     out: &mut dyn Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     let (checker, plugins) = open_checker(project)?;
     report(&plugins, true, &mut std::io::stderr());
     refs_with(&checker, resource, as_json, out)
@@ -242,7 +246,7 @@ pub fn refs_with(
     resource: &str,
     as_json: bool,
     out: &mut dyn Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     require_exists(checker, resource)?;
     // Each reference is printed as it is found: the 250,000 references to a big
     // folder are never all held (BENCHMARKS.md, "kiln refs of a folder").
@@ -275,7 +279,7 @@ pub fn refs_with(
             )?;
         }
     }
-    Ok(EXIT_OK)
+    Ok(Outcome::Done)
 }
 
 /// The start of a `--json` report of references printed as they are found, up to
@@ -357,7 +361,7 @@ pub fn deps(
     resource: &str,
     as_json: bool,
     out: &mut dyn Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     // Only the file and the folders its references point into are looked at on
     // disk; the cache answers for the rest (see `Checker::open_for_dependencies_of`).
     let (registry, plugins) = registry_with_plugins(&kiln_core::Project::open(project)?);
@@ -375,7 +379,7 @@ pub fn deps_with(
     resource: &str,
     as_json: bool,
     out: &mut dyn Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     require_exists(checker, resource)?;
     if as_json {
         report_head(out, "kiln-deps/1", resource)?;
@@ -402,7 +406,7 @@ pub fn deps_with(
         })?;
         writeln!(out, "{resource} references {deps} resources")?;
     }
-    Ok(EXIT_OK)
+    Ok(Outcome::Done)
 }
 
 /// The JSON of each patch of a plan, made as it is asked for.
@@ -508,7 +512,7 @@ pub fn mv(
     dry_run: bool,
     as_json: bool,
     out: &mut dyn Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     let (mut checker, plugins) = open_checker(project)?;
     report(&plugins, true, &mut std::io::stderr());
     let options = MoveOptions { dry_run, as_json };
@@ -542,7 +546,7 @@ pub fn mv_with(
     MoveOptions { dry_run, as_json }: MoveOptions,
     (out, err): (&mut dyn Write, &mut dyn Write),
     reread: &mut dyn FnMut(&mut Checker) -> anyhow::Result<()>,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     let request = move_request(checker.project().root(), paths)?;
     let mut plan = ops::plan(checker, &request)?;
     let apply = !dry_run && !plan.is_empty();
@@ -590,7 +594,7 @@ pub fn mv_with(
             )?;
         }
     }
-    Ok(EXIT_OK)
+    Ok(Outcome::Done)
 }
 
 #[cfg(test)]
@@ -623,7 +627,7 @@ mod tests {
         tmp
     }
 
-    fn printed(run: impl FnOnce(&mut Vec<u8>) -> anyhow::Result<u8>) -> String {
+    fn printed(run: impl FnOnce(&mut Vec<u8>) -> anyhow::Result<Outcome>) -> String {
         let mut out = Vec::new();
         run(&mut out).unwrap();
         String::from_utf8(out).unwrap()

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::outcome::Outcome;
 use crate::query_service::Query;
 
 /// Kiln: level editor and data compiler.
@@ -198,20 +199,18 @@ pub enum PluginsAction {
     Prebuild,
 }
 
-/// Exit status when everything worked.
-pub const EXIT_OK: u8 = 0;
-/// Exit status when the command ran but found problems (a level that did not compile).
-pub const EXIT_FINDINGS: u8 = 1;
-/// Exit status for usage and I/O errors.
-pub const EXIT_ERROR: u8 = 2;
-
 /// Parses the process arguments and runs the command.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_ERROR } else { EXIT_OK });
+            let asked = if e.use_stderr() {
+                Outcome::Failed
+            } else {
+                Outcome::Done
+            };
+            return ExitCode::from(asked.exit_status());
         }
     };
     // As ripgrep does: line by line to a terminal, in blocks to a pipe or a file.
@@ -221,23 +220,23 @@ pub fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let live = stdout.is_terminal() || matches!(cli.tool, Some(Tool::Watch { .. }));
     if live {
-        return ExitCode::from(run(cli, &mut stdout.lock()));
+        return ExitCode::from(run(cli, &mut stdout.lock()).exit_status());
     }
     let mut out = std::io::BufWriter::with_capacity(64 << 10, stdout.lock());
-    let status = run(cli, &mut out);
-    match std::io::Write::flush(&mut out) {
-        Ok(()) => ExitCode::from(status),
+    let outcome = match (run(cli, &mut out), std::io::Write::flush(&mut out)) {
+        (outcome, Ok(())) => outcome,
         // `kiln refs X | head`: the reader has all it wanted.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(status),
-        Err(e) => {
+        (outcome, Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => outcome,
+        (_, Err(e)) => {
             eprintln!("error: writing the output: {e}");
-            ExitCode::from(EXIT_ERROR)
+            Outcome::Failed
         }
-    }
+    };
+    ExitCode::from(outcome.exit_status())
 }
 
-/// Runs a parsed command, printing to `out`; returns the exit status.
-pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
+/// Runs a parsed command, printing to `out`; an error is printed here, once.
+pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
     let result = match cli.tool.unwrap_or(Tool::Edit { project: None }) {
         Tool::New {
             dir,
@@ -251,13 +250,13 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
                 template.label().to_lowercase(),
                 made.root.display(),
                 made.files,
-                shell_quoted(&made.root),
+                crate::shell::shell_quoted(&made.root),
             )?;
-            Ok(EXIT_OK)
+            Ok(Outcome::Done)
         }),
         Tool::Edit { project } => {
             let project = project.or_else(default_project);
-            crate::editor::run_editor(project).map(|()| EXIT_OK)
+            crate::editor::run_editor(project).map(|()| Outcome::Done)
         }
         Tool::Compile {
             project,
@@ -352,12 +351,12 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> u8 {
         }
     };
     match result {
-        Ok(status) => status,
+        Ok(outcome) => outcome,
         // The reader went away (`kiln refs X | head`): stop quietly, as Unix tools do.
-        Err(e) if is_broken_pipe(&e) => EXIT_OK,
+        Err(e) if is_broken_pipe(&e) => Outcome::Done,
         Err(e) => {
             eprintln!("error: {e:#}");
-            EXIT_ERROR
+            Outcome::Failed
         }
     }
 }
@@ -368,29 +367,15 @@ fn served_or(
     project: &std::path::Path,
     query: Query,
     out: &mut dyn std::io::Write,
-    alone: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<u8>,
-) -> anyhow::Result<u8> {
+    alone: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<Outcome>,
+) -> anyhow::Result<Outcome> {
     match crate::query_service::ask(project, &query)? {
         Some(answer) => {
             eprint!("{}", answer.stderr);
             out.write_all(answer.stdout.as_bytes())?;
-            Ok(answer.status)
+            Ok(Outcome::from_exit_status(answer.status))
         }
         None => alone(out),
-    }
-}
-
-/// `path` as a shell reads it back: quoted when it holds anything but plain
-/// characters.
-pub(crate) fn shell_quoted(path: &std::path::Path) -> String {
-    let text = path.display().to_string();
-    let plain = text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c));
-    if plain {
-        text
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 

@@ -8,7 +8,7 @@ use anyhow::Context;
 use kiln_core::project::BUILD_DIR;
 use kiln_core::{Project, write_below};
 
-use crate::cli::{EXIT_FINDINGS, EXIT_OK};
+use crate::outcome::Outcome;
 
 /// The blob file of level `level` (e.g. `levels/forest.level`) under `out_root`.
 pub fn blob_path(out_root: &Path, level: &str) -> PathBuf {
@@ -36,7 +36,7 @@ fn level_file(arg: &str) -> String {
 }
 
 /// Compiles `levels` (all levels when empty) of the project at `project_dir`.
-/// Returns [`EXIT_FINDINGS`] if any level failed to compile; the others are still
+/// Returns [`Outcome::Findings`] if any level failed to compile; the others are still
 /// written. A failed level's previous blob is left as it was.
 pub fn run(
     project_dir: &Path,
@@ -44,7 +44,7 @@ pub fn run(
     levels: &[String],
     options: kiln_core::CompileOptions,
     out: &mut dyn Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     let project = Project::open(project_dir)?;
     let (registry, plugins) = crate::plugins::registry_with_plugins(&project);
     crate::plugins::report(&plugins, false, &mut std::io::stderr());
@@ -96,8 +96,8 @@ pub fn run(
     }
     writeln!(out, "{} compiled, {failed} failed", levels.len() - failed)?;
     Ok(if failed == 0 && plugins.errors.is_empty() {
-        EXIT_OK
+        Outcome::Done
     } else {
-        EXIT_FINDINGS
+        Outcome::Findings
     })
 }

@@ -9,9 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Context as _;
-use kiln_merge::Outcome;
 
-use crate::cli::{EXIT_FINDINGS, EXIT_OK};
+use crate::outcome::Outcome;
 
 /// The most a file given to the merge or the diff may hold.
 const MAX_FILE: u64 = 1 << 30;
@@ -37,15 +36,15 @@ pub fn merge(
     theirs: &Path,
     path: Option<&str>,
     err: &mut dyn Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     let shown = path.map_or_else(|| ours.display().to_string(), str::to_owned);
     let (b, o, t) = (read(base)?, read(ours)?, read(theirs)?);
     match kiln_merge::merge_file(&shown, &b, &o, &t) {
-        Outcome::Merged { text, conflicts } => {
+        kiln_merge::Outcome::Merged { text, conflicts } => {
             kiln_core::write_atomic(ours, text.as_bytes())
                 .with_context(|| format!("writing the merge of {shown}"))?;
             if conflicts.is_empty() {
-                return Ok(EXIT_OK);
+                return Ok(Outcome::Done);
             }
             writeln!(
                 err,
@@ -56,9 +55,9 @@ pub fn merge(
             for c in &conflicts {
                 writeln!(err, "  {}", c.describe())?;
             }
-            Ok(EXIT_FINDINGS)
+            Ok(Outcome::Findings)
         }
-        Outcome::NotKilns(why) => {
+        kiln_merge::Outcome::NotKilns(why) => {
             writeln!(err, "kiln merge: {shown}: {why}; git's line merge takes it")?;
             let status = Command::new("git")
                 .args(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs"])
@@ -68,8 +67,8 @@ pub fn merge(
                 .status()
                 .context("running git merge-file")?;
             Ok(match status.code() {
-                Some(0) => EXIT_OK,
-                _ => EXIT_FINDINGS,
+                Some(0) => Outcome::Done,
+                _ => Outcome::Findings,
             })
         }
     }
@@ -77,27 +76,32 @@ pub fn merge(
 
 /// `kiln diff OLD NEW [--path PATH]`: what changed between two versions of a file,
 /// by what it means. Exit status 0 when nothing did, 1 when something did.
-pub fn diff(old: &Path, new: &Path, path: Option<&str>, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn diff(
+    old: &Path,
+    new: &Path,
+    path: Option<&str>,
+    out: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
     let shown = path.map_or_else(|| new.display().to_string(), str::to_owned);
     let (a, b) = (read(old)?, read(new)?);
     match kiln_merge::diff::diff_file(&shown, &a, &b) {
-        Ok(lines) if lines.is_empty() => Ok(EXIT_OK),
+        Ok(lines) if lines.is_empty() => Ok(Outcome::Done),
         Ok(lines) => {
             for line in lines {
                 writeln!(out, "{line}")?;
             }
-            Ok(EXIT_FINDINGS)
+            Ok(Outcome::Findings)
         }
         Err(why) => {
             writeln!(out, "kiln diff: {shown}: {why}")?;
-            Ok(if a == b { EXIT_OK } else { EXIT_FINDINGS })
+            Ok(Outcome::findings_if(a != b))
         }
     }
 }
 
 /// `kiln git-diff PATH OLD-FILE OLD-HEX OLD-MODE NEW-FILE NEW-HEX NEW-MODE`: git's
 /// external diff (`diff.kiln.command`), printing a header and the semantic diff.
-pub fn git_diff(args: &[String], out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn git_diff(args: &[String], out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let [path, old, _, _, new, _, _] = args else {
         anyhow::bail!(
             "git passes 7 arguments to an external diff; got {}",
@@ -125,7 +129,7 @@ pub fn git_diff(args: &[String], out: &mut dyn Write) -> anyhow::Result<u8> {
         }
         Err(why) => writeln!(out, "  not read by Kiln ({why}); the file changed")?,
     }
-    Ok(EXIT_OK)
+    Ok(Outcome::Done)
 }
 
 /// The marker of Kiln's lines in `.gitattributes` and in hooks.
@@ -147,7 +151,7 @@ fn kiln_command() -> String {
     });
     match me {
         Some(me) if on_path.as_ref() == Some(&me) => "kiln".to_owned(),
-        Some(me) => crate::cli::shell_quoted(&me),
+        Some(me) => crate::shell::shell_quoted(&me),
         None => "kiln".to_owned(),
     }
 }
@@ -186,7 +190,7 @@ fn kiln_types(project: &kiln_core::Project) -> Vec<String> {
 /// `kiln setup-git`: registers Kiln's merge driver and diff with the repository the
 /// project is in, and installs the hooks that follow moves after a merge or rebase.
 /// Says what it did; a second run changes nothing.
-pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let project = kiln_core::Project::open(project_dir)?;
     let root = project.root();
     let top =
@@ -256,7 +260,7 @@ pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> 
     } else {
         format!(
             "\"$(git rev-parse --show-toplevel)\"/{}",
-            crate::cli::shell_quoted(rel)
+            crate::shell::shell_quoted(rel)
         )
     };
     let script = format!(
@@ -312,7 +316,7 @@ pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> 
             "git config and hooks are this clone's: each teammate runs kiln setup-git once."
         )?;
     }
-    Ok(EXIT_OK)
+    Ok(Outcome::Done)
 }
 
 /// `text` with Kiln's block replaced by `block` (added at the end if it has none).
@@ -334,12 +338,12 @@ fn replace_block(text: &str, block: &str) -> String {
 /// `kiln after-merge`: what the hooks run. Points every reference that still names
 /// a path the redirect log moved at where the file is now, and says what changed
 /// and what to commit.
-pub fn after_merge(project: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn after_merge(project: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let (mut checker, plugins) = crate::checker_commands::open_checker(project)?;
     crate::plugins::report(&plugins, false, &mut std::io::stderr());
     let plan = dependency_checker::ops::plan_redirect_fixes(&checker);
     if plan.is_empty() {
-        return Ok(EXIT_OK);
+        return Ok(Outcome::Done);
     }
     dependency_checker::ops::apply_without_undo(&mut checker, &plan)?;
     writeln!(
@@ -354,7 +358,7 @@ pub fn after_merge(project: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
         out,
         "kiln: commit them (git commit -am \"Follow moved files\")"
     )?;
-    Ok(EXIT_OK)
+    Ok(Outcome::Done)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use kiln_plugin_host::project::{
     Build, Choice, PluginFolder, PluginSource, ProjectPlugins, load_project,
 };
 
-use crate::cli::{EXIT_FINDINGS, EXIT_OK};
+use crate::outcome::Outcome;
 
 /// The built-in component types plus those of the project's plugins. Keep the
 /// [`ProjectPlugins`] while the registry is in use: dropping it shuts them down.
@@ -52,7 +52,7 @@ pub fn report(plugins: &ProjectPlugins, with_errors: bool, err: &mut dyn Write) 
 }
 
 /// `kiln plugins status`: how each plugin of the project loads on this machine.
-pub fn status(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn status(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let project = Project::open(project_dir)?;
     let root = project.root();
     let entries = &project.config().plugins;
@@ -61,7 +61,7 @@ pub fn status(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
             out,
             "this project lists no plugins (\"plugins\" in kiln.project)"
         )?;
-        return Ok(EXIT_OK);
+        return Ok(Outcome::Done);
     }
     let mut unloadable = 0;
     for entry in entries {
@@ -122,15 +122,15 @@ pub fn status(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
         writeln!(out, "  loads: {loads}")?;
     }
     Ok(if unloadable == 0 {
-        EXIT_OK
+        Outcome::Done
     } else {
-        EXIT_FINDINGS
+        Outcome::Findings
     })
 }
 
 /// `kiln plugins prebuild`: builds each plugin and keeps its library with a stamp of
 /// its sources in `<plugin>/prebuilt/<platform>/`.
-pub fn prebuild(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
+pub fn prebuild(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let project = Project::open(project_dir)?;
     let root = project.root();
     let mut failed = 0;
@@ -171,5 +171,5 @@ pub fn prebuild(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<u8> {
             "commit the prebuilt/ folders: teammates without a compiler load them while they match the sources"
         )?;
     }
-    Ok(if failed == 0 { EXIT_OK } else { EXIT_FINDINGS })
+    Ok(Outcome::findings_if(!(failed == 0)))
 }

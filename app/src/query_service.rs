@@ -34,7 +34,7 @@ use dependency_checker::watch::SyncCookies;
 use serde::{Deserialize, Serialize};
 
 use crate::checker_commands::{self, CheckOptions, MoveOptions};
-use crate::cli::EXIT_ERROR;
+use crate::outcome::Outcome;
 
 /// The server's socket, relative to the project root.
 pub const SOCKET: &str = ".kiln/query.sock";
@@ -99,7 +99,8 @@ impl Query {
 /// What a command printed and its exit status.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Answer {
-    /// Exit status.
+    /// Exit status ([`Outcome::exit_status`]): a number on the wire, as a
+    /// process would give it.
     pub status: u8,
     /// What it printed on standard output.
     pub stdout: String,
@@ -264,12 +265,12 @@ pub fn answer(checker: &mut Checker, plugin_errors: &[String], query: &Query) ->
             result
         }
     };
-    let status = result.unwrap_or_else(|e| {
+    let outcome = result.unwrap_or_else(|e| {
         let _ = writeln!(err, "error: {e:#}");
-        EXIT_ERROR
+        Outcome::Failed
     });
     Answer {
-        status,
+        status: outcome.exit_status(),
         stdout: String::from_utf8_lossy(&out).into_owned(),
         stderr: String::from_utf8_lossy(&err).into_owned(),
     }
@@ -367,7 +368,7 @@ fn serve_one(stream: UnixStream, cookies: &SyncCookies, queries: &Sender<Pending
         ask_owner(&stream, cookies, queries)
     } else {
         Reply::Answer(Answer {
-            status: EXIT_ERROR,
+            status: Outcome::Failed.exit_status(),
             stderr: "error: kiln watch answers only its own user\n".into(),
             ..Answer::default()
         })
@@ -381,7 +382,7 @@ fn serve_one(stream: UnixStream, cookies: &SyncCookies, queries: &Sender<Pending
 fn ask_owner(stream: &UnixStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) -> Reply {
     let refuse = |why: String| {
         Reply::Answer(Answer {
-            status: EXIT_ERROR,
+            status: Outcome::Failed.exit_status(),
             stderr: format!("error: {why}\n"),
             ..Answer::default()
         })

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use dependency_checker::watch::{Debounce, ProjectWatcher};
 
 use crate::checker_commands::open_checker;
+use crate::outcome::Outcome;
 use crate::query_service::{Answering, QueryServer, SOCKET};
 use anyhow::Context;
 
@@ -57,7 +58,7 @@ pub fn run(
     out_dir: Option<&Path>,
     build: bool,
     out: &mut dyn Write,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Outcome> {
     let (mut checker, plugins) = open_checker(project_dir)?;
     crate::plugins::report(&plugins, true, &mut std::io::stderr());
     let root = checker.project().root().to_owned();
@@ -125,7 +126,7 @@ pub fn run(
                 root.display()
             )?;
             out.flush()?;
-            return Ok(crate::cli::EXIT_ERROR);
+            return Ok(Outcome::Failed);
         }
         let (mut changed, synced, first_event, renamed) = match batch {
             Some(batch) => {
