@@ -171,5 +171,5 @@ pub fn prebuild(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outco
             "commit the prebuilt/ folders: teammates without a compiler load them while they match the sources"
         )?;
     }
-    Ok(Outcome::findings_if(!(failed == 0)))
+    Ok(Outcome::findings_if(failed != 0))
 }
