@@ -4,9 +4,8 @@
 //! write over; and renaming or moving with the preview of every reference it
 //! patches.
 
-use dependency_checker::ops::MoveRequest;
+use dependency_checker::ops::{MovePlan, MoveRequest};
 
-use super::assets::AssetState;
 use crate::editor::actions::Action;
 use crate::editor::model::Editor;
 use crate::editor::model::asset_operations::{DeletePlan, NameProblem};
@@ -119,10 +118,10 @@ pub fn type_name(ext: &str) -> String {
 pub fn name_dialog(
     ctx: &egui::Context,
     editor: &Editor,
-    state: &mut AssetState,
+    open: &mut Option<NameDialog>,
     actions: &mut Vec<Action>,
 ) {
-    let Some(dialog) = &mut state.name_dialog else {
+    let Some(dialog) = open else {
         return;
     };
     let mut close = false;
@@ -165,7 +164,7 @@ pub fn name_dialog(
         });
     });
     if close {
-        state.name_dialog = None;
+        *open = None;
     }
 }
 
@@ -213,10 +212,10 @@ impl DeleteDialog {
 pub fn delete_dialog(
     ctx: &egui::Context,
     editor: &Editor,
-    state: &mut AssetState,
+    open: &mut Option<DeleteDialog>,
     actions: &mut Vec<Action>,
 ) {
-    let Some(dialog) = &mut state.delete_dialog else {
+    let Some(dialog) = open else {
         return;
     };
     let mut close = false;
@@ -328,7 +327,7 @@ pub fn delete_dialog(
         }
     });
     if close {
-        state.delete_dialog = None;
+        *open = None;
     }
 }
 
@@ -378,15 +377,18 @@ pub fn import_question(ctx: &egui::Context, editor: &Editor, actions: &mut Vec<A
     });
 }
 
+/// The rename dialog: the file, the new path being typed, and the plan once previewed.
+pub type RenameDialog = (String, String, Option<Result<MovePlan, String>>);
+
 /// The rename/move dialog, whichever tab is showing: it is opened from the asset
 /// browser, the inspector and the Problems list alike.
 pub(crate) fn rename_dialog(
     ctx: &egui::Context,
     editor: &Editor,
-    state: &mut AssetState,
+    open: &mut Option<RenameDialog>,
     actions: &mut Vec<Action>,
 ) {
-    let Some((old, new, plan)) = &mut state.rename else {
+    let Some((old, new, plan)) = open else {
         return;
     };
     let mut close = false;
@@ -473,6 +475,6 @@ pub(crate) fn rename_dialog(
         close = true;
     }
     if close {
-        state.rename = None;
+        *open = None;
     }
 }

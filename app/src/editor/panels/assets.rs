@@ -2,15 +2,16 @@
 //! a filter. Right-click a folder to make a level, prefab, material, mesh, any file
 //! with a schema, or a folder in it, or to import files into it; right-click a file
 //! to open, place, duplicate, delete, rename or move it, or to see its references and
-//! dependencies. The dialogs are in `asset_dialogs.rs`.
+//! dependencies. The dialogs are in `asset_dialogs.rs`, below this file: they are
+//! handed the one dialog they show, not the browser's state.
 
 use std::collections::BTreeMap;
 
 use dependency_checker::ReferenceView;
-use dependency_checker::ops::{MovePlan, MoveRequest};
+use dependency_checker::ops::MoveRequest;
 
-pub use super::asset_dialogs::NameKind;
 use super::asset_dialogs::{DeleteDialog, NameDialog};
+pub use super::asset_dialogs::{NameKind, RenameDialog};
 use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
 use crate::editor::thumbnails::Thumbnails;
@@ -174,9 +175,6 @@ impl AssetState {
         self.rename = Some((file.to_owned(), new.to_owned(), plan));
     }
 }
-
-/// The rename dialog: the file, the new path being typed, and the plan once previewed.
-pub type RenameDialog = (String, String, Option<Result<MovePlan, String>>);
 
 fn icon(file: &str) -> &'static str {
     match file.rsplit('.').next().unwrap_or("") {

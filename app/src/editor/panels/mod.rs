@@ -141,9 +141,9 @@ pub fn show(
         let assets = state.viewport.assets(editor, ui.ctx());
         thumbnails.update(ui.ctx(), editor, render_state, assets);
     }
-    asset_dialogs::rename_dialog(ui.ctx(), editor, &mut state.assets, actions);
-    asset_dialogs::name_dialog(ui.ctx(), editor, &mut state.assets, actions);
-    asset_dialogs::delete_dialog(ui.ctx(), editor, &mut state.assets, actions);
+    asset_dialogs::rename_dialog(ui.ctx(), editor, &mut state.assets.rename, actions);
+    asset_dialogs::name_dialog(ui.ctx(), editor, &mut state.assets.name_dialog, actions);
+    asset_dialogs::delete_dialog(ui.ctx(), editor, &mut state.assets.delete_dialog, actions);
     asset_dialogs::import_question(ui.ctx(), editor, actions);
     egui::CentralPanel::default().show(ui, |ui| {
         viewport::show(ui, editor, state, settings, render_state, actions)
