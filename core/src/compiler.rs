@@ -10,12 +10,12 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::blob::{ComponentBlock, NO_PARENT, write_blob};
+use crate::flat_component::{ComponentValue, FlatComponent};
 use crate::level::{EntityDocument, LevelDocument, SyntaxError, valid_authoring_id};
-use crate::raw_level::{self, RawEntityDocument, RawLevelDocument};
+use crate::raw_level::{RawEntityDocument, RawLevelDocument};
 use crate::schema::FieldValues;
 use crate::{Registry, ResourcePath};
 
@@ -367,67 +367,6 @@ pub(crate) fn compile_flattened_with(
         units,
         left_out,
     })
-}
-
-/// A component of a flattened entity. The level's own entities borrow their names
-/// and values from its document; entities placed from prefab units own copies (a unit
-/// document lives only as long as the flattening). A level of a million entities
-/// is then not copied whole before it is compiled.
-#[derive(Clone)]
-pub(crate) struct FlatComponent<'d> {
-    pub name: Cow<'d, str>,
-    pub value: ComponentValue<'d>,
-    /// The file this value was last written in (a unit, or the level that overrode
-    /// it) where that is not its entity's own file.
-    pub file: Option<Rc<str>>,
-}
-
-/// A component's value: a parsed value borrowed from the editor's document or owned
-/// (a prefab unit's, an override's), or the text of a level read to be compiled,
-/// parsed when it is compiled. (Boxed: a `Value` is 72 bytes, and a million-entity
-/// level holds two million of these.)
-#[derive(Clone)]
-pub(crate) enum ComponentValue<'d> {
-    Borrowed(&'d Value),
-    Owned(Box<Value>),
-    Text(&'d RawValue),
-}
-
-impl ComponentValue<'_> {
-    /// The value, parsed if it is text. An error is a sentence.
-    fn parsed(&self) -> Result<Cow<'_, Value>, String> {
-        match self {
-            ComponentValue::Borrowed(value) => Ok(Cow::Borrowed(value)),
-            ComponentValue::Owned(value) => Ok(Cow::Borrowed(value)),
-            ComponentValue::Text(text) => serde_json::from_str(text.get())
-                .map(Cow::Owned)
-                .map_err(|e| e.to_string()),
-        }
-    }
-
-    // `is_object` and `to_mut` serve overrides, which patch a prefab unit's entities
-    // (values owned); a level's own entities, the only ones read as text, are never
-    // patched. Text is handled all the same, so that no path depends on that.
-    fn is_object(&self) -> bool {
-        match self {
-            ComponentValue::Borrowed(value) => value.is_object(),
-            ComponentValue::Owned(value) => value.is_object(),
-            ComponentValue::Text(text) => raw_level::is_object(text),
-        }
-    }
-
-    /// The value to patch in place, copied or parsed first unless it is owned.
-    fn to_mut(&mut self) -> Result<&mut Value, String> {
-        let owned = match self {
-            ComponentValue::Owned(value) => return Ok(value),
-            ComponentValue::Borrowed(value) => Value::clone(value),
-            ComponentValue::Text(text) => {
-                serde_json::from_str(text.get()).map_err(|e| e.to_string())?
-            }
-        };
-        *self = ComponentValue::Owned(Box::new(owned));
-        self.to_mut()
-    }
 }
 
 struct FlatEntity<'d> {

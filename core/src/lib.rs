@@ -43,6 +43,7 @@ pub mod conflict;
 mod dense_entity_map;
 pub mod entity;
 mod entity_map;
+mod flat_component;
 pub mod fs;
 mod id_index;
 pub mod json_format;

@@ -26,7 +26,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::compiler::{ComponentValue, FlatComponent};
+use crate::flat_component::{ComponentValue, FlatComponent};
 
 /// A `.level` file, read to be compiled (see the module docs).
 #[derive(Deserialize)]
@@ -111,12 +111,6 @@ impl<'a> RawLevelDocument<'a> {
     }
 }
 
-/// Whether the JSON text `raw` is an object (the check
-/// [`Value::is_object`] makes of a parsed value).
-pub(crate) fn is_object(raw: &RawValue) -> bool {
-    raw.get().trim_start().starts_with('{')
-}
-
 #[cfg(test)]
 mod differential_tests;
 
@@ -127,6 +121,7 @@ mod tests {
 
     use super::*;
     use crate::compiler::{Source, compile_flattened};
+    use crate::flat_component::is_object;
     use crate::{LevelDocument, Registry};
 
     /// The lean reading must serve the levels it is for, not fall back to the
