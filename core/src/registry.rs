@@ -305,19 +305,6 @@ impl Registry {
         Self::default()
     }
 
-    /// The built-in component and resource types.
-    pub fn with_builtins() -> Self {
-        let mut r = Registry::new();
-        for ty in builtin_components() {
-            // Built-in names are distinct and their hashes checked by a test.
-            let _ = r.register_component(ty);
-        }
-        for ty in builtin_resource_types() {
-            let _ = r.register_resource_type(ty);
-        }
-        r
-    }
-
     /// Adds a component type.
     pub fn register_component(&mut self, ty: ComponentType) -> Result<(), RegistryError> {
         if self.by_name.contains_key(&ty.name) {
@@ -391,7 +378,8 @@ impl Registry {
     }
 }
 
-fn builtin_resource_types() -> Vec<ResourceType> {
+/// The resource types every project has (see [`Registry::with_builtins`]).
+pub(crate) fn builtin_resource_types() -> Vec<ResourceType> {
     let rt = |ext: &str, format, doc: &str| ResourceType {
         extension: ext.into(),
         format,
@@ -465,18 +453,6 @@ fn builtin_resource_types() -> Vec<ResourceType> {
 /// The primitive shapes a `.mesh` resource may have.
 pub const MESH_SHAPES: &[&str] = &["cube", "sphere", "cylinder", "cone", "plane", "capsule"];
 
-fn builtin_components() -> Vec<ComponentType> {
-    use crate::components::{behaviours, debug_name, mesh, point_mass, transform};
-    vec![
-        transform::component_type(),
-        debug_name::component_type(),
-        mesh::component_type(),
-        point_mass::component_type(),
-        behaviours::oscillator_type(),
-        behaviours::rotator_type(),
-    ]
-}
-
 /// Record `k` of `data`, whose records are `N` bytes each; zeros past the end
 /// (callers check record sizes first). One range check per record: the fields are
 /// then read at fixed offsets of an array, with none.
@@ -513,32 +489,4 @@ pub(crate) fn vec3_in<const N: usize>(record: &[u8; N], at: usize) -> Vec3 {
         f32_in(record, at + 4),
         f32_in(record, at + 8),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn builtins_register_without_collisions() {
-        let r = Registry::with_builtins();
-        assert_eq!(r.components().len(), builtin_components().len());
-        assert!(
-            r.components()
-                .windows(2)
-                .all(|w| w[0].spawn_order <= w[1].spawn_order)
-        );
-        assert_eq!(r.component("transform").map(|c| c.spawn_order), Some(0));
-        assert_eq!(r.resource_types().len(), builtin_resource_types().len());
-    }
-
-    #[test]
-    fn duplicate_names_are_refused() {
-        let mut r = Registry::with_builtins();
-        let again = crate::components::mesh::component_type();
-        assert_eq!(
-            r.register_component(again),
-            Err(RegistryError::DuplicateName("mesh".into()))
-        );
-    }
 }
