@@ -86,10 +86,13 @@ impl Stamp {
     }
 }
 
+/// The folder of a plugin that holds its prebuilt libraries, one folder per platform.
+pub const PREBUILT_DIR: &str = "prebuilt";
+
 /// Where a plugin folder's prebuilt library for this platform is, relative to the
 /// folder.
 pub fn relative_dir() -> PathBuf {
-    Path::new(crate::project::PREBUILT_DIR).join(platform())
+    Path::new(PREBUILT_DIR).join(platform())
 }
 
 /// Whether the program `name` (a command name looked up on `PATH`, or a path) can be

@@ -34,8 +34,7 @@ const MAX_SOURCE_FILES: usize = 20_000;
 /// Files up to this size are compared by content; bigger ones by size.
 const MAX_HASHED_BYTES: u64 = 16 << 20;
 
-/// The folder of a plugin that holds its prebuilt libraries, one folder per platform.
-pub const PREBUILT_DIR: &str = "prebuilt";
+pub use crate::prebuilt::PREBUILT_DIR;
 
 /// What a plugin folder holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
