@@ -2,11 +2,60 @@
 //! stack (the Fyrox pattern). Each command stores everything needed to undo it, so
 //! deleting an entity and undoing brings back the same authoring id, subtree, place in
 //! the list and components.
+//!
+//! The history runs its own steps: [`History::undo`] and [`History::redo`] do or
+//! undo a step through a [`StepContext`] (the editor, or a bare document in tests),
+//! which offers only what steps need: the document, the dependency checker's
+//! operations, and whole-file writes. A group is done in order and undone in
+//! reverse order, and taken back whole when one of its steps fails.
 
+use dependency_checker::ops::Operation;
 use kiln_core::{EntityDocument, LevelDocument};
-
-use super::model::prefab_parts::set_override;
 use serde_json::{Map, Value};
+
+use super::document::set_override;
+
+/// What a history step acts on. The editor implements it over its project; a step
+/// does and undoes itself through it (see [`Entry::run`]).
+pub trait StepContext {
+    /// The open level's document, if a level is open.
+    fn document(&mut self) -> Option<&mut LevelDocument>;
+    /// The document was changed by a step: refresh what is derived from it.
+    fn document_changed(&mut self);
+    /// Runs an operation of the dependency checker on the project (a move with
+    /// every reference to it, or a fix of references).
+    fn run_operation(&mut self, operation: &Operation) -> anyhow::Result<()>;
+    /// Puts project files and folders as they were after (`forward`) or before a
+    /// step, all or none: a file changed on disk since the editor wrote it is
+    /// refused, and what was written before a failure is put back.
+    fn put_files(
+        &mut self,
+        writes: &[FileWrite],
+        folders: &[FolderWrite],
+        forward: bool,
+    ) -> anyhow::Result<()>;
+    /// A step's files and its document edit are done: refresh what reads them.
+    fn files_written(&mut self, writes: &[FileWrite]);
+    /// Something that went wrong without stopping the step (taking back part of a
+    /// group that failed).
+    fn warn(&mut self, message: String);
+}
+
+/// A bare document as a context: level edits only (tests of the history alone).
+impl StepContext for LevelDocument {
+    fn document(&mut self) -> Option<&mut LevelDocument> {
+        Some(self)
+    }
+    fn document_changed(&mut self) {}
+    fn run_operation(&mut self, _: &Operation) -> anyhow::Result<()> {
+        anyhow::bail!("no project to run an operation on")
+    }
+    fn put_files(&mut self, _: &[FileWrite], _: &[FolderWrite], _: bool) -> anyhow::Result<()> {
+        anyhow::bail!("no project to write files in")
+    }
+    fn files_written(&mut self, _: &[FileWrite]) {}
+    fn warn(&mut self, _: String) {}
+}
 
 /// One reversible edit of a level document.
 #[derive(Debug, Clone, PartialEq)]
@@ -510,6 +559,71 @@ impl Entry {
         }
     }
 
+    /// Does (`forward`) or undoes the step through `ctx`. A group is done in order
+    /// and undone in reverse order; if one of its steps fails, the ones already run
+    /// are run back, so that the group stays where it was.
+    pub fn run(&mut self, ctx: &mut dyn StepContext, forward: bool) -> anyhow::Result<()> {
+        match self {
+            Entry::Doc(edit) => {
+                if let Some(doc) = ctx.document() {
+                    edit.run(doc, forward);
+                }
+                ctx.document_changed();
+                Ok(())
+            }
+            Entry::Asset {
+                forward: ahead,
+                inverse,
+            } => ctx.run_operation(if forward { ahead } else { inverse }),
+            Entry::Files {
+                writes,
+                folders,
+                edit,
+                ..
+            } => {
+                ctx.put_files(writes, folders, forward)?;
+                if let (Some(edit), Some(doc)) = (edit, ctx.document()) {
+                    edit.run(doc, forward);
+                }
+                ctx.files_written(writes);
+                Ok(())
+            }
+            Entry::Group { entries, .. } => {
+                let order: Vec<usize> = if forward {
+                    (0..entries.len()).collect()
+                } else {
+                    (0..entries.len()).rev().collect()
+                };
+                for (done, &k) in order.iter().enumerate() {
+                    if let Err(e) = entries[k].run(ctx, forward) {
+                        for &back in order[..done].iter().rev() {
+                            if let Err(again) = entries[back].run(ctx, !forward) {
+                                ctx.warn(format!(
+                                    "taking back {} failed too: {again:#}",
+                                    entries[back].describe()
+                                ));
+                            }
+                        }
+                        return Err(e);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The entities (and prefab parts) the step's document edit touched.
+    pub fn touched(&self) -> Vec<String> {
+        match self {
+            Entry::Doc(edit)
+            | Entry::Files {
+                edit: Some(edit), ..
+            } => edit.touched(),
+            Entry::Asset { .. } | Entry::Files { edit: None, .. } => Vec::new(),
+            Entry::Group { entries, .. } => entries.iter().flat_map(Entry::touched).collect(),
+        }
+    }
+
     /// Whether the step changes the open level's document (so that it makes the
     /// level differ from its file, and goes when another level is opened).
     fn edits_document(&self) -> bool {
@@ -539,18 +653,6 @@ enum SavedAt {
 struct Step {
     id: u64,
     entry: Entry,
-}
-
-/// A step taken off the history while the editor undoes or redoes it.
-#[derive(Debug)]
-pub struct Taken(Step);
-
-impl Taken {
-    /// The entry to undo or redo (changed in place: a move's operation, an edit's
-    /// swapped snapshot).
-    pub fn entry_mut(&mut self) -> &mut Entry {
-        &mut self.0.entry
-    }
 }
 
 /// The undo and redo stacks: one history for level edits and for changes of project
@@ -713,68 +815,33 @@ impl History {
         self.merging = false;
     }
 
-    /// Takes the step to undo; the caller reverts it and hands it back to
-    /// [`Self::undone`] (or [`Self::undo_failed`]).
-    pub fn take_undo(&mut self) -> Option<Taken> {
+    /// Undoes the last step through `ctx`. `None` when there is nothing to undo;
+    /// otherwise what the step touched, or why it could not be undone (it then
+    /// stays done).
+    pub fn undo(&mut self, ctx: &mut dyn StepContext) -> Option<anyhow::Result<Vec<String>>> {
         self.merging = false;
-        self.done.pop().map(Taken)
+        let mut step = self.done.pop()?;
+        let result = step.entry.run(ctx, false);
+        let touched = step.entry.touched();
+        match result {
+            Ok(()) => self.undone.push(step),
+            Err(_) => self.done.push(step),
+        }
+        Some(result.map(|()| touched))
     }
 
-    /// Takes the step to redo; the caller applies it and hands it back to
-    /// [`Self::redone`] (or [`Self::redo_failed`]).
-    pub fn take_redo(&mut self) -> Option<Taken> {
+    /// Redoes the last undone step through `ctx`; as [`Self::undo`] (a step that
+    /// cannot be redone stays undone).
+    pub fn redo(&mut self, ctx: &mut dyn StepContext) -> Option<anyhow::Result<Vec<String>>> {
         self.merging = false;
-        self.undone.pop().map(Taken)
-    }
-
-    /// Records that a step was undone.
-    pub fn undone(&mut self, taken: Taken) {
-        self.undone.push(taken.0);
-    }
-
-    /// Records that a step was redone.
-    pub fn redone(&mut self, taken: Taken) {
-        self.done.push(taken.0);
-    }
-
-    /// Puts back a step whose undo failed: it stays done.
-    pub fn undo_failed(&mut self, taken: Taken) {
-        self.done.push(taken.0);
-    }
-
-    /// Puts back a step whose redo failed: it stays undone.
-    pub fn redo_failed(&mut self, taken: Taken) {
-        self.undone.push(taken.0);
-    }
-
-    /// Undoes the last step if it is a level edit (tests of edits alone).
-    pub fn undo(&mut self, doc: &mut LevelDocument) -> bool {
-        let Some(mut taken) = self.take_undo() else {
-            return false;
-        };
-        if let Entry::Doc(c) = &mut taken.0.entry {
-            c.revert(doc);
-            self.undone(taken);
-            true
-        } else {
-            self.undo_failed(taken);
-            false
+        let mut step = self.undone.pop()?;
+        let result = step.entry.run(ctx, true);
+        let touched = step.entry.touched();
+        match result {
+            Ok(()) => self.done.push(step),
+            Err(_) => self.undone.push(step),
         }
-    }
-
-    /// Redoes the last undone step if it is a level edit.
-    pub fn redo(&mut self, doc: &mut LevelDocument) -> bool {
-        let Some(mut taken) = self.take_redo() else {
-            return false;
-        };
-        if let Entry::Doc(c) = &mut taken.0.entry {
-            c.apply(doc);
-            self.redone(taken);
-            true
-        } else {
-            self.redo_failed(taken);
-            false
-        }
+        Some(result.map(|()| touched))
     }
 
     /// Records that the document now equals its file (saved, opened or reloaded).
@@ -866,12 +933,12 @@ mod tests {
             d.entity("a").unwrap().components["transform"]["position"],
             serde_json::json!([5, 0, 0])
         );
-        assert!(u.undo(&mut d));
+        assert!(matches!(u.undo(&mut d), Some(Ok(_))));
         assert_eq!(
             d.entity("a").unwrap().components["transform"]["position"],
             serde_json::json!([0, 0, 0])
         );
-        assert!(u.redo(&mut d));
+        assert!(matches!(u.redo(&mut d), Some(Ok(_))));
         assert_eq!(
             d.entity("a").unwrap().components["transform"]["position"],
             serde_json::json!([5, 0, 0])
@@ -886,7 +953,7 @@ mod tests {
         let removed = vec![(0, d.entities[0].clone()), (1, d.entities[1].clone())];
         u.push(&mut d, DocEdit::Remove { entities: removed }, false);
         assert_eq!(d.entities.len(), 1);
-        assert!(u.undo(&mut d));
+        assert!(matches!(u.undo(&mut d), Some(Ok(_))));
         assert_eq!(d, before);
     }
 
@@ -907,7 +974,7 @@ mod tests {
         }
         assert_eq!(d.entities[0].name, "v9");
         assert_eq!(u.depth(), History::MAX_SNAPSHOTS);
-        while u.undo(&mut d) {}
+        while let Some(Ok(_)) = u.undo(&mut d) {}
         assert_eq!(
             d.entities[0].name, "v5",
             "the oldest snapshots were dropped, the newest undo in order"
@@ -930,7 +997,7 @@ mod tests {
         ]);
         u.push(&mut d, group, false);
         assert_eq!(d.entities[0].id, "c");
-        assert!(u.undo(&mut d));
+        assert!(matches!(u.undo(&mut d), Some(Ok(_))));
         assert_eq!(d, before);
     }
 
@@ -940,6 +1007,137 @@ mod tests {
             old: "A".into(),
             new: to.into(),
         }
+    }
+
+    /// A project as the steps see it: it records what they asked of it, and
+    /// refuses the operations and writes named in `refuse`.
+    struct Project {
+        doc: LevelDocument,
+        calls: Vec<String>,
+        refuse: Vec<String>,
+    }
+
+    impl Project {
+        fn new(doc: LevelDocument) -> Self {
+            Project {
+                doc,
+                calls: Vec::new(),
+                refuse: Vec::new(),
+            }
+        }
+    }
+
+    impl StepContext for Project {
+        fn document(&mut self) -> Option<&mut LevelDocument> {
+            Some(&mut self.doc)
+        }
+        fn document_changed(&mut self) {}
+        fn run_operation(&mut self, operation: &Operation) -> anyhow::Result<()> {
+            let call = match operation {
+                Operation::Move(request) => (request.pairs.iter())
+                    .map(|(old, new)| format!("move {old} -> {new}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                Operation::Patch(_) => "patch".to_owned(),
+            };
+            if self.refuse.contains(&call) {
+                anyhow::bail!("refused: {call}");
+            }
+            self.calls.push(call);
+            Ok(())
+        }
+        fn put_files(
+            &mut self,
+            writes: &[FileWrite],
+            _: &[FolderWrite],
+            forward: bool,
+        ) -> anyhow::Result<()> {
+            for w in writes {
+                let call = format!("{} {}", if forward { "write" } else { "restore" }, w.file);
+                if self.refuse.contains(&call) {
+                    anyhow::bail!("refused: {call}");
+                }
+                self.calls.push(call);
+            }
+            Ok(())
+        }
+        fn files_written(&mut self, _: &[FileWrite]) {}
+        fn warn(&mut self, message: String) {
+            self.calls.push(format!("warned: {message}"));
+        }
+    }
+
+    fn a_write(file: &str, edit: Option<DocEdit>) -> Entry {
+        Entry::Files {
+            writes: vec![FileWrite {
+                file: file.into(),
+                before: None,
+                after: Some(b"{}".to_vec()),
+            }],
+            folders: Vec::new(),
+            edit,
+            label: format!("write {file}"),
+        }
+    }
+
+    /// The history runs its own steps: a group of a file write (with its edit of
+    /// the document) and a move is undone move first, then the write and its edit;
+    /// redone in the order it was done.
+    #[test]
+    fn the_history_runs_a_group_through_its_context_in_reverse_order() {
+        let mut h = History::default();
+        h.push_done(Entry::Group {
+            entries: vec![a_write("units/a.unit", Some(rename("B"))), a_move()],
+            label: "make and move".into(),
+        });
+        let mut project = Project::new(doc());
+        project.doc.entities[0].name = "B".into();
+        let touched = h.undo(&mut project).map(|r| r.unwrap());
+        assert_eq!(touched, Some(vec!["a".to_owned()]));
+        assert_eq!(
+            project.calls,
+            ["move y.png -> x.png", "restore units/a.unit"]
+        );
+        assert_eq!(
+            project.doc,
+            doc(),
+            "the write's edit of the document went back too"
+        );
+        project.calls.clear();
+        assert!(matches!(h.redo(&mut project), Some(Ok(_))));
+        assert_eq!(project.calls, ["write units/a.unit", "move x.png -> y.png"]);
+        assert_eq!(project.doc.entities[0].name, "B");
+    }
+
+    /// A group whose second step fails is taken back whole, and stays where it was
+    /// in the history: undo it again once the cause is gone.
+    #[test]
+    fn a_group_that_fails_halfway_is_taken_back_and_stays_done() {
+        let mut h = History::default();
+        h.push_done(Entry::Group {
+            entries: vec![a_write("units/a.unit", None), a_move()],
+            label: "make and move".into(),
+        });
+        let mut project = Project::new(doc());
+        project.refuse.push("restore units/a.unit".into());
+        let failed = h.undo(&mut project);
+        assert!(matches!(failed, Some(Err(_))), "{failed:?}");
+        // Undone first, the move was run forward again when the write refused.
+        assert_eq!(
+            project.calls,
+            ["move y.png -> x.png", "move x.png -> y.png"]
+        );
+        assert_eq!(h.depth(), 1, "still done");
+        project.refuse.clear();
+        project.calls.clear();
+        assert!(matches!(h.undo(&mut project), Some(Ok(_))));
+        assert_eq!(
+            project.calls,
+            ["move y.png -> x.png", "restore units/a.unit"]
+        );
+        assert!(h.redo(&mut project).is_some());
+        assert!(h.undo(&mut project).is_some());
+        assert!(h.undo(&mut project).is_none(), "nothing left to undo");
     }
 
     fn a_move() -> Entry {
@@ -961,17 +1159,17 @@ mod tests {
         assert!(!h.is_dirty());
         h.push(&mut d, rename("C"), false);
         assert!(h.is_dirty());
-        assert!(h.undo(&mut d));
+        assert!(matches!(h.undo(&mut d), Some(Ok(_))));
         assert!(!h.is_dirty(), "back at the saved state");
-        assert!(h.undo(&mut d));
+        assert!(matches!(h.undo(&mut d), Some(Ok(_))));
         assert!(h.is_dirty(), "before the saved state");
-        assert!(h.redo(&mut d));
+        assert!(matches!(h.redo(&mut d), Some(Ok(_))));
         assert!(!h.is_dirty());
         // A new edit after undoing past the save makes the saved state unreachable.
-        assert!(h.undo(&mut d));
+        assert!(matches!(h.undo(&mut d), Some(Ok(_))));
         h.push(&mut d, rename("D"), false);
         assert!(h.is_dirty());
-        assert!(h.undo(&mut d));
+        assert!(matches!(h.undo(&mut d), Some(Ok(_))));
         assert!(h.is_dirty(), "the saved state is gone with the redo stack");
     }
 
@@ -985,8 +1183,9 @@ mod tests {
         h.mark_saved();
         h.push_done(a_move());
         assert!(!h.is_dirty());
-        let taken = h.take_undo().unwrap();
-        h.undone(taken);
+        let mut project = Project::new(d);
+        assert!(matches!(h.undo(&mut project), Some(Ok(_))));
+        assert_eq!(project.calls, ["move y.png -> x.png"]);
         assert!(!h.is_dirty(), "undoing a move does not touch the document");
     }
 
@@ -1025,7 +1224,7 @@ mod tests {
             h.push(&mut d, edit, false);
         }
         assert_eq!(h.depth(), 3);
-        while h.undo(&mut d) {}
+        while let Some(Ok(_)) = h.undo(&mut d) {}
         assert_eq!(d.entities[0].name, "n1", "the three newest steps undo");
         assert!(h.is_dirty(), "the saved state was dropped with its steps");
     }

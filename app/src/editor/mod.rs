@@ -6,6 +6,7 @@
 
 pub mod actions;
 mod app;
+pub mod document;
 pub mod history;
 mod model;
 mod new_project_dialog;

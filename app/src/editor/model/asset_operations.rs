@@ -393,7 +393,7 @@ impl Editor {
             self.undo_entries(entries);
             return;
         };
-        if let Err(e) = self.run_entry(&mut deletion, true) {
+        if let Err(e) = deletion.run(self, true) {
             self.undo_entries(entries);
             return self.error(format!("cannot delete {what}: {e:#}"));
         }
@@ -412,7 +412,7 @@ impl Editor {
     /// Runs back entries done as part of a step that then failed.
     fn undo_entries(&mut self, entries: Vec<Entry>) {
         for mut e in entries.into_iter().rev() {
-            if let Err(err) = self.run_entry(&mut e, false) {
+            if let Err(err) = e.run(self, false) {
                 self.error(format!("could not take back {}: {err:#}", e.describe()));
             }
         }

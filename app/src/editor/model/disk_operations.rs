@@ -29,12 +29,12 @@ impl Editor {
 
     /// Writes (`forward`) or restores whole files, refusing if any of them changed
     /// on disk since the editor wrote it (another program's work is never
-    /// overwritten by an undo), then the document's side of the change.
+    /// overwritten by an undo). The history does the document's side of the
+    /// change after it (`history.rs`, `Entry::run`).
     pub(super) fn step_files(
         &mut self,
         writes: &[FileWrite],
         folders: &[FolderWrite],
-        edit: Option<&mut DocEdit>,
         forward: bool,
     ) -> anyhow::Result<()> {
         for w in writes {
@@ -115,14 +115,6 @@ impl Editor {
         if !folders.is_empty() {
             self.scan_folders();
         }
-        if let (Some(edit), Some(level)) = (edit, &mut self.level) {
-            if forward {
-                edit.apply(&mut level.doc);
-            } else {
-                edit.revert(&mut level.doc);
-            }
-        }
-        self.after_files_written(writes);
         Ok(())
     }
 
@@ -146,7 +138,7 @@ impl Editor {
 
     /// What follows a write of whole files: the index, problems, units and
     /// resources read them again, and the preview is rebuilt.
-    fn after_files_written(&mut self, writes: &[FileWrite]) {
+    pub(super) fn after_files_written(&mut self, writes: &[FileWrite]) {
         let files: Vec<String> = writes.iter().map(|w| w.file.clone()).collect();
         if let Some(checker) = &mut self.checker {
             if let Err(e) = checker.refresh(&files) {
@@ -331,7 +323,7 @@ impl Editor {
 
     /// Does a files entry and records it as one undo step; says why if it fails.
     pub(super) fn do_files_entry(&mut self, mut entry: Entry, continuing: bool) -> bool {
-        match self.run_entry(&mut entry, true) {
+        match entry.run(self, true) {
             Ok(()) => {
                 self.info(entry.describe());
                 self.history.push_files(entry, continuing);
@@ -569,9 +561,7 @@ mod tests {
             made: true,
         }];
         FAILS.with(|f| *f.borrow_mut() = Some("last.txt".into()));
-        let e = editor
-            .step_files(&writes, &folders, None, true)
-            .unwrap_err();
+        let e = editor.step_files(&writes, &folders, true).unwrap_err();
         FAILS.with(|f| *f.borrow_mut() = None);
         assert!(format!("{e:#}").contains("injected failure"), "{e:#}");
         assert_eq!(
@@ -589,9 +579,9 @@ mod tests {
         assert!(!dir.path().join("last.txt").exists());
 
         // Undone halfway the same: the step stays done, its files as it left them.
-        editor.step_files(&writes, &folders, None, true).unwrap();
+        editor.step_files(&writes, &folders, true).unwrap();
         FAILS.with(|f| *f.borrow_mut() = Some("old.txt".into()));
-        assert!(editor.step_files(&writes, &folders, None, false).is_err());
+        assert!(editor.step_files(&writes, &folders, false).is_err());
         FAILS.with(|f| *f.borrow_mut() = None);
         assert_eq!(
             std::fs::read_to_string(dir.path().join("last.txt")).unwrap(),
@@ -603,7 +593,7 @@ mod tests {
         );
         assert!(!dir.path().join("gone.txt").exists());
         // And then undone for real.
-        editor.step_files(&writes, &folders, None, false).unwrap();
+        editor.step_files(&writes, &folders, false).unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.path().join("old.txt")).unwrap(),
             "before"

@@ -9,50 +9,12 @@ use kiln_core::schema::json_f32s;
 use kiln_core::{EntityDocument, LevelDocument};
 use serde_json::{Map, Value};
 
-use super::prefab_parts;
+use crate::editor::document::{override_of, split_part, unique_id};
 use crate::editor::history::DocEdit;
 use crate::editor::tree::SceneTree;
 
 /// An edit and the selection once it is done.
 pub type EditAndSelection = (DocEdit, Vec<String>);
-
-/// A new authoring id from `base`: `base_` and six random hex digits (`rock_3fa91c`;
-/// a number or such a suffix at the end of `base` is dropped first). Random, so
-/// that two designers adding entities on two branches do not both make `rock_1`,
-/// which would be two entities of one id when the branches merge (as Unity's file
-/// ids and Godot's scene uids are random for the same reason).
-pub fn unique_id(base: &str, taken: &HashSet<String>) -> String {
-    let base = id_stem(base);
-    let base = if base.is_empty() { "entity" } else { base };
-    // Room for the suffix within an id's 64 characters.
-    let base = &base[..base.len().min(48)];
-    let random =
-        std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), (base, taken.len()));
-    (0u64..)
-        .map(|k| {
-            format!(
-                "{base}_{:06x}",
-                (random.wrapping_add(k.wrapping_mul(0x9e37_79b9))) & 0xff_ffff
-            )
-        })
-        .find(|id| !taken.contains(id))
-        .unwrap_or_else(|| base.to_owned())
-}
-
-/// `base` without a number, or an id's random suffix, at its end: `rock_2` and
-/// `rock_3fa91c` are both `rock`.
-fn id_stem(base: &str) -> &str {
-    match base.rsplit_once('_') {
-        Some((stem, tail))
-            if !stem.is_empty()
-                && (tail.chars().all(|c| c.is_ascii_digit())
-                    || (tail.len() == 6 && tail.chars().all(|c| c.is_ascii_hexdigit()))) =>
-        {
-            stem
-        }
-        _ => base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '_'),
-    }
-}
 
 fn ids(doc: &LevelDocument) -> HashSet<String> {
     doc.entities.iter().map(|e| e.id.clone()).collect()
@@ -411,14 +373,14 @@ pub fn set_field(
     field: &str,
     value: Value,
 ) -> Option<DocEdit> {
-    if let Some((instance_id, key)) = prefab_parts::split_part(entity) {
+    if let Some((instance_id, key)) = split_part(entity) {
         doc.entity(instance_id)?;
         return Some(DocEdit::SetOverride {
             instance: instance_id.to_owned(),
             key: key.to_owned(),
             component: component.to_owned(),
             field: field.to_owned(),
-            old: prefab_parts::override_of(doc, instance_id, key, component, field),
+            old: override_of(doc, instance_id, key, component, field),
             new: Some(value),
         });
     }
@@ -532,25 +494,6 @@ mod tests {
         edit.apply(&mut after);
         assert_eq!(after.entities[3].name, "A 2");
         assert_eq!(after.entities[4].name, "B");
-    }
-
-    #[test]
-    fn new_ids_are_random_so_that_two_branches_do_not_make_the_same_one() {
-        let taken: HashSet<String> = HashSet::new();
-        let a = unique_id("rock_2", &taken);
-        let b = unique_id("rock_2", &taken);
-        assert!(
-            a.starts_with("rock_") && a.len() == "rock_".len() + 6,
-            "{a}"
-        );
-        assert_ne!(a, b, "two processes (branches) make two ids");
-        assert!(
-            unique_id(&a, &taken).starts_with("rock_") && !unique_id(&a, &taken).starts_with(&a)
-        );
-        assert!(kiln_core::level::valid_authoring_id(&unique_id(
-            &"x".repeat(64),
-            &taken
-        )));
     }
 
     #[test]

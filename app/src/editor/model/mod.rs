@@ -31,9 +31,10 @@ use glam::{Affine3A, Vec3};
 use kiln_core::{EntityDocument, LevelDocument, Project, Registry};
 
 use super::actions::{Action, UiCommand};
-use super::history::{DocEdit, Entry, History, Taken};
+use super::history::{DocEdit, FileWrite, FolderWrite, History, StepContext};
 use super::preview::{Preview, Resources};
 use super::tree::SceneTree;
+use dependency_checker::ops::Operation;
 pub use plugins::PluginSwapTiming;
 
 /// How bad a log line or toast is.
@@ -630,7 +631,8 @@ impl Editor {
         let index = &self.entity_index;
         // A part stays selected while its instance exists.
         self.selection.retain(|s| {
-            let entity = prefab_parts::split_part(s).map_or(s.as_str(), |(instance, _)| instance);
+            let entity =
+                crate::editor::document::split_part(s).map_or(s.as_str(), |(instance, _)| instance);
             index.find(entity, id_at).is_some()
         });
         let playing = self.preview.playing;
@@ -751,10 +753,11 @@ impl Editor {
                 component,
                 field,
             } => {
-                let Some((instance_id, key)) = prefab_parts::split_part(&part) else {
+                let Some((instance_id, key)) = crate::editor::document::split_part(&part) else {
                     return;
                 };
-                let old = prefab_parts::override_of(doc, instance_id, key, &component, &field);
+                let old =
+                    crate::editor::document::override_of(doc, instance_id, key, &component, &field);
                 if old.is_some() {
                     let edit = DocEdit::SetOverride {
                         instance: instance_id.to_owned(),
@@ -947,59 +950,6 @@ impl Editor {
         }
     }
 
-    /// Does (`forward`) or undoes one history entry. A group is done in order and
-    /// undone in reverse order; if one of its entries fails, the ones already run
-    /// are run back, so that the group stays where it was.
-    fn run_entry(&mut self, entry: &mut Entry, forward: bool) -> anyhow::Result<()> {
-        match entry {
-            Entry::Doc(edit) => {
-                if let Some(level) = &mut self.level {
-                    if forward {
-                        edit.apply(&mut level.doc)
-                    } else {
-                        edit.revert(&mut level.doc)
-                    }
-                }
-                self.after_edit();
-                Ok(())
-            }
-            Entry::Asset {
-                forward: ahead,
-                inverse,
-            } => {
-                let operation = if forward { &*ahead } else { &*inverse };
-                self.execute(operation).map(drop)
-            }
-            Entry::Files {
-                writes,
-                folders,
-                edit,
-                ..
-            } => self.step_files(writes, folders, edit.as_mut(), forward),
-            Entry::Group { entries, .. } => {
-                let order: Vec<usize> = if forward {
-                    (0..entries.len()).collect()
-                } else {
-                    (0..entries.len()).rev().collect()
-                };
-                for (done, &k) in order.iter().enumerate() {
-                    if let Err(e) = self.run_entry(&mut entries[k], forward) {
-                        for &back in order[..done].iter().rev() {
-                            if let Err(again) = self.run_entry(&mut entries[back], !forward) {
-                                self.error(format!(
-                                    "taking back {} failed too: {again:#}",
-                                    entries[back].describe()
-                                ));
-                            }
-                        }
-                        return Err(e);
-                    }
-                }
-                Ok(())
-            }
-        }
-    }
-
     /// Copies the selected entities (with their children), here and to the system
     /// clipboard as JSON, so that another Kiln window can paste them too.
     fn copy_selection(&mut self) {
@@ -1049,52 +999,76 @@ impl Editor {
         }
     }
 
+    // The history is out of the editor while its step runs through the editor
+    // (`StepContext`): a step changes the document and the files, never the
+    // history.
     fn undo(&mut self) {
-        if let Some(taken) = self.history.take_undo() {
-            self.step(taken, false);
-        }
+        let mut history = std::mem::take(&mut self.history);
+        let undone = history.undo(self);
+        self.history = history;
+        self.after_step(undone, "undo");
     }
 
     fn redo(&mut self) {
-        if let Some(taken) = self.history.take_redo() {
-            self.step(taken, true);
-        }
+        let mut history = std::mem::take(&mut self.history);
+        let redone = history.redo(self);
+        self.history = history;
+        self.after_step(redone, "redo");
     }
 
-    /// Redoes (`forward`) or undoes one history step and files it on the other
-    /// stack; a change of files that fails stays where it was.
-    fn step(&mut self, mut taken: Taken, forward: bool) {
-        let result = self.run_entry(taken.entry_mut(), forward);
-        // What the step touched is selected (what came back from a delete, the
-        // entity whose field went back), where it still exists.
-        let touched = match taken.entry_mut() {
-            Entry::Doc(edit)
-            | Entry::Files {
-                edit: Some(edit), ..
-            } => edit.touched(),
-            _ => Vec::new(),
-        };
-        let existing: Vec<String> = touched
-            .into_iter()
-            .filter(|id| {
-                let entity = prefab_parts::split_part(id).map_or(id.as_str(), |(i, _)| i);
-                self.entity(entity).is_some()
-            })
-            .collect();
-        if result.is_ok() && !existing.is_empty() {
-            self.selection = existing;
-        }
-        match (result, forward) {
-            (Ok(()), true) => self.history.redone(taken),
-            (Ok(()), false) => self.history.undone(taken),
-            (Err(e), true) => {
-                self.error(format!("cannot redo: {e:#}"));
-                self.history.redo_failed(taken);
+    /// Selects what an undone or redone step touched (what came back from a
+    /// delete, the entity whose field went back), where it still exists; or says
+    /// why the step could not be taken.
+    fn after_step(&mut self, result: Option<anyhow::Result<Vec<String>>>, what: &str) {
+        match result {
+            None => {}
+            Some(Ok(touched)) => {
+                let existing: Vec<String> = touched
+                    .into_iter()
+                    .filter(|id| {
+                        let entity =
+                            crate::editor::document::split_part(id).map_or(id.as_str(), |(i, _)| i);
+                        self.entity(entity).is_some()
+                    })
+                    .collect();
+                if !existing.is_empty() {
+                    self.selection = existing;
+                }
             }
-            (Err(e), false) => {
-                self.error(format!("cannot undo: {e:#}"));
-                self.history.undo_failed(taken);
-            }
+            Some(Err(e)) => self.error(format!("cannot {what}: {e:#}")),
         }
+    }
+}
+
+/// The editor as the history's steps see it: its open document, its checker's
+/// operations and its writes of whole files (see `history.rs`).
+impl StepContext for Editor {
+    fn document(&mut self) -> Option<&mut LevelDocument> {
+        self.level.as_mut().map(|level| &mut level.doc)
+    }
+
+    fn document_changed(&mut self) {
+        self.after_edit();
+    }
+
+    fn run_operation(&mut self, operation: &Operation) -> anyhow::Result<()> {
+        self.execute(operation).map(drop)
+    }
+
+    fn put_files(
+        &mut self,
+        writes: &[FileWrite],
+        folders: &[FolderWrite],
+        forward: bool,
+    ) -> anyhow::Result<()> {
+        self.step_files(writes, folders, forward)
+    }
+
+    fn files_written(&mut self, writes: &[FileWrite]) {
+        self.after_files_written(writes);
+    }
+
+    fn warn(&mut self, message: String) {
+        self.error(message);
     }
 }

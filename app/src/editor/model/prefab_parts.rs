@@ -13,6 +13,7 @@ use std::sync::Arc;
 use kiln_core::{EntityDocument, LevelDocument, Project, ResourcePath};
 use serde_json::{Map, Value};
 
+use crate::editor::document::split_part;
 use crate::editor::tree::SceneTree;
 
 /// The unit files the open level's instances use, parsed, with their trees.
@@ -113,12 +114,6 @@ fn read_unit(project: &Project, file: &str) -> Result<LoadedUnit, String> {
 /// Whether an id names a part inside an instance rather than an entity of the file.
 pub fn is_part(id: &str) -> bool {
     id.contains('/')
-}
-
-/// `tree_01/trunk` -> (`tree_01`, `trunk`): the instance in the open file and the
-/// override key of the part below it.
-pub fn split_part(id: &str) -> Option<(&str, &str)> {
-    id.split_once('/')
 }
 
 /// The rows of the scene tree above the part `path` (`lamp_2/head/glass`), from the
@@ -262,75 +257,6 @@ fn apply_patch(components: &mut Map<String, Value>, patch: &Value) {
             }
             _ => {
                 components.insert(name.clone(), value.clone());
-            }
-        }
-    }
-}
-
-/// The value the open file overrides a part's field with, if any.
-pub fn override_of(
-    doc: &LevelDocument,
-    instance: &str,
-    key: &str,
-    component: &str,
-    field: &str,
-) -> Option<Value> {
-    doc.entity(instance)?
-        .overrides
-        .get(key)?
-        .get(component)?
-        .get(field)
-        .cloned()
-}
-
-/// Sets (or, with `None`, removes) one overridden field of a part, creating the
-/// objects on the way and removing the ones that become empty, so that reverting
-/// the last override of a part leaves the instance as if it never had one.
-pub fn set_override(
-    doc: &mut LevelDocument,
-    instance: &str,
-    key: &str,
-    component: &str,
-    field: &str,
-    value: &Option<Value>,
-) {
-    let Some(e) = doc.entity_mut(instance) else {
-        return;
-    };
-    match value {
-        Some(v) => {
-            let part = e
-                .overrides
-                .entry(key.to_owned())
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !part.is_object() {
-                *part = Value::Object(Map::new());
-            }
-            let Some(part) = part.as_object_mut() else {
-                return;
-            };
-            let fields = part
-                .entry(component.to_owned())
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !fields.is_object() {
-                *fields = Value::Object(Map::new());
-            }
-            if let Some(fields) = fields.as_object_mut() {
-                fields.insert(field.to_owned(), v.clone());
-            }
-        }
-        None => {
-            let Some(Value::Object(part)) = e.overrides.get_mut(key) else {
-                return;
-            };
-            if let Some(Value::Object(fields)) = part.get_mut(component) {
-                fields.shift_remove(field);
-                if fields.is_empty() {
-                    part.shift_remove(component);
-                }
-            }
-            if part.is_empty() {
-                e.overrides.shift_remove(key);
             }
         }
     }
@@ -525,7 +451,7 @@ pub fn create_prefab(
         .collect();
     let stem = prefab.rsplit('/').next().unwrap_or(prefab);
     let instance_id = if taken.contains(stem) {
-        super::entity_edits::unique_id(stem, &taken)
+        crate::editor::document::unique_id(stem, &taken)
     } else {
         stem.to_owned()
     };
@@ -601,21 +527,6 @@ mod tests {
             BTreeSet::from([("mesh".to_owned(), "material".to_owned())])
         );
         assert_eq!(v.unit_file, "units/tree.unit");
-    }
-
-    #[test]
-    fn reverting_the_last_override_leaves_no_trace() {
-        let text = r#"{"entities": [{"id": "t", "prefab": "units/tree"}]}"#;
-        let before = LevelDocument::parse(text, "a.level").unwrap();
-        let mut doc = before.clone();
-        let v = Some(Value::from("materials/oak"));
-        set_override(&mut doc, "t", "trunk", "mesh", "material", &v);
-        assert_eq!(
-            override_of(&doc, "t", "trunk", "mesh", "material"),
-            v.clone()
-        );
-        set_override(&mut doc, "t", "trunk", "mesh", "material", &None);
-        assert_eq!(doc, before);
     }
 
     #[test]

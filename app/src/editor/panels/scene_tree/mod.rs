@@ -464,7 +464,7 @@ fn reveal_selection(editor: &Editor, state: &mut SceneTreeState) {
     let selection = editor.selection();
     let entities = selection
         .iter()
-        .map(|id| prefab_parts::split_part(id).map_or(id.as_str(), |(e, _)| e));
+        .map(|id| crate::editor::document::split_part(id).map_or(id.as_str(), |(e, _)| e));
     for index in entities.filter_map(|id| editor.entity_position(id)) {
         let mut up = editor.tree().parent[index];
         while let Some(p) = up {

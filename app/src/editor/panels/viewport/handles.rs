@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{ViewportState, project};
 use crate::editor::actions::Action;
-use crate::editor::model::{Editor, prefab_parts};
+use crate::editor::model::Editor;
 use crate::editor::settings::Settings;
 
 /// Draws the handle and turns drags of its axes into edits.
@@ -264,7 +264,7 @@ pub enum Tool {
 /// part) selects: the instance in the open file first, as in Unity; the part when
 /// its instance (or a part of it) is already selected, or with Alt.
 pub fn click_target(selection: &[String], hit: &str, alt: bool) -> String {
-    let Some((instance, _)) = prefab_parts::split_part(hit) else {
+    let Some((instance, _)) = crate::editor::document::split_part(hit) else {
         return hit.to_owned();
     };
     let inside = |s: &String| s == instance || s.starts_with(&format!("{instance}/"));
