@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::Editor;
 use super::entity_edits;
-use crate::editor::history::DocEdit;
+use crate::editor::document::DocEdit;
 use crate::editor::tree::SceneTree;
 
 /// How a conflict is resolved.

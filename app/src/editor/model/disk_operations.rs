@@ -7,7 +7,8 @@ use kiln_core::{LevelDocument, write_atomic};
 use serde_json::Value;
 
 use super::Editor;
-use crate::editor::history::{DocEdit, Entry, FileWrite, FolderWrite};
+use crate::editor::document::DocEdit;
+use crate::editor::history::{Entry, FileWrite, FolderWrite};
 
 /// The most a file the editor rewrites whole (a unit, a material) or deletes may
 /// hold: its bytes before are kept for undo.

@@ -9,8 +9,8 @@ use kiln_core::schema::json_f32s;
 use kiln_core::{EntityDocument, LevelDocument};
 use serde_json::{Map, Value};
 
+use crate::editor::document::DocEdit;
 use crate::editor::document::{override_of, split_part, unique_id};
-use crate::editor::history::DocEdit;
 use crate::editor::tree::SceneTree;
 
 /// An edit and the selection once it is done.

@@ -8,7 +8,7 @@ use kiln_core::LevelDocument;
 use kiln_core::registry::ResourceFormat;
 
 use super::{Editor, LogLine, ReloadTiming, Severity};
-use crate::editor::history::DocEdit;
+use crate::editor::document::DocEdit;
 use crate::editor::preview::Resources;
 
 /// Whether `file` is read from disk only when drawn, never compiled into a level:

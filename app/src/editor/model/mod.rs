@@ -31,7 +31,8 @@ use glam::{Affine3A, Vec3};
 use kiln_core::{EntityDocument, LevelDocument, Project, Registry};
 
 use super::actions::{Action, UiCommand};
-use super::history::{DocEdit, FileWrite, FolderWrite, History, StepContext};
+use super::document::DocEdit;
+use super::history::{FileWrite, FolderWrite, History, StepContext};
 use super::preview::{Preview, Resources};
 use super::tree::SceneTree;
 use dependency_checker::ops::Operation;

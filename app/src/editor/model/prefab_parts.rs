@@ -321,7 +321,7 @@ pub struct NewPrefab {
     /// The unit's document.
     pub unit: LevelDocument,
     /// Removes the entities and inserts the instance.
-    pub edit: crate::editor::history::DocEdit,
+    pub edit: crate::editor::document::DocEdit,
     /// The instance's id.
     pub instance: String,
 }
@@ -334,7 +334,7 @@ pub fn create_prefab(
     selection: &[String],
     prefab: &str,
 ) -> Result<NewPrefab, String> {
-    use crate::editor::history::DocEdit;
+    use crate::editor::document::DocEdit;
     use std::collections::HashSet;
     let index = |id: &str| doc.entities.iter().position(|e| e.id == id);
     let selected: Vec<usize> = selection.iter().filter_map(|id| index(id)).collect();

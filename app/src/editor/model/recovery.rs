@@ -5,7 +5,7 @@
 use kiln_core::LevelDocument;
 
 use super::{Editor, Severity};
-use crate::editor::history::DocEdit;
+use crate::editor::document::DocEdit;
 
 impl Editor {
     /// Where the unsaved edits of level `file` are kept in case of a crash.
