@@ -33,8 +33,9 @@ pub trait StepContext {
         folders: &[FolderWrite],
         forward: bool,
     ) -> anyhow::Result<()>;
-    /// A step's files and its document edit are done: refresh what reads them.
-    fn files_written(&mut self, writes: &[FileWrite]);
+    /// A step's files and its document edit (`document_edited`: it had one) are
+    /// done: refresh what reads them.
+    fn files_written(&mut self, writes: &[FileWrite], document_edited: bool);
     /// Something that went wrong without stopping the step (taking back part of a
     /// group that failed).
     fn warn(&mut self, message: String);
@@ -52,7 +53,7 @@ impl StepContext for LevelDocument {
     fn put_files(&mut self, _: &[FileWrite], _: &[FolderWrite], _: bool) -> anyhow::Result<()> {
         anyhow::bail!("no project to write files in")
     }
-    fn files_written(&mut self, _: &[FileWrite]) {}
+    fn files_written(&mut self, _: &[FileWrite], _: bool) {}
     fn warn(&mut self, _: String) {}
 }
 
@@ -158,10 +159,11 @@ impl Entry {
                 ..
             } => {
                 ctx.put_files(writes, folders, forward)?;
+                let document_edited = edit.is_some();
                 if let (Some(edit), Some(doc)) = (edit, ctx.document()) {
                     edit.run(doc, forward);
                 }
-                ctx.files_written(writes);
+                ctx.files_written(writes, document_edited);
                 Ok(())
             }
             Entry::Group { entries, .. } => {
@@ -637,7 +639,7 @@ mod tests {
             }
             Ok(())
         }
-        fn files_written(&mut self, _: &[FileWrite]) {}
+        fn files_written(&mut self, _: &[FileWrite], _: bool) {}
         fn warn(&mut self, message: String) {
             self.calls.push(format!("warned: {message}"));
         }

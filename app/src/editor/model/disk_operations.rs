@@ -139,7 +139,7 @@ impl Editor {
 
     /// What follows a write of whole files: the index, problems, units and
     /// resources read them again, and the preview is rebuilt.
-    pub(super) fn after_files_written(&mut self, writes: &[FileWrite]) {
+    pub(super) fn after_files_written(&mut self, writes: &[FileWrite], document_edited: bool) {
         let files: Vec<String> = writes.iter().map(|w| w.file.clone()).collect();
         if let Some(checker) = &mut self.checker {
             if let Err(e) = checker.refresh(&files) {
@@ -148,15 +148,11 @@ impl Editor {
                     text: format!("re-indexing {}: {e}", files.join(", ")),
                 });
             }
-            if let Some(checker) = &self.checker {
-                self.findings = checker.findings();
-            }
         }
-        self.prefabs.forget(&files);
-        self.tree_changed();
-        self.levels = self.project.levels().unwrap_or_default();
-        self.reload_resources();
-        self.after_edit();
+        self.follow_files(
+            &files,
+            super::live_reload::ChangedBy::Editor { document_edited },
+        );
     }
 
     /// Writes the selected entities to a new unit (`units/<first id>.unit`, the
@@ -391,8 +387,6 @@ impl Editor {
             self.effects
                 .push(super::Effect::FilesMoved(plan.moves.clone()));
         }
-        // Units may have moved or been patched: read them again.
-        self.prefabs = super::prefab_parts::PrefabLibrary::default();
         if let Some(level) = &mut self.level {
             for edit in plan.edits.iter().filter(|e| e.file == level.file) {
                 for c in &edit.changes {
@@ -403,12 +397,19 @@ impl Editor {
                 level.file = new.clone();
             }
         }
-        self.levels = self.project.levels().unwrap_or_default();
-        if let Some(checker) = &self.checker {
-            self.findings = checker.findings();
-        }
-        self.reload_resources();
-        self.after_edit();
+        let changed: Vec<String> = (plan.edits.iter().map(|e| e.file.clone()))
+            .chain(
+                plan.moves
+                    .iter()
+                    .flat_map(|(old, new)| [old.clone(), new.clone()]),
+            )
+            .collect();
+        self.follow_files(
+            &changed,
+            super::live_reload::ChangedBy::Editor {
+                document_edited: false,
+            },
+        );
         Ok(inverse)
     }
 

@@ -31,6 +31,23 @@ enum Reload {
     Blocked,
 }
 
+/// Who changed the files [`Editor::follow_files`] catches up with.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum ChangedBy {
+    /// Another program (the watcher saw it, or a command it served), first seen at
+    /// this instant: the open level is read again from disk if its file changed.
+    Outside {
+        /// When the first event of the batch arrived (for the reload's timing).
+        first_event: Option<std::time::Instant>,
+    },
+    /// The editor itself (a move, a fix, a file it wrote, an undo of one): the open
+    /// document already holds what it wrote.
+    Editor {
+        /// The same step edited the open document too.
+        document_edited: bool,
+    },
+}
+
 impl Editor {
     pub(super) fn start_watching(&mut self, waker: Option<dependency_checker::watch::Waker>) {
         let debounce = dependency_checker::watch::Debounce::default();
@@ -105,7 +122,7 @@ impl Editor {
         if let Err(e) = answered {
             self.error(format!("answering a kiln command: {e:#}"));
         }
-        self.follow_changed(changed, None);
+        self.follow_files(&changed, ChangedBy::Outside { first_event: None });
     }
 
     fn fold_batches(
@@ -133,23 +150,44 @@ impl Editor {
             }
         }
         self.log.extend(notes);
-        self.follow_changed(changed, first_event);
+        self.follow_files(&changed, ChangedBy::Outside { first_event });
     }
 
-    /// Brings the editor up to date with files whose index entries changed: the
-    /// problems, the asset tree, what is drawn, and the open level, recompiled and
-    /// respawned if the change reaches it.
-    fn follow_changed(&mut self, changed: Vec<String>, first_event: Option<std::time::Instant>) {
-        if changed.is_empty() {
-            return;
+    /// Brings the editor up to date with files whose index entries changed, whoever
+    /// changed them: the problems, the asset tree, plugins, what is drawn, and the
+    /// open level, recompiled and respawned if the change reaches it. The one place
+    /// that catches up with files: the watcher's batches, the commands it serves,
+    /// and the editor's own moves, fixes and file writes all come here.
+    pub(super) fn follow_files(&mut self, changed: &[String], by: ChangedBy) {
+        let rebuilt = self.follow_changed_files(changed, by);
+        // A step that wrote files and edited the document (a prefab made from the
+        // selection) rebuilds the level even where the files alone would not.
+        if !rebuilt
+            && matches!(
+                by,
+                ChangedBy::Editor {
+                    document_edited: true
+                }
+            )
+        {
+            self.after_edit();
         }
-        self.prefabs.forget(&changed);
+    }
+
+    /// [`Self::follow_files`]; returns whether the open level was rebuilt.
+    fn follow_changed_files(&mut self, changed: &[String], by: ChangedBy) -> bool {
+        if changed.is_empty() {
+            return false;
+        }
+        self.prefabs.forget(changed);
         self.tree_changed();
-        self.plugin_folders_changed(&changed);
-        let Some(checker) = &self.checker else { return };
+        self.plugin_folders_changed(changed);
+        let Some(checker) = &self.checker else {
+            return false;
+        };
         self.findings = checker.findings();
         // Everything the change reaches through references, worked out once.
-        let reached = crate::live::referrers(checker, &changed);
+        let reached = crate::live::referrers(checker, changed);
         let affected = crate::live::levels_among(checker, &reached);
         // Textures and models are drawn from their files: the viewport reads a file
         // again, and a glTF whose buffer or image changed, when its version moves on.
@@ -159,15 +197,18 @@ impl Editor {
                 self.asset_versions.bump(file);
             }
         }
+        let outside = matches!(by, ChangedBy::Outside { .. });
         if changed
             .iter()
             .all(|f| is_drawn_from_disk(&self.registry, f))
         {
-            self.info(format!(
-                "redrawn after {} changed",
-                crate::live::summarize(&changed)
-            ));
-            return;
+            if outside {
+                self.info(format!(
+                    "redrawn after {} changed",
+                    crate::live::summarize(changed)
+                ));
+            }
+            return false;
         }
         if changed
             .iter()
@@ -178,23 +219,32 @@ impl Editor {
         if changed.iter().any(|f| f.ends_with(".level")) {
             self.levels = self.project.levels().unwrap_or_default();
         }
-        let Some(level) = &self.level else { return };
+        let Some(level) = &self.level else {
+            return false;
+        };
         let file = level.file.clone();
         if !affected.contains(&file) && !changed.contains(&file) {
-            return;
+            return false;
         }
+        let ChangedBy::Outside { first_event } = by else {
+            // The open document holds what the editor wrote already.
+            self.after_edit();
+            return true;
+        };
         let detect_ms = first_event.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
         if changed.contains(&file) {
             match self.reload_from_disk(&file) {
-                Reload::Blocked => return,
+                Reload::Blocked => return false,
                 // The same document (our own save, whitespace): rebuild only if
                 // something else it includes changed too.
                 Reload::Same => {
                     let others: Vec<String> =
                         changed.iter().filter(|c| **c != file).cloned().collect();
-                    let Some(checker) = &self.checker else { return };
+                    let Some(checker) = &self.checker else {
+                        return false;
+                    };
                     if !crate::live::affected_levels(checker, &others).contains(&file) {
-                        return;
+                        return false;
                     }
                 }
                 Reload::Taken => {}
@@ -209,8 +259,9 @@ impl Editor {
         });
         self.info(format!(
             "{file} reloaded after {} changed",
-            crate::live::summarize(&changed)
+            crate::live::summarize(changed)
         ));
+        true
     }
 
     /// Takes the open level's file from disk after it changed there.

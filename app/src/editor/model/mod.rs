@@ -1065,8 +1065,8 @@ impl StepContext for Editor {
         self.step_files(writes, folders, forward)
     }
 
-    fn files_written(&mut self, writes: &[FileWrite]) {
-        self.after_files_written(writes);
+    fn files_written(&mut self, writes: &[FileWrite], document_edited: bool) {
+        self.after_files_written(writes, document_edited);
     }
 
     fn warn(&mut self, message: String) {
