@@ -141,13 +141,13 @@ impl Editor {
     /// resources read them again, and the preview is rebuilt.
     pub(super) fn after_files_written(&mut self, writes: &[FileWrite], document_edited: bool) {
         let files: Vec<String> = writes.iter().map(|w| w.file.clone()).collect();
-        if let Some(checker) = &mut self.checker {
-            if let Err(e) = checker.refresh(&files) {
-                self.log.push(super::LogLine {
-                    severity: super::Severity::Warning,
-                    text: format!("re-indexing {}: {e}", files.join(", ")),
-                });
-            }
+        if let Some(checker) = &mut self.checker
+            && let Err(e) = checker.refresh(&files)
+        {
+            self.log.push(super::LogLine {
+                severity: super::Severity::Warning,
+                text: format!("re-indexing {}: {e}", files.join(", ")),
+            });
         }
         self.follow_files(
             &files,
