@@ -516,16 +516,55 @@ pub fn mv(
     let (mut checker, plugins) = open_checker(project)?;
     report(&plugins, true, &mut std::io::stderr());
     let options = MoveOptions { dry_run, as_json };
-    mv_with(
-        &mut checker,
-        paths,
-        options,
-        (out, &mut std::io::stderr()),
-        &mut |checker| {
+    let mut mover = CheckerMover {
+        checker: &mut checker,
+        reread: |checker: &mut Checker| {
             *checker = open_checker_with(project, checker.index().registry().clone())?;
             Ok(())
         },
-    )
+    };
+    mv_with(&mut mover, paths, options, (out, &mut std::io::stderr()))
+}
+
+/// What `kiln mv` moves files with: a checker alone (the command, and `kiln
+/// watch` answering one, see [`CheckerMover`]), or the open editor, which makes
+/// the move one step of its undo history.
+pub trait Mover {
+    /// The checker the move is planned on.
+    fn checker(&mut self) -> anyhow::Result<&mut Checker>;
+    /// Applies `plan`. A `CheckerError::Changed` (a file saved since it was
+    /// read) makes the move read the disk again and plan again.
+    fn apply(&mut self, plan: &ops::MovePlan) -> anyhow::Result<()>;
+    /// Brings the checker up to date with the disk.
+    fn reread(&mut self) -> anyhow::Result<()>;
+}
+
+/// A checker as a [`Mover`]: the move is applied without an undo step, and
+/// `reread` says how the checker catches up with the disk.
+pub struct CheckerMover<'a, R> {
+    /// The checker.
+    pub checker: &'a mut Checker,
+    /// How it catches up with the disk.
+    pub reread: R,
+}
+
+impl<R> std::fmt::Debug for CheckerMover<'_, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CheckerMover").finish_non_exhaustive()
+    }
+}
+
+impl<R: FnMut(&mut Checker) -> anyhow::Result<()>> Mover for CheckerMover<'_, R> {
+    fn checker(&mut self) -> anyhow::Result<&mut Checker> {
+        Ok(self.checker)
+    }
+    fn apply(&mut self, plan: &ops::MovePlan) -> anyhow::Result<()> {
+        ops::apply_without_undo(self.checker, plan)?;
+        Ok(())
+    }
+    fn reread(&mut self) -> anyhow::Result<()> {
+        (self.reread)(self.checker)
+    }
 }
 
 /// How `kiln mv` runs.
@@ -537,16 +576,16 @@ pub struct MoveOptions {
     pub as_json: bool,
 }
 
-/// `kiln mv` on an open checker, printing its result on `out` and notes on `err`.
-/// `reread` brings the checker up to date with the disk when a file changed while
-/// the move was planned (the move is then planned again).
+/// `kiln mv` through `mover`, printing its result on `out` and notes on `err`.
+/// When a file changed while the move was planned, the mover reads the disk
+/// again and the move is planned again.
 pub fn mv_with(
-    checker: &mut Checker,
+    mover: &mut dyn Mover,
     paths: &[String],
     MoveOptions { dry_run, as_json }: MoveOptions,
     (out, err): (&mut dyn Write, &mut dyn Write),
-    reread: &mut dyn FnMut(&mut Checker) -> anyhow::Result<()>,
 ) -> anyhow::Result<Outcome> {
+    let checker = mover.checker()?;
     let request = move_request(checker.project().root(), paths)?;
     let mut plan = ops::plan(checker, &request)?;
     let apply = !dry_run && !plan.is_empty();
@@ -556,18 +595,21 @@ pub fn mv_with(
     let mut attempts = 0;
     if apply {
         loop {
-            match ops::apply_without_undo(checker, &plan) {
-                Ok(_) => break,
-                Err(dependency_checker::CheckerError::Changed { file }) if attempts < 3 => {
+            let refused = match mover.apply(&plan) {
+                Ok(()) => break,
+                Err(e) => e,
+            };
+            match refused.downcast_ref::<dependency_checker::CheckerError>() {
+                Some(dependency_checker::CheckerError::Changed { file }) if attempts < 3 => {
                     attempts += 1;
                     writeln!(
                         err,
                         "{file} changed while the move was being planned; planning again"
                     )?;
-                    reread(checker)?;
-                    plan = ops::plan(checker, &request)?;
+                    mover.reread()?;
+                    plan = ops::plan(mover.checker()?, &request)?;
                 }
-                Err(e) => return Err(e.into()),
+                _ => return Err(refused),
             }
         }
     }
@@ -721,13 +763,11 @@ mod tests {
                 as_json: true,
             };
             let streamed = printed(|out| {
-                mv_with(
-                    &mut checker,
-                    &paths,
-                    options,
-                    (out, &mut Vec::new()),
-                    &mut |_| Ok(()),
-                )
+                let mut mover = CheckerMover {
+                    checker: &mut checker,
+                    reread: |_: &mut Checker| Ok(()),
+                };
+                mv_with(&mut mover, &paths, options, (out, &mut Vec::new()))
             });
             assert_eq!(streamed, expected, "mv {paths:?}");
         }

@@ -232,9 +232,75 @@ fn ask_at(socket: &Path, query: &Query) -> Option<Reply> {
     Some(serde_json::from_slice(&reply).unwrap_or(Reply::Broken))
 }
 
-/// Runs `query` on `checker` and captures what it prints, as the command would
+/// What answers the questions a server takes up: `kiln watch` ([`CheckerAnswers`])
+/// or the open editor, which makes a served `kiln mv` a step of its undo history.
+/// The server and its [`Answering`] side stay outside whatever answers.
+pub trait Answerer {
+    /// The checker the answers come from.
+    fn checker(&mut self) -> anyhow::Result<&mut Checker>;
+    /// Answers `query` as the command alone would print it.
+    fn answer(&mut self, query: &Query) -> Answer;
+}
+
+/// `kiln watch`'s [`Answerer`]: its checker, and why the project's plugins did not
+/// load.
+#[derive(Debug)]
+pub struct CheckerAnswers<'a> {
+    /// The index the answers come from.
+    pub checker: &'a mut Checker,
+    /// Why plugins did not load (`check` lists them).
+    pub plugin_errors: &'a [String],
+}
+
+impl Answerer for CheckerAnswers<'_> {
+    fn checker(&mut self) -> anyhow::Result<&mut Checker> {
+        Ok(self.checker)
+    }
+
+    fn answer(&mut self, query: &Query) -> Answer {
+        let (checker, plugin_errors) = (&mut *self.checker, self.plugin_errors);
+        answer(query, plugin_errors, |query, out, err| {
+            run_on_checker(checker, plugin_errors, query, out, err)
+        })
+    }
+}
+
+/// Runs `query` on `checker` as the command would, printing on `out` and `err`; a
+/// move is applied without an undo step.
+pub fn run_on_checker(
+    checker: &mut Checker,
+    plugin_errors: &[String],
+    query: &Query,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
+    match query {
+        Query::Check(options) => {
+            checker_commands::check_with(checker, plugin_errors, *options, out)
+        }
+        Query::Refs { resource, json } => {
+            checker_commands::refs_with(checker, resource, *json, out)
+        }
+        Query::Deps { resource, json } => {
+            checker_commands::deps_with(checker, resource, *json, out)
+        }
+        Query::Mv { paths, options } => {
+            let mut mover = checker_commands::CheckerMover {
+                checker,
+                reread: |checker: &mut Checker| Ok(checker.rescan()?),
+            };
+            checker_commands::mv_with(&mut mover, paths, *options, (out, err))
+        }
+    }
+}
+
+/// Runs `query` with `run` and captures what it prints, as the command would
 /// print it by itself; `plugin_errors` say why plugins of the project did not load.
-pub fn answer(checker: &mut Checker, plugin_errors: &[String], query: &Query) -> Answer {
+pub fn answer(
+    query: &Query,
+    plugin_errors: &[String],
+    run: impl FnOnce(&Query, &mut dyn Write, &mut dyn Write) -> anyhow::Result<Outcome>,
+) -> Answer {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     // As `plugins::report` says them: `check` lists them among its findings.
     if !matches!(query, Query::Check(_)) {
@@ -242,29 +308,9 @@ pub fn answer(checker: &mut Checker, plugin_errors: &[String], query: &Query) ->
             let _ = writeln!(err, "error: {e}");
         }
     }
-    let result = match query {
-        Query::Check(options) => {
-            checker_commands::check_with(checker, plugin_errors, *options, &mut out)
-        }
-        Query::Refs { resource, json } => {
-            checker_commands::refs_with(checker, resource, *json, &mut out)
-        }
-        Query::Deps { resource, json } => {
-            checker_commands::deps_with(checker, resource, *json, &mut out)
-        }
-        Query::Mv { paths, options } => {
-            let mut notes = Vec::new();
-            let result = checker_commands::mv_with(
-                checker,
-                paths,
-                *options,
-                (&mut out, &mut notes),
-                &mut |checker| Ok(checker.rescan()?),
-            );
-            err.extend(notes);
-            result
-        }
-    };
+    let mut notes = Vec::new();
+    let result = run(query, &mut out, &mut notes);
+    err.extend(notes);
     let outcome = result.unwrap_or_else(|e| {
         let _ = writeln!(err, "error: {e:#}");
         Outcome::Failed
@@ -473,14 +519,13 @@ impl Answering {
         !self.waiting.is_empty()
     }
 
-    /// Notes the cookies a batch (already applied to `checker`) completes, then
+    /// Notes the cookies a batch (already applied to the answerer's checker) completes, then
     /// answers every question whose cookie has come through. A question whose
     /// cookie is lost or could not be written is answered after a re-walk. Files a
     /// move changed come back through the owner's next batches, as any change.
     pub fn answer_ready(
         &mut self,
-        checker: &mut Checker,
-        plugin_errors: &[String],
+        answerer: &mut dyn Answerer,
         synced: &[u64],
     ) -> anyhow::Result<()> {
         self.seen.extend(synced);
@@ -494,11 +539,12 @@ impl Answering {
                 rest.push(q);
                 continue;
             }
-            if Checker::operation_in_progress(checker.project().root()) {
+            let root = answerer.checker()?.project().root().to_owned();
+            if Checker::operation_in_progress(&root) {
                 // A move in another process is under way (or was cut short by a
                 // crash): the index may hold half of it. Wait for it to commit (or
                 // roll it back), then sync again, so the answer sees all of it.
-                drop(Checker::committed_state(checker.project().root(), &|| {})?);
+                drop(Checker::committed_state(&root, &|| {})?);
                 q.cookie = self.cookies.reserve();
                 q.asked = Instant::now();
                 let _ = self.cookies.write(q.cookie);
@@ -514,10 +560,10 @@ impl Answering {
                 continue;
             }
             if !ready && !rescanned {
-                checker.rescan()?;
+                answerer.checker()?.rescan()?;
                 rescanned = true;
             }
-            let answer = answer(checker, plugin_errors, &q.query);
+            let answer = answerer.answer(&q.query);
             let _ = q.reply.send(answer);
         }
         self.waiting = rest;
@@ -566,7 +612,11 @@ mod tests {
         let waiting_state = Arc::clone(&waiting.state);
         tx.send(given_up).unwrap();
         tx.send(waiting).unwrap();
-        answering.answer_ready(&mut checker, &[], &[7, 8]).unwrap();
+        let mut answers = CheckerAnswers {
+            checker: &mut checker,
+            plugin_errors: &[],
+        };
+        answering.answer_ready(&mut answers, &[7, 8]).unwrap();
         assert!(given_up_answer.try_recv().is_err());
         let answer = waiting_answer.try_recv().unwrap();
         assert!(

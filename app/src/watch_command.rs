@@ -144,7 +144,11 @@ pub fn run(
         // command in a terminal reaches the watcher as nothing new, so it is asked
         // for after the answers.
         checker.take_changed();
-        answering.answer_ready(&mut checker, &plugin_errors, &synced)?;
+        let mut answers = crate::query_service::CheckerAnswers {
+            checker: &mut checker,
+            plugin_errors: &plugin_errors,
+        };
+        answering.answer_ready(&mut answers, &synced)?;
         for path in checker.take_changed() {
             if !changed.contains(&path) {
                 changed.push(path);

@@ -12,6 +12,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use kiln::editor::command_server::CommandServer;
+use kiln::editor::{Action, UiCommand};
 use support::watch::Watch;
 
 /// `kiln watch --out TEMP` in `dir`, with the lines it printed until it watched.
@@ -258,6 +260,8 @@ fn an_open_editor_answers_too_and_sees_its_own_watchers_changes() {
     let dir = project();
     let root = dir.path();
     let mut editor = kiln::editor::Editor::open(root).unwrap();
+    // The server is held beside the editor, as the window holds it.
+    let mut server = CommandServer::start(&editor).unwrap();
     // The editor answers from its frame loop: run frames while a command waits.
     let mut ask = |args: &[&str]| {
         let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
@@ -272,6 +276,7 @@ fn an_open_editor_answers_too_and_sees_its_own_watchers_changes() {
         while child.try_wait().unwrap().is_none() {
             assert!(Instant::now() < deadline, "no answer from the editor");
             editor.tick(0.0, Duration::from_secs(3));
+            server.serve(&mut editor).unwrap();
             std::thread::sleep(Duration::from_millis(5));
         }
         let out = child.wait_with_output().unwrap();
@@ -300,15 +305,26 @@ fn an_open_editor_answers_too_and_sees_its_own_watchers_changes() {
         checker.unwrap().findings()
     };
     let before = fresh();
+    let files_before = support::snapshot(root);
     let (code, _, err) = ask(&["mv", "textures/stone.jpg", "textures/other.jpg"]);
     assert_eq!(code, 0, "{err}");
     for _ in 0..5 {
         editor.tick(0.0, Duration::from_secs(3));
+        server.serve(&mut editor).unwrap();
     }
     let after = fresh();
     assert_ne!(after, before, "the move changed no finding");
     assert_eq!(editor.findings(), &after[..]);
-    drop(editor);
+    // The served move is a step of the editor's history, as its own moves are:
+    // undoing it puts every file back.
+    assert_eq!(
+        editor.history().undo_label().as_deref(),
+        Some("move textures/stone.jpg to textures/other.jpg")
+    );
+    editor.apply(Action::Run(UiCommand::Undo));
+    assert_eq!(support::snapshot(root), files_before);
+    assert_eq!(editor.findings(), &before[..]);
+    drop(server);
     assert!(
         !root.join(".kiln/query.sock").exists(),
         "a closed editor leaves no socket"
@@ -321,6 +337,7 @@ fn a_question_an_editor_does_not_take_up_is_declined_and_worked_alone_once() {
     let root = dir.path();
     // An editor whose frame loop is held: never ticked while the commands run.
     let mut editor = kiln::editor::Editor::open(root).unwrap();
+    let mut server = CommandServer::start(&editor).unwrap();
     let asked = Instant::now();
     let (code, _, err) = kiln("require", &["refs", "textures/bark.png"], root);
     assert_eq!(code, 2);
@@ -338,6 +355,7 @@ fn a_question_an_editor_does_not_take_up_is_declined_and_worked_alone_once() {
     // is not done a second time, nothing else changes).
     for _ in 0..40 {
         editor.tick(0.0, Duration::from_secs(3));
+        server.serve(&mut editor).unwrap();
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(support::snapshot(root), after);

@@ -25,6 +25,8 @@ enum Pending {
 pub struct KilnApp {
     /// The editor state; `None` when no project could be opened.
     pub editor: Option<Editor>,
+    /// Answers `kiln` commands typed in a terminal for the open project.
+    commands: Option<super::command_server::CommandServer>,
     /// Persisted preferences.
     pub settings: Settings,
     /// Per-panel UI state (camera, filters, dialogs).
@@ -85,6 +87,7 @@ impl KilnApp {
     pub fn with_settings(settings: Settings) -> Self {
         KilnApp {
             editor: None,
+            commands: None,
             settings,
             panels: PanelState::default(),
             open_error: None,
@@ -108,6 +111,13 @@ impl KilnApp {
         match Editor::open_with_waker(dir, self.waker.clone()) {
             Ok(mut editor) => {
                 editor.set_undo_capacity(self.settings.undo_steps);
+                // The project's socket goes with the project.
+                self.commands = None;
+                match super::command_server::CommandServer::start(&editor) {
+                    Ok(server) => self.commands = Some(server),
+                    // Commands in a terminal then work alone: slower, as correct.
+                    Err(e) => editor.info(format!("not answering kiln commands: {e:#}")),
+                }
                 self.settings.remember(editor.project().root().to_owned());
                 self.panels = PanelState::default();
                 self.editor = Some(editor);
@@ -841,9 +851,15 @@ impl KilnApp {
         match &mut self.editor {
             Some(editor) => {
                 editor.tick(dt, Duration::from_secs(3));
+                if let Some(commands) = &mut self.commands
+                    && let Err(e) = commands.serve(editor)
+                {
+                    self.toasts
+                        .push(Severity::Error, format!("answering a kiln command: {e:#}"));
+                }
                 if editor.preview().playing {
                     ctx.request_repaint();
-                } else if editor.answering_queries() {
+                } else if self.commands.as_ref().is_some_and(|c| c.busy()) {
                     // The cookie's batch wakes the window when the question can be
                     // answered; this only catches a cookie that never comes (frames
                     // are not spent polling: each would delay the answer).

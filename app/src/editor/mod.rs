@@ -6,6 +6,7 @@
 
 pub mod actions;
 mod app;
+pub mod command_server;
 pub mod document;
 pub mod history;
 mod model;

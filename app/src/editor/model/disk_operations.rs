@@ -332,23 +332,22 @@ impl Editor {
             }
         }
     }
-    /// Applies a planned move as one undoable step.
-    pub(super) fn apply_move(&mut self, plan: MovePlan) {
+    /// Applies a planned move as one undoable step: the rename dialog's, a drag
+    /// in the asset browser, and a `kiln mv` typed in a terminal while the editor
+    /// is open (`served.rs`).
+    pub(super) fn apply_move(&mut self, plan: &MovePlan) -> anyhow::Result<()> {
         let forward = Operation::Move(MoveRequest {
             pairs: plan.renames.clone(),
             undoes: None,
         });
-        match self.apply_plan(&plan) {
-            Ok(inverse) => {
-                self.info(format!(
-                    "moved {} files, patched {} references",
-                    plan.moves.len(),
-                    plan.change_count()
-                ));
-                self.history.push_done(Entry::Asset { forward, inverse });
-            }
-            Err(e) => self.error(format!("{e:#}")),
-        }
+        let inverse = self.apply_plan(plan)?;
+        self.info(format!(
+            "moved {} files, patched {} references",
+            plan.moves.len(),
+            plan.change_count()
+        ));
+        self.history.push_done(Entry::Asset { forward, inverse });
+        Ok(())
     }
 
     pub(super) fn execute(&mut self, operation: &Operation) -> anyhow::Result<Operation> {

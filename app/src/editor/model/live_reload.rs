@@ -56,19 +56,7 @@ impl Editor {
             debounce,
             waker,
         ) {
-            Ok(w) => {
-                let (tx, answering) = crate::query_service::Answering::new(w.sync_cookies());
-                match crate::query_service::QueryServer::start(
-                    self.project.root(),
-                    w.sync_cookies(),
-                    tx,
-                ) {
-                    Ok(server) => self.queries = Some((server, answering)),
-                    // Commands in a terminal then work alone: slower, as correct.
-                    Err(e) => self.info(format!("not answering kiln commands: {e:#}")),
-                }
-                self.watcher = Some(w);
-            }
+            Ok(w) => self.watcher = Some(w),
             Err(e) => self.note(
                 Severity::Warning,
                 format!("{e}; changes made outside Kiln show after Refresh"),
@@ -100,29 +88,15 @@ impl Editor {
             let first_event = batches.iter().filter_map(|b| b.first_event).min();
             self.fold_batches(&batches, first_event);
         }
-        self.answer_queries(&batches);
-    }
-
-    /// Answers the questions of commands run in a terminal whose sync cookies came
-    /// through in `batches` (already folded into the index).
-    fn answer_queries(&mut self, batches: &[dependency_checker::watch::ChangeBatch]) {
-        let synced: Vec<u64> = batches.iter().flat_map(|b| b.synced.clone()).collect();
-        let (Some((_, answering)), Some(checker)) = (&mut self.queries, &mut self.checker) else {
-            return;
-        };
-        // What the batches (and the editor's own moves) changed was followed
-        // already; a move made for a command reaches the watcher as nothing new (the
-        // index holds it), so it is asked for after the answers.
-        checker.take_changed();
-        if synced.is_empty() && !answering.busy() {
-            return;
+        // Questions of commands in a terminal whose sync cookies came through are
+        // answered after this (see `editor/command_server.rs`).
+        self.synced_cookies
+            .extend(batches.iter().flat_map(|b| b.synced.iter().copied()));
+        // Everything changed is followed by now; the index's own record of it is
+        // not needed.
+        if let Some(checker) = &mut self.checker {
+            checker.take_changed();
         }
-        let answered = answering.answer_ready(checker, &self.plugins.errors, &synced);
-        let changed = checker.take_changed();
-        if let Err(e) = answered {
-            self.error(format!("answering a kiln command: {e:#}"));
-        }
-        self.follow_files(&changed, ChangedBy::Outside { first_event: None });
     }
 
     fn fold_batches(

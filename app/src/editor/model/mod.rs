@@ -20,6 +20,7 @@ mod live_reload;
 mod plugins;
 pub mod prefab_parts;
 mod recovery;
+mod served;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -162,12 +163,9 @@ pub struct Editor {
     /// Watches the project so that problems, resources and the preview follow
     /// changes made outside the editor.
     watcher: Option<dependency_checker::watch::ProjectWatcher>,
-    /// Answers `kiln check`, `refs`, `deps` and `mv` run in a terminal while the
-    /// editor is open, from its index (see `query_service`).
-    queries: Option<(
-        crate::query_service::QueryServer,
-        crate::query_service::Answering,
-    )>,
+    /// Sync cookies the watcher reported since the command server last asked
+    /// (see `editor/command_server.rs`).
+    synced_cookies: Vec<u64>,
     /// The open level changed on disk while it had unsaved edits: the version on
     /// disk, waiting for the user to choose.
     disk_conflict: Option<LevelDocument>,
@@ -428,7 +426,7 @@ impl Editor {
             recovery: None,
             recovery_written: None,
             watcher: None,
-            queries: None,
+            synced_cookies: Vec::new(),
             disk_conflict: None,
             last_reload: None,
             plugins,
@@ -473,11 +471,15 @@ impl Editor {
         self.write_recovery(recovery_interval);
     }
 
-    /// Whether a command's question waits to be answered: the window should wake
-    /// within a second even if nothing else happens (a question whose sync cookie
-    /// was lost is answered after that wait).
-    pub fn answering_queries(&self) -> bool {
-        self.queries.as_ref().is_some_and(|(_, a)| a.busy())
+    /// The sync cookies of the project's watcher: what a command server writes to
+    /// know that the editor has seen every change made before a question.
+    pub fn sync_cookies(&self) -> Option<dependency_checker::watch::SyncCookies> {
+        self.watcher.as_ref().map(|w| w.sync_cookies())
+    }
+
+    /// The sync cookies the watcher reported since the last call.
+    pub fn take_synced_cookies(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.synced_cookies)
     }
 
     /// What applying actions asked of the view since the last call.
@@ -501,7 +503,7 @@ impl Editor {
     }
 
     /// Logs information.
-    fn info(&mut self, text: impl Into<String>) {
+    pub(crate) fn info(&mut self, text: impl Into<String>) {
         self.note(Severity::Info, text.into(), false);
     }
 
@@ -817,7 +819,11 @@ impl Editor {
             Action::OpenLevel(file) => self.open_level(&file),
             Action::Select(ids) => self.selection = ids,
             Action::EndGesture => self.history.end_merge(),
-            Action::MoveAssets(plan) => self.apply_move(*plan),
+            Action::MoveAssets(plan) => {
+                if let Err(e) = self.apply_move(&plan) {
+                    self.error(format!("{e:#}"));
+                }
+            }
             Action::FixReference { place, old, new } => self.fix_reference(&place, &old, &new),
             Action::FixStalePaths => self.fix_stale_paths(),
             Action::ResolveRecovery { restore } => self.resolve_recovery(restore),

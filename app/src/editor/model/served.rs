@@ -1,0 +1,67 @@
+//! The editor answering `kiln` commands typed in a terminal (the server itself is
+//! `editor/command_server.rs`, outside the editor's state). A served `kiln mv` is
+//! a move like one made in the editor: one step of its undo history, followed by
+//! the problems, the asset tree and the open level. Other commands read the
+//! editor's index; whatever they change (a served `check --fix`) is followed as a
+//! change made outside.
+
+use anyhow::Context as _;
+use dependency_checker::Checker;
+use dependency_checker::ops::MovePlan;
+
+use super::Editor;
+use super::live_reload::ChangedBy;
+use crate::checker_commands::{self, Mover};
+use crate::query_service::{self, Answer, Answerer, Query};
+
+impl Answerer for Editor {
+    fn checker(&mut self) -> anyhow::Result<&mut Checker> {
+        self.checker.as_mut().context("the project is not indexed")
+    }
+
+    fn answer(&mut self, query: &Query) -> Answer {
+        let plugin_errors = self.plugins.errors.clone();
+        match query {
+            Query::Mv { paths, options } => {
+                query_service::answer(query, &plugin_errors, |_, out, err| {
+                    checker_commands::mv_with(self, paths, *options, (out, err))
+                })
+            }
+            _ => {
+                let answer = query_service::answer(query, &plugin_errors, |query, out, err| {
+                    let checker = self
+                        .checker
+                        .as_mut()
+                        .context("the project is not indexed")?;
+                    query_service::run_on_checker(checker, &plugin_errors, query, out, err)
+                });
+                let changed = self.checker.as_mut().map(Checker::take_changed);
+                if let Some(changed) = changed {
+                    self.follow_files(&changed, ChangedBy::Outside { first_event: None });
+                }
+                answer
+            }
+        }
+    }
+}
+
+/// The editor moves for a served `kiln mv` as for its own rename dialog.
+impl Mover for Editor {
+    fn checker(&mut self) -> anyhow::Result<&mut Checker> {
+        Answerer::checker(self)
+    }
+
+    fn apply(&mut self, plan: &MovePlan) -> anyhow::Result<()> {
+        self.apply_move(plan)?;
+        // Followed as the editor's own change already.
+        if let Some(checker) = &mut self.checker {
+            checker.take_changed();
+        }
+        Ok(())
+    }
+
+    fn reread(&mut self) -> anyhow::Result<()> {
+        Answerer::checker(self)?.rescan()?;
+        Ok(())
+    }
+}
