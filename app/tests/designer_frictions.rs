@@ -85,7 +85,7 @@ fn a_broken_unit_keeps_the_last_good_world_and_says_where_it_broke() {
     until(&mut editor, "the compile error", |e| {
         e.compile_error().is_some()
     });
-    let error = editor.compile_error().unwrap().to_owned();
+    let error = editor.compile_error().unwrap().to_string();
     assert!(error.starts_with("units/tree.unit:4:12: "), "{error}");
     assert_eq!(
         editor.preview().level.as_ref().unwrap().entities.len(),

@@ -449,7 +449,7 @@ fn a_missing_prefab_is_reported_and_the_level_stays_editable() {
     let error = editor(&h)
         .compile_error()
         .expect("the level does not compile")
-        .to_owned();
+        .to_string();
     assert!(
         error.contains("prefab \"units/lamp\" cannot be read"),
         "{error}"
@@ -1313,4 +1313,31 @@ fn crafted_cached_thumbnails_are_made_again() {
     }
     // The crafted file was replaced by a real thumbnail.
     assert_eq!(run(None).from_cache, 1);
+}
+
+/// A compile error stays structured to Problems: the error names the entity,
+/// component and field, and its row is there to double-click (where a double-click
+/// goes is tested as plain data beside the panel, `panels/problems.rs`: kittest
+/// 0.37 delivers no double-click).
+#[test]
+fn a_compile_error_is_listed_with_its_entity_component_and_field() {
+    let dir = demo_copy();
+    let level = dir.path().join("levels/forest.level");
+    let text = std::fs::read_to_string(&level).unwrap();
+    // The boulder's position as text: a field error naming entity, component, field.
+    let broken = text.replacen("\"position\": [-2, 0.6, 6]", "\"position\": \"left\"", 1);
+    assert_ne!(broken, text, "the fixture moved");
+    std::fs::write(&level, &broken).unwrap();
+    let mut h = open(dir.path());
+    let error = editor(&h)
+        .compile_error()
+        .expect("the level compiles")
+        .to_string();
+    assert!(
+        error.contains("entity \"boulder\", component \"transform\", field \"position\""),
+        "{error}"
+    );
+    h.get_by_label_contains("Problems (").click();
+    h.run_steps(2);
+    h.get_by_label_contains("⛔ levels/forest.level: entity \"boulder\"");
 }

@@ -10,6 +10,107 @@ use kiln_core::{
 
 pub use crate::render::resources::Resources;
 
+/// Why the level is not previewed as it stands. Kept structured to the Problems
+/// list, which says where (file, line and column; entity, component and field) and
+/// jumps there on a double-click.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreviewError {
+    /// The level (or a prefab it places) did not parse or compile.
+    Compile(CompileError),
+    /// The compiled level could not be spawned (a plugin refused it).
+    Spawn(String),
+}
+
+impl std::fmt::Display for PreviewError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PreviewError::Compile(e) => e.fmt(f),
+            PreviewError::Spawn(e) => f.write_str(e),
+        }
+    }
+}
+
+impl From<CompileError> for PreviewError {
+    fn from(e: CompileError) -> Self {
+        PreviewError::Compile(e)
+    }
+}
+
+impl From<kiln_core::level::SyntaxError> for PreviewError {
+    fn from(e: kiln_core::level::SyntaxError) -> Self {
+        PreviewError::Compile(CompileError::Syntax(e))
+    }
+}
+
+/// Where a [`PreviewError`] is, as far as it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorPlace<'a> {
+    /// An entity (a prefab's part as `instance/part`), with the component and the
+    /// field when the error names them.
+    Entity {
+        /// Its authoring id.
+        entity: &'a str,
+        /// The component, if named.
+        component: Option<&'a str>,
+        /// The field, if named.
+        field: Option<&'a str>,
+    },
+    /// A place in a file's text (1-based line and column).
+    Text {
+        /// The project file.
+        file: &'a str,
+        /// Its line.
+        line: usize,
+        /// Its column.
+        column: usize,
+    },
+    /// A file as a whole.
+    File(&'a str),
+}
+
+impl PreviewError {
+    /// Where the error is: an entity to select, a place in a file, or a file.
+    pub fn place(&self) -> Option<ErrorPlace<'_>> {
+        let PreviewError::Compile(e) = self else {
+            return None;
+        };
+        Some(match e {
+            CompileError::Syntax(s) => ErrorPlace::Text {
+                file: &s.file,
+                line: s.line,
+                column: s.column,
+            },
+            CompileError::Field {
+                entity,
+                component,
+                field,
+                ..
+            } => ErrorPlace::Entity {
+                entity,
+                component: Some(component),
+                field: Some(field),
+            },
+            CompileError::Component {
+                entity, component, ..
+            } => ErrorPlace::Entity {
+                entity,
+                component: Some(component),
+                field: None,
+            },
+            CompileError::Entity { entity, .. } | CompileError::MissingPrefab { entity, .. } => {
+                ErrorPlace::Entity {
+                    entity,
+                    component: None,
+                    field: None,
+                }
+            }
+            CompileError::PrefabCycle { .. } | CompileError::Limit { .. } => {
+                ErrorPlace::File(e.file())
+            }
+        })
+    }
+}
+
 /// Reads prefabs for the compiler from the open project.
 #[derive(Debug)]
 pub struct ProjectUnits<'a>(pub &'a Project);
@@ -73,7 +174,7 @@ pub fn compile_for_preview(
     project: &Project,
     file: &str,
     doc: &LevelDocument,
-) -> Result<PreviewBuild, String> {
+) -> Result<PreviewBuild, PreviewError> {
     let start = Instant::now();
     let compiled = compile_document_with(
         registry,
@@ -81,8 +182,7 @@ pub fn compile_for_preview(
         file,
         doc,
         PREVIEW_COMPILE,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     Ok(PreviewBuild {
         blob: compiled.blob,
         compile_ms: start.elapsed().as_secs_f64() * 1000.0,
@@ -99,9 +199,9 @@ impl Preview {
         project: &Project,
         file: &str,
         doc: &LevelDocument,
-    ) -> Result<Vec<CompileError>, String> {
+    ) -> Result<Vec<CompileError>, PreviewError> {
         let build = compile_for_preview(registry, project, file, doc)?;
-        self.install(registry, build.blob, build.compile_ms)?;
+        (self.install(registry, build.blob, build.compile_ms)).map_err(PreviewError::Spawn)?;
         Ok(build.left_out)
     }
 

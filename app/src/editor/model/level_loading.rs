@@ -3,6 +3,7 @@
 //! result is spawned on the frame after the stage reads "Spawning". Small levels
 //! open in place, as before, so that opening the demo shows no flicker.
 
+use crate::editor::preview::PreviewError;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
@@ -74,7 +75,8 @@ pub struct Loaded {
     /// The document, or why the file could not be read or parsed.
     pub doc: Result<LevelDocument, String>,
     /// The level compiled for the preview, or the compile error.
-    pub compiled: Result<crate::editor::preview::PreviewBuild, String>,
+    pub compiled:
+        Result<crate::editor::preview::PreviewBuild, crate::editor::preview::PreviewError>,
 }
 
 /// A level being opened on a worker thread.
@@ -171,7 +173,7 @@ impl LevelLoad {
             // The worker died (it panicked): said as an unreadable level.
             Err(mpsc::TryRecvError::Disconnected) => Some(Loaded {
                 doc: Err(format!("{}: the worker reading it stopped", self.file)),
-                compiled: Err(String::new()),
+                compiled: Err(PreviewError::Spawn(String::new())),
             }),
         }
     }
@@ -180,7 +182,7 @@ impl LevelLoad {
 fn load(project: &Project, registry: &Registry, file: &str, set: &dyn Fn(LoadStage)) -> Loaded {
     let failed = |e: String| Loaded {
         doc: Err(e),
-        compiled: Err(String::new()),
+        compiled: Err(PreviewError::Spawn(String::new())),
     };
     let text = match read(project, file) {
         Ok(t) => t,

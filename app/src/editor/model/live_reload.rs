@@ -253,11 +253,11 @@ impl Editor {
                 Ok(d) => d,
                 Err(e) => {
                     // Keep the last good document and world; say where the file broke.
-                    let message = e.to_string();
-                    if self.compile_error.as_ref() != Some(&message) {
-                        self.note(Severity::Error, message.clone(), true);
+                    let error = crate::editor::preview::PreviewError::from(e);
+                    if self.compile_error.as_ref() != Some(&error) {
+                        self.note(Severity::Error, error.to_string(), true);
                     }
-                    self.compile_error = Some(message);
+                    self.compile_error = Some(error);
                     return Reload::Blocked;
                 }
             };

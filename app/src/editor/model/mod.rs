@@ -140,7 +140,7 @@ pub struct Editor {
     /// How often each drawn file (texture, model) changed on disk while open.
     asset_versions: crate::render::assets::AssetVersions,
     /// Why the last compile failed (the preview shows the last good world).
-    compile_error: Option<String>,
+    compile_error: Option<crate::editor::preview::PreviewError>,
     /// Components the preview left out: their type is not loaded (a plugin that
     /// failed or is being built).
     left_out: Vec<kiln_core::CompileError>,
@@ -258,8 +258,8 @@ impl Editor {
         &self.resources
     }
     /// Why the last compile failed (the preview shows the last good world).
-    pub fn compile_error(&self) -> Option<&str> {
-        self.compile_error.as_deref()
+    pub fn compile_error(&self) -> Option<&crate::editor::preview::PreviewError> {
+        self.compile_error.as_ref()
     }
     /// Components the preview left out because their type is not loaded (each
     /// names the file, entity, component and the plugin it comes from, if known).
@@ -574,7 +574,9 @@ impl Editor {
         &mut self,
         file: &str,
         doc: LevelDocument,
-        compiled: Option<Result<crate::editor::preview::PreviewBuild, String>>,
+        compiled: Option<
+            Result<crate::editor::preview::PreviewBuild, crate::editor::preview::PreviewError>,
+        >,
     ) {
         self.recovery = self.read_recovery(file).filter(|r| *r != doc);
         if self.recovery.is_some() {
@@ -619,7 +621,9 @@ impl Editor {
     /// (on the worker that opened it) instead of compiling it again.
     fn follow_document(
         &mut self,
-        compiled: Option<Result<crate::editor::preview::PreviewBuild, String>>,
+        compiled: Option<
+            Result<crate::editor::preview::PreviewBuild, crate::editor::preview::PreviewError>,
+        >,
     ) {
         let Some(level) = &self.level else { return };
         // One id index per edit, for the tree, the selection and every lookup after.
@@ -644,7 +648,8 @@ impl Editor {
             Some(Ok(build)) => self
                 .preview
                 .install(&self.registry, build.blob, build.compile_ms)
-                .map(|()| build.left_out),
+                .map(|()| build.left_out)
+                .map_err(crate::editor::preview::PreviewError::Spawn),
             Some(Err(e)) => Err(e),
             None => self
                 .preview
@@ -657,7 +662,7 @@ impl Editor {
             }
             Err(e) => {
                 if self.compile_error.as_ref() != Some(&e) {
-                    self.note(Severity::Error, e.clone(), true);
+                    self.note(Severity::Error, e.to_string(), true);
                 }
                 self.compile_error = Some(e);
             }

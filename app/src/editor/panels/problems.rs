@@ -80,8 +80,17 @@ pub fn show(
             for w in editor.plugin_warnings() {
                 ui.colored_label(yellow, format!("⚠ {w}"));
             }
-            if let Some(e) = &editor.compile_error() {
-                ui.colored_label(red, format!("⛔ {e}"));
+            if let Some(e) = editor.compile_error() {
+                let r = ui.add(
+                    egui::Label::new(egui::RichText::new(format!("⛔ {e}")).color(red))
+                        .sense(egui::Sense::click()),
+                );
+                if let Some(jump) = error_jump(e) {
+                    let r = r.on_hover_text(jump.hover);
+                    if r.double_clicked() {
+                        actions.push(jump.action);
+                    }
+                }
             }
             for e in editor.left_out() {
                 let r = ui
@@ -167,4 +176,96 @@ pub fn show(
                 None => {}
             }
         });
+}
+
+/// Where a double-click on a compile error goes, and what the row's hover says.
+struct ErrorJump {
+    action: Action,
+    hover: String,
+}
+
+/// The entity (selected, its component shown in the inspector) or the file (shown
+/// in the asset browser) a compile error is about.
+fn error_jump(error: &crate::editor::preview::PreviewError) -> Option<ErrorJump> {
+    use crate::editor::preview::ErrorPlace;
+    Some(match error.place()? {
+        ErrorPlace::Entity {
+            entity,
+            component,
+            field,
+        } => ErrorJump {
+            action: Action::Select(vec![entity.to_owned()]),
+            hover: match (component, field) {
+                (Some(c), Some(f)) => format!("Double-click to select {entity} ({c}.{f})"),
+                (Some(c), None) => format!("Double-click to select {entity} ({c})"),
+                _ => format!("Double-click to select {entity}"),
+            },
+        },
+        ErrorPlace::Text { file, line, column } => ErrorJump {
+            action: Action::RevealFile(file.to_owned()),
+            hover: format!(
+                "Line {line}, column {column} of {file}: fix it in a text editor; double-click to show the file"
+            ),
+        },
+        ErrorPlace::File(file) => ErrorJump {
+            action: Action::RevealFile(file.to_owned()),
+            hover: format!("Double-click to show {file}"),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use kiln_core::CompileError;
+    use kiln_core::level::SyntaxError;
+
+    use super::*;
+    use crate::editor::preview::PreviewError;
+
+    #[test]
+    fn a_compile_error_jumps_to_its_entity_or_its_file() {
+        let field = PreviewError::Compile(CompileError::Field {
+            file: "levels/a.level".into(),
+            entity: "lamp_2/head".into(),
+            component: "transform".into(),
+            field: "position".into(),
+            message: "expected 3 numbers".into(),
+        });
+        let jump = error_jump(&field).unwrap();
+        assert_eq!(jump.action, Action::Select(vec!["lamp_2/head".into()]));
+        assert_eq!(
+            jump.hover,
+            "Double-click to select lamp_2/head (transform.position)"
+        );
+
+        let syntax = PreviewError::Compile(CompileError::Syntax(SyntaxError {
+            file: "units/lamp.unit".into(),
+            line: 4,
+            column: 12,
+            message: "expected `:`".into(),
+        }));
+        let jump = error_jump(&syntax).unwrap();
+        assert_eq!(jump.action, Action::RevealFile("units/lamp.unit".into()));
+        assert!(
+            jump.hover
+                .starts_with("Line 4, column 12 of units/lamp.unit"),
+            "{}",
+            jump.hover
+        );
+
+        let cycle = PreviewError::Compile(CompileError::PrefabCycle {
+            cycle: vec![
+                "units/a.unit".into(),
+                "units/b.unit".into(),
+                "units/a.unit".into(),
+            ],
+        });
+        assert_eq!(
+            error_jump(&cycle).unwrap().action,
+            Action::RevealFile("units/a.unit".into())
+        );
+        // A world that did not spawn has no place to go.
+        assert!(error_jump(&PreviewError::Spawn("refused".into())).is_none());
+    }
 }
