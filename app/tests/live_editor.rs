@@ -78,8 +78,8 @@ fn the_open_level_changed_on_disk_is_reloaded_and_a_broken_one_keeps_the_last_go
     assert!(
         editor
             .compile_error()
-            .as_ref()
             .unwrap()
+            .to_string()
             .contains("levels/forest.level:3:16"),
         "{:?}",
         editor.compile_error()
