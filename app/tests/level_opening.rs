@@ -98,7 +98,10 @@ fn a_compile_error_found_on_the_worker_opens_the_level_for_fixing() {
     until_opened(&mut h);
     let e = editor(&h);
     assert_eq!(e.level().unwrap().file, "levels/wrong.level");
-    let error = e.compile_error().expect("the compile error is shown");
+    let error = e
+        .compile_error()
+        .expect("the compile error is shown")
+        .to_string();
     assert!(
         error.contains("entity \"a\", component \"transform\", field \"position\""),
         "{error}"
