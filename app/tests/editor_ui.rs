@@ -1040,16 +1040,22 @@ fn w_e_r_switch_the_handle_tool() {
 fn f_frames_a_mesh_by_its_size() {
     let dir = demo_copy();
     let mut h = open(dir.path());
-    h.get_by_label("Boulder").click();
-    h.run_steps(3);
-    h.key_press(Key::F);
-    h.run_steps(3);
-    let radius = 2.4 * 1.2 / 2.0;
-    assert!(
-        h.state().panels.camera.distance > 2.0 * radius,
-        "{}",
+    let framed = |h: &mut Harness<'_, KilnApp>, entity: &str| {
+        h.get_by_label(entity).click();
+        h.run_steps(3);
+        h.key_press(Key::F);
+        h.run_steps(3);
         h.state().panels.camera.distance
-    );
+    };
+    let at_start = h.state().panels.camera.distance;
+    let boulder = framed(&mut h, "Boulder");
+    // F did something: the camera moved in or out from where it started.
+    assert_ne!(boulder, at_start, "F left the camera where it was");
+    let radius = 2.4 * 1.2 / 2.0;
+    assert!(boulder > 2.0 * radius, "{boulder}");
+    // By its size: the firefly, a small sphere, is framed from closer.
+    let firefly = framed(&mut h, "Firefly");
+    assert!(firefly < boulder, "firefly {firefly}, boulder {boulder}");
 }
 
 /// A material's colour set from the inspector's action is written to the file and

@@ -186,8 +186,19 @@ fn saving_in_the_editor_does_not_respawn_the_world() {
     editor.apply(Action::Run(UiCommand::PlayPause));
     editor.tick(0.5, Duration::from_secs(3600));
     editor.apply(Action::Run(UiCommand::Save));
-    std::thread::sleep(Duration::from_millis(400));
-    editor.poll_changes();
+    // A positive control first: a file written after the save is seen, so the
+    // save's own event (which came before it) has been followed too.
+    fs::write(dir.path().join("notes.txt"), "after the save").unwrap();
+    let seen = |e: &Editor| e.checker().unwrap().index().file("notes.txt").is_some();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !seen(&editor) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the watcher saw nothing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        editor.poll_changes();
+    }
     assert!(
         editor.preview().time > 0.4,
         "the simulation was reset by our own save"
