@@ -111,7 +111,6 @@ fn show_selection(
         ui.label("Select an entity in the scene or the viewport.");
         return;
     };
-    let ids: Vec<String> = targets.iter().map(|t| t.entity.id.clone()).collect();
     if targets.len() > 1 {
         ui.label(format!(
             "{} entities selected: editing the components they share.",
@@ -139,117 +138,225 @@ fn show_selection(
         }
     }
     ui.separator();
-    let any_part = targets.iter().any(|t| t.part.is_some());
-    let shared: Vec<(&String, &Value)> = first
-        .entity
-        .components
-        .iter()
-        .filter(|(c, _)| targets.iter().all(|t| t.entity.components.contains_key(*c)))
-        .collect();
+    let view = SelectionView::build(editor.registry(), &targets);
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            for (component, value) in shared {
-                let ty = editor.registry().component(component);
-                egui::CollapsingHeader::new(RichText::new(component).strong())
-                    .id_salt(("component", component))
+            for component in &view.components {
+                egui::CollapsingHeader::new(RichText::new(component.name).strong())
+                    .id_salt(("component", component.name))
                     .default_open(true)
                     .show(ui, |ui| {
-                        if !any_part
-                            && targets.len() == 1
-                            && ui.small_button("Remove component").clicked()
-                        {
-                            actions.push(Action::RemoveComponent {
-                                entity: ids[0].clone(),
-                                component: component.clone(),
-                            });
-                        }
-                        let Some(ty) = ty else {
-                            ui.colored_label(
-                                Color32::from_rgb(220, 170, 60),
-                                "Unknown component type: the level will not compile.",
-                            );
-                            ui.monospace(value.to_string());
-                            return;
-                        };
-                        // Components written as arrays are edited one entity at a time.
-                        let instances: Vec<Option<usize>> = match value {
-                            Value::Array(items) if targets.len() == 1 => {
-                                (0..items.len()).map(Some).collect()
-                            }
-                            Value::Object(_) => vec![None],
-                            _ => Vec::new(),
-                        };
-                        for instance in instances {
-                            if let Some(i) = instance {
-                                ui.label(RichText::new(format!("#{}", i + 1)).weak());
-                            }
-                            egui::Grid::new(("fields", component, instance))
-                                .num_columns(2)
-                                .striped(true)
-                                .show(ui, |ui| {
-                                    for f in &ty.fields {
-                                        let values: Vec<Option<&Value>> = targets
-                                            .iter()
-                                            .map(|t| {
-                                                let c = t.entity.components.get(component)?;
-                                                match instance {
-                                                    Some(i) => c.get(i)?.get(&f.name),
-                                                    None => c.get(&f.name),
-                                                }
-                                            })
-                                            .collect();
-                                        let authored = values[0];
-                                        let current = authored.unwrap_or(&f.default);
-                                        let mixed = values
-                                            .iter()
-                                            .any(|v| !same_value(v.unwrap_or(&f.default), current));
-                                        let overriding: Vec<&Target> = targets
-                                            .iter()
-                                            .filter(|t| t.overrides(component, &f.name))
-                                            .collect();
-                                        field_row(
-                                            ui,
-                                            &FieldRow {
-                                                field: f,
-                                                authored: authored.is_some(),
-                                                mixed,
-                                                overriding: &overriding,
-                                                component,
-                                            },
-                                            actions,
-                                            |ui, label, actions| {
-                                                let mut emit = |value: Value, continuing: bool| {
-                                                    actions.push(edit_action(
-                                                        &ids,
-                                                        &values,
-                                                        current,
-                                                        &f.default,
-                                                        (component, instance, &f.name),
-                                                        value,
-                                                        continuing,
-                                                    ));
-                                                };
-                                                let shown = Shown::of(&values, f, mixed);
-                                                field_widget(
-                                                    ui, editor, f, current, &shown, label,
-                                                    &mut emit, reveal,
-                                                );
-                                            },
-                                        );
-                                        ui.end_row();
-                                    }
-                                });
-                        }
+                        draw_component(ui, editor, &targets, &view, component, reveal, actions)
                     });
             }
             ui.separator();
-            if !any_part && targets.len() == 1 {
+            if view.can_add_and_remove() {
                 add_component_menu(ui, editor, &first.entity, actions);
             }
         });
     if ui.input(|i| i.pointer.any_released()) {
         actions.push(Action::EndGesture);
+    }
+}
+
+/// The inspector's content for a selection, worked out before anything is drawn:
+/// the components the selected entities share and, for each field, its values
+/// across the selection, the value shown, whether they disagree and which parts
+/// override it. Plain data, tested without a window (as the scene tree's rows).
+struct SelectionView<'t> {
+    /// The selected entities' (and parts') ids.
+    ids: Vec<String>,
+    /// A prefab part is selected: its components come from its unit.
+    any_part: bool,
+    components: Vec<ComponentView<'t>>,
+}
+
+/// One component every selected entity has.
+struct ComponentView<'t> {
+    name: &'t str,
+    /// As the first entity writes it (shown raw when its type is unknown).
+    value: &'t Value,
+    /// `None`: no such component type is registered.
+    ty: Option<&'t kiln_core::registry::ComponentType>,
+    /// Each instance's fields: one for a component written as an object, one per
+    /// item for an array (edited one entity at a time).
+    instances: Vec<InstanceView<'t>>,
+}
+
+/// The fields of one instance of a component.
+struct InstanceView<'t> {
+    /// Which item of an array (`None`: the component is an object).
+    index: Option<usize>,
+    fields: Vec<FieldView<'t>>,
+}
+
+/// One field across the selection.
+struct FieldView<'t> {
+    field: &'t FieldSchema,
+    /// Each selected entity's value, where written.
+    values: Vec<Option<&'t Value>>,
+    /// What the widget shows: the first entity's value, or the default.
+    current: &'t Value,
+    /// Written in the first entity's file (not the schema's default).
+    authored: bool,
+    /// The selected entities disagree.
+    mixed: bool,
+    /// Which targets (by position) override it in this level.
+    overriding: Vec<usize>,
+}
+
+impl<'t> SelectionView<'t> {
+    fn build(registry: &'t kiln_core::Registry, targets: &'t [Target<'_>]) -> Self {
+        let ids = targets.iter().map(|t| t.entity.id.clone()).collect();
+        let any_part = targets.iter().any(|t| t.part.is_some());
+        let Some(first) = targets.first() else {
+            return SelectionView {
+                ids,
+                any_part,
+                components: Vec::new(),
+            };
+        };
+        let components = (first.entity.components.iter())
+            .filter(|(c, _)| targets.iter().all(|t| t.entity.components.contains_key(*c)))
+            .map(|(name, value)| {
+                let ty = registry.component(name);
+                let indices: Vec<Option<usize>> = match value {
+                    Value::Array(items) if targets.len() == 1 => {
+                        (0..items.len()).map(Some).collect()
+                    }
+                    Value::Object(_) => vec![None],
+                    _ => Vec::new(),
+                };
+                let instances = match ty {
+                    Some(ty) => (indices.into_iter())
+                        .map(|index| InstanceView {
+                            index,
+                            fields: (ty.fields.iter())
+                                .map(|field| FieldView::of(targets, name, index, field))
+                                .collect(),
+                        })
+                        .collect(),
+                    None => Vec::new(),
+                };
+                ComponentView {
+                    name,
+                    value,
+                    ty,
+                    instances,
+                }
+            })
+            .collect();
+        SelectionView {
+            ids,
+            any_part,
+            components,
+        }
+    }
+
+    /// Components can be added and removed: one entity of the open file.
+    fn can_add_and_remove(&self) -> bool {
+        !self.any_part && self.ids.len() == 1
+    }
+}
+
+impl<'t> FieldView<'t> {
+    fn of(
+        targets: &'t [Target<'_>],
+        component: &str,
+        index: Option<usize>,
+        field: &'t FieldSchema,
+    ) -> Self {
+        let values: Vec<Option<&Value>> = (targets.iter())
+            .map(|t| {
+                let c = t.entity.components.get(component)?;
+                match index {
+                    Some(i) => c.get(i)?.get(&field.name),
+                    None => c.get(&field.name),
+                }
+            })
+            .collect();
+        let authored = values.first().copied().flatten();
+        let current = authored.unwrap_or(&field.default);
+        let mixed = (values.iter()).any(|v| !same_value(v.unwrap_or(&field.default), current));
+        let overriding = (targets.iter().enumerate())
+            .filter(|(_, t)| t.overrides(component, &field.name))
+            .map(|(k, _)| k)
+            .collect();
+        FieldView {
+            field,
+            values,
+            current,
+            authored: authored.is_some(),
+            mixed,
+            overriding,
+        }
+    }
+}
+
+/// Draws one component of [`SelectionView`]: its fields' rows, each emitting its
+/// edit as an action.
+fn draw_component(
+    ui: &mut egui::Ui,
+    editor: &Editor,
+    targets: &[Target<'_>],
+    view: &SelectionView<'_>,
+    component: &ComponentView<'_>,
+    reveal: &mut Option<String>,
+    actions: &mut Vec<Action>,
+) {
+    if view.can_add_and_remove() && ui.small_button("Remove component").clicked() {
+        actions.push(Action::RemoveComponent {
+            entity: view.ids[0].clone(),
+            component: component.name.to_owned(),
+        });
+    }
+    if component.ty.is_none() {
+        ui.colored_label(
+            Color32::from_rgb(220, 170, 60),
+            "Unknown component type: the level will not compile.",
+        );
+        ui.monospace(component.value.to_string());
+        return;
+    }
+    for instance in &component.instances {
+        if let Some(i) = instance.index {
+            ui.label(RichText::new(format!("#{}", i + 1)).weak());
+        }
+        egui::Grid::new(("fields", component.name, instance.index))
+            .num_columns(2)
+            .striped(true)
+            .show(ui, |ui| {
+                for f in &instance.fields {
+                    let overriding: Vec<&Target> =
+                        f.overriding.iter().map(|&k| &targets[k]).collect();
+                    let row = FieldRow {
+                        field: f.field,
+                        authored: f.authored,
+                        mixed: f.mixed,
+                        overriding: &overriding,
+                        component: component.name,
+                    };
+                    field_row(ui, &row, actions, |ui, label, actions| {
+                        let mut emit = |value: Value, continuing: bool| {
+                            actions.push(edit_action(
+                                &view.ids,
+                                &f.values,
+                                f.current,
+                                &f.field.default,
+                                (component.name, instance.index, &f.field.name),
+                                value,
+                                continuing,
+                            ));
+                        };
+                        let shown = Shown::of(&f.values, f.field, f.mixed);
+                        field_widget(
+                            ui, editor, f.field, f.current, &shown, label, &mut emit, reveal,
+                        );
+                    });
+                    ui.end_row();
+                }
+            });
     }
 }
 
@@ -777,4 +884,72 @@ fn resource_picker(
             *reveal = Some(format!("{current}.{resource_type}"));
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use kiln_core::{LevelDocument, Registry};
+
+    use super::*;
+
+    fn selected(text: &str, ids: &[&str]) -> Vec<Target<'static>> {
+        let doc = LevelDocument::parse(text, "a.level").unwrap();
+        (ids.iter())
+            .map(|id| Target {
+                entity: Cow::Owned(doc.entity(id).unwrap().clone()),
+                part: None,
+            })
+            .collect()
+    }
+
+    /// Several entities: only the components they share, each field's value per
+    /// entity, mixed where they disagree, and no adding or removing components.
+    #[test]
+    fn a_selection_shows_the_shared_components_and_where_they_disagree() {
+        let registry = Registry::with_builtins();
+        let targets = selected(
+            r#"{"entities": [
+                {"id": "a", "components": {"transform": {"position": [1, 2, 3]}, "mesh": {"mesh": "meshes/rock"}}},
+                {"id": "b", "components": {"transform": {"position": [1, 2, 3], "scale": [2, 2, 2]}}}
+            ]}"#,
+            &["a", "b"],
+        );
+        let view = SelectionView::build(&registry, &targets);
+        assert_eq!(view.ids, ["a", "b"]);
+        assert!(!view.can_add_and_remove());
+        let names: Vec<&str> = view.components.iter().map(|c| c.name).collect();
+        assert_eq!(names, ["transform"], "mesh is a's alone");
+        let fields = &view.components[0].instances[0].fields;
+        let field = |name: &str| fields.iter().find(|f| f.field.name == name).unwrap();
+        assert!(!field("position").mixed);
+        assert!(field("position").authored);
+        assert!(field("scale").mixed, "b's scale differs from a's default");
+        assert!(!field("scale").authored, "a does not write it");
+        assert_eq!(
+            field("scale").values[1],
+            Some(&serde_json::json!([2, 2, 2]))
+        );
+    }
+
+    /// One entity: all its components, editable, removable; an unknown component
+    /// type has no fields to show.
+    #[test]
+    fn one_entity_shows_every_component_and_an_unknown_one_raw() {
+        let registry = Registry::with_builtins();
+        let targets = selected(
+            r#"{"entities": [{"id": "a", "components": {"transform": {}, "sparkle": {"rate": 3}}}]}"#,
+            &["a"],
+        );
+        let view = SelectionView::build(&registry, &targets);
+        assert!(view.can_add_and_remove());
+        let sparkle = view
+            .components
+            .iter()
+            .find(|c| c.name == "sparkle")
+            .unwrap();
+        assert!(sparkle.ty.is_none());
+        assert!(sparkle.instances.is_empty());
+        assert_eq!(sparkle.value, &serde_json::json!({"rate": 3}));
+    }
 }
