@@ -1,6 +1,15 @@
 //! What every component manager shares: the [`Instance`] handle, the one-pass
 //! removal, and the [`ComponentManager`] trait through which a [`World`](crate::World)
 //! collects garbage and steps behaviours without knowing the concrete type.
+//!
+//! The trait names one concrete manager, [`TransformManager`], on purpose: a
+//! behaviour's `simulate` writes world poses through it, as the seed's
+//! behaviours write through the transform component's API, and the transform
+//! manager is the one manager every world has. A trait over "something with
+//! poses" instead would put a virtual call on every pose a behaviour writes,
+//! to break an import the crate does not need broken (the transform manager
+//! implements this trait, and the two are one concept in the seed: components
+//! and the scene graph they hang from).
 
 use std::any::Any;
 
