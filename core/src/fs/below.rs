@@ -98,6 +98,18 @@ pub fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
     Ok(dir)
 }
 
+/// Opens the folder `name` inside the folder `parent` (itself reached without a
+/// link), as [`open_dir_below`] opens each step: one `openat` for a walk that
+/// holds the parent open, where descending from the root again costs one per
+/// level.
+pub fn open_dir_at(parent: impl std::os::fd::AsFd, name: &str) -> std::io::Result<OwnedFd> {
+    if !plain_name(name) {
+        return Err(not_plain(name));
+    }
+    let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    Ok(rustix::fs::openat(parent, name, folder, Mode::empty())?)
+}
+
 /// Splits a path from the walk into its folder (`""` at the root) and name.
 pub fn folder_and_name(rel: &str) -> std::io::Result<(&str, &str)> {
     let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));

@@ -12,12 +12,12 @@ use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rustix::fs::{AtFlags, Dir, FileType};
 
 use kiln_core::fs::is_excluded;
-use kiln_core::fs::{FileStat, open_at, open_dir_below, stat_of};
+use kiln_core::fs::{FileStat, open_at, open_dir_at, open_dir_below, stat_of};
 
 /// A file found by the walk, with its folder open for relative access.
 pub(crate) struct Found<'a> {
@@ -76,7 +76,7 @@ pub(crate) fn walk<S: Send>(
         on_file: &on_file,
         on_other: &on_other,
     };
-    rayon::scope(|scope| walker.folder(scope, String::new()));
+    rayon::scope(|scope| walker.folder(scope, None, String::new()));
     for state in states {
         if let Some(state) = state.into_inner().ok().flatten() {
             finish(state);
@@ -108,11 +108,28 @@ where
     OnOther: Fn(Other) + Sync,
 {
     /// Reads `dir`, handing its files to this thread's state and each subfolder
-    /// to a task of its own.
-    fn folder<'s>(self, scope: &rayon::Scope<'s>, dir: String)
+    /// to a task of its own. The folder is opened inside its parent's descriptor
+    /// (`parent`, shared by its subfolders' tasks until the last is opened), never
+    /// through a link: a folder swapped for a link since its parent was read is
+    /// not walked into. Opening from the root again for each folder cost one
+    /// `openat` per level: 3 ms of a 37 ms warm check at 20,000 files.
+    fn folder<'s>(self, scope: &rayon::Scope<'s>, parent: Option<Arc<OwnedFd>>, dir: String)
     where
         'w: 's,
     {
+        let name = dir.rsplit('/').next().unwrap_or(&dir);
+        let opened = match &parent {
+            // Past the limit of open files, a folder is opened from the root.
+            Some(parent) => {
+                open_dir_at(&**parent, name).or_else(|_| open_dir_below(self.root, &dir))
+            }
+            None => open_dir_below(self.root, &dir),
+        };
+        drop(parent);
+        let fd = match opened {
+            Ok(fd) => Arc::new(fd),
+            Err(e) => return (self.on_other)(Other::Unreadable(dir, e.to_string())),
+        };
         let slot = rayon::current_thread_index().unwrap_or(0) % self.states.len();
         let mut subdirs = Vec::new();
         {
@@ -122,7 +139,7 @@ where
             };
             let state = state.get_or_insert_with(self.start);
             read_dir(
-                self.root,
+                &fd,
                 &dir,
                 &mut subdirs,
                 &mut |f: &Found| (self.on_file)(state, f),
@@ -130,26 +147,21 @@ where
             );
         }
         for sub in subdirs {
-            scope.spawn(move |scope| self.folder(scope, sub));
+            let parent = Arc::clone(&fd);
+            scope.spawn(move |scope| self.folder(scope, Some(parent), sub));
         }
     }
 }
 
 fn read_dir(
-    root: &Path,
+    fd: &OwnedFd,
     dir: &str,
     subdirs: &mut Vec<String>,
     on_file: &mut impl FnMut(&Found),
     on_other: &impl Fn(Other),
 ) {
     let unreadable = |e: std::io::Error| Other::Unreadable(dir.to_owned(), e.to_string());
-    // Reached folder by folder from the root, never through a link: a folder
-    // swapped for a link since its parent was read is not walked into.
-    let fd = match open_dir_below(root, dir) {
-        Ok(fd) => fd,
-        Err(e) => return on_other(unreadable(e)),
-    };
-    let entries = match Dir::read_from(&fd) {
+    let entries = match Dir::read_from(fd) {
         Ok(d) => d,
         Err(e) => return on_other(unreadable(e.into())),
     };
