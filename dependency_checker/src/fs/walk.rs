@@ -192,7 +192,7 @@ fn read_dir(
             // The one sweep of what killed processes were writing meets every
             // folder here, at the cost of a name comparison.
             if name_str.ends_with(".kiln-tmp") {
-                kiln_core::fs::remove_if_leftover(&fd, std::ffi::OsStr::new(name_str));
+                kiln_core::fs::remove_if_leftover(fd, std::ffi::OsStr::new(name_str));
             }
             continue;
         }
@@ -207,16 +207,12 @@ fn read_dir(
         };
         let mut kind = entry.file_type();
         if kind == FileType::Unknown {
-            kind = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+            kind = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW)
                 .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode));
         }
         match kind {
             FileType::Directory => subdirs.push(rel),
-            FileType::RegularFile => on_file(&Found {
-                dir: &fd,
-                name,
-                rel,
-            }),
+            FileType::RegularFile => on_file(&Found { dir: fd, name, rel }),
             FileType::Symlink => on_other(Other::Link(rel)),
             _ => {}
         }
