@@ -58,6 +58,113 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
         ui.allocate_space(ui.available_size());
         return;
     };
+    header(ui, editor, state, actions);
+    ui.separator();
+
+    let doc = &level.doc;
+    let tree_state = &mut state.tree;
+    // A selection made elsewhere first opens the folders above it.
+    let selection_changed = tree_state.seen_selection != editor.selection();
+    if selection_changed {
+        reveal_selection(editor, tree_state);
+    }
+    tree_state.rows.update(
+        doc,
+        editor.tree(),
+        editor.tree_revision(),
+        editor.prefabs(),
+        &tree_state.openness,
+        &state.tree_filter,
+    );
+    if selection_changed {
+        tree_state.scroll_to = editor
+            .selection()
+            .first()
+            .and_then(|id| tree_state.rows.position(doc, id));
+        tree_state.seen_selection = editor.selection().to_vec();
+    }
+
+    let tree_id = ui.make_persistent_id("scene tree");
+    // Arrow keys move in the tree while it has focus, not egui's focus.
+    ui.memory_mut(|m| {
+        m.set_focus_lock_filter(
+            tree_id,
+            egui::EventFilter {
+                horizontal_arrows: true,
+                vertical_arrows: true,
+                ..Default::default()
+            },
+        )
+    });
+    // Any selection made in the tree (a click, the keys) hands F2 back to the tree.
+    let actions_before = actions.len();
+    // Registered first, so the rows drawn over it take their own clicks: it takes
+    // clicks on empty space (deselect), keyboard focus, and drops below the rows.
+    let view_rect = ui.available_rect_before_wrap();
+    let background = ui.interact(view_rect, tree_id, Sense::click());
+    background.widget_info(|| WidgetInfo::labeled(Role::Tree, true, "Scene tree"));
+    // By the pointer only: egui also reports Enter on the focused tree as a click.
+    if background.clicked_by(egui::PointerButton::Primary) {
+        ui.memory_mut(|m| m.request_focus(tree_id));
+        actions.push(Action::Select(Vec::new()));
+    }
+    if ui.memory(|m| m.has_focus(tree_id)) {
+        keyboard(ui, editor, tree_state, actions);
+    }
+
+    let row_height = ui.spacing().interact_size.y;
+    let pitch = row_height + ui.spacing().item_spacing.y;
+    let mut scroll = egui::ScrollArea::both()
+        .id_salt("scene tree rows")
+        .auto_shrink([false, false]);
+    // Dragging near the top or bottom edge scrolls, so a drop can reach any row.
+    let dragged_at = (tree_state.dragging.is_some())
+        .then(|| ui.input(|i| i.pointer.latest_pos()))
+        .flatten()
+        .map(|p| (p.y, view_rect.top(), view_rect.bottom()));
+    // Before the first frame has measured the view, the row waits a frame.
+    let bring_into_view = tree_state.scroll_to.take_if(|_| tree_state.view.1 > 0.0);
+    let to = scroll_offset(tree_state.view, pitch, dragged_at, bring_into_view);
+    if let Some(offset) = to.edge {
+        scroll = scroll.vertical_scroll_offset(offset);
+        ui.ctx().request_repaint();
+    }
+    if let Some(offset) = to.row {
+        scroll = scroll.vertical_scroll_offset(offset);
+    }
+    let selected: std::collections::HashSet<&str> =
+        editor.selection().iter().map(String::as_str).collect();
+    let focused = ui.memory(|m| m.has_focus(tree_id));
+    let output = scroll.show_rows(ui, row_height, tree_state.rows.rows().len(), |ui, range| {
+        let mut drawn = Vec::with_capacity(range.len());
+        for k in range {
+            let row = &tree_state.rows.rows()[k];
+            let id = row.id(doc);
+            let (rect, response) = draw_row(ui, tree_id, doc, row, selected.contains(id), focused);
+            drawn.push((k, rect));
+            row_input(ui, tree_id, editor, tree_state, k, rect, &response, actions);
+        }
+        drawn
+    });
+    tree_state.view = (output.state.clamped_offset().y, output.inner_rect.height());
+    drag_and_drop(
+        ui,
+        editor,
+        tree_state,
+        output.inner_rect,
+        &output.inner,
+        actions,
+    );
+    if actions[actions_before..]
+        .iter()
+        .any(|a| matches!(a, Action::Select(_)))
+    {
+        state.assets.focused = false;
+    }
+}
+
+/// The panel's title, its filter field, and the rename field while a rename is on.
+fn header(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions: &mut Vec<Action>) {
     ui.horizontal(|ui| {
         ui.strong("Scene");
         if ui
@@ -125,121 +232,49 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
             }
         }
     }
-    ui.separator();
+}
 
-    let doc = &level.doc;
-    let tree_state = &mut state.tree;
-    // A selection made elsewhere first opens the folders above it.
-    let selection_changed = tree_state.seen_selection != editor.selection();
-    if selection_changed {
-        reveal_selection(editor, tree_state);
-    }
-    tree_state.rows.update(
-        doc,
-        editor.tree(),
-        editor.tree_revision(),
-        editor.prefabs(),
-        &tree_state.openness,
-        &state.tree_filter,
-    );
-    if selection_changed {
-        tree_state.scroll_to = editor
-            .selection()
-            .first()
-            .and_then(|id| tree_state.rows.position(doc, id));
-        tree_state.seen_selection = editor.selection().to_vec();
-    }
+/// Where the rows scroll to this frame (see [`scroll_offset`]).
+#[derive(Debug, Default, PartialEq)]
+struct ScrollTo {
+    /// A step toward the edge a drag is near.
+    edge: Option<f32>,
+    /// The offset that brings a row into view (wins over `edge`).
+    row: Option<f32>,
+}
 
-    let tree_id = ui.make_persistent_id("scene tree");
-    // Arrow keys move in the tree while it has focus, not egui's focus.
-    ui.memory_mut(|m| {
-        m.set_focus_lock_filter(
-            tree_id,
-            egui::EventFilter {
-                horizontal_arrows: true,
-                vertical_arrows: true,
-                ..Default::default()
-            },
-        )
-    });
-    // Any selection made in the tree (a click, the keys) hands F2 back to the tree.
-    let actions_before = actions.len();
-    // Registered first, so the rows drawn over it take their own clicks: it takes
-    // clicks on empty space (deselect), keyboard focus, and drops below the rows.
-    let view_rect = ui.available_rect_before_wrap();
-    let background = ui.interact(view_rect, tree_id, Sense::click());
-    background.widget_info(|| WidgetInfo::labeled(Role::Tree, true, "Scene tree"));
-    // By the pointer only: egui also reports Enter on the focused tree as a click.
-    if background.clicked_by(egui::PointerButton::Primary) {
-        ui.memory_mut(|m| m.request_focus(tree_id));
-        actions.push(Action::Select(Vec::new()));
-    }
-    if ui.memory(|m| m.has_focus(tree_id)) {
-        keyboard(ui, editor, tree_state, actions);
-    }
-
-    let row_height = ui.spacing().interact_size.y;
-    let pitch = row_height + ui.spacing().item_spacing.y;
-    let mut scroll = egui::ScrollArea::both()
-        .id_salt("scene tree rows")
-        .auto_shrink([false, false]);
-    // Dragging near the top or bottom edge scrolls, so a drop can reach any row.
-    if tree_state.dragging.is_some()
-        && let Some(p) = ui.input(|i| i.pointer.latest_pos())
-    {
-        let (offset, _) = tree_state.view;
-        let edge = pitch * 1.5;
-        let step = if p.y < view_rect.top() + edge {
+/// Where the rows' scroll offset goes, given the view as last drawn (`offset`,
+/// `height`), the distance from one row's top to the next's (`pitch`), a drag's
+/// pointer with the view's top and bottom, and a row to bring into view. Plain
+/// arithmetic, tested without a window.
+fn scroll_offset(
+    (offset, height): (f32, f32),
+    pitch: f32,
+    dragged_at: Option<(f32, f32, f32)>,
+    bring_into_view: Option<usize>,
+) -> ScrollTo {
+    let edge = dragged_at.and_then(|(y, top, bottom)| {
+        let near = pitch * 1.5;
+        let step = if y < top + near {
             -pitch * 0.5
-        } else if p.y > view_rect.bottom() - edge {
+        } else if y > bottom - near {
             pitch * 0.5
         } else {
-            0.0
+            return None;
         };
-        if step != 0.0 {
-            scroll = scroll.vertical_scroll_offset((offset + step).max(0.0));
-            ui.ctx().request_repaint();
-        }
-    }
-    // Before the first frame has measured the view, the row waits a frame.
-    if let Some(k) = tree_state.scroll_to.take_if(|_| tree_state.view.1 > 0.0) {
-        let (offset, height) = tree_state.view;
+        Some((offset + step).max(0.0))
+    });
+    let row = bring_into_view.and_then(|k| {
         let top = k as f32 * pitch;
         if top < offset {
-            scroll = scroll.vertical_scroll_offset(top);
+            Some(top)
         } else if top + pitch > offset + height {
-            scroll = scroll.vertical_scroll_offset(top + pitch - height);
+            Some(top + pitch - height)
+        } else {
+            None
         }
-    }
-    let selected: std::collections::HashSet<&str> =
-        editor.selection().iter().map(String::as_str).collect();
-    let focused = ui.memory(|m| m.has_focus(tree_id));
-    let output = scroll.show_rows(ui, row_height, tree_state.rows.rows().len(), |ui, range| {
-        let mut drawn = Vec::with_capacity(range.len());
-        for k in range {
-            let row = &tree_state.rows.rows()[k];
-            let id = row.id(doc);
-            let (rect, response) = draw_row(ui, tree_id, doc, row, selected.contains(id), focused);
-            drawn.push((k, rect));
-            row_input(ui, tree_id, editor, tree_state, k, rect, &response, actions);
-        }
-        drawn
     });
-    tree_state.view = (output.state.clamped_offset().y, output.inner_rect.height());
-    drag_and_drop(
-        ui,
-        editor,
-        tree_state,
-        output.inner_rect,
-        &output.inner,
-        actions,
-    );
-    if actions[actions_before..]
-        .iter()
-        .any(|a| matches!(a, Action::Select(_)))
-    {
-        state.assets.focused = false;
-    }
+    ScrollTo { edge, row }
 }
 
 /// The ids of rows `a` to `b`, both included, in either order.
@@ -669,4 +704,43 @@ fn next_sibling(editor: &Editor, sibling: &str) -> Option<String> {
     };
     let k = siblings.iter().position(|&c| c == s)?;
     siblings.get(k + 1).map(|&c| doc.entities[c].id.clone())
+}
+
+#[cfg(test)]
+mod scroll_tests {
+    use super::*;
+
+    /// Rows 20 apart in a view 100 high scrolled to 200 (rows 10 to 14 in view).
+    const VIEW: (f32, f32) = (200.0, 100.0);
+
+    #[test]
+    fn a_row_in_view_stays_and_one_outside_is_brought_to_the_nearer_edge() {
+        assert_eq!(
+            scroll_offset(VIEW, 20.0, None, Some(12)),
+            ScrollTo::default()
+        );
+        let above = scroll_offset(VIEW, 20.0, None, Some(3));
+        assert_eq!(above.row, Some(60.0), "row 3 at the top");
+        let below = scroll_offset(VIEW, 20.0, None, Some(20));
+        assert_eq!(below.row, Some(320.0), "row 20 just in view at the bottom");
+    }
+
+    #[test]
+    fn a_drag_near_an_edge_scrolls_half_a_row_and_never_above_the_top() {
+        let (top, bottom) = (0.0, 100.0);
+        assert_eq!(
+            scroll_offset(VIEW, 20.0, Some((50.0, top, bottom)), None).edge,
+            None
+        );
+        assert_eq!(
+            scroll_offset(VIEW, 20.0, Some((5.0, top, bottom)), None).edge,
+            Some(190.0)
+        );
+        assert_eq!(
+            scroll_offset(VIEW, 20.0, Some((95.0, top, bottom)), None).edge,
+            Some(210.0)
+        );
+        let at_start = scroll_offset((4.0, 100.0), 20.0, Some((5.0, top, bottom)), None);
+        assert_eq!(at_start.edge, Some(0.0));
+    }
 }

@@ -127,6 +127,110 @@ pub(super) fn to_screen(rect: Rect, c: Vec4) -> Pos2 {
     )
 }
 
+/// Where the pointer at `p` is in `rect`, in normalized device coordinates.
+fn pointer_ndc(rect: Rect, p: Pos2) -> [f32; 2] {
+    [
+        (p.x - rect.center().x) / (rect.width() * 0.5),
+        -(p.y - rect.center().y) / (rect.height() * 0.5),
+    ]
+}
+
+/// The point of the ground plane (y = 0) under `ndc`, if the ray through it meets
+/// the ground in front of the camera and not absurdly far.
+fn ground_under(view_projection: Mat4, ndc: [f32; 2]) -> Option<Vec3> {
+    let ray = Ray::through(view_projection, ndc)?;
+    let t = -ray.origin.y / ray.direction.y;
+    (ray.direction.y.abs() > 1e-6 && t > 0.0 && t < 10_000.0)
+        .then(|| ray.origin + ray.direction * t)
+}
+
+/// The selection after a click that hit `hit` (or nothing): the hit alone, or,
+/// with Ctrl or Shift (`additive`), the selection with the hit toggled and put
+/// first.
+fn selection_after_click(current: &[String], hit: Option<String>, additive: bool) -> Vec<String> {
+    let mut selection = if additive {
+        current.to_vec()
+    } else {
+        Vec::new()
+    };
+    if let Some(id) = hit {
+        if let Some(k) = selection.iter().position(|s| *s == id) {
+            selection.remove(k);
+        } else {
+            selection.insert(0, id);
+        }
+    }
+    selection
+}
+
+/// The viewport's overlay: the view's name (and whether it is the flat view), the
+/// models still loading, and the simulation's buttons.
+fn overlay(
+    ui: &mut egui::Ui,
+    painter: &egui::Painter,
+    rect: Rect,
+    (top, flat): (bool, bool),
+    loading: usize,
+    playing: bool,
+    actions: &mut Vec<Action>,
+) {
+    let mut label = if top { "Top" } else { "Perspective" }.to_owned();
+    if flat {
+        label.push_str(" · flat view (no GPU renderer: depth is approximate)");
+    }
+    painter.text(
+        rect.left_top() + egui::vec2(8.0, 6.0),
+        egui::Align2::LEFT_TOP,
+        label,
+        egui::FontId::proportional(13.0),
+        Color32::from_gray(200),
+    );
+    if loading > 0 {
+        let at = Rect::from_min_size(
+            rect.left_top() + egui::vec2(8.0, 24.0),
+            egui::vec2(220.0, 18.0),
+        );
+        ui.scope_builder(egui::UiBuilder::new().max_rect(at), |ui| {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!(
+                    "Loading {loading} model{}…",
+                    if loading == 1 { "" } else { "s" }
+                ));
+            });
+        });
+    }
+    let bar = Rect::from_min_size(
+        rect.right_top() + egui::vec2(-250.0, 4.0),
+        egui::vec2(246.0, 24.0),
+    );
+    ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
+        ui.horizontal(|ui| {
+            if ui
+                .button(if playing { "⏸ Pause" } else { "▶ Play" })
+                .on_hover_text("Run or pause the simulation (F5)")
+                .clicked()
+            {
+                actions.push(Action::Run(UiCommand::PlayPause));
+            }
+            if ui
+                .button("⏭ Step")
+                .on_hover_text("Advance one frame (F6)")
+                .clicked()
+            {
+                actions.push(Action::Run(UiCommand::Step));
+            }
+            if ui
+                .button("⟲ Restart")
+                .on_hover_text("Respawn the level from its compiled blob (Shift+F5)")
+                .clicked()
+            {
+                actions.push(Action::Run(UiCommand::Restart));
+            }
+        });
+    });
+}
+
 /// Shows the viewport.
 pub fn show(
     ui: &mut egui::Ui,
@@ -286,16 +390,8 @@ pub fn show(
     if let Some(dragged) = response.dnd_release_payload::<super::assets::DraggedFile>()
         && super::assets::placeable(&dragged.0)
     {
-        let on_ground = ui.input(|i| i.pointer.interact_pos()).and_then(|p| {
-            let ndc = [
-                (p.x - rect.center().x) / (rect.width() * 0.5),
-                -(p.y - rect.center().y) / (rect.height() * 0.5),
-            ];
-            let ray = Ray::through(vp, ndc)?;
-            let t = -ray.origin.y / ray.direction.y;
-            (ray.direction.y.abs() > 1e-6 && t > 0.0 && t < 10_000.0)
-                .then(|| ray.origin + ray.direction * t)
-        });
+        let on_ground = (ui.input(|i| i.pointer.interact_pos()))
+            .and_then(|p| ground_under(vp, pointer_ndc(rect, p)));
         let position = on_ground.unwrap_or(camera.target);
         actions.push(Action::PlaceAsset {
             file: dragged.0.clone(),
@@ -312,11 +408,7 @@ pub fn show(
     if response.clicked()
         && let Some(p) = response.interact_pointer_pos()
     {
-        let ndc = [
-            (p.x - rect.center().x) / (rect.width() * 0.5),
-            -(p.y - rect.center().y) / (rect.height() * 0.5),
-        ];
-        let hit = Ray::through(vp, ndc).and_then(|ray| {
+        let hit = Ray::through(vp, pointer_ndc(rect, p)).and_then(|ray| {
             pick(&viewport.draw_list, ray, |id| {
                 assets.mesh_model(resources, id, versions).map(|(_, m)| m)
             })
@@ -325,79 +417,23 @@ pub fn show(
         let alt = ui.input(|i| i.modifiers.alt);
         let id = hit_id.map(|hit| click_target(editor.selection(), hit, alt));
         let additive = ui.input(|i| i.modifiers.command || i.modifiers.shift);
-        let mut selection = if additive {
-            editor.selection().to_vec()
-        } else {
-            Vec::new()
-        };
-        if let Some(id) = id {
-            if let Some(k) = selection.iter().position(|s| *s == id) {
-                selection.remove(k);
-            } else {
-                selection.insert(0, id);
-            }
-        }
-        actions.push(Action::Select(selection));
+        actions.push(Action::Select(selection_after_click(
+            editor.selection(),
+            id,
+            additive,
+        )));
     }
 
     // Overlay: view name, what is loading, simulation controls, orientation gizmo.
-    let mut label = if top { "Top" } else { "Perspective" }.to_owned();
-    if viewport.gpu.is_none() {
-        label.push_str(" · flat view (no GPU renderer: depth is approximate)");
-    }
-    painter.text(
-        rect.left_top() + egui::vec2(8.0, 6.0),
-        egui::Align2::LEFT_TOP,
-        label,
-        egui::FontId::proportional(13.0),
-        Color32::from_gray(200),
+    overlay(
+        ui,
+        &painter,
+        rect,
+        (top, viewport.gpu.is_none()),
+        assets.loading(),
+        editor.preview().playing,
+        actions,
     );
-    let loading = assets.loading();
-    if loading > 0 {
-        let at = Rect::from_min_size(
-            rect.left_top() + egui::vec2(8.0, 24.0),
-            egui::vec2(220.0, 18.0),
-        );
-        ui.scope_builder(egui::UiBuilder::new().max_rect(at), |ui| {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                ui.label(format!(
-                    "Loading {loading} model{}…",
-                    if loading == 1 { "" } else { "s" }
-                ));
-            });
-        });
-    }
-    let bar = Rect::from_min_size(
-        rect.right_top() + egui::vec2(-250.0, 4.0),
-        egui::vec2(246.0, 24.0),
-    );
-    ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
-        ui.horizontal(|ui| {
-            let playing = editor.preview().playing;
-            if ui
-                .button(if playing { "⏸ Pause" } else { "▶ Play" })
-                .on_hover_text("Run or pause the simulation (F5)")
-                .clicked()
-            {
-                actions.push(Action::Run(UiCommand::PlayPause));
-            }
-            if ui
-                .button("⏭ Step")
-                .on_hover_text("Advance one frame (F6)")
-                .clicked()
-            {
-                actions.push(Action::Run(UiCommand::Step));
-            }
-            if ui
-                .button("⟲ Restart")
-                .on_hover_text("Respawn the level from its compiled blob (Shift+F5)")
-                .clicked()
-            {
-                actions.push(Action::Run(UiCommand::Restart));
-            }
-        });
-    });
     if !top {
         let view = glam::camera::rh::view::look_at_mat4(eye, camera.target, Vec3::Y);
         if let Some(direction) = gizmo::show(ui, rect, &view) {
@@ -405,4 +441,57 @@ pub fn show(
         }
     }
     viewport.last_cpu_time = started.elapsed();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_click_selects_the_hit_alone_and_ctrl_or_shift_toggles_it() {
+        let current = ids(&["a", "b"]);
+        assert_eq!(
+            selection_after_click(&current, Some("c".into()), false),
+            ["c"]
+        );
+        assert!(
+            selection_after_click(&current, None, false).is_empty(),
+            "a click on nothing clears"
+        );
+        assert_eq!(
+            selection_after_click(&current, Some("c".into()), true),
+            ["c", "a", "b"]
+        );
+        assert_eq!(
+            selection_after_click(&current, Some("a".into()), true),
+            ["b"]
+        );
+        assert_eq!(selection_after_click(&current, None, true), ["a", "b"]);
+    }
+
+    #[test]
+    fn the_pointer_at_the_centre_meets_the_ground_where_the_camera_looks() {
+        let rect = Rect::from_min_size(pos2(10.0, 20.0), egui::vec2(400.0, 300.0));
+        assert_eq!(pointer_ndc(rect, rect.center()), [0.0, 0.0]);
+        assert_eq!(pointer_ndc(rect, rect.right_top()), [1.0, 1.0]);
+        let camera = Camera {
+            target: Vec3::new(3.0, 0.0, -2.0),
+            ..Camera::default()
+        };
+        let vp = camera.view_projection(4.0 / 3.0, false);
+        let hit = ground_under(vp, [0.0, 0.0]).unwrap();
+        assert!(hit.distance(camera.target) < 1e-2, "{hit}");
+        // Looking nearly level, the top of the view is above the horizon: no ground.
+        let level = Camera {
+            pitch: 0.2,
+            ..camera
+        };
+        let vp = level.view_projection(4.0 / 3.0, false);
+        assert!(ground_under(vp, [0.0, 0.0]).is_some());
+        assert!(ground_under(vp, [0.0, 1.0]).is_none());
+    }
 }
