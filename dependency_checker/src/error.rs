@@ -17,9 +17,15 @@ pub enum CheckerError {
         /// The error.
         source: io::Error,
     },
-    /// A rename or move that cannot be done; nothing was changed.
-    #[error("{0}")]
-    Refused(String),
+    /// An operation that cannot be done on `path` (a move, a lock, Kiln's own
+    /// folder); nothing was changed.
+    #[error("{}: {reason}", path.display())]
+    Refused {
+        /// What the refusal concerns, from the project root where it is inside.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// One move of a request that cannot be done; nothing was changed.
     #[error("cannot move {from} to {to}: {reason}")]
     MoveRefused {
@@ -61,6 +67,14 @@ pub enum CheckerError {
         /// What the watcher said.
         message: String,
     },
+}
+
+/// A [`CheckerError::Refused`] about `path`.
+pub(crate) fn refused(path: impl Into<PathBuf>, reason: impl Into<String>) -> CheckerError {
+    CheckerError::Refused {
+        path: path.into(),
+        reason: reason.into(),
+    }
 }
 
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> CheckerError {

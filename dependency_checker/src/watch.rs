@@ -186,12 +186,13 @@ impl ProjectWatcher {
                 message: e.to_string(),
             })?;
         let (tx, batches) = mpsc::channel();
+        let folder = root.clone();
         std::thread::Builder::new()
             .name("kiln-watch-debounce".into())
             .spawn(move || debounce_loop(&root, &raw_rx, &tx, debounce, waker))
             .map_err(|e| CheckerError::Watch {
-                path: PathBuf::new(),
-                message: e.to_string(),
+                path: folder,
+                message: format!("cannot start its thread: {e}"),
             })?;
         Ok(ProjectWatcher {
             _watcher: watcher,

@@ -1102,7 +1102,7 @@ proptest! {
             checker.lookup();
             let plan = match ops::plan(&checker, &request) {
                 Ok(plan) => plan,
-                Err(CheckerError::Refused(_) | CheckerError::MoveRefused { .. }) => {
+                Err(CheckerError::Refused { .. } | CheckerError::MoveRefused { .. }) => {
                     prop_assert_eq!(&tree(root), &before_tree, "a refused plan changed files");
                     prop_assert!(alone.is_err(), "{request:?} refused only with the whole lookup");
                     continue;

@@ -154,7 +154,7 @@ fn moves_that_would_break_something_are_refused_and_change_nothing() {
     let dir = project();
     let checker = open(dir.path());
     let refused = |old: &str, new: &str| match plan(&checker, &MoveRequest::new(old, new)) {
-        Err(e @ (CheckerError::Refused(_) | CheckerError::MoveRefused { .. })) => e.to_string(),
+        Err(e @ (CheckerError::Refused { .. } | CheckerError::MoveRefused { .. })) => e.to_string(),
         other => panic!("{old} -> {new} was not refused: {other:?}"),
     };
     assert!(

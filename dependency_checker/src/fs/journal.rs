@@ -48,7 +48,7 @@ pub(crate) struct Journal {
     pub(crate) pid: u32,
 }
 
-fn journal_dir(root: &Path) -> PathBuf {
+pub(crate) fn journal_dir(root: &Path) -> PathBuf {
     root.join(JOURNAL_DIR)
 }
 
@@ -128,7 +128,7 @@ pub(crate) fn crash_point() -> Result<(), CheckerError> {
                 budget
                     .crashed
                     .store(true, std::sync::atomic::Ordering::SeqCst);
-                return Err(CheckerError::Refused("simulated crash".into()));
+                return Err(crate::error::refused(JOURNAL_DIR, "simulated crash"));
             }
             *left -= 1;
         }
@@ -170,10 +170,7 @@ impl Backups {
     pub(crate) fn start(root: &Path) -> Result<Self, CheckerError> {
         let dir = journal_dir(root);
         let folder = open_folder_below(root, Path::new(JOURNAL_DIR), true).map_err(|e| {
-            CheckerError::Refused(format!(
-                "{}: {e}; reopen the project to set it aside",
-                dir.display()
-            ))
+            crate::error::refused(&dir, format!("{e}; reopen the project to set it aside"))
         })?;
         let path = dir.join(BACKUP_FILE);
         let file = create_at(&folder, BACKUP_FILE).map_err(io_err(&path))?;

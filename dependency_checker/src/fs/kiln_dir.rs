@@ -19,10 +19,10 @@ pub fn existing_kiln_dir(root: &Path) -> Option<PathBuf> {
 pub(crate) fn kiln_dir(root: &Path) -> Result<PathBuf, CheckerError> {
     let dir = root.join(".kiln");
     match fs::symlink_metadata(&dir) {
-        Ok(m) if m.file_type().is_symlink() => Err(CheckerError::Refused(format!(
-            "{} is a symbolic link; Kiln keeps its own files in a real folder inside the project (remove the link)",
-            dir.display()
-        ))),
+        Ok(m) if m.file_type().is_symlink() => Err(crate::error::refused(
+            &dir,
+            "is a symbolic link; Kiln keeps its own files in a real folder inside the project (remove the link)",
+        )),
         Ok(m) if m.is_dir() => Ok(dir),
         Ok(_) => {
             // A file where the folder should be: move it aside (never over an

@@ -46,10 +46,10 @@ fn open_lock_file(root: &Path) -> Result<fs::File, CheckerError> {
     let regular = rustix::fs::fstat(&fd)
         .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
     if !regular {
-        return Err(CheckerError::Refused(format!(
-            "{} is not a regular file; remove it",
-            path.display()
-        )));
+        return Err(crate::error::refused(
+            &path,
+            "is not a regular file; remove it",
+        ));
     }
     Ok(fs::File::from(fd))
 }

@@ -284,9 +284,9 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
     // One writer at a time, from the first read to the journal's deletion.
     let lock = crate::fs::exclusive(&root, &|| checker.notify_waiting())?;
     if journal::is_pending(&root) {
-        return Err(CheckerError::Refused(
-            "another operation's journal is in .kiln/journal; reopen the project to recover it"
-                .into(),
+        return Err(crate::error::refused(
+            journal::journal_dir(&root),
+            "another operation's journal is here; reopen the project to recover it",
         ));
     }
     // Read and patch every file first, its original going to the journal's backups
@@ -667,7 +667,7 @@ fn replace_files(
                 let got = caught.unwrap_or_else(|_| {
                     stop.store(true, Ordering::Relaxed);
                     let stopped = "a thread replacing files stopped unexpectedly";
-                    let failed = Err(CheckerError::Refused(stopped.into()));
+                    let failed = Err(crate::error::refused(root, stopped));
                     (vec![(usize::MAX, failed)], WriteScans::default())
                 });
                 if let Ok(mut helped) = helped.lock() {

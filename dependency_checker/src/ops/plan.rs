@@ -444,7 +444,7 @@ pub(super) fn reached_without_links(
     rel: &str,
     must_exist: bool,
 ) -> Result<Vec<String>, CheckerError> {
-    let refused = |why: String| CheckerError::Refused(format!("{rel}: {why}"));
+    let refused = |why: String| crate::error::refused(rel, why);
     let segments: Vec<&str> = rel.split('/').collect();
     for k in 0..segments.len() {
         let prefix = segments[..=k].join("/");
@@ -504,9 +504,10 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
             && crate::fs::is_plain_relative(old)
             && kind_below(root, old) == Some(FileType::Directory);
         if !is_file && !is_folder {
-            return Err(CheckerError::Refused(format!(
-                "nothing to move: {old} is not a file or folder of the project"
-            )));
+            return Err(crate::error::refused(
+                old,
+                "is not a file or folder of the project: nothing to move",
+            ));
         }
         check_target(root, old, new, is_folder, request.undoes.is_some())
             .map_err(|reason| refused(old, new, reason))?;

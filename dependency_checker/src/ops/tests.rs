@@ -322,7 +322,7 @@ fn a_rename_never_goes_through_a_folder_swapped_for_a_link() {
     std::os::unix::fs::symlink(outside.path().join("tex"), dir.path().join("tex")).unwrap();
     let result = apply(&mut checker, &p);
     assert!(
-        matches!(&result, Err(CheckerError::Refused(why)) if why.contains("link")),
+        matches!(&result, Err(CheckerError::Refused { reason, .. }) if reason.contains("link")),
         "{result:?}"
     );
     assert!(
@@ -558,7 +558,7 @@ fn a_journal_folder_swapped_for_a_link_is_never_written_through() {
     std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(".kiln/journal")).unwrap();
     let result = apply(&mut checker, &p);
     assert!(
-        matches!(result, Err(CheckerError::Refused(_))),
+        matches!(result, Err(CheckerError::Refused { .. })),
         "{result:?}"
     );
     assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
