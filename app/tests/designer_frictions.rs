@@ -99,7 +99,9 @@ mod in_the_window {
     //! The same, through the real editor driven headless.
     use super::support;
     use egui::{Key, Modifiers};
+    use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
+    use kiln::editor::KilnApp;
     use support::ui::{editor, open};
 
     fn select(h: &mut egui_kittest::Harness<'_, kiln::editor::KilnApp>, label: &str) {
@@ -161,18 +163,45 @@ mod in_the_window {
         assert_eq!(editor(&h).selection(), ["ground"], "the tree has the keys");
 
         // The two roots: ground, then grove. Grove goes into ground and out again,
-        // then up before it, each keeping its world pose.
+        // then up before it, each keeping its world pose. Ground is moved and
+        // turned first: under an identity parent a reparent that kept the local
+        // pose as it was would keep the world pose too.
+        for (field, value) in [
+            ("position", serde_json::json!([3, 1, 2])),
+            ("rotation", serde_json::json!([0, 30, 0])),
+        ] {
+            h.state_mut()
+                .apply_actions(vec![kiln::editor::Action::SetField {
+                    entities: vec!["ground".into()],
+                    component: "transform".into(),
+                    instance: None,
+                    field: field.into(),
+                    value,
+                    continuing: false,
+                }]);
+        }
+        h.run_steps(3);
         select(&mut h, "Grove");
-        let before = editor(&h).world_pose("tree_02").unwrap();
+        let local = |h: &Harness<'_, KilnApp>| {
+            editor(h).entity("grove").unwrap().components["transform"]["position"].clone()
+        };
+        let (before, local_before) = (editor(&h).world_pose("tree_02").unwrap(), local(&h));
         h.key_press_modifiers(Modifiers::ALT, Key::ArrowRight);
         h.run_steps(3);
         let e = editor(&h);
         assert_eq!(e.entity("grove").unwrap().parent.as_deref(), Some("ground"));
+        assert_ne!(
+            local(&h),
+            local_before,
+            "the local pose was worked out again"
+        );
         let after = e.world_pose("tree_02").unwrap();
-        assert!((after.translation - before.translation).length() < 1e-4);
+        assert!(after.abs_diff_eq(before, 1e-3), "{after:?} != {before:?}");
         h.key_press_modifiers(Modifiers::ALT, Key::ArrowLeft);
         h.run_steps(3);
         assert_eq!(editor(&h).entity("grove").unwrap().parent, None);
+        let back = editor(&h).world_pose("tree_02").unwrap();
+        assert!(back.abs_diff_eq(before, 1e-3), "{back:?} != {before:?}");
         h.key_press_modifiers(Modifiers::ALT, Key::ArrowUp);
         h.run_steps(3);
         let e = editor(&h);

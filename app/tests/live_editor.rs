@@ -161,8 +161,16 @@ fn a_burst_of_changes_reloads_once() {
         let text = fs::read_to_string(&path).unwrap();
         fs::write(&path, format!("{text}\n")).unwrap();
     }
-    std::thread::sleep(Duration::from_millis(600));
+    // The burst's last write: seen, it shows the poll took the whole burst.
+    fs::write(dir.path().join("notes.txt"), "the burst is over").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
     editor.poll_changes();
+    let seen = |e: &Editor| e.checker().unwrap().index().file("notes.txt").is_some();
+    assert!(
+        seen(&editor),
+        "one poll 1.5 s after the burst did not see all of it"
+    );
+    // Nothing of it comes later as a second reload.
     std::thread::sleep(Duration::from_millis(300));
     editor.poll_changes();
     let reloads = editor
