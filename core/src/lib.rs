@@ -51,6 +51,7 @@ pub mod level;
 pub mod path;
 pub mod project;
 mod raw_level;
+mod record;
 pub mod registry;
 pub mod schema;
 mod spawn;

@@ -7,7 +7,8 @@ use glam::{Quat, Vec3};
 use crate::World;
 use crate::component::{ComponentManager, GcRng, Instance, OwnedInstances, random_gc, sweep_dead};
 use crate::components::TransformManager;
-use crate::registry::{ComponentBatch, ComponentType, RecordReader, RecordWriter, SpawnContext};
+use crate::record::{RecordReader, RecordWriter};
+use crate::registry::{ComponentBatch, ComponentType, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
 use crate::{AdaptiveEntityMap, Entity, EntityManager};
 

@@ -10,7 +10,8 @@ use crate::DenseEntityMap;
 use crate::component::{
     Compaction, ComponentManager, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead,
 };
-use crate::registry::{ComponentBatch, ComponentType, RecordWriter, SpawnContext};
+use crate::record::RecordWriter;
+use crate::registry::{ComponentBatch, ComponentType, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
 use crate::{Entity, EntityManager};
 

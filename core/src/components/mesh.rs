@@ -12,9 +12,8 @@ use crate::component::{
     Compaction, ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, random_gc,
     sweep_dead,
 };
-use crate::registry::{
-    ComponentBatch, ComponentType, RecordWriter, SpawnContext, record, u32_in, u64_in,
-};
+use crate::record::{RecordWriter, record, u32_in, u64_in};
+use crate::registry::{ComponentBatch, ComponentType, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
 use crate::{Entity, EntityManager};
 

@@ -11,9 +11,8 @@ use crate::component::{
     Compaction, ComponentManager, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
 };
 use crate::components::TransformManager;
-use crate::registry::{
-    ComponentBatch, ComponentType, RecordWriter, SpawnContext, f32_in, record, vec3_in,
-};
+use crate::record::{RecordWriter, f32_in, record, vec3_in};
+use crate::registry::{ComponentBatch, ComponentType, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
 use crate::{AdaptiveEntityMap, Entity, EntityManager};
 

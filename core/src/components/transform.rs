@@ -17,7 +17,8 @@ use crate::DenseEntityMap;
 use crate::component::{
     Compaction, ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, sweep_dead,
 };
-use crate::registry::{ComponentBatch, ComponentType, RecordWriter, SpawnContext};
+use crate::record::RecordWriter;
+use crate::registry::{ComponentBatch, ComponentType, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
 use crate::{Entity, EntityManager};
 
