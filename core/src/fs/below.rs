@@ -395,18 +395,37 @@ pub fn read_folder_below(base: &Path, rel: &str) -> io::Result<Vec<(String, Kind
 
 /// Renames the file or folder `old` to `new` (both below `base`), making the
 /// folders `new` goes into; both reached without following a link, and the rename
-/// itself never follows one (a link moves as the link).
+/// itself never follows one (a link moves as the link). It never replaces
+/// anything: whatever is at `new` (a file another process put there since the move
+/// was planned, a dangling link) makes it fail with `AlreadyExists`, both left as
+/// they were. `renameat2(RENAME_NOREPLACE)` where the file system has it; a check
+/// just before the rename otherwise.
 pub fn rename_below(base: &Path, old: &Path, new: &Path) -> io::Result<()> {
     let (old_parent, old_name) = parent_and_name(old)?;
     let (new_parent, new_name) = parent_and_name(new)?;
     let from = open_folder_below(base, old_parent, false)?;
     let to = open_folder_below(base, new_parent, true)?;
-    rustix::fs::renameat(&from, old_name, &to, new_name).map_err(|e| {
+    let said = |e: io::Error| {
         io::Error::new(
-            io::Error::from(e).kind(),
+            e.kind(),
             format!("{} -> {}: {e}", old.display(), new.display()),
         )
-    })
+    };
+    let flags = rustix::fs::RenameFlags::NOREPLACE;
+    match rustix::fs::renameat_with(&from, old_name, &to, new_name, flags) {
+        Ok(()) => Ok(()),
+        // A file system without the flag (some network and FUSE ones).
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {
+            match rustix::fs::statat(&to, new_name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(_) => Err(said(io::Error::from(io::ErrorKind::AlreadyExists))),
+                Err(rustix::io::Errno::NOENT) => {
+                    rustix::fs::renameat(&from, old_name, &to, new_name).map_err(|e| said(e.into()))
+                }
+                Err(e) => Err(said(e.into())),
+            }
+        }
+        Err(e) => Err(said(e.into())),
+    }
 }
 
 /// Removes the file `rel` below `base` (a link is removed as the link), or with
@@ -513,6 +532,38 @@ mod tests {
         ] {
             assert!(read(refused).is_err(), "{refused}");
         }
+    }
+
+    /// A rename never replaces: not a file, not a folder, not a dangling link;
+    /// both sides stay as they were. Onto a free name it moves.
+    #[test]
+    fn a_rename_never_replaces_what_is_at_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        std::fs::write(base.join("a.txt"), "a").unwrap();
+        std::fs::write(base.join("taken.txt"), "taken").unwrap();
+        std::fs::create_dir(base.join("folder")).unwrap();
+        std::os::unix::fs::symlink(base.join("nowhere"), base.join("dangling")).unwrap();
+        for target in ["taken.txt", "folder", "dangling"] {
+            let e = rename_below(base, Path::new("a.txt"), Path::new(target)).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{target}: {e}");
+            assert_eq!(std::fs::read_to_string(base.join("a.txt")).unwrap(), "a");
+        }
+        assert_eq!(
+            std::fs::read_to_string(base.join("taken.txt")).unwrap(),
+            "taken"
+        );
+        assert!(
+            std::fs::symlink_metadata(base.join("dangling"))
+                .unwrap()
+                .is_symlink()
+        );
+        rename_below(base, Path::new("a.txt"), Path::new("new/b.txt")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(base.join("new/b.txt")).unwrap(),
+            "a"
+        );
+        assert!(!base.join("a.txt").exists());
     }
 
     #[test]

@@ -258,7 +258,18 @@ pub(crate) fn case_rename_temp(old: &str) -> String {
 /// through a temporary name when only the case changes.
 pub(crate) fn rename(root: &Path, old: &str, new: &str) -> Result<(), CheckerError> {
     let move_one = |from: &str, to: &str| {
-        rename_below(root, Path::new(from), Path::new(to)).map_err(io_err(root.join(from)))
+        rename_below(root, Path::new(from), Path::new(to)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                // Free when the move was planned: another process took the name.
+                CheckerError::MoveRefused {
+                    from: old.to_owned(),
+                    to: new.to_owned(),
+                    reason: "something is there now (put there since the move was planned); nothing was changed".into(),
+                }
+            } else {
+                io_err(root.join(from))(e)
+            }
+        })
     };
     if old.to_lowercase() == new.to_lowercase() {
         let temp = case_rename_temp(old);

@@ -685,3 +685,31 @@ fn moved_files_are_carried_in_the_index_not_read_again() {
     };
     assert_eq!(entries(&checker), entries(&fresh));
 }
+
+/// Two moves planned onto one free name, as two `kiln mv` at once plan them: the
+/// first lands; the second is refused at its final rename (which never replaces),
+/// its file stays where it was, and the redirect log records only the move that
+/// happened. Before, the second rename replaced the first file's bytes.
+#[test]
+fn a_move_onto_a_name_taken_since_it_was_planned_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[("kiln.project", "{}"), ("a.txt", "a"), ("b.txt", "b")],
+    );
+    let mut first = reopen(dir.path()).unwrap();
+    let mut second = reopen(dir.path()).unwrap();
+    let a = plan(&first, &MoveRequest::new("a.txt", "t.txt")).unwrap();
+    let b = plan(&second, &MoveRequest::new("b.txt", "t.txt")).unwrap();
+    apply(&mut first, &a).unwrap();
+    let refused = apply(&mut second, &b);
+    assert!(
+        matches!(&refused, Err(CheckerError::MoveRefused { reason, .. })
+            if reason.contains("something is there now")),
+        "the second move replaced the first: {refused:?}"
+    );
+    assert_eq!(fs::read_to_string(dir.path().join("t.txt")).unwrap(), "a");
+    assert_eq!(fs::read_to_string(dir.path().join("b.txt")).unwrap(), "b");
+    let log = fs::read_to_string(dir.path().join(REDIRECT_FILE)).unwrap();
+    assert!(log.contains("a.txt") && !log.contains("b.txt"), "{log}");
+}
