@@ -351,6 +351,11 @@ fn check_target(
     if new.is_empty() {
         return Err("the new path is empty".into());
     }
+    if new.chars().any(char::is_control) {
+        return Err(
+            "the new path holds a control character (a line break, a tab); the redirect log and every tool reading paths line by line would misread it".into(),
+        );
+    }
     let problem = if new.starts_with('/') || new.as_bytes().get(1) == Some(&b':') {
         Some("is absolute (paths start at the project root)")
     } else if new.contains('\\') {
@@ -513,6 +518,18 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
             .map_err(|reason| refused(old, new, reason))?;
         if kiln_core::fs::goes_through_link(root, Path::new(new)) {
             return Err(refused(old, new, "the path leads outside the project"));
+        }
+        // A name with a line break would write lines of its own into the redirect
+        // log (a folder move logs every file in it).
+        if let Some(odd) = files.iter().find(|f| f.chars().any(char::is_control)) {
+            return Err(refused(
+                old,
+                new,
+                format!(
+                    "{} holds a control character in its name (a line break, a tab); rename it first",
+                    odd.escape_debug()
+                ),
+            ));
         }
         for f in files {
             let target = format!("{new}{}", &f[old.len()..]);

@@ -713,3 +713,36 @@ fn a_move_onto_a_name_taken_since_it_was_planned_loses_nothing() {
     let log = fs::read_to_string(dir.path().join(REDIRECT_FILE)).unwrap();
     assert!(log.contains("a.txt") && !log.contains("b.txt"), "{log}");
 }
+
+/// A name with a line break cannot write lines of its own into the redirect log:
+/// a folder holding one does not move, and no move goes to such a name.
+#[test]
+fn names_with_control_characters_never_reach_the_redirect_log() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("kiln.project", "{}"),
+            ("art/ok.txt", "ok"),
+            ("art/x.txt\nfake.png -> gone.png", "crafted"),
+        ],
+    );
+    let checker = reopen(dir.path()).unwrap();
+    // A positive control: the crafted file is a project file the move would carry.
+    assert!(
+        checker.files_under("art").len() == 2,
+        "{:?}",
+        checker.files_under("art")
+    );
+    let folder = plan(&checker, &MoveRequest::new("art", "pictures"));
+    assert!(
+        matches!(&folder, Err(CheckerError::MoveRefused { reason, .. }) if reason.contains("control character")),
+        "{folder:?}"
+    );
+    let onto = plan(&checker, &MoveRequest::new("art/ok.txt", "art/a\nb.txt"));
+    assert!(
+        matches!(onto, Err(CheckerError::MoveRefused { .. })),
+        "{onto:?}"
+    );
+    assert!(!dir.path().join(REDIRECT_FILE).exists());
+}
