@@ -56,11 +56,7 @@ fn opened_with_progress(
             .clone()
             .map(|b| Arc::new(move |n: u64| b.set_position(n)) as Arc<dyn Fn(u64) + Send + Sync>),
         threads: 0,
-        waiting: Some(Arc::new(|| {
-            eprintln!(
-                "waiting for another Kiln operation on this project to finish (it holds .kiln/lock)..."
-            )
-        })),
+        waiting: Some(Arc::new(say_waiting)),
         // A command reads each reference once, if at all, and writes the cache: a
         // first index stays in the cache's encoding (peak memory below the files').
         keep_encoded: true,
@@ -83,6 +79,14 @@ pub struct CheckOptions {
     pub json: bool,
     /// Warnings fail the check too.
     pub deny_warnings: bool,
+}
+
+/// Says, on standard error, that a command waits for another Kiln operation (a move)
+/// that holds the project's lock.
+pub(crate) fn say_waiting() {
+    eprintln!(
+        "waiting for another Kiln operation on this project to finish (it holds .kiln/lock)..."
+    )
 }
 
 /// `kiln check [--fix [--dry-run]] [--deny-warnings]`: exit status 0 when there is no

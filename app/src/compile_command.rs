@@ -46,6 +46,25 @@ pub fn run(
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
     let project = Project::open(project_dir)?;
+    // The levels and prefabs are read as one committed state: a move in another
+    // process is waited for (and one a crash cut short is rolled back), so no level
+    // is compiled half moved. A project Kiln cannot write to (compiled with --out
+    // elsewhere) has no lock to take, and no move can run in it.
+    let _reading = match dependency_checker::Checker::committed_state(
+        project.root(),
+        &crate::checker_commands::say_waiting,
+    ) {
+        Ok(lock) => Some(lock),
+        Err(dependency_checker::CheckerError::Io { source, .. })
+            if matches!(
+                source.kind(),
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+            ) =>
+        {
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
     let (registry, plugins) = crate::plugins::registry_with_plugins(&project);
     crate::plugins::report(&plugins, false, &mut std::io::stderr());
     for e in &plugins.errors {

@@ -159,3 +159,45 @@ fn demo_entity_files_are_canonical() {
         }
     }
 }
+
+/// `kiln compile` reads the project as one committed state: while another Kiln
+/// operation holds the project's lock (a move in another process), it waits and
+/// says so, then compiles.
+#[test]
+fn compile_waits_for_an_operation_holding_the_project_lock() {
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+    let tmp = tempfile::tempdir().unwrap();
+    copy_demo(tmp.path());
+    // A positive control: alone, it compiles without waiting.
+    let (code, out, err) = kiln(&["compile"], tmp.path());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("waiting"), "{err}");
+    // Held as a move holds it.
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(tmp.path().join(".kiln/lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .arg("compile")
+        .current_dir(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = child;
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "compile went on while a move held the project"
+    );
+    lock.unlock().unwrap();
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{err}");
+    assert!(err.contains("waiting for another Kiln operation"), "{err}");
+    assert!(String::from_utf8_lossy(&done.stdout).contains("2 compiled, 0 failed"));
+}
