@@ -138,6 +138,21 @@ fn glb_json(
 /// `bytes`, the content of `edit.file`, with `edit`'s changes written in, and the
 /// length of each change's text as written. Refused if a change does not fit the
 /// content (it is not the version planned for).
+/// The text a JSON string's body (the bytes between its quotes) stands for, if it
+/// is one.
+fn json_string_body(raw: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    let body = std::str::from_utf8(raw).ok()?;
+    if !body.contains('\\') {
+        // No escape: the body is the text (a quote or a control character in it
+        // would not have been a string body).
+        return (!body.contains('"') && !body.chars().any(char::is_control))
+            .then_some(std::borrow::Cow::Borrowed(body));
+    }
+    serde_json::from_str::<String>(&format!("\"{body}\""))
+        .ok()
+        .map(std::borrow::Cow::Owned)
+}
+
 fn patch(
     edit: &FileEdit,
     bytes: &[u8],
@@ -148,14 +163,27 @@ fn patch(
     };
     // In a binary glTF file, only its JSON chunk holds references.
     let glb = glb_json(gltf_type, &edit.file, bytes)?;
+    // Each span must hold the reference the plan read there, and the spans must
+    // run in order without overlapping: a cache whose positions are wrong (damaged
+    // with a valid checksum, or crafted) is refused before anything is written,
+    // never turned into broken JSON.
+    let mut after_last = 0;
     let texts: Vec<String> = edit
         .changes
         .iter()
         .map(|c| {
             let (s, e) = (c.span.0 as usize, c.span.1 as usize);
             let outside_json = glb.as_ref().is_some_and(|j| s < j.start || e > j.end);
+            let in_order = s >= after_last;
+            after_last = e;
             match bytes.get(s..e) {
-                Some(old) if !outside_json => Ok(encode_like(&c.new_text, old)),
+                Some(old)
+                    if !outside_json
+                        && in_order
+                        && json_string_body(old).as_deref() == Some(&*c.old_text) =>
+                {
+                    Ok(encode_like(&c.new_text, old))
+                }
                 _ => Err(changed()),
             }
         })

@@ -746,3 +746,42 @@ fn names_with_control_characters_never_reach_the_redirect_log() {
     );
     assert!(!dir.path().join(REDIRECT_FILE).exists());
 }
+
+/// A patch checks that each place it rewrites holds the reference the plan read
+/// there. Positions that are off (a cache damaged with a valid checksum, or
+/// crafted) are refused before anything is written, never turned into broken
+/// JSON; the same plan with true positions applies.
+#[test]
+fn a_patch_whose_positions_do_not_hold_the_reference_writes_nothing() {
+    let files = [
+        ("kiln.project", "{}"),
+        (
+            "levels/a.level",
+            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/m"}}}]}"#,
+        ),
+        ("materials/m.material", "{}"),
+        ("meshes/m.mesh", "{}"),
+    ];
+    let (dir, before, mut checker, p) =
+        planned_move(&files, "materials/m.material", "materials/n.material");
+    assert!(!p.edits.is_empty(), "{p:?}");
+    for shift in [1i64, -1, 3] {
+        let mut off = p.clone();
+        let change = &mut off.edits[0].changes[0];
+        change.span = (
+            (i64::from(change.span.0) + shift) as u32,
+            (i64::from(change.span.1) + shift) as u32,
+        );
+        let result = apply(&mut checker, &off);
+        assert!(
+            matches!(result, Err(CheckerError::Changed { .. })),
+            "shift {shift}: {result:?}"
+        );
+        assert_eq!(snapshot(dir.path()), before, "shift {shift}");
+    }
+    // The positive control: the true positions patch.
+    apply(&mut checker, &p).unwrap();
+    let level = fs::read_to_string(dir.path().join("levels/a.level")).unwrap();
+    assert!(level.contains(r#""material": "materials/n""#), "{level}");
+    serde_json::from_str::<serde_json::Value>(&level).unwrap();
+}
