@@ -20,9 +20,19 @@ fn blob_rel(level: &str) -> PathBuf {
     Path::new(BUILD_DIR).join(format!("{level}.bin"))
 }
 
-/// Writes level `level`'s blob under `out_root/build/`, never through a link there.
+/// Writes level `level`'s blob under `out_root/build/`, never through a link there,
+/// and removes from its folder the temporary blobs of compiles that were killed
+/// while writing (`build/` is not a project folder, so the walk's sweep never
+/// reaches it).
 pub fn write_blob(out_root: &Path, level: &str, blob: &[u8]) -> std::io::Result<()> {
-    write_below(out_root, &blob_rel(level), blob).map(|_| ())
+    let rel = blob_rel(level);
+    write_below(out_root, &rel, blob)?;
+    if let Some(folder) = rel.parent()
+        && let Ok(dir) = kiln_core::fs::open_folder_below(out_root, folder, false)
+    {
+        kiln_core::fs::sweep_leftovers(&dir);
+    }
+    Ok(())
 }
 
 /// Normalises a level argument: `levels/forest` and `levels/forest.level` both name

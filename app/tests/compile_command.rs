@@ -201,3 +201,26 @@ fn compile_waits_for_an_operation_holding_the_project_lock() {
     assert!(err.contains("waiting for another Kiln operation"), "{err}");
     assert!(String::from_utf8_lossy(&done.stdout).contains("2 compiled, 0 failed"));
 }
+
+/// A compile killed while writing a blob leaves its temporary file; the next
+/// compile removes it (a running process's is left alone).
+#[test]
+fn compile_removes_the_temporary_blobs_of_killed_compiles() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_demo(tmp.path());
+    let folder = tmp.path().join("build/levels");
+    fs::create_dir_all(&folder).unwrap();
+    let dead = folder.join(".forest.level.bin.999999999.kiln-tmp");
+    let alive = folder.join(format!(".forest.level.bin.{}.kiln-tmp", std::process::id()));
+    fs::write(&dead, "half a blob").unwrap();
+    fs::write(&alive, "being written").unwrap();
+    let (code, out, err) = kiln(&["compile"], tmp.path());
+    assert_eq!(code, 0, "{out}{err}");
+    // A positive control: the compile wrote in that folder.
+    assert!(folder.join("forest.level.bin").is_file());
+    assert!(!dead.exists(), "the killed compile's leftover stayed");
+    assert!(
+        alive.exists(),
+        "a running process's temporary file was removed"
+    );
+}
