@@ -1111,17 +1111,7 @@ mod tests {
         use std::sync::{Mutex, OnceLock};
         use std::time::{Duration, SystemTime};
 
-        fn write(root: &Path, rel: &str, text: &str) {
-            let path = root.join(rel);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(&path, text).unwrap();
-        }
-
-        fn level(mesh: &str) -> String {
-            format!(
-                r#"{{"entities": [{{"id": "a", "components": {{"mesh": {{"mesh": "{mesh}"}}}}}}]}}"#
-            )
-        }
+        use crate::test_files::{level, write};
 
         fn assert_same(a: &Index, b: &Index) {
             super::assert_same(a, b);

@@ -56,6 +56,8 @@ pub mod ops;
 mod parallel;
 pub mod resolve;
 pub mod scan;
+#[cfg(test)]
+mod test_files;
 pub mod watch;
 
 pub use checker::{ChangeReport, Checker, ReferenceView};

@@ -195,29 +195,33 @@ pub fn stat_below(root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat
 /// by path from the root and kind, without what the walk leaves out: names that
 /// are not UTF-8 and excluded ones.
 pub fn list_below(root: &Path, rel: &str) -> std::io::Result<Vec<(String, FileType)>> {
-    let fd = open_dir_below(root, rel)?;
+    let entries = entries_of(&open_dir_below(root, rel)?)?;
+    Ok((entries.into_iter())
+        .map(|(name, kind)| match rel {
+            "" => (name, kind),
+            _ => (format!("{rel}/{name}"), kind),
+        })
+        .filter(|(path, _)| !is_excluded(path))
+        .collect())
+}
+
+/// Every entry of the open folder `fd` by name and kind (a link as a link), but
+/// `.`, `..` and names that are not UTF-8.
+fn entries_of(fd: &OwnedFd) -> io::Result<Vec<(String, FileType)>> {
     let mut out = Vec::new();
-    for entry in Dir::read_from(&fd)?.flatten() {
+    for entry in Dir::read_from(fd)?.flatten() {
         let Ok(name) = std::str::from_utf8(entry.file_name().to_bytes()) else {
             continue;
         };
         if name == "." || name == ".." {
             continue;
         }
-        let path = if rel.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{rel}/{name}")
-        };
-        if is_excluded(&path) {
-            continue;
-        }
         let mut kind = entry.file_type();
         if kind == FileType::Unknown {
-            kind = rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+            kind = rustix::fs::statat(fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
                 .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode));
         }
-        out.push((path, kind));
+        out.push((name.to_owned(), kind));
     }
     Ok(out)
 }
@@ -374,23 +378,10 @@ pub fn kind_below(base: &Path, rel: &str) -> Option<(Kind, FileStat)> {
 /// hidden ones too, by name and kind, in no particular order; names that are not
 /// UTF-8 are left out.
 pub fn read_folder_below(base: &Path, rel: &str) -> io::Result<Vec<(String, Kind)>> {
-    let fd = open_dir_below(base, rel)?;
-    let mut out = Vec::new();
-    for entry in Dir::read_from(&fd)?.flatten() {
-        let Ok(name) = std::str::from_utf8(entry.file_name().to_bytes()) else {
-            continue;
-        };
-        if name == "." || name == ".." {
-            continue;
-        }
-        let mut kind = entry.file_type();
-        if kind == FileType::Unknown {
-            kind = rustix::fs::statat(&fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
-                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode));
-        }
-        out.push((name.to_owned(), Kind::of(kind)));
-    }
-    Ok(out)
+    let entries = entries_of(&open_dir_below(base, rel)?)?;
+    Ok((entries.into_iter())
+        .map(|(name, kind)| (name, Kind::of(kind)))
+        .collect())
 }
 
 /// Renames the file or folder `old` to `new` (both below `base`), making the

@@ -330,19 +330,8 @@ mod tests {
     use super::*;
     use kiln_core::{Project, Registry};
     use std::fs;
-    use std::path::Path;
 
-    fn write(root: &Path, rel: &str, text: &str) {
-        let path = root.join(rel);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(&path, text).unwrap();
-    }
-
-    fn level(mesh: &str) -> String {
-        format!(
-            r#"{{"entities": [{{"id": "a", "components": {{"mesh": {{"mesh": "{mesh}"}}}}}}]}}"#
-        )
-    }
+    use crate::test_files::{level, write};
 
     /// An update of a folder drops what is no longer in it, and a file that a
     /// folder of the same name replaced.

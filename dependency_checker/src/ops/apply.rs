@@ -135,9 +135,6 @@ fn glb_json(
         })
 }
 
-/// `bytes`, the content of `edit.file`, with `edit`'s changes written in, and the
-/// length of each change's text as written. Refused if a change does not fit the
-/// content (it is not the version planned for).
 /// The text a JSON string's body (the bytes between its quotes) stands for, if it
 /// is one.
 fn json_string_body(raw: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
@@ -153,6 +150,9 @@ fn json_string_body(raw: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
         .map(std::borrow::Cow::Owned)
 }
 
+/// `bytes`, the content of `edit.file`, with `edit`'s changes written in, and the
+/// length of each change's text as written. Refused if a change does not fit the
+/// content (it is not the version planned for).
 fn patch(
     edit: &FileEdit,
     bytes: &[u8],
