@@ -99,7 +99,12 @@ pub fn check(
 ) -> anyhow::Result<Outcome> {
     let (mut checker, plugins) = open_checker(project)?;
     report(&plugins, false, &mut std::io::stderr());
-    check_with(&mut checker, &plugin_errors(&plugins), options, out)
+    check_with(
+        &mut checker,
+        &plugin_errors(&plugins),
+        options,
+        (out, &mut std::io::stderr()),
+    )
 }
 
 /// Why each of the project's plugins that failed did not load.
@@ -112,16 +117,28 @@ pub fn check_with(
     checker: &mut Checker,
     plugin_errors: &[String],
     options: CheckOptions,
-    out: &mut dyn Write,
+    (out, err): (&mut dyn Write, &mut dyn Write),
 ) -> anyhow::Result<Outcome> {
     let mut fixes = None;
     if options.fix {
-        let plan = ops::plan_redirect_fixes(checker);
+        let mut plan = ops::plan_redirect_fixes(checker);
+        // As a move: another operation may change the project between the plan and
+        // the fix (see `mv_with`).
+        let mut attempts = 0;
+        while !options.dry_run && !plan.is_empty() {
+            match ops::apply_without_undo(checker, &plan) {
+                Ok(()) => break,
+                Err(e) if e.asks_to_plan_again() && attempts < PLAN_ATTEMPTS => {
+                    attempts += 1;
+                    writeln!(err, "{}", planning_again(&e, "fix"))?;
+                    checker.rescan()?;
+                    plan = ops::plan_redirect_fixes(checker);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
         if !options.json {
             print_plan(&plan, out)?;
-        }
-        if !options.dry_run && !plan.is_empty() {
-            ops::apply_without_undo(checker, &plan)?;
         }
         if !options.json {
             let verb = if options.dry_run {
@@ -499,6 +516,25 @@ pub(crate) fn print_patches(
     Ok(())
 }
 
+/// How many times a move or a fix is planned again when what it was planned on
+/// changed under it (another Kiln command, an editor saving) before it gives up
+/// and says so: each try reads the project again, so only a project changing
+/// without pause makes them all fail.
+const PLAN_ATTEMPTS: usize = 5;
+
+/// The note that an operation (`what`: "move", "fix") is planned again after
+/// `e`.
+fn planning_again(e: &dependency_checker::CheckerError, what: &str) -> String {
+    match e {
+        dependency_checker::CheckerError::Changed { file } => {
+            format!("{file} changed while the {what} was being planned; planning again")
+        }
+        _ => format!(
+            "another Kiln operation changed the project while the {what} was being planned; planning again"
+        ),
+    }
+}
+
 /// The moves `kiln mv` arguments ask for (see [`MoveRequest::from_arguments`]).
 pub fn move_request(root: &Path, paths: &[String]) -> anyhow::Result<MoveRequest> {
     match paths {
@@ -604,12 +640,9 @@ pub fn mv_with(
                 Err(e) => e,
             };
             match refused.downcast_ref::<dependency_checker::CheckerError>() {
-                Some(dependency_checker::CheckerError::Changed { file }) if attempts < 3 => {
+                Some(e) if e.asks_to_plan_again() && attempts < PLAN_ATTEMPTS => {
                     attempts += 1;
-                    writeln!(
-                        err,
-                        "{file} changed while the move was being planned; planning again"
-                    )?;
+                    writeln!(err, "{}", planning_again(e, "move"))?;
                     mover.reread()?;
                     plan = ops::plan(mover.checker()?, &request)?;
                 }
@@ -820,7 +853,14 @@ mod tests {
                 json: true,
                 deny_warnings: false,
             };
-            let streamed = printed(|out| check_with(&mut checker, &plugin_errors, options, out));
+            let streamed = printed(|out| {
+                check_with(
+                    &mut checker,
+                    &plugin_errors,
+                    options,
+                    (out, &mut std::io::sink()),
+                )
+            });
             assert_eq!(streamed, expected, "fix: {fix}");
             assert!(!findings.is_empty());
         }

@@ -276,7 +276,7 @@ pub fn run_on_checker(
 ) -> anyhow::Result<Outcome> {
     match query {
         Query::Check(options) => {
-            checker_commands::check_with(checker, plugin_errors, *options, out)
+            checker_commands::check_with(checker, plugin_errors, *options, (out, err))
         }
         Query::Refs { resource, json } => {
             checker_commands::refs_with(checker, resource, *json, out)

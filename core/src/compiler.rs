@@ -29,6 +29,13 @@ pub const MAX_PREFAB_DEPTH: usize = 64;
 /// over, 40 deep, would otherwise allocate until the machine runs out of memory.
 pub const DEFAULT_MAX_LEVEL_ENTITIES: usize = 1_000_000;
 
+/// The most `max_level_entities` may be raised to. The bound exists so that no
+/// project file can make a compile allocate without end: a prefab that instances
+/// another twice over, 40 deep, flattens to a trillion entities, and a limit the
+/// project raised that far would only be met when the machine ran out of memory
+/// (the process aborts on a failed allocation; no error can be shown).
+pub const MAX_LEVEL_ENTITIES_CEILING: usize = 4_000_000;
+
 /// Where the compiler reads prefabs (`.unit` files) from.
 pub trait ResourceSource {
     /// The text of the resource `path` of type `ext`. An error is a sentence

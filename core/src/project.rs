@@ -140,6 +140,19 @@ impl ProjectConfig {
                 }
             }
         }
+        let ceiling = crate::compiler::MAX_LEVEL_ENTITIES_CEILING;
+        if config.max_level_entities > ceiling {
+            let (line, column) = locate(text, 0, "max_level_entities");
+            return Err(ProjectError::BadProjectFile {
+                file: file.to_owned(),
+                line,
+                column,
+                message: format!(
+                    "max_level_entities: {} is more than Kiln compiles ({ceiling} at most)",
+                    config.max_level_entities
+                ),
+            });
+        }
         let section = text.find("\"plugins\"").unwrap_or(0);
         for (k, entry) in config.plugins.iter().enumerate() {
             let message = if !is_plain_folder(entry) {
@@ -411,6 +424,24 @@ mod tests {
         let said = e.to_string();
         assert!(
             said.contains("1 unresolved merge conflict") && said.contains("key \"name\""),
+            "{said}"
+        );
+    }
+
+    /// A project may raise the entity limit, but not so far that a prefab that
+    /// instances another twice over, 40 deep, compiles until memory runs out.
+    #[test]
+    fn the_entity_limit_is_bounded_and_a_limit_past_it_is_named() {
+        let ok = format!(
+            "{{\"max_level_entities\": {}}}",
+            crate::compiler::MAX_LEVEL_ENTITIES_CEILING
+        );
+        assert!(ProjectConfig::parse(Path::new("kiln.project"), &ok).is_ok());
+        let text = "{\n  \"name\": \"big\",\n  \"max_level_entities\": 1000000000000\n}\n";
+        let e = ProjectConfig::parse(Path::new("kiln.project"), text).unwrap_err();
+        let said = e.to_string();
+        assert!(
+            said.contains("kiln.project:3:3") && said.contains("max_level_entities"),
             "{said}"
         );
     }

@@ -7,7 +7,7 @@ use kiln_core::{Project, Registry};
 
 use crate::cache::StoredFindings;
 use crate::check::{Finding, Place, check};
-use crate::error::CheckerError;
+use crate::error::{CheckerError, io_err};
 use crate::fs::split_extension;
 use crate::hash::FastSet;
 use crate::index::Redirects;
@@ -76,6 +76,10 @@ pub struct Checker {
     /// [`crate::cache::StoredFindings::Behind`]): a check works out again only
     /// what those files' contents decide, if it can.
     findings_behind: std::cell::RefCell<Option<FindingsBehind>>,
+    /// The project's generation (see [`crate::fs::ProjectLock`]) the index was
+    /// read at: an operation planned on it applies only if the project is still
+    /// at that generation under the exclusive lock.
+    generation: u64,
 }
 
 /// Findings worked out for the index as it was, and the entries as they were of
@@ -267,14 +271,28 @@ impl Checker {
     ) -> Result<crate::fs::ProjectLock, CheckerError> {
         loop {
             if crate::fs::journal::exists(root) {
-                let _writing = crate::fs::exclusive(root, waiting)?;
-                crate::fs::journal::recover(root)?;
+                drop(Self::committed_state_for_writing(root, waiting)?);
             }
             let reading = crate::fs::shared(root, waiting)?;
             if !crate::fs::journal::is_pending(root) {
                 return Ok(reading);
             }
         }
+    }
+
+    /// The project's exclusive lock, taken once it is in a committed state: an
+    /// operation a crash interrupted is rolled back first.
+    fn committed_state_for_writing(
+        root: &Path,
+        waiting: &dyn Fn(),
+    ) -> Result<crate::fs::ProjectLock, CheckerError> {
+        let writing = crate::fs::exclusive(root, waiting)?;
+        if crate::fs::journal::recover(root)? == crate::fs::journal::Recovery::RolledBack {
+            // Recovery wrote files: a plan made on what was read before is made
+            // again.
+            writing.advance()?;
+        }
+        Ok(writing)
     }
 
     /// Whether an operation that changes files (a move) is under way in the project
@@ -293,6 +311,9 @@ impl Checker {
     /// Wraps an already built index.
     pub fn from_index(project: Project, index: Index) -> Result<Self, CheckerError> {
         let redirects = Redirects::load(project.root())?;
+        // Whoever built the index held the lock shared, which they still do: the
+        // generation cannot have moved since.
+        let generation = crate::fs::generation_now(project.root());
         Ok(Checker {
             project,
             index,
@@ -305,6 +326,7 @@ impl Checker {
             cache_unsaved: std::cell::Cell::new(false),
             findings_unstored: std::cell::Cell::new(false),
             findings_behind: std::cell::RefCell::new(None),
+            generation,
         })
     }
 
@@ -621,7 +643,8 @@ impl Checker {
 
     /// Re-walks the whole project, re-reading only files that changed.
     pub fn rescan(&mut self) -> Result<(), CheckerError> {
-        let _reading = crate::fs::shared(self.project.root(), &|| self.notify_waiting())?;
+        let reading = crate::fs::shared(self.project.root(), &|| self.notify_waiting())?;
+        let generation = reading.generation();
         let index = Index::build_from(
             &self.project,
             self.index.registry().clone(),
@@ -629,12 +652,55 @@ impl Checker {
             &BuildOptions::default(),
         )?;
         self.index = index;
+        self.generation = generation;
         self.forget_derived();
         self.lookup = std::cell::OnceCell::new();
         *self.partial_lookup.get_mut() = None;
         self.redirects = Redirects::load(self.project.root())?;
         self.cache_unsaved.set(false);
         let _ = crate::cache::save(&self.index, None);
+        drop(reading);
+        Ok(())
+    }
+
+    /// The project's generation the index was read at (see
+    /// [`crate::fs::ProjectLock`]).
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Notes that this checker's own operation, applied under the exclusive lock
+    /// on an index of generation [`Checker::generation`], took the project to
+    /// `generation` (and the index followed it).
+    pub(crate) fn advanced_to(&mut self, generation: u64) {
+        self.generation = generation;
+    }
+
+    /// Whether another process changed the project's files (a move, a fix) since
+    /// the index was read: a long-running checker (the editor's, `kiln watch`'s)
+    /// sees those changes through its watcher, some time later; an operation
+    /// planned on it before then would be refused and planned again.
+    pub fn behind_other_operations(&self) -> bool {
+        crate::fs::generation_now(self.project.root()) != self.generation
+    }
+
+    /// Takes into account the project write `generations` (before, after; see
+    /// [`ProjectWrite::end`]) this checker's owner made: if the index was current
+    /// before it, it stays current (the owner refreshes what it wrote, as after
+    /// any change), so that the editor's own saves do not make its next move plan
+    /// twice.
+    pub fn wrote(&mut self, (before, after): (u64, u64)) {
+        if before == self.generation {
+            self.generation = after;
+        }
+    }
+
+    /// Reads the project again ([`Checker::rescan`]) if another process changed
+    /// it since the index was read ([`Checker::behind_other_operations`]).
+    pub fn catch_up(&mut self) -> Result<(), CheckerError> {
+        if self.behind_other_operations() {
+            self.rescan()?;
+        }
         Ok(())
     }
 
@@ -925,6 +991,67 @@ impl ReferenceView {
             target,
         }
     }
+}
+
+/// The project's exclusive lock, held by a program that writes project files
+/// itself (the editor saving a level or writing an asset): a save never lands in
+/// the middle of a move or a fix, and an operation planned on the files as they
+/// were before it plans again (see [`crate::fs::ProjectLock`]). Dropped without
+/// [`ProjectWrite::end`] (a write that failed halfway) it still advances the
+/// project's generation: something may have been written.
+#[derive(Debug)]
+pub struct ProjectWrite {
+    lock: Option<crate::fs::ProjectLock>,
+    before: u64,
+}
+
+impl ProjectWrite {
+    /// Takes the lock of the project at `root` once it is in a committed state
+    /// (an operation a crash interrupted is rolled back first); `waiting` is
+    /// called if another operation holds it for a moment.
+    pub fn begin(root: &Path, waiting: &dyn Fn()) -> Result<Self, CheckerError> {
+        let lock = Checker::committed_state_for_writing(root, waiting)?;
+        let before = lock.generation();
+        Ok(ProjectWrite {
+            lock: Some(lock),
+            before,
+        })
+    }
+
+    /// The writes are done: advances the project's generation and lets go of the
+    /// lock. Returns the generations before and after, for [`Checker::wrote`].
+    pub fn end(mut self) -> Result<(u64, u64), CheckerError> {
+        let after = match &self.lock {
+            Some(lock) => lock.advance()?,
+            None => self.before,
+        };
+        self.lock = None;
+        Ok((self.before, after))
+    }
+}
+
+impl Drop for ProjectWrite {
+    fn drop(&mut self) {
+        if let Some(lock) = &self.lock {
+            // Nothing more can be done about a lock file that cannot be written.
+            let _ = lock.advance();
+        }
+    }
+}
+
+/// Writes `bytes` to the project file `rel` of the project at `root` as a user's
+/// save is written: through a new temporary file and a rename, reached below the
+/// root without following a link, in a [`ProjectWrite`]. Returns the generations
+/// before and after, for [`Checker::wrote`].
+pub fn save_file(
+    root: &Path,
+    rel: &str,
+    bytes: &[u8],
+    waiting: &dyn Fn(),
+) -> Result<(u64, u64), CheckerError> {
+    let write = ProjectWrite::begin(root, waiting)?;
+    kiln_core::fs::write_below(root, Path::new(rel), bytes).map_err(io_err(root.join(rel)))?;
+    write.end()
 }
 
 #[cfg(test)]

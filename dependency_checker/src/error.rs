@@ -42,6 +42,12 @@ pub enum CheckerError {
         /// The file, from the project root.
         file: String,
     },
+    /// Another Kiln operation (a move, a fix, in another process) changed the
+    /// project's files after the plan was made on them; nothing was changed.
+    #[error(
+        "another Kiln operation changed the project since it was read; nothing was changed (plan again)"
+    )]
+    ProjectChanged,
     /// A file to patch does not have the layout its type requires (a `.glb` whose
     /// chunks are broken); nothing was changed.
     #[error("{file}: {message}; nothing was changed")]
@@ -67,6 +73,18 @@ pub enum CheckerError {
         /// What the watcher said.
         message: String,
     },
+}
+
+impl CheckerError {
+    /// Whether the operation refused because what it was planned on changed
+    /// ([`CheckerError::Changed`], [`CheckerError::ProjectChanged`]): reading the
+    /// project again and planning again is the answer.
+    pub fn asks_to_plan_again(&self) -> bool {
+        matches!(
+            self,
+            CheckerError::Changed { .. } | CheckerError::ProjectChanged
+        )
+    }
 }
 
 /// A [`CheckerError::Refused`] about `path`.

@@ -60,6 +60,6 @@ pub mod scan;
 mod test_files;
 pub mod watch;
 
-pub use checker::{ChangeReport, Checker, ReferenceView};
+pub use checker::{ChangeReport, Checker, ProjectWrite, ReferenceView, save_file};
 pub use error::CheckerError;
 pub use kiln_core::{PathError, ResourcePath};

@@ -86,18 +86,20 @@ impl<D: AsFd> Replacement<D> {
     /// Starts replacing `name` in the folder `dir`: makes the temporary file (never
     /// through a link) and returns it, open for writing.
     pub fn start(dir: D, name: &OsStr) -> io::Result<(Self, File)> {
-        Self::start_as(dir, name, std::process::id())
-    }
-
-    /// [`Replacement::start`], the temporary named for process `pid`: for the
-    /// recovery of an operation, which writes under the name the operation's
-    /// journal knows, so that a kill during recovery leaves nothing the next try
-    /// cannot find.
-    pub fn start_as(dir: D, name: &OsStr, pid: u32) -> io::Result<(Self, File)> {
-        let temp = temp_name(name, pid);
-        let flags =
-            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-        let fd = rustix::fs::openat(&dir, &temp, flags, Mode::from_raw_mode(0o666))?;
+        let temp = temp_name(name, std::process::id());
+        // Made new, never opened: whatever is at the name already (a leftover of
+        // an earlier process with this number, or a link or file someone planted
+        // there to have Kiln write through it) is removed first: an unlink
+        // removes a link, never what it points at.
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
+        let create = || rustix::fs::openat(&dir, &temp, flags, Mode::from_raw_mode(0o666));
+        let fd = match create() {
+            Err(rustix::io::Errno::EXIST) => {
+                rustix::fs::unlinkat(&dir, &temp, AtFlags::empty())?;
+                create()?
+            }
+            made => made?,
+        };
         let replacement = Replacement {
             dir,
             name: name.to_owned(),

@@ -307,6 +307,28 @@ pub fn read_below(base: &Path, rel: &Path, max: u64) -> io::Result<Vec<u8>> {
     read_bounded(file, stat_of(&st).size, max)
 }
 
+/// Appends `bytes` to the existing regular file at `rel` below `base` (reached
+/// without following a link; never a link, FIFO or device itself), in one write
+/// with `O_APPEND`: what another process appended meanwhile stays, before or
+/// after it. A file that is not there is an error ([`io::ErrorKind::NotFound`]).
+pub fn append_below(base: &Path, rel: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let (parent, name) = parent_and_name(rel)?;
+    let dir = open_folder_below(base, parent, false)?;
+    let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    let fd = rustix::fs::openat(&dir, name, flags | OFlags::NONBLOCK, Mode::empty())
+        .map_err(|e| refused_at(&dir, name, rel, e.into()))?;
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} is not a regular file", rel.display()),
+        ));
+    }
+    let mut file = File::from(fd);
+    file.write_all(bytes)
+}
+
 /// Reads at most `max` bytes of `file`, whose size was `size` when opened.
 pub(crate) fn read_bounded(file: File, size: u64, max: u64) -> io::Result<Vec<u8>> {
     use std::io::Read;

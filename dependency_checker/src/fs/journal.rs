@@ -46,6 +46,11 @@ pub(crate) struct Journal {
     /// sweeps those of any process no longer running).
     #[serde(default)]
     pub(crate) pid: u32,
+    /// The lines appended to the redirect log, when the operation appended: if
+    /// another program appended too, the log no longer has the content written
+    /// (see `written`), and recovery takes off only these lines.
+    #[serde(default)]
+    pub(crate) log_appended: Option<String>,
 }
 
 pub(crate) fn journal_dir(root: &Path) -> PathBuf {
@@ -469,6 +474,12 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
             // program saved since, is left as it is.
             match read_own(root, file, MAX_BACKUPS) {
                 Ok(now) if xxhash_rust::xxh3::xxh3_64(&now) == *written => {}
+                Ok(now) if file == crate::index::REDIRECT_FILE => {
+                    if let Some(kept) = without_appended(&now, journal.log_appended.as_deref()) {
+                        replace_at_below(root, file, &kept)?;
+                    }
+                    continue;
+                }
                 Ok(_) => continue,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && range.is_some() => {}
                 Err(_) => continue,
@@ -483,9 +494,10 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
                 let (folder, name) = kiln_core::fs::folder_and_name(file).map_err(io_err(&path))?;
                 let dir =
                     open_folder_below(root, Path::new(folder), false).map_err(io_err(&path))?;
+                // The temporary is named for this process, never for the pid the
+                // journal (a file anyone can edit) gives.
                 let (replacement, mut out) =
-                    Replacement::start_as(&dir, std::ffi::OsStr::new(name), journal.pid)
-                        .map_err(io_err(&path))?;
+                    Replacement::start(&dir, std::ffi::OsStr::new(name)).map_err(io_err(&path))?;
                 std::io::Write::write_all(&mut out, original).map_err(io_err(&path))?;
                 out.sync_all().map_err(io_err(&path))?;
                 if let Err(crash) = crash_point() {
@@ -503,17 +515,20 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
         crash_point()?;
     }
     // What the interrupted operation (or an earlier try at this recovery) was
-    // writing when it was killed: named for the operation's process (this one holds
-    // the lock, so that process is no longer writing, whatever now runs under its
-    // number), and anything else a process no longer running left there.
+    // writing when it was killed: named for the operation's process or for this
+    // one (this one holds the lock, so neither is writing them now, whatever runs
+    // under the operation's number), and anything else a process no longer
+    // running left there.
     let mut folders = std::collections::BTreeSet::new();
     for (file, _) in &journal.patched {
         let Ok((folder, name)) = kiln_core::fs::folder_and_name(file) else {
             continue;
         };
         if let Ok(dir) = open_folder_below(root, Path::new(folder), false) {
-            let temp = kiln_core::fs::temp_name(std::ffi::OsStr::new(name), journal.pid);
-            let _ = rustix::fs::unlinkat(&dir, &temp, rustix::fs::AtFlags::empty());
+            for pid in [journal.pid, std::process::id()] {
+                let temp = kiln_core::fs::temp_name(std::ffi::OsStr::new(name), pid);
+                let _ = rustix::fs::unlinkat(&dir, &temp, rustix::fs::AtFlags::empty());
+            }
             if folders.insert(folder) {
                 sweep_leftovers(&dir);
             }
@@ -522,4 +537,29 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
     remove_empty_dirs(root, &journal.created_dirs);
     fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
     Ok(Recovery::RolledBack)
+}
+
+/// The redirect log `now` without the last occurrence of the lines the interrupted
+/// operation appended (`appended`), which another program's appends may have
+/// followed; `None` if they are not there (nothing of the operation's to remove).
+fn without_appended(now: &[u8], appended: Option<&str>) -> Option<Vec<u8>> {
+    let appended = appended?.as_bytes();
+    if appended.is_empty() {
+        return None;
+    }
+    let at = now.windows(appended.len()).rposition(|w| w == appended)?;
+    let mut kept = now[..at].to_vec();
+    kept.extend_from_slice(&now[at + appended.len()..]);
+    Some(kept)
+}
+
+/// Replaces the project file `rel` with `bytes` (reached below `root` without a
+/// link).
+fn replace_at_below(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), CheckerError> {
+    let path = root.join(rel);
+    let (folder, name) = kiln_core::fs::folder_and_name(rel).map_err(io_err(&path))?;
+    let dir = open_folder_below(root, Path::new(folder), false).map_err(io_err(&path))?;
+    replace_at(&dir, std::ffi::OsStr::new(name), bytes, Durability::Flushed)
+        .map(|_| ())
+        .map_err(io_err(&path))
 }

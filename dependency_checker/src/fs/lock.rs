@@ -12,6 +12,18 @@
 //!
 //! A lock is taken on a file descriptor of its own, so two locks in one process
 //! conflict like two processes': nothing here takes a lock while holding another.
+//!
+//! The lock file also holds the project's *generation*: a counter that every
+//! operation which changed project files advances before it lets go of the lock.
+//! A reader notes the generation while it holds the lock shared (so the files it
+//! indexed are exactly that generation's); a writer that planned on what it read
+//! compares, under the exclusive lock, the generation it noted with the one there
+//! now, and plans again when another operation has changed the project in between.
+//! That is what makes two commands at once (`kiln mv` beside `kiln check --fix`,
+//! two moves onto one name) end as one ran after the other: a plan never applies
+//! to a project it was not made on. A counter rather than a walk of the project
+//! under the lock: it costs one 8-byte read, where a stat of every file cost a
+//! warm check's time (tens of milliseconds at 20,000 files) on every move.
 
 use std::fs::{self, TryLockError};
 use std::path::Path;
@@ -31,7 +43,63 @@ const PATIENCE: Duration = Duration::from_millis(300);
 /// A held lock; dropping it releases it.
 #[derive(Debug)]
 pub struct ProjectLock {
-    _file: Option<fs::File>,
+    file: Option<fs::File>,
+}
+
+impl ProjectLock {
+    /// The project's generation now (see the module); 0 where the project has no
+    /// lock file (a read-only folder, which nothing can be changing).
+    pub fn generation(&self) -> u64 {
+        self.file.as_ref().map_or(0, generation_in)
+    }
+
+    /// Advances the generation: the holder of the exclusive lock changed project
+    /// files. Returns the new generation.
+    pub(crate) fn advance(&self) -> Result<u64, CheckerError> {
+        let Some(file) = self.file.as_ref() else {
+            return Ok(0);
+        };
+        let next = self.generation().wrapping_add(1);
+        let written = rustix::io::pwrite(file, &next.to_le_bytes(), 0)
+            .map_err(|e| io_err(LOCK_FILE)(e.into()))?;
+        if written != 8 {
+            return Err(crate::error::refused(
+                LOCK_FILE,
+                "the project's generation could not be written whole",
+            ));
+        }
+        Ok(next)
+    }
+}
+
+/// The generation written in the lock file `file`. A lock file made before
+/// generations existed (or emptied) is generation 0; a crafted one is just some
+/// number.
+fn generation_in(file: &fs::File) -> u64 {
+    let mut bytes = [0u8; 8];
+    match rustix::io::pread(file, &mut bytes, 0) {
+        Ok(8) => u64::from_le_bytes(bytes),
+        _ => 0,
+    }
+}
+
+/// The generation of the project at `root` as its lock file says now, read without
+/// taking the lock (see the module): for a checker built from an index, whose
+/// builder held the lock, and for a long-running checker asking whether another
+/// process changed the project.
+pub(crate) fn generation_now(root: &Path) -> u64 {
+    let Ok(folder) = kiln_core::fs::open_folder_below(root, Path::new(".kiln"), false) else {
+        return 0;
+    };
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+    match rustix::fs::openat(&folder, "lock", flags, Mode::empty()) {
+        Ok(fd) => {
+            let file = fs::File::from(fd);
+            let regular = file.metadata().is_ok_and(|m| m.is_file());
+            if regular { generation_in(&file) } else { 0 }
+        }
+        Err(_) => 0,
+    }
 }
 
 fn open_lock_file(root: &Path) -> Result<fs::File, CheckerError> {
@@ -40,7 +108,7 @@ fn open_lock_file(root: &Path) -> Result<fs::File, CheckerError> {
         kiln_core::fs::open_folder_below(root, Path::new(".kiln"), false).map_err(io_err(&path))?;
     // Never through a link, never a FIFO (the open does not wait on one).
     let flags =
-        OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+        OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
     let fd = rustix::fs::openat(&folder, "lock", flags, Mode::from_raw_mode(0o666))
         .map_err(|e| io_err(&path)(e.into()))?;
     let regular = rustix::fs::fstat(&fd)
@@ -88,7 +156,7 @@ fn acquire(file: &fs::File, exclusive: bool, waiting: &dyn Fn()) -> Result<(), s
 pub(crate) fn exclusive(root: &Path, waiting: &dyn Fn()) -> Result<ProjectLock, CheckerError> {
     let file = open_lock_file(root)?;
     acquire(&file, true, waiting).map_err(io_err(root.join(LOCK_FILE)))?;
-    Ok(ProjectLock { _file: Some(file) })
+    Ok(ProjectLock { file: Some(file) })
 }
 
 /// Takes the lock for reading the whole project, waiting for an operation in
@@ -96,8 +164,8 @@ pub(crate) fn exclusive(root: &Path, waiting: &dyn Fn()) -> Result<ProjectLock, 
 /// read without it: nothing can be writing there either.
 pub(crate) fn shared(root: &Path, waiting: &dyn Fn()) -> Result<ProjectLock, CheckerError> {
     let Ok(file) = open_lock_file(root) else {
-        return Ok(ProjectLock { _file: None });
+        return Ok(ProjectLock { file: None });
     };
     acquire(&file, false, waiting).map_err(io_err(root.join(LOCK_FILE)))?;
-    Ok(ProjectLock { _file: Some(file) })
+    Ok(ProjectLock { file: Some(file) })
 }

@@ -18,4 +18,4 @@ pub use kiln_core::fs::{is_excluded, is_within, split_extension};
 pub use kiln_dir::existing_kiln_dir;
 pub(crate) use kiln_dir::kiln_dir;
 pub use lock::{LOCK_FILE, ProjectLock};
-pub(crate) use lock::{exclusive, shared};
+pub(crate) use lock::{exclusive, generation_now, shared};

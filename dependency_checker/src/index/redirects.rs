@@ -207,20 +207,58 @@ impl Replay {
     fn of(moves: Vec<(String, String)>) -> Self {
         // Replay once, in order: every path's current place is where its last move
         // took it, and a path that is moved on carries everything that led to it.
-        let mut current: FastMap<String, String> = FastMap::default();
-        let mut arriving: FastMap<String, Vec<String>> = FastMap::default();
-        for (from, to) in &moves {
-            let mut origins = arriving.remove(from).unwrap_or_default();
-            // `from` itself is among what moves only if it is still where it began.
-            let still_home = current.get(from).is_none_or(|c| c == from);
-            if still_home && !origins.contains(from) {
-                origins.push(from.clone());
-            }
-            for origin in &origins {
-                current.insert(origin.clone(), to.clone());
-            }
-            arriving.entry(to.clone()).or_default().extend(origins);
+        // What arrived at one path together moves together: a group, moved by
+        // changing its place, and merged smaller into larger when it arrives where
+        // another is, so that a chain of n moves costs n log n, not the n^2 of
+        // moving each path of the chain at each step (8,000 steps took 2.9 s).
+        struct Group {
+            origins: Vec<String>,
+            at: String,
         }
+        let mut groups: Vec<Group> = Vec::new();
+        // The group now at a path, and the group each origin belongs to.
+        let mut at_path: FastMap<String, usize> = FastMap::default();
+        let mut group_of: FastMap<String, usize> = FastMap::default();
+        for (from, to) in &moves {
+            let g = match at_path.remove(from) {
+                Some(g) => g,
+                None => {
+                    groups.push(Group {
+                        origins: Vec::new(),
+                        at: from.clone(),
+                    });
+                    groups.len() - 1
+                }
+            };
+            // `from` itself is among what moves only if it is still where it began
+            // (never moved, or moved back), which puts it in the group here.
+            if !group_of.contains_key(from) {
+                group_of.insert(from.clone(), g);
+                groups[g].origins.push(from.clone());
+            }
+            groups[g].at = to.clone();
+            match at_path.get(to).copied() {
+                Some(h) if h != g => {
+                    let (big, small) = if groups[h].origins.len() >= groups[g].origins.len() {
+                        (h, g)
+                    } else {
+                        (g, h)
+                    };
+                    let moving = std::mem::take(&mut groups[small].origins);
+                    for origin in &moving {
+                        group_of.insert(origin.clone(), big);
+                    }
+                    groups[big].origins.extend(moving);
+                    at_path.insert(to.clone(), big);
+                }
+                _ => {
+                    at_path.insert(to.clone(), g);
+                }
+            }
+        }
+        let mut current: FastMap<String, String> = (group_of.into_iter())
+            .map(|(origin, g)| (origin, groups[g].at.clone()))
+            .collect();
         current.retain(|old, new| old != new);
         let mut by_base: FastMap<String, Vec<String>> = FastMap::default();
         for old in current.keys() {
@@ -289,6 +327,27 @@ mod tests {
                 assert_eq!(r.follow(name), expected, "{name} in {moves:?}");
             }
         }
+    }
+
+    /// A file renamed 20,000 times over, one step after another: replayed in
+    /// linear time (the replay that moved every earlier name at each step took
+    /// 2.9 s at 8,000 steps).
+    #[test]
+    fn a_long_chain_of_moves_replays_quickly() {
+        let steps = 20_000;
+        let moves: Vec<(String, String)> = (0..steps)
+            .map(|k| (format!("a{k}.png"), format!("a{}.png", k + 1)))
+            .collect();
+        let started = std::time::Instant::now();
+        let r = Redirects::from_moves(moves);
+        let last = format!("a{steps}.png");
+        assert_eq!(r.follow("a0.png").as_deref(), Some(last.as_str()));
+        assert_eq!(r.follow("a7777.png").as_deref(), Some(last.as_str()));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

@@ -317,6 +317,12 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
             "another operation's journal is here; reopen the project to recover it",
         ));
     }
+    // The plan stands only on the project it was made on: another operation since
+    // (a move, a fix; see `crate::fs::ProjectLock`) may have written references it
+    // does not patch, taken a name it moves to, or moved what it patches to.
+    if lock.generation() != checker.generation() {
+        return Err(CheckerError::ProjectChanged);
+    }
     // Read and patch every file first, its original going to the journal's backups
     // as it is read: any refusal leaves the project untouched (and the backups are
     // removed when `backups` is dropped).
@@ -397,12 +403,23 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
         }
     }
 
+    // A move adds its lines to the end of the log with one append, so that what
+    // another program appends meanwhile is kept; an undo, which takes lines off,
+    // rewrites it.
+    let log_appended: Option<String> = match (&plan.log, log_before.as_deref(), &log_after) {
+        (LogUpdate::Append(_), Some(before), Some(after)) => after
+            .strip_prefix(before)
+            .filter(|added| !added.is_empty())
+            .map(str::to_owned),
+        _ => None,
+    };
     let mut journal = Journal {
         renames: plan.renames.clone(),
         patched: backed_up,
         created_dirs: created_dirs.clone(),
         written: prepared.iter().map(|p| Some(p.written_hash)).collect(),
         pid: std::process::id(),
+        log_appended: log_appended.clone(),
     };
     if let Some(after) = &log_after {
         let range = match log_before.as_deref() {
@@ -430,13 +447,19 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
                 journal::rename(&root, old, new)?;
                 crash_point()?;
             }
-            match log_after.as_deref() {
+            match (log_after.as_deref(), log_appended.as_deref()) {
                 // An undone move that created the log leaves none.
-                Some("") => kiln_core::fs::remove_below(&root, Path::new(REDIRECT_FILE), false)
+                (Some(""), _) => {
+                    kiln_core::fs::remove_below(&root, Path::new(REDIRECT_FILE), false)
+                        .map_err(io_err(&log_path))?
+                }
+                (Some(_), Some(added)) => {
+                    kiln_core::fs::append_below(&root, Path::new(REDIRECT_FILE), added.as_bytes())
+                        .map_err(io_err(&log_path))?
+                }
+                (Some(text), None) => write_unsynced(&root, REDIRECT_FILE, text.as_bytes())
                     .map_err(io_err(&log_path))?,
-                Some(text) => write_unsynced(&root, REDIRECT_FILE, text.as_bytes())
-                    .map_err(io_err(&log_path))?,
-                None => {}
+                (None, _) => {}
             }
             if log_after.is_some() {
                 crash_point()?;
@@ -459,6 +482,7 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
     };
     journal::finish(&root)?;
     journal::remove_empty_dirs(&root, &plan.remove_dirs);
+    let generation = lock.advance();
     drop(lock);
     // The kept bytes are written and scanned: their room (up to
     // `HOLD_PATCHED_BYTES`) goes back before the written files' tables are joined,
@@ -497,6 +521,8 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
     // The moved files' entries follow them, so that the refresh reads none again.
     checker.carry_renamed(&plan.renames);
     checker.refresh_written(&touched, &written)?;
+    // The index is this operation's generation of the project now.
+    checker.advanced_to(generation?);
     checker.changed_by_kiln(plan.moves.len() + written.len());
     Ok(Applied {
         inverse_edits,

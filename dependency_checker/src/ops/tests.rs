@@ -687,11 +687,12 @@ fn moved_files_are_carried_in_the_index_not_read_again() {
 }
 
 /// Two moves planned onto one free name, as two `kiln mv` at once plan them: the
-/// first lands; the second is refused at its final rename (which never replaces),
-/// its file stays where it was, and the redirect log records only the move that
-/// happened. Before, the second rename replaced the first file's bytes.
+/// first lands; the second, planned on the project as it was before, is refused
+/// whole (the project's generation moved on) and changes nothing; planned again,
+/// it is refused at once, the name being taken. Before, the second rename
+/// replaced the first file's bytes.
 #[test]
-fn a_move_onto_a_name_taken_since_it_was_planned_loses_nothing() {
+fn a_plan_made_before_another_operation_is_refused_and_planned_again() {
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
@@ -702,16 +703,123 @@ fn a_move_onto_a_name_taken_since_it_was_planned_loses_nothing() {
     let a = plan(&first, &MoveRequest::new("a.txt", "t.txt")).unwrap();
     let b = plan(&second, &MoveRequest::new("b.txt", "t.txt")).unwrap();
     apply(&mut first, &a).unwrap();
+    let before = snapshot(dir.path());
     let refused = apply(&mut second, &b);
+    assert!(
+        matches!(&refused, Err(e) if e.asks_to_plan_again()),
+        "a plan made on a project another move changed since was applied: {refused:?}"
+    );
+    assert_eq!(snapshot(dir.path()), before);
+    // Caught up, the same request is refused before anything is written.
+    assert!(second.behind_other_operations());
+    second.catch_up().unwrap();
+    assert!(!second.behind_other_operations());
+    let again = plan(&second, &MoveRequest::new("b.txt", "t.txt"));
+    assert!(again.is_err(), "{again:?}");
+    // The first checker followed its own move: its next plan applies.
+    assert!(!first.behind_other_operations());
+    let c = plan(&first, &MoveRequest::new("t.txt", "u.txt")).unwrap();
+    apply(&mut first, &c).unwrap();
+    assert_eq!(fs::read_to_string(dir.path().join("u.txt")).unwrap(), "a");
+    assert_eq!(fs::read_to_string(dir.path().join("b.txt")).unwrap(), "b");
+}
+
+/// A move onto a name another program took after the move was planned (not a
+/// Kiln operation, so the project's generation says nothing): the final rename,
+/// which never replaces, refuses; the file stays where it was, the other
+/// program's file keeps its bytes, and the redirect log records nothing.
+#[test]
+fn a_move_onto_a_name_taken_since_it_was_planned_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[("kiln.project", "{}"), ("a.txt", "a"), ("b.txt", "b")],
+    );
+    let mut checker = reopen(dir.path()).unwrap();
+    let b = plan(&checker, &MoveRequest::new("b.txt", "t.txt")).unwrap();
+    fs::write(dir.path().join("t.txt"), "theirs").unwrap();
+    let refused = apply(&mut checker, &b);
     assert!(
         matches!(&refused, Err(CheckerError::MoveRefused { reason, .. })
             if reason.contains("something is there now")),
-        "the second move replaced the first: {refused:?}"
+        "the move replaced another program's file: {refused:?}"
     );
-    assert_eq!(fs::read_to_string(dir.path().join("t.txt")).unwrap(), "a");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("t.txt")).unwrap(),
+        "theirs"
+    );
     assert_eq!(fs::read_to_string(dir.path().join("b.txt")).unwrap(), "b");
+    assert!(!dir.path().join(REDIRECT_FILE).exists());
+}
+
+/// Another program appends a line to the redirect log while a move runs: the
+/// move appends its own after it and the line stays. Killed at any step and rolled
+/// back, the move takes off only its own lines: the other program's line stays,
+/// and every other file is as it was. Before, the move rewrote the log whole from
+/// what it read, dropping the line.
+#[test]
+fn a_line_another_program_appends_to_the_redirect_log_is_kept() {
+    let files = [
+        ("kiln.project", "{}"),
+        ("kiln.redirects", "# moves\nold.txt -> older.txt\n"),
+        (
+            "a.level",
+            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "m"}}}]}"#,
+        ),
+        ("m.mesh", "{}"),
+    ];
+    let theirs = "p.txt -> q.txt\n";
+    let appending_hook = |dir: &Path, appended: Arc<std::sync::atomic::AtomicBool>| {
+        let log = dir.join(REDIRECT_FILE);
+        BEFORE_REPLACE.with(|h| {
+            *h.borrow_mut() = Some(Arc::new(move |_: &Path| {
+                use std::io::Write;
+                let mut f = fs::OpenOptions::new().append(true).open(&log).unwrap();
+                f.write_all(theirs.as_bytes()).unwrap();
+                appended.store(true, std::sync::atomic::Ordering::SeqCst);
+            }))
+        });
+    };
+    // Whole: both lines are there, the other program's first.
+    let (dir, _, mut checker, p) = planned_move(&files, "m.mesh", "n.mesh");
+    assert_eq!(p.edits.len(), 1, "{p:?}");
+    appending_hook(dir.path(), Arc::default());
+    let applied = apply(&mut checker, &p);
+    BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+    applied.unwrap();
     let log = fs::read_to_string(dir.path().join(REDIRECT_FILE)).unwrap();
-    assert!(log.contains("a.txt") && !log.contains("b.txt"), "{log}");
+    assert_eq!(
+        log,
+        format!("# moves\nold.txt -> older.txt\n{theirs}m.mesh -> n.mesh\n")
+    );
+
+    // Killed at each step, then recovered.
+    for steps in 0..8 {
+        let (dir, before, mut checker, p) = planned_move(&files, "m.mesh", "n.mesh");
+        let appended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        appending_hook(dir.path(), appended.clone());
+        crash_after(Some(steps));
+        let result = apply(&mut checker, &p);
+        crash_after(None);
+        BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+        drop(reopen(dir.path()).unwrap());
+        let mut expected = before.clone();
+        if appended.load(std::sync::atomic::Ordering::SeqCst) {
+            let log = expected
+                .iter_mut()
+                .find(|(f, _)| f == REDIRECT_FILE)
+                .unwrap();
+            log.1.extend_from_slice(theirs.as_bytes());
+        }
+        if result.is_ok() {
+            continue;
+        }
+        assert_eq!(
+            snapshot(dir.path()),
+            expected,
+            "after a kill at step {steps}"
+        );
+    }
 }
 
 /// A name with a line break cannot write lines of its own into the redirect log:

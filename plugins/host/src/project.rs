@@ -8,8 +8,8 @@
 //!   `cc`) against the `kiln_plugin.h` Kiln writes to `.kiln/plugins/include`;
 //! - one built library (`libNAME.so`, `NAME.dll`, `libNAME.dylib`) and no sources.
 //!
-//! The built library is kept at `.kiln/plugins/<folder>/plugin.<suffix>`. Each load
-//! copies it to a name of its own first, because the dynamic loader hands back the
+//! The built library is kept at `.kiln/plugins/p-<folder>/plugin.<suffix>` (see
+//! [`private_folder_name`]). Each load copies it to a name of its own first, because the dynamic loader hands back the
 //! copy it has open for a path it has seen, with that copy's state: a fresh name is
 //! what makes a rebuilt plugin load as new code (hot reload), and lets the build
 //! replace the library while the old one is still open.
@@ -33,6 +33,10 @@ const MAX_SOURCE_FILES: usize = 20_000;
 
 /// Files up to this size are compared by content; bigger ones by size.
 const MAX_HASHED_BYTES: u64 = 16 << 20;
+
+/// The largest built library a prebuild copies into the project (a plugin is a
+/// few hundred kilobytes; this only bounds what a file planted there can cost).
+const MAX_LIBRARY_BYTES: u64 = 256 << 20;
 
 pub use crate::prebuilt::PREBUILT_DIR;
 
@@ -138,7 +142,7 @@ impl PluginFolder {
         };
         let built = root
             .join(PLUGINS_DIR)
-            .join(entry.replace('/', "__"))
+            .join(private_folder_name(entry))
             .join(format!("plugin{}", std::env::consts::DLL_SUFFIX));
         Ok(PluginFolder {
             entry: entry.to_owned(),
@@ -409,9 +413,13 @@ impl PluginFolder {
         let include =
             kiln_core::create_dir_below(&self.root, &Path::new(PLUGINS_DIR).join("include"))
                 .map_err(|e| self.failed(e.to_string()))?;
-        let header = include.join("kiln_plugin.h");
-        if std::fs::read(&header).ok().as_deref() != Some(kiln_plugin::C_HEADER.as_bytes()) {
-            kiln_core::write_atomic(&header, kiln_plugin::C_HEADER.as_bytes())
+        // Read and written below the root, never through a link, and only as a
+        // regular file of bounded size (a FIFO or `/dev/zero` planted there is
+        // replaced, never read).
+        let header = Path::new(PLUGINS_DIR).join("include/kiln_plugin.h");
+        let header_now = kiln_core::read_below(&self.root, &header, 1 << 20);
+        if header_now.ok().as_deref() != Some(kiln_plugin::C_HEADER.as_bytes()) {
+            kiln_core::write_below(&self.root, &header, kiln_plugin::C_HEADER.as_bytes())
                 .map_err(|e| self.failed(format!("writing {}: {e}", header.display())))?;
         }
         let output = private.join(unique_name("cc-output"));
@@ -513,7 +521,7 @@ impl PluginFolder {
                 self.failed("its sources changed while it was being prebuilt; run it again")
             );
         }
-        let bytes = std::fs::read(&self.built)
+        let bytes = kiln_core::read_regular(&self.built, MAX_LIBRARY_BYTES)
             .map_err(|e| self.failed(format!("reading {}: {e}", self.built.display())))?;
         let folder = self
             .folder
@@ -736,6 +744,23 @@ fn build_stamp(folder: &Path) -> u64 {
     stamp_of(folder, &[], &crate::carried_sdk::files())
 }
 
+/// The folder under `.kiln/plugins/` that Kiln builds the plugin `entry` (a
+/// project-relative folder, `plugins/wind`) into: one name per entry, never the
+/// same for two (`plugins/a` and `plugins__a` once shared one, and a plugin folder
+/// named `include` or `target` took Kiln's own): `p-`, then the entry with `_`
+/// written `_u` and `/` written `__`, which reads back one way only.
+pub fn private_folder_name(entry: &str) -> String {
+    let mut name = String::from("p-");
+    for c in entry.chars() {
+        match c {
+            '_' => name.push_str("_u"),
+            '/' => name.push_str("__"),
+            c => name.push(c),
+        }
+    }
+    name
+}
+
 /// Removes the private copies and half-built libraries that processes no longer
 /// running left (one killed before it could): the one sweep of Kiln's temporary
 /// files, in each plugin's folder under `.kiln/plugins/`. Another running process's
@@ -841,4 +866,30 @@ pub fn load_project(
         }
     }
     plugins
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two plugin folders never build into one folder, nor into Kiln's own.
+    #[test]
+    fn private_folder_names_are_one_per_entry() {
+        let entries = [
+            "plugins/a",
+            "plugins__a",
+            "plugins_/a",
+            "plugins/_a",
+            "plugins_u/a",
+            "include",
+            "target",
+            "a/b/c",
+            "a__b/c",
+        ];
+        let names: std::collections::BTreeSet<String> =
+            entries.iter().map(|e| private_folder_name(e)).collect();
+        assert_eq!(names.len(), entries.len(), "{names:?}");
+        assert!(!names.contains("include") && !names.contains("target"));
+        assert_eq!(private_folder_name("plugins/wind"), "p-plugins__wind");
+    }
 }

@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 use dependency_checker::ops::{Change, MovePlan, MoveRequest, Operation};
-use kiln_core::{LevelDocument, write_atomic};
+use kiln_core::LevelDocument;
 use serde_json::Value;
 
 use super::Editor;
@@ -33,6 +33,23 @@ impl Editor {
     /// overwritten by an undo). The history does the document's side of the
     /// change after it (`history.rs`, `Entry::run`).
     pub(super) fn step_files(
+        &mut self,
+        writes: &[FileWrite],
+        folders: &[FolderWrite],
+        forward: bool,
+    ) -> anyhow::Result<()> {
+        // Under the project's lock, as a save (see `save`).
+        let write = dependency_checker::ProjectWrite::begin(self.project.root(), &|| {})?;
+        self.step_files_locked(writes, folders, forward)?;
+        let generations = write.end()?;
+        if let Some(checker) = &mut self.checker {
+            checker.wrote(generations);
+        }
+        Ok(())
+    }
+
+    /// [`Editor::step_files`], the project's lock held.
+    fn step_files_locked(
         &mut self,
         writes: &[FileWrite],
         folders: &[FolderWrite],
@@ -351,12 +368,20 @@ impl Editor {
     }
 
     pub(super) fn execute(&mut self, operation: &Operation) -> anyhow::Result<Operation> {
-        let checker = self
-            .checker
-            .as_ref()
-            .context("the project is not indexed")?;
-        let plan = operation.plan(checker)?;
-        self.apply_plan(&plan)
+        // Planned again, as `kiln mv` does, when another Kiln command changed the
+        // project between the plan and the apply.
+        let mut attempts = 0;
+        loop {
+            let checker = self
+                .checker
+                .as_ref()
+                .context("the project is not indexed")?;
+            let plan = operation.plan(checker)?;
+            match self.apply_plan(&plan) {
+                Err(e) if plans_again(&e) && attempts < 3 => attempts += 1,
+                done => return done,
+            }
+        }
     }
 
     /// Applies a plan of patches (a fix) as one undoable step.
@@ -381,7 +406,16 @@ impl Editor {
             .checker
             .as_mut()
             .context("the project is not indexed")?;
-        let inverse = dependency_checker::ops::apply(checker, plan)?;
+        let inverse = match dependency_checker::ops::apply(checker, plan) {
+            Ok(inverse) => inverse,
+            Err(e) if e.asks_to_plan_again() => {
+                // The index is behind another command's change: read the project
+                // again so that the next plan (a retry, a new preview) stands.
+                checker.rescan()?;
+                return Err(e.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
         if !plan.moves.is_empty() {
             self.effects
                 .push(super::Effect::FilesMoved(plan.moves.clone()));
@@ -462,9 +496,19 @@ impl Editor {
         let Some(level) = &self.level else {
             return Ok(());
         };
-        let path = self.project.resolve(&level.file)?;
         let text = level.doc.to_canonical_json(&self.registry);
-        write_atomic(&path, text.as_bytes()).with_context(|| format!("saving {}", level.file))?;
+        // Under the project's lock, so that a `kiln mv` or `check --fix` running now
+        // either sees the save or is planned again after it.
+        let generations = dependency_checker::save_file(
+            self.project.root(),
+            &level.file,
+            text.as_bytes(),
+            &|| {},
+        )
+        .with_context(|| format!("saving {}", level.file))?;
+        if let Some(checker) = &mut self.checker {
+            checker.wrote(generations);
+        }
         self.history.mark_saved();
         let file = level.file.clone();
         // A saved unit is what instances of it show from now on (their part
@@ -506,6 +550,13 @@ fn patch_reference(doc: &mut LevelDocument, change: &Change) {
             *entity = patched;
         }
     }
+}
+
+/// Whether `e` refused an operation because what it was planned on changed
+/// (see [`dependency_checker::CheckerError::asks_to_plan_again`]).
+fn plans_again(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<dependency_checker::CheckerError>()
+        .is_some_and(dependency_checker::CheckerError::asks_to_plan_again)
 }
 
 #[cfg(test)]
