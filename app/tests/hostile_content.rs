@@ -75,3 +75,43 @@ fn deep_nesting_is_an_error_not_a_crash() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("levels/bad.level:1:"), "{out}");
 }
+
+/// One parser policy: what one command refuses, the other refuses at the same
+/// place, and what one accepts, the other accepts.
+#[test]
+fn check_and_compile_agree_on_numbers_byte_order_marks_and_depth() {
+    // A number too large for a float is an error in both (check passed it by).
+    both_report(
+        b"{\"entities\": [{\"id\": \"a\", \"components\": {\"transform\": {\n  \"position\": [1e999, 0, 0]}}}]}",
+        "2:",
+        "number out of range",
+    );
+    // A byte-order mark is accepted by both (compile refused it).
+    let mut bytes = b"\xef\xbb\xbf".to_vec();
+    bytes.extend_from_slice(b"{\"entities\": [{\"id\": \"a\", \"components\": {\"transform\": {\"position\": [1, 2, 3]}}}]}");
+    let tmp = demo_with_level(&bytes);
+    let (_, out, _) = kiln(&["check"], tmp.path());
+    assert!(!out.contains("error: levels/bad.level"), "{out}");
+    let (code, out, err) = kiln(&["compile", "levels/bad"], tmp.path());
+    assert_eq!(code, 0, "{out}{err}");
+    // Nesting: the deepest both accept, and one more, which both refuse (check
+    // allowed twice as deep).
+    let nested = |depth: usize| {
+        format!(
+            "{{\"entities\": [{{\"id\": \"a\", \"components\": {{\"transform\": {{\"position\": {}{}}}}}}}]}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    let refused = |depth: usize| {
+        let tmp = demo_with_level(nested(depth).as_bytes());
+        let (_, check, _) = kiln(&["check"], tmp.path());
+        let (_, compile, _) = kiln(&["compile", "levels/bad"], tmp.path());
+        (
+            check.contains("nested too deeply"),
+            compile.contains("recursion limit"),
+        )
+    };
+    assert_eq!(refused(122), (false, false));
+    assert_eq!(refused(123), (true, true));
+}

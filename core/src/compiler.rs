@@ -192,6 +192,7 @@ pub fn compile_level_with(
     text: &str,
     options: CompileOptions,
 ) -> Result<CompiledLevel, CompileError> {
+    let text = crate::json_format::without_bom(text);
     // Read lean (see raw_level.rs): each component stays text until it is compiled.
     // A file with merge conflicts is refused by the document's parse, naming them.
     if !crate::conflict::may_have_conflicts(text)

@@ -85,6 +85,13 @@ fn write_scalar(out: &mut String, value: &Value) {
     }
 }
 
+/// `text` without a leading UTF-8 byte-order mark. Editors on Windows write one; a
+/// file with it is the same JSON to every command (the checker's scanner passes it
+/// by too), and Kiln never writes one back.
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 #[cfg(test)]
 mod canonical_tests {
     use super::*;

@@ -125,6 +125,7 @@ impl LevelDocument {
     /// Parses the text of `file` (used in error messages). A file with merge
     /// conflicts is refused, each conflict named.
     pub fn parse(text: &str, file: &str) -> Result<Self, SyntaxError> {
+        let text = crate::json_format::without_bom(text);
         if crate::conflict::may_have_conflicts(text) {
             let found = crate::conflict::find_conflicts(text, "level");
             if let Some((_, line, column)) = found.first() {
@@ -147,6 +148,7 @@ impl LevelDocument {
         file: &str,
         choice: crate::conflict::Side,
     ) -> Result<Self, SyntaxError> {
+        let text = crate::json_format::without_bom(text);
         if !crate::conflict::may_have_conflicts(text) {
             return Self::parse_plain(text, file);
         }

@@ -52,7 +52,22 @@ pub(super) fn valid_number(b: &[u8]) -> bool {
     i == b.len()
 }
 
-const MAX_DEPTH: usize = 256;
+/// Whether the valid JSON number `b` is too large for an `f64`, which `kiln
+/// compile`'s parser (serde_json) refuses as "number out of range": one parser
+/// policy for both commands. Only a number with an exponent, or of more digits
+/// than any finite `f64` has, can be; the others are not parsed.
+fn out_of_range(b: &[u8]) -> bool {
+    let could_be = b.len() > 300 || b.iter().any(|&c| c == b'e' || c == b'E');
+    could_be
+        && std::str::from_utf8(b)
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+            .is_some_and(|v| v.is_infinite())
+}
+
+/// How deeply arrays and objects may nest: serde_json's limit, which `kiln
+/// compile` parses with, so that both commands refuse the same files.
+const MAX_DEPTH: usize = 126;
 
 impl<'a, 'r> Scanner<'a, 'r> {
     pub(super) fn error(&self, message: &str) -> ScanError {
@@ -126,9 +141,14 @@ impl<'a, 'r> Scanner<'a, 'r> {
                 {
                     self.pos += 1;
                 }
-                if !valid_number(&self.bytes[start..self.pos]) {
+                let number = &self.bytes[start..self.pos];
+                if !valid_number(number) {
                     self.pos = start;
                     return Err(self.error("invalid number"));
+                }
+                if out_of_range(number) {
+                    self.pos = start;
+                    return Err(self.error("number out of range"));
                 }
                 Ok(())
             }
