@@ -1,0 +1,195 @@
+//! A project someone crafted to make Kiln write outside it or hang: links planted
+//! where Kiln creates files, journals naming links, FIFOs and devices where Kiln
+//! reads. A sentinel folder outside the project must come out of every command
+//! byte for byte as it went in, and every command must end within a bound.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![cfg(unix)]
+
+mod support;
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A folder outside the project, with a file in it, and its content now.
+struct Sentinel {
+    dir: tempfile::TempDir,
+    before: Vec<(String, Vec<u8>)>,
+}
+
+impl Sentinel {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("precious.txt"), "do not touch\n").unwrap();
+        let before = support::snapshot(dir.path());
+        Sentinel { dir, before }
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn untouched(&self, what: &str) {
+        assert_eq!(
+            support::snapshot(self.dir.path()),
+            self.before,
+            "{what} wrote outside the project"
+        );
+    }
+}
+
+/// Runs `kiln ARGS` in `dir`, killing it if it takes longer than `limit`;
+/// returns its exit code and output.
+fn bounded(args: &[&str], dir: &Path, limit: Duration) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            return (status.code().unwrap_or(-1), text);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("kiln {args:?} took longer than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A dangling link where Kiln writes `.kiln/.gitignore`: check never creates the
+/// file it leads to.
+#[test]
+fn a_dangling_link_at_kilns_gitignore_is_not_followed() {
+    let sentinel = Sentinel::new();
+    let dir = support::demo_copy();
+    fs::create_dir_all(dir.path().join(".kiln")).unwrap();
+    symlink(
+        sentinel.path("made.txt"),
+        dir.path().join(".kiln/.gitignore"),
+    )
+    .unwrap();
+    let (code, out) = bounded(&["check"], dir.path(), LIMIT);
+    assert!(code <= 1, "{out}");
+    sentinel.untouched("check");
+}
+
+/// A crafted journal whose process id names temporary files where links to the
+/// sentinel were planted: recovery writes its own temporary files, never through
+/// them, and the level stays a file.
+#[test]
+fn recovery_never_writes_through_a_link_at_the_journals_temporary_names() {
+    let sentinel = Sentinel::new();
+    let dir = support::demo_copy();
+    let journal = dir.path().join(".kiln/journal");
+    fs::create_dir_all(&journal).unwrap();
+    fs::write(journal.join("backups.bin"), "{\"entities\": []}\n").unwrap();
+    fs::write(
+        journal.join("journal.json"),
+        r#"{"renames": [], "patched": [["levels/forest.level", [0, 17]]], "pid": 4242}"#,
+    )
+    .unwrap();
+    for pid in [4242, 1, 2] {
+        symlink(
+            sentinel.path("precious.txt"),
+            dir.path()
+                .join(format!("levels/.forest.level.{pid}.kiln-tmp")),
+        )
+        .unwrap();
+    }
+    let (code, out) = bounded(&["check"], dir.path(), LIMIT);
+    assert!(code <= 1, "{out}");
+    sentinel.untouched("recovery");
+    let level = dir.path().join("levels/forest.level");
+    assert!(fs::symlink_metadata(&level).unwrap().is_file());
+    assert_eq!(fs::read_to_string(level).unwrap(), "{\"entities\": []}\n");
+}
+
+/// A journal naming a path through a dangling folder link is set aside, and the
+/// project stays usable: the next command does not fail on it again.
+#[test]
+fn a_journal_through_a_dangling_folder_link_is_set_aside_once() {
+    let sentinel = Sentinel::new();
+    let dir = support::demo_copy();
+    symlink(sentinel.path("not-there"), dir.path().join("gone")).unwrap();
+    let journal = dir.path().join(".kiln/journal");
+    fs::create_dir_all(&journal).unwrap();
+    fs::write(journal.join("backups.bin"), "abc").unwrap();
+    fs::write(
+        journal.join("journal.json"),
+        r#"{"renames": [["gone/a.level", "levels/a.level"]], "patched": [["gone/b.level", [0, 3]]], "pid": 1}"#,
+    )
+    .unwrap();
+    let (first, out) = bounded(&["check"], dir.path(), LIMIT);
+    assert!(first <= 1, "{out}");
+    assert!(out.contains("set aside"), "{out}");
+    let (code, out) = bounded(&["compile"], dir.path(), LIMIT);
+    assert_eq!(code, 0, "{out}");
+    sentinel.untouched("recovery");
+}
+
+/// FIFOs and links to devices where Kiln reads (the project file, the plugin
+/// header it keeps): every command ends, with an error naming the file where it
+/// cannot go on, and reads no device.
+#[test]
+fn fifos_and_devices_where_kiln_reads_never_hang_it() {
+    let sentinel = Sentinel::new();
+    // The project file a FIFO, then a link to /dev/zero.
+    for plant in ["fifo", "zero"] {
+        let dir = support::demo_copy();
+        let project = dir.path().join("kiln.project");
+        fs::remove_file(&project).unwrap();
+        match plant {
+            "fifo" => {
+                rustix::fs::mknodat(
+                    rustix::fs::CWD,
+                    &project,
+                    rustix::fs::FileType::Fifo,
+                    rustix::fs::Mode::from_raw_mode(0o644),
+                    0,
+                )
+                .unwrap();
+            }
+            _ => symlink("/dev/zero", &project).unwrap(),
+        }
+        for args in [&["check"][..], &["compile"], &["mv", "a", "b"]] {
+            let (code, out) = bounded(args, dir.path(), Duration::from_secs(20));
+            assert_eq!(code, 2, "{plant} {args:?}: {out}");
+            assert!(out.contains("kiln.project"), "{plant} {args:?}: {out}");
+        }
+    }
+    // The C header Kiln writes for plugins a FIFO: replaced, never read.
+    let dir = support::demo_copy();
+    let include = dir.path().join(".kiln/plugins/include");
+    fs::create_dir_all(&include).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        include.join("kiln_plugin.h"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    // A changed source: the C plugin is built again, against the header.
+    let source = dir.path().join("plugins/blink/blink.c");
+    let mut text = fs::read_to_string(&source).unwrap();
+    text.push_str("\n/* changed */\n");
+    fs::write(&source, text).unwrap();
+    let (code, out) = bounded(&["check"], dir.path(), Duration::from_secs(300));
+    assert!(code <= 1, "{out}");
+    assert!(out.contains("built plugin plugins/blink"), "{out}");
+    let header = fs::symlink_metadata(include.join("kiln_plugin.h")).unwrap();
+    assert!(header.is_file());
+    sentinel.untouched("commands");
+}
