@@ -424,20 +424,58 @@ pub fn rename_below(base: &Path, old: &Path, new: &Path) -> io::Result<()> {
             format!("{} -> {}: {e}", old.display(), new.display()),
         )
     };
+    #[cfg(test)]
+    tests::BEFORE_RENAME.with(|hook| {
+        if let Some(hook) = hook.borrow_mut().take() {
+            hook();
+        }
+    });
+    rename_at_without_replacing(&from, old_name, &to, new_name).map_err(said)?;
+    // The folders were reached without a link, but another process may have
+    // moved one of them elsewhere (outside the project) since, putting a link or
+    // another folder in its place: then the rename went with it. It is taken
+    // back, and the move stops.
+    let still_there = |dir: &OwnedFd, rel: &Path| {
+        let now = open_folder_below(base, rel, false).and_then(|d| Ok(rustix::fs::fstat(&d)?));
+        let was = rustix::fs::fstat(dir);
+        matches!((now, was), (Ok(a), Ok(b)) if a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    };
+    if !still_there(&from, old_parent) || !still_there(&to, new_parent) {
+        let undone = rename_at_without_replacing(&to, new_name, &from, old_name);
+        let also = match undone {
+            Ok(()) => "it was moved back".to_owned(),
+            Err(e) => format!("moving it back failed too: {e}"),
+        };
+        return Err(said(io::Error::other(format!(
+            "a folder on the way was moved or replaced by another program during the rename; {also}"
+        ))));
+    }
+    Ok(())
+}
+
+/// Renames `old_name` in `from` to `new_name` in `to`, never replacing what is
+/// there (`AlreadyExists`): `renameat2(RENAME_NOREPLACE)`, or a check just before
+/// a plain rename where the file system lacks the flag (some network and FUSE
+/// ones).
+fn rename_at_without_replacing(
+    from: &OwnedFd,
+    old_name: &std::ffi::OsStr,
+    to: &OwnedFd,
+    new_name: &std::ffi::OsStr,
+) -> io::Result<()> {
     let flags = rustix::fs::RenameFlags::NOREPLACE;
-    match rustix::fs::renameat_with(&from, old_name, &to, new_name, flags) {
+    match rustix::fs::renameat_with(from, old_name, to, new_name, flags) {
         Ok(()) => Ok(()),
-        // A file system without the flag (some network and FUSE ones).
         Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {
-            match rustix::fs::statat(&to, new_name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(_) => Err(said(io::Error::from(io::ErrorKind::AlreadyExists))),
+            match rustix::fs::statat(to, new_name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(_) => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
                 Err(rustix::io::Errno::NOENT) => {
-                    rustix::fs::renameat(&from, old_name, &to, new_name).map_err(|e| said(e.into()))
+                    Ok(rustix::fs::renameat(from, old_name, to, new_name)?)
                 }
-                Err(e) => Err(said(e.into())),
+                Err(e) => Err(e.into()),
             }
         }
-        Err(e) => Err(said(e.into())),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -577,6 +615,35 @@ mod tests {
             "a"
         );
         assert!(!base.join("a.txt").exists());
+    }
+
+    thread_local! {
+        /// Run once between the folders' opening and the rename: another program.
+        pub(super) static BEFORE_RENAME: std::cell::RefCell<Option<Box<dyn FnOnce()>>> =
+            std::cell::RefCell::new(None);
+    }
+
+    /// Another program moves the target folder out of the project while a rename
+    /// into it runs, leaving a link to it in its place: the rename is taken back,
+    /// nothing is left in the folder outside, and the error says what happened.
+    #[test]
+    fn a_folder_moved_away_during_a_rename_takes_the_rename_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let base = dir.path().to_owned();
+        std::fs::create_dir(base.join("levels")).unwrap();
+        std::fs::write(base.join("a.txt"), "a").unwrap();
+        let (b, o) = (base.clone(), outside.path().to_owned());
+        BEFORE_RENAME.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move || {
+                std::fs::rename(b.join("levels"), o.join("levels")).unwrap();
+                std::os::unix::fs::symlink(o.join("levels"), b.join("levels")).unwrap();
+            }))
+        });
+        let e = rename_below(&base, Path::new("a.txt"), Path::new("levels/a.txt")).unwrap_err();
+        assert!(e.to_string().contains("moved back"), "{e}");
+        assert_eq!(std::fs::read_to_string(base.join("a.txt")).unwrap(), "a");
+        assert_eq!(std::fs::read_dir(outside.path().join("levels")).unwrap().count(), 0);
     }
 
     #[test]
