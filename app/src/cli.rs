@@ -16,6 +16,11 @@ pub struct Cli {
     /// What to do; without one, the editor opens on the last project (or the demo).
     #[command(subcommand)]
     pub tool: Option<Tool>,
+    /// Trust the project: build and load its plugins (code that runs in Kiln)
+    /// without asking. Without it (or KILN_TRUST=1), only a project trusted in the
+    /// editor loads its plugins.
+    #[arg(long, global = true)]
+    pub trust: bool,
 }
 
 /// The subcommands (tools), named `Tool` so that "command" means only the editor's
@@ -237,6 +242,9 @@ pub fn main() -> ExitCode {
 
 /// Runs a parsed command, printing to `out`; an error is printed here, once.
 pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
+    if cli.trust {
+        crate::trust::trust_every_project_in_this_process();
+    }
     let result = match cli.tool.unwrap_or(Tool::Edit { project: None }) {
         Tool::New {
             dir,

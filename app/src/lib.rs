@@ -16,4 +16,5 @@ pub mod plugins;
 pub mod query_service;
 pub mod render;
 pub mod shell;
+pub mod trust;
 pub mod watch_command;

@@ -114,6 +114,11 @@ pub fn create(dir: &Path, template: Template, name: Option<&str>) -> anyhow::Res
             .unwrap_or_else(|| "New project".into()),
     };
     let files = populate(&root, template, &name)?;
+    // The plugins came with Kiln's own template: the project is trusted to build
+    // and run them (see `crate::trust`), unless the whole run is trusted anyway.
+    if template == Template::Demo && !crate::trust::trusted_by_flag() {
+        crate::trust::remember(&root, crate::trust::Answer::Trusted)?;
+    }
     Ok(Created { root, name, files })
 }
 

@@ -8,28 +8,42 @@ use std::path::Path;
 use kiln_core::{Project, Registry};
 use kiln_plugin_host::prebuilt::platform;
 use kiln_plugin_host::project::{
-    Build, Choice, PluginFolder, PluginSource, ProjectPlugins, load_project,
+    Build, Choice, PluginFolder, PluginSource, ProjectPlugins, leave_out_project, load_project,
 };
 
 use crate::outcome::Outcome;
 
 /// The built-in component types plus those of the project's plugins. Keep the
 /// [`ProjectPlugins`] while the registry is in use: dropping it shuts them down.
+/// In a project that is not trusted (see [`crate::trust`]), the plugins are left
+/// out: nothing of theirs is built or run.
 pub fn registry_with_plugins(project: &Project) -> (Registry, ProjectPlugins) {
     let mut registry = Registry::with_builtins();
-    let plugins = load_project(
-        project.root(),
-        &project.config().plugins,
-        &mut registry,
-        Build::IfNeeded,
-    );
+    let entries = &project.config().plugins;
+    let plugins = if crate::trust::is_trusted(project.root()) {
+        load_project(project.root(), entries, &mut registry, Build::IfNeeded)
+    } else {
+        leave_out_project(project.root(), entries, &mut registry, NOT_TRUSTED)
+    };
     (registry, plugins)
 }
+
+/// Why a plugin of a project that is not trusted is not loaded, as a component of
+/// its type reports it ("its type comes from plugin X, which ...").
+pub const NOT_TRUSTED: &str =
+    "is not loaded: the project is not trusted (run with --trust, or KILN_TRUST=1)";
 
 /// Says on `err` (stderr: stdout stays the command's result) which plugins were
 /// built, what they logged, and, unless the command reports them itself, why some
 /// did not load.
 pub fn report(plugins: &ProjectPlugins, with_errors: bool, err: &mut dyn Write) {
+    if !plugins.left_out.is_empty() {
+        let _ = writeln!(
+            err,
+            "note: {}",
+            crate::trust::left_out_note(&plugins.left_out)
+        );
+    }
     for (entry, took) in &plugins.built {
         let _ = writeln!(err, "built plugin {entry} in {:.1} s", took.as_secs_f64());
     }
@@ -133,6 +147,9 @@ pub fn status(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome
 pub fn prebuild(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let project = Project::open(project_dir)?;
     let root = project.root();
+    if !project.config().plugins.is_empty() && !crate::trust::is_trusted(root) {
+        anyhow::bail!("{}", crate::trust::left_out_note(&project.config().plugins));
+    }
     let mut failed = 0;
     let mut made = 0;
     for entry in &project.config().plugins {

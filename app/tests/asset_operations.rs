@@ -30,7 +30,7 @@ fn errors(e: &Editor) -> Vec<String> {
 #[test]
 fn every_type_with_a_schema_is_made_with_its_defaults_and_checks_clean() {
     let dir = demo_copy();
-    let mut e = Editor::open(dir.path()).unwrap();
+    let mut e = support::open_editor(dir.path()).unwrap();
     let before = snapshot(dir.path());
     let types = e.creatable_types();
     for ext in ["level", "unit", "material", "mesh"] {
@@ -85,7 +85,7 @@ fn every_type_with_a_schema_is_made_with_its_defaults_and_checks_clean() {
 fn a_name_that_is_not_canonical_or_taken_is_refused_with_the_canonical_one() {
     use kiln::editor::asset_operations::NameProblem;
     let dir = demo_copy();
-    let mut e = Editor::open(dir.path()).unwrap();
+    let mut e = support::open_editor(dir.path()).unwrap();
     assert_eq!(
         e.check_new_path("materials/Oak Bark.material"),
         Err(NameProblem::NotCanonical(Some(
@@ -127,7 +127,7 @@ fn a_name_that_is_not_canonical_or_taken_is_refused_with_the_canonical_one() {
 #[test]
 fn folders_are_made_and_shown_empty_and_undo_takes_them_back() {
     let dir = demo_copy();
-    let mut e = Editor::open(dir.path()).unwrap();
+    let mut e = support::open_editor(dir.path()).unwrap();
     e.apply(Action::CreateFolder {
         folder: "art/trees/oak".into(),
     });
@@ -152,7 +152,7 @@ fn folders_are_made_and_shown_empty_and_undo_takes_them_back() {
 #[test]
 fn a_duplicate_is_a_byte_for_byte_copy_under_its_new_name() {
     let dir = demo_copy();
-    let mut e = Editor::open(dir.path()).unwrap();
+    let mut e = support::open_editor(dir.path()).unwrap();
     e.apply(Action::DuplicateAsset {
         file: "units/lamp.unit".into(),
         copy: "units/lamp_copy.unit".into(),
@@ -178,7 +178,7 @@ fn a_duplicate_is_a_byte_for_byte_copy_under_its_new_name() {
 #[test]
 fn deleting_a_used_material_lists_its_references_and_can_point_them_elsewhere() {
     let dir = demo_copy();
-    let mut e = Editor::open(dir.path()).unwrap();
+    let mut e = support::open_editor(dir.path()).unwrap();
     let before = snapshot(dir.path());
     let plan = e.plan_delete(&["materials/bark.material".into()]).unwrap();
     assert_eq!(plan.files, ["materials/bark.material"]);
@@ -239,7 +239,7 @@ fn deleting_a_used_material_lists_its_references_and_can_point_them_elsewhere() 
 fn deleting_a_folder_takes_everything_in_it_and_undo_brings_it_all_back() {
     let dir = demo_copy();
     fs::write(dir.path().join("art/.gitkeep"), "").unwrap();
-    let mut e = Editor::open(dir.path()).unwrap();
+    let mut e = support::open_editor(dir.path()).unwrap();
     let before = snapshot(dir.path());
     let plan = e.plan_delete(&["art".into()]).unwrap();
     assert!(plan.files.contains(&"art/.gitkeep".to_owned()));
@@ -268,7 +268,7 @@ fn deleting_a_folder_takes_everything_in_it_and_undo_brings_it_all_back() {
 #[test]
 fn deleting_the_open_level_opens_another_and_undo_restores_it() {
     let dir = demo_copy();
-    let mut e = Editor::open(dir.path()).unwrap();
+    let mut e = support::open_editor(dir.path()).unwrap();
     assert_eq!(e.level().unwrap().file, "levels/forest.level");
     let text = fs::read(dir.path().join("levels/forest.level")).unwrap();
     e.apply(Action::DeleteAssets {
@@ -319,7 +319,7 @@ fn art_outside() -> tempfile::TempDir {
 fn importing_a_model_and_an_image_copies_them_with_what_they_need_and_asks_before_replacing() {
     let dir = demo_copy();
     let outside = art_outside();
-    let mut e = Editor::open(dir.path()).unwrap();
+    let mut e = support::open_editor(dir.path()).unwrap();
     let before = snapshot(dir.path());
     let sources = vec![
         outside.path().join("Big Rock.gltf"),
@@ -402,7 +402,7 @@ fn importing_a_model_and_an_image_copies_them_with_what_they_need_and_asks_befor
 #[test]
 fn a_mesh_or_a_prefab_is_placed_in_the_level_as_one_step() {
     let dir = demo_copy();
-    let mut e = Editor::open(dir.path()).unwrap();
+    let mut e = support::open_editor(dir.path()).unwrap();
     let count = e.level().unwrap().doc.entities.len();
     e.apply(Action::PlaceAsset {
         file: "meshes/rock.mesh".into(),

@@ -165,7 +165,7 @@ fn demo_entity_files_are_canonical() {
 /// says so, then compiles.
 #[test]
 fn compile_waits_for_an_operation_holding_the_project_lock() {
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     use std::time::Duration;
     let tmp = tempfile::tempdir().unwrap();
     copy_demo(tmp.path());
@@ -181,7 +181,7 @@ fn compile_waits_for_an_operation_holding_the_project_lock() {
         .open(tmp.path().join(".kiln/lock"))
         .unwrap();
     lock.lock().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let child = support::kiln_command()
         .arg("compile")
         .current_dir(tmp.path())
         .stdout(Stdio::piped())

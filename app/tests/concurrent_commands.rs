@@ -13,9 +13,9 @@ mod support;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use kiln::editor::{Action, Editor, UiCommand};
+use kiln::editor::{Action, UiCommand};
 
 const MATERIALS: usize = 6;
 const LEVELS: usize = 120;
@@ -161,7 +161,7 @@ fn trial(seed: u64, with_watch: bool) {
     let mut editor = steps
         .iter()
         .any(|s| matches!(s, Step::EditorSave))
-        .then(|| Editor::open(root).unwrap());
+        .then(|| support::open_editor(root).unwrap());
 
     let ran: Vec<Ran> = std::thread::scope(|threads| {
         let mut running = Vec::new();
@@ -201,7 +201,7 @@ fn trial(seed: u64, with_watch: bool) {
                         Step::Fix => vec!["check".into(), "--fix".into()],
                         _ => vec!["compile".into()],
                     };
-                    let child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+                    let child = support::kiln_command()
                         .args(&args)
                         .current_dir(root)
                         .stdout(Stdio::piped())

@@ -23,7 +23,7 @@ fn material(editor: &Editor, path: &str) -> Option<kiln::render::resources::Mate
 #[test]
 fn a_broken_material_keeps_its_last_good_look_and_says_where_it_broke() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     let good = material(&editor, "materials/bark").expect("bark is loaded");
     let file = dir.path().join("materials/bark.material");
     let text = fs::read_to_string(&file).unwrap();
@@ -77,7 +77,7 @@ fn a_broken_material_keeps_its_last_good_look_and_says_where_it_broke() {
 #[test]
 fn a_broken_unit_keeps_the_last_good_world_and_says_where_it_broke() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     let entities = editor.preview().level.as_ref().unwrap().entities.len();
     let unit = dir.path().join("units/tree.unit");
     let text = fs::read_to_string(&unit).unwrap();
@@ -265,7 +265,7 @@ fn poses(editor: &Editor, ids: &[&str]) -> Vec<glam::Affine3A> {
 #[test]
 fn a_prefab_made_from_a_selection_sits_where_it_was() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     // One root: the instance takes its transform, the unit's root sits at its origin.
     let before = poses(&editor, &["grove", "tree_01", "tree_03"]);
     editor.apply(Action::Select(vec!["grove".into()]));
@@ -331,7 +331,7 @@ fn part_material(editor: &Editor, part: &str) -> serde_json::Value {
 #[test]
 fn part_inspectors_follow_a_unit_edited_on_disk_or_in_the_editor() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     editor.apply(Action::Select(vec!["tree_01/trunk".into()]));
     assert_eq!(part_material(&editor, "tree_01/trunk"), "materials/bark");
 
@@ -473,7 +473,7 @@ mod parts_in_the_window {
 #[test]
 fn a_selected_prefab_instance_draws_its_parts_selected() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     let level = |e: &Editor, id: &str| e.preview().level.as_ref().unwrap().entity(id).unwrap();
     editor.apply(Action::Select(vec!["lamp_2".into()]));
     let drawn = editor.drawn_selected();

@@ -24,7 +24,7 @@ fn set_roughness(editor: &mut Editor, value: f64) {
 fn undo_never_overwrites_what_another_program_wrote_since() {
     let dir = support::demo_copy();
     let path = dir.path().join("materials/bark.material");
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     set_roughness(&mut editor, 0.25);
     assert!(fs::read_to_string(&path).unwrap().contains("0.25"));
     let theirs = "{\"color\": [1, 0, 0, 1], \"roughness\": 0.5}\n";
@@ -53,7 +53,7 @@ fn an_asset_edit_never_writes_through_a_link() {
     let link = dir.path().join("materials/bark.material");
     fs::remove_file(&link).unwrap();
     std::os::unix::fs::symlink(&victim, &link).unwrap();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     set_roughness(&mut editor, 0.1);
     assert_eq!(
         fs::read_to_string(&victim).unwrap(),
@@ -81,7 +81,7 @@ fn create_prefab_never_writes_through_a_linked_folder() {
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     editor.apply(Action::Select(vec!["windmill".into()]));
     editor.apply(Action::Run(UiCommand::CreatePrefab));
     let after: Vec<_> = fs::read_dir(outside.path())

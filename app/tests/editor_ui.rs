@@ -213,7 +213,7 @@ fn renaming_an_asset_patches_the_files_on_disk_and_undo_reverts_it() {
 fn unsaved_edits_survive_a_crash_and_can_be_restored() {
     let dir = demo_copy();
     {
-        let mut editor = kiln::editor::Editor::open(dir.path()).unwrap();
+        let mut editor = support::open_editor(dir.path()).unwrap();
         editor.apply(kiln::editor::Action::Rename {
             entity: "boulder".into(),
             name: "Big boulder".into(),

@@ -479,7 +479,7 @@ fn a_closed_pipe_ends_quietly() {
         .collect::<Vec<_>>()
         .join(", ");
     let tmp = project(&[("t.png", "PNG"), ("big.json", &format!("[{lines}]"))]);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let mut child = support::kiln_command()
         .args(["refs", "t.png"])
         .current_dir(tmp.path())
         .stdout(std::process::Stdio::piped())
@@ -537,7 +537,7 @@ fn commands_wait_for_a_move_in_progress_and_leave_its_journal_alone() {
         r#"{"renames": [["a.png", "b.png"]], "patched": [["uses.json", [0, 9]]]}"#,
     )
     .unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let child = support::kiln_command()
         .args(["check"])
         .current_dir(dir)
         .stdout(std::process::Stdio::piped())
@@ -569,7 +569,7 @@ fn two_moves_at_once_both_land() {
         let dir = tmp.path();
         assert_eq!(kiln(&["check"], dir).0, 0);
         let spawn = |old: &str, new: &str| {
-            std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+            support::kiln_command()
                 .args(["mv", old, new])
                 .current_dir(dir)
                 .stdout(std::process::Stdio::piped())

@@ -72,7 +72,7 @@ fn on_branch(dir: &Path, branch: &str, level: &str, actions: Vec<Action>) {
 /// [`on_branch`], with the editor at hand.
 fn edit_on_branch(dir: &Path, branch: &str, level: &str, edit: impl FnOnce(&mut Editor)) {
     git_ok(dir, &["checkout", "-q", branch]);
-    let mut editor = Editor::open(dir).unwrap();
+    let mut editor = support::open_editor(dir).unwrap();
     editor.apply(Action::OpenLevel(level.into()));
     edit(&mut editor);
     editor.apply(Action::Run(UiCommand::Save));

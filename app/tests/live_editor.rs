@@ -22,7 +22,7 @@ fn position(editor: &Editor, id: &str) -> Vec3 {
 #[test]
 fn a_prefab_changed_on_disk_respawns_the_level_keeping_selection_and_play_state() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     editor.apply(Action::OpenLevel("levels/workshop.level".into()));
     editor.apply(Action::Select(vec!["crate_1".into()]));
     editor.apply(Action::Run(UiCommand::PlayPause));
@@ -53,7 +53,7 @@ fn a_prefab_changed_on_disk_respawns_the_level_keeping_selection_and_play_state(
 #[test]
 fn the_open_level_changed_on_disk_is_reloaded_and_a_broken_one_keeps_the_last_good_world() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     let level = dir.path().join("levels/forest.level");
     let text = fs::read_to_string(&level).unwrap();
     let entities = editor.preview().entities.len();
@@ -109,7 +109,7 @@ fn the_open_level_changed_on_disk_is_reloaded_and_a_broken_one_keeps_the_last_go
 #[test]
 fn unsaved_edits_and_a_change_on_disk_ask_which_to_keep() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     editor.apply(Action::Rename {
         entity: "firefly".into(),
         name: "Glow worm".into(),
@@ -136,7 +136,7 @@ fn unsaved_edits_and_a_change_on_disk_ask_which_to_keep() {
 #[test]
 fn a_change_no_level_uses_reloads_nothing() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     fs::write(dir.path().join("materials/spare.material"), "{}").unwrap();
     until(&mut editor, "the problems list to see the new file", |e| {
         !e.findings().is_empty()
@@ -150,7 +150,7 @@ fn a_change_no_level_uses_reloads_nothing() {
 #[test]
 fn a_burst_of_changes_reloads_once() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     editor.apply(Action::OpenLevel("levels/workshop.level".into()));
     // A checkout touching every prefab, every material and the level itself at once.
     for entry in ["units", "materials", "levels"]
@@ -186,7 +186,7 @@ fn a_burst_of_changes_reloads_once() {
 #[test]
 fn saving_in_the_editor_does_not_respawn_the_world() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     editor.apply(Action::Rename {
         entity: "boulder".into(),
         name: "Rock".into(),
@@ -221,7 +221,7 @@ fn a_project_folder_renamed_away_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("project");
     support::copy_demo(&dir);
-    let mut editor = Editor::open(&dir).unwrap();
+    let mut editor = support::open_editor(&dir).unwrap();
     let moved = tmp.path().join("renamed");
     fs::rename(&dir, &moved).unwrap();
     atomic_write(
@@ -244,7 +244,7 @@ fn a_project_folder_renamed_away_is_reported() {
 #[test]
 fn a_move_from_the_command_line_reaches_the_open_editor() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     assert!(editor.findings().is_empty(), "{:?}", editor.findings());
     let (code, out, err) = support::kiln(
         &["mv", "materials/bark.material", "materials/oak.material"],
@@ -266,7 +266,7 @@ fn a_move_from_the_command_line_reaches_the_open_editor() {
 #[test]
 fn dragging_a_selection_is_one_undo_step() {
     let dir = support::demo_copy();
-    let mut editor = Editor::open(dir.path()).unwrap();
+    let mut editor = support::open_editor(dir.path()).unwrap();
     let before = (position(&editor, "boulder"), position(&editor, "firefly"));
     for x in 1..=4 {
         let dx = x as f32 * 0.5;

@@ -50,7 +50,7 @@ fn kiln_new_makes_projects_that_check_clean_and_compile_from_either_template() {
             "{out}"
         );
         // It opens in the editor with its level on screen.
-        let editor = kiln::editor::Editor::open(&dir).unwrap();
+        let editor = support::open_editor(&dir).unwrap();
         assert!(editor.level().is_some());
         assert_eq!(editor.compile_error(), None);
         assert!(editor.preview().level.as_ref().unwrap().entities.len() >= 2);

@@ -10,7 +10,7 @@ mod support;
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// A folder outside the project, with a file in it, and its content now.
@@ -43,7 +43,7 @@ impl Sentinel {
 /// Runs `kiln ARGS` in `dir`, killing it if it takes longer than `limit`;
 /// returns its exit code and output.
 fn bounded(args: &[&str], dir: &Path, limit: Duration) -> (i32, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+    let mut child = support::kiln_command()
         .args(args)
         .current_dir(dir)
         .stdout(Stdio::piped())

@@ -102,7 +102,7 @@ fn two_commands_building_the_same_plugin_at_once_both_load_it() {
     .unwrap();
     // Neither has built it: both build, each through its own temporary names.
     let start = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+        support::kiln_command()
             .args(["compile"])
             .current_dir(root)
             .output()
@@ -121,7 +121,7 @@ fn two_commands_building_the_same_plugin_at_once_both_load_it() {
         );
         assert!(text.contains("1 compiled, 0 failed"), "{text}");
     }
-    let mut left: Vec<String> = fs::read_dir(root.join(".kiln/plugins/plugins__blink"))
+    let mut left: Vec<String> = fs::read_dir(root.join(".kiln/plugins/p-plugins__blink"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
@@ -186,7 +186,7 @@ fn a_plugin_that_does_not_load_is_named_and_the_rest_of_the_level_is_previewed()
     );
 
     // The editor draws everything else and says what it left out, and why.
-    let mut editor = kiln::editor::Editor::open(root).unwrap();
+    let mut editor = support::open_editor(root).unwrap();
     assert!(editor.wait_for_plugin_builds(std::time::Duration::from_secs(120)));
     assert_eq!(editor.compile_error(), None);
     let left_out: Vec<String> = editor.left_out().iter().map(ToString::to_string).collect();

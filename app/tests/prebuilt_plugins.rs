@@ -105,7 +105,7 @@ fn a_fresh_checkout_with_prebuilt_plugins_opens_in_the_editor_without_building()
     let tmp = tempfile::tempdir().unwrap();
     let checkout = tmp.path().join("checkout");
     support::copy_dir(engineer.path(), &checkout);
-    let editor = kiln::editor::Editor::open(&checkout).unwrap();
+    let editor = support::open_editor(&checkout).unwrap();
     assert!(editor.plugins_building().is_empty(), "nothing is built");
     assert_eq!(editor.plugins().len(), 2, "{:?}", editor.log());
     assert!(editor.plugin_warnings().is_empty());

@@ -78,7 +78,7 @@ fn a_copy_of_the_demo_outside_the_repository_works_in_every_command_and_the_edit
     );
 
     // The editor opens it with both plugins loaded and the level on screen.
-    let mut editor = kiln::editor::Editor::open(&root).unwrap();
+    let mut editor = support::open_editor(&root).unwrap();
     assert!(editor.wait_for_plugin_builds(Duration::from_secs(120)));
     let mut names: Vec<&str> = editor.plugins().iter().map(|p| p.name.as_str()).collect();
     names.sort();

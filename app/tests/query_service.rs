@@ -9,7 +9,7 @@ mod support;
 use std::fs;
 use std::os::unix::net::UnixListener;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use kiln::editor::command_server::CommandServer;
@@ -259,12 +259,12 @@ fn a_planted_link_or_file_in_place_of_the_socket_is_never_asked() {
 fn an_open_editor_answers_too_and_sees_its_own_watchers_changes() {
     let dir = project();
     let root = dir.path();
-    let mut editor = kiln::editor::Editor::open(root).unwrap();
+    let mut editor = support::open_editor(root).unwrap();
     // The server is held beside the editor, as the window holds it.
     let mut server = CommandServer::start(&editor).unwrap();
     // The editor answers from its frame loop: run frames while a command waits.
     let mut ask = |args: &[&str]| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        let mut child = support::kiln_command()
             .args(args)
             .env("KILN_SERVER", "require")
             .current_dir(root)
@@ -336,7 +336,7 @@ fn a_question_an_editor_does_not_take_up_is_declined_and_worked_alone_once() {
     let dir = project();
     let root = dir.path();
     // An editor whose frame loop is held: never ticked while the commands run.
-    let mut editor = kiln::editor::Editor::open(root).unwrap();
+    let mut editor = support::open_editor(root).unwrap();
     let mut server = CommandServer::start(&editor).unwrap();
     let asked = Instant::now();
     let (code, _, err) = kiln("require", &["refs", "textures/bark.png"], root);

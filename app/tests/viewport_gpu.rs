@@ -16,6 +16,7 @@ use support::ui::editor;
 
 fn open_gpu(dir: &std::path::Path) -> Harness<'static, KilnApp> {
     let dir = dir.to_owned();
+    kiln::trust::trust_every_project_in_this_process();
     let mut h = Harness::builder()
         .with_size([1600.0, 900.0])
         .wgpu()

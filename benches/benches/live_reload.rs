@@ -26,6 +26,8 @@ fn main() {
     let _ = fs::remove_dir_all(&dir);
     let level = kiln_benches::write_editor_project(&dir, 10_000).expect("project");
     let path = dir.join(&level);
+    // The demo's plugins are built and run (see kiln::trust).
+    kiln::trust::trust_every_project_in_this_process();
     let mut editor = Editor::open(&dir).expect("opens");
     editor.finish_opening();
     assert_eq!(

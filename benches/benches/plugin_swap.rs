@@ -55,6 +55,8 @@ fn main() {
     level.push_str("]}\n");
     fs::write(dir.join("levels/big.level"), level).unwrap();
 
+    // The demo's plugins are built and run (see kiln::trust).
+    kiln::trust::trust_every_project_in_this_process();
     let mut editor = Editor::open(&dir).expect("opens");
     editor.finish_opening();
     assert!(editor.wait_for_plugin_builds(Duration::from_secs(120)));

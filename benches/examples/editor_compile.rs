@@ -12,6 +12,8 @@ fn main() {
     let dir = std::env::temp_dir().join("kiln-editor-compile");
     let _ = std::fs::remove_dir_all(&dir);
     kiln_benches::write_editor_project(&dir, 10_000).unwrap();
+    // The demo's plugins are built and run (see kiln::trust).
+    kiln::trust::trust_every_project_in_this_process();
     let mut editor = Editor::open(&dir).unwrap();
     editor.finish_opening();
     for k in 0..8 {

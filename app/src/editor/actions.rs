@@ -126,6 +126,12 @@ pub enum Action {
         /// Restore them (one undo step) rather than discard them.
         restore: bool,
     },
+    /// Answer whether the project is trusted to build and load its plugins (code):
+    /// remembered for the project.
+    AnswerTrust {
+        /// Trust it (build and load the plugins) rather than keep them out.
+        trust: bool,
+    },
     /// Choose between the edits in the editor and the level as changed on disk.
     ResolveDiskConflict {
         /// Take the version on disk (the edits stay undoable).
@@ -263,6 +269,8 @@ pub enum UiCommand {
     ScaleTool,
     /// Build the project's plugins and swap them in (hot reload).
     ReloadPlugins,
+    /// Ask again whether the project is trusted to build and load its plugins.
+    TrustProject,
     /// Ask where to make a new project, and from which template.
     NewProject,
     /// Choose files to copy into the project (into the selected folder).
@@ -281,7 +289,7 @@ pub enum UiCommand {
 
 impl UiCommand {
     /// Every command, in menu order.
-    pub const ALL: [UiCommand; 27] = [
+    pub const ALL: [UiCommand; 28] = [
         UiCommand::Save,
         UiCommand::Undo,
         UiCommand::Redo,
@@ -302,6 +310,7 @@ impl UiCommand {
         UiCommand::RotateTool,
         UiCommand::ScaleTool,
         UiCommand::ReloadPlugins,
+        UiCommand::TrustProject,
         UiCommand::NewProject,
         UiCommand::Import,
         UiCommand::Cut,
@@ -334,6 +343,7 @@ impl UiCommand {
             UiCommand::RotateTool => "Rotate tool",
             UiCommand::ScaleTool => "Scale tool",
             UiCommand::ReloadPlugins => "Rebuild and reload plugins",
+            UiCommand::TrustProject => "Trust this project…",
             UiCommand::NewProject => "New project…",
             UiCommand::Import => "Import…",
             UiCommand::Cut => "Cut",
@@ -362,7 +372,7 @@ impl UiCommand {
             UiCommand::Restart => k(Modifiers::SHIFT, Key::F5),
             UiCommand::FrameSelection => k(Modifiers::NONE, Key::F),
             UiCommand::ToggleTopView => k(Modifiers::NONE, Key::T),
-            UiCommand::RefreshProblems | UiCommand::CreatePrefab => None,
+            UiCommand::RefreshProblems | UiCommand::CreatePrefab | UiCommand::TrustProject => None,
             UiCommand::MoveTool => k(Modifiers::NONE, Key::W),
             UiCommand::RotateTool => k(Modifiers::NONE, Key::E),
             UiCommand::ScaleTool => k(Modifiers::NONE, Key::R),

@@ -334,6 +334,7 @@ impl KilnApp {
             || self.editor.as_ref().is_some_and(|e| {
                 e.recovery().is_some()
                     || e.disk_conflict().is_some()
+                    || e.trust_question().is_some()
                     || e.import_question().is_some()
                     || e.opening().is_some()
             })
@@ -575,6 +576,7 @@ impl KilnApp {
                     UiCommand::Step,
                     UiCommand::Restart,
                     UiCommand::ReloadPlugins,
+                    UiCommand::TrustProject,
                 ] {
                     command_button(ui, c, actions);
                 }
@@ -630,6 +632,41 @@ impl KilnApp {
                     .clicked()
                 {
                     actions.push(Action::ResolveDiskConflict { take_disk: true });
+                }
+            });
+        });
+    }
+
+    /// Asks whether the project is trusted to build and load its plugins, naming
+    /// each and what of it would run.
+    fn trust_dialog(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+        let Some(plugins) = self.editor.as_ref().and_then(Editor::trust_question) else {
+            return;
+        };
+        egui::Modal::new(egui::Id::unique("kiln trust")).show(ctx, |ui| {
+            ui.set_max_width(520.0);
+            ui.heading("Trust this project's plugins?");
+            ui.label(
+                "This project has plugins: code that Kiln builds and runs inside the editor, \
+                 with your rights on this machine. Trust the project only if you trust \
+                 where it comes from.",
+            );
+            ui.add_space(4.0);
+            for (entry, what) in &plugins {
+                ui.label(format!("• {entry}: {what}"));
+            }
+            ui.add_space(4.0);
+            ui.label(
+                "Without them the project opens all the same; components of their types \
+                 are shown but not run. Your answer is remembered for this project \
+                 (Simulation > Trust this project… asks again).",
+            );
+            ui.horizontal(|ui| {
+                if ui.button("Trust and load plugins").clicked() {
+                    actions.push(Action::AnswerTrust { trust: true });
+                }
+                if ui.button("Open without plugins").clicked() {
+                    actions.push(Action::AnswerTrust { trust: false });
                 }
             });
         });
@@ -899,6 +936,7 @@ impl KilnApp {
         super::new_project_dialog::show(&ctx, &mut self.new_project, &mut actions);
         self.recovery_dialog(&ctx, &mut actions);
         self.disk_conflict_dialog(&ctx, &mut actions);
+        self.trust_dialog(&ctx, &mut actions);
         self.unsaved_dialog(&ctx, &mut actions);
         self.apply_actions(actions);
         if self.allowed_to_close && !self.closing {

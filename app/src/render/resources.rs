@@ -86,7 +86,10 @@ impl Resources {
             };
             let id = ResourceId::of(&path, &ext);
             let values = match read_fields(project, &path, &ext) {
-                Ok(obj) => FieldValues::validate(fields, &obj)
+                // Moved or deleted since the index listed it (by another program,
+                // a `kiln mv` in a terminal): the watcher brings its new place.
+                Ok(None) => continue,
+                Ok(Some(obj)) => FieldValues::validate(fields, &obj)
                     .map(|_| obj)
                     .map_err(|(field, message)| format!("{file}: field \"{field}\": {message}")),
                 Err(e) => Err(format!("{file}{e}")),
@@ -133,16 +136,23 @@ impl Resources {
     }
 }
 
-/// The fields of the JSON object in resource `path` of type `ext`; an error (after
-/// the file's name) says where it broke: `:3:14: expected ...`, or what it is.
+/// The fields of the JSON object in resource `path` of type `ext`, or `None` if
+/// the file is no longer there; an error (after the file's name) says where it
+/// broke: `:3:14: expected ...`, or what it is.
 fn read_fields(
     project: &Project,
     path: &ResourcePath,
     ext: &str,
-) -> Result<serde_json::Map<String, serde_json::Value>, String> {
-    let text = project
-        .read_resource(path, ext)
-        .map_err(|e| format!(": cannot be read: {e}"))?;
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, String> {
+    let text = match project.read_resource(path, ext) {
+        Ok(text) => text,
+        Err(kiln_core::ProjectError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(format!(": cannot be read: {e}")),
+    };
     let found = kiln_core::conflict::find_conflicts(&text, ext);
     if let Some((_, line, column)) = found.first() {
         return Err(format!(
@@ -151,7 +161,7 @@ fn read_fields(
         ));
     }
     match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(serde_json::Value::Object(obj)) => Ok(obj),
+        Ok(serde_json::Value::Object(obj)) => Ok(Some(obj)),
         Ok(_) => Err(": not a JSON object".into()),
         Err(e) => {
             // serde_json says "... at line 3 column 5": the place goes first here.
@@ -161,5 +171,32 @@ fn read_fields(
                 .map_or(text.as_str(), |(w, _)| w);
             Err(format!(":{}:{}: {what}", e.line(), e.column()))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A material the index still lists but another program moved away is not an
+    /// error (the watcher brings its new place); a broken one is.
+    #[test]
+    fn a_material_gone_since_it_was_listed_is_no_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("kiln.project"), "{}").unwrap();
+        std::fs::create_dir(dir.path().join("materials")).unwrap();
+        std::fs::write(dir.path().join("materials/broken.material"), "{").unwrap();
+        let project = Project::open(dir.path()).unwrap();
+        let registry = Registry::with_builtins();
+        let files = ["materials/gone.material", "materials/broken.material"];
+        let loaded = Resources::load(
+            &project,
+            &registry,
+            files.iter().map(|f| f.to_string()),
+            &Resources::default(),
+        );
+        assert!(!loaded.errors.contains_key("materials/gone.material"));
+        assert!(loaded.errors.contains_key("materials/broken.material"));
     }
 }

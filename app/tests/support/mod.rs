@@ -60,14 +60,32 @@ pub fn demo_copy() -> tempfile::TempDir {
     tmp
 }
 
-/// Copies the demo project to `to`, with its plugins built.
+/// Copies the demo project to `to`, with its plugins built. The copy's plugins are
+/// built and run in-process too: every project is trusted in this test process
+/// (see `kiln::trust`).
 pub fn copy_demo(to: &Path) {
+    kiln::trust::trust_every_project_in_this_process();
     copy_dir(&demo(), to);
     for library in demo_plugins() {
         let target = to.join(library);
         fs::create_dir_all(target.parent().unwrap()).unwrap();
         fs::copy(demo().join(library), target).unwrap();
     }
+}
+
+/// The real `kiln` binary, every project trusted (`KILN_TRUST=1`): the tests of
+/// plugins build and run them. The tests of trust itself set up their own.
+pub fn kiln_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    command.env("KILN_TRUST", "1");
+    command
+}
+
+/// The editor on `dir`, every project trusted in this test process (see
+/// [`kiln_command`]).
+pub fn open_editor(dir: &Path) -> anyhow::Result<kiln::editor::Editor> {
+    kiln::trust::trust_every_project_in_this_process();
+    kiln::editor::Editor::open(dir)
 }
 
 /// Runs the real `kiln` binary in `dir`; returns exit code, stdout and stderr.
@@ -77,7 +95,7 @@ pub fn kiln(args: &[&str], dir: &Path) -> (i32, String, String) {
 
 /// [`kiln`] with environment variables set.
 pub fn kiln_with_env(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    let mut command = kiln_command();
     command
         .args(args)
         .envs(env.iter().copied())
@@ -90,7 +108,7 @@ pub fn kiln_with_env(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (i32, S
 pub fn kiln_without_toolchain(args: &[&str], dir: &Path) -> (i32, String, String) {
     static EMPTY: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     let empty = EMPTY.get_or_init(|| tempfile::tempdir().unwrap());
-    let mut command = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    let mut command = kiln_command();
     command
         .args(args)
         .env_remove("CARGO")

@@ -7,6 +7,8 @@ use kiln::editor::{Editor, KilnApp};
 
 /// The editor in a 1600x900 window on the project at `dir`, after its first frames.
 pub fn open(dir: &Path) -> Harness<'static, KilnApp> {
+    // Plugins are built and run in the projects the tests open.
+    kiln::trust::trust_every_project_in_this_process();
     let dir = dir.to_owned();
     let mut harness = Harness::builder()
         .with_size([1600.0, 900.0])

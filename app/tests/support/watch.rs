@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
@@ -30,7 +30,7 @@ impl Watch {
     /// `kiln watch ARGS` in `dir`, once it says it is watching, with the lines it
     /// printed until then.
     pub fn start_with(dir: &Path, args: &[&OsStr]) -> (Watch, Vec<String>) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        let mut child = super::kiln_command()
             .arg("watch")
             .args(args)
             .current_dir(dir)

@@ -643,7 +643,12 @@ mod tests {
         let e = rename_below(&base, Path::new("a.txt"), Path::new("levels/a.txt")).unwrap_err();
         assert!(e.to_string().contains("moved back"), "{e}");
         assert_eq!(std::fs::read_to_string(base.join("a.txt")).unwrap(), "a");
-        assert_eq!(std::fs::read_dir(outside.path().join("levels")).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read_dir(outside.path().join("levels"))
+                .unwrap()
+                .count(),
+            0
+        );
     }
 
     #[test]

@@ -791,6 +791,9 @@ pub struct ProjectPlugins {
     pub warnings: Vec<String>,
     /// The plugins built on the way, and how long each took.
     pub built: Vec<(String, Duration)>,
+    /// The plugins left out without being built or loaded ([`leave_out_project`]):
+    /// the project is not trusted to run code.
+    pub left_out: Vec<String>,
 }
 
 /// Which library of a plugin folder to load ([`PluginFolder::choose`]).
@@ -815,6 +818,28 @@ pub enum Build {
     IfNeeded,
     /// Load what was built last; report out-of-date plugins as errors.
     Never,
+}
+
+/// Leaves the plugin folders `entries` of the project at `root` out: nothing is
+/// built, loaded or run. The component types they were last seen to add (recorded
+/// at their last load here, or in a prebuilt library's stamp: files read, never
+/// run) are noted in `registry` as coming from them, which `why` says are not
+/// loaded, so that a level using one says where its type comes from.
+pub fn leave_out_project(
+    root: &Path,
+    entries: &[String],
+    registry: &mut Registry,
+    why: &str,
+) -> ProjectPlugins {
+    let mut plugins = ProjectPlugins::default();
+    for entry in entries {
+        match PluginFolder::find(root, entry) {
+            Ok(folder) => folder.note_absent(registry, why),
+            Err(e) => plugins.errors.push(e),
+        }
+        plugins.left_out.push(entry.clone());
+    }
+    plugins
 }
 
 /// Builds (per `build`) and loads the plugin folders `entries` of the project at

@@ -431,6 +431,7 @@ impl Editor {
             last_reload: None,
             plugins,
         };
+        editor.plugins.trust = plugins::PluginTrust::at_open(&editor.project);
         let (registry, to_build) = editor.load_plugins();
         editor.registry = Arc::new(registry);
         editor.start_watching(waker);
@@ -833,6 +834,7 @@ impl Editor {
             Action::FixStalePaths => self.fix_stale_paths(),
             Action::ResolveRecovery { restore } => self.resolve_recovery(restore),
             Action::ResolveDiskConflict { take_disk } => self.resolve_disk_conflict(take_disk),
+            Action::AnswerTrust { trust } => self.answer_trust(trust),
             Action::DiscardUnsavedEdits => self.discard_unsaved_edits(),
             Action::SetAssetField {
                 file,
@@ -951,6 +953,7 @@ impl Editor {
             UiCommand::ToggleTopView => self.top_view = !self.top_view,
             UiCommand::RefreshProblems => self.refresh_problems(),
             UiCommand::ReloadPlugins => self.rebuild_plugins(),
+            UiCommand::TrustProject => self.ask_trust(),
             UiCommand::CreatePrefab => self.create_prefab(),
             // The handle's tool is the viewport's state, and the new project dialog
             // the window's (the app handles them).

@@ -29,6 +29,35 @@ pub(crate) struct EditorPlugins {
     /// Called when a build finishes, so an idle window applies it.
     waker: Option<dependency_checker::watch::Waker>,
     last_swap: Option<PluginSwapTiming>,
+    /// Whether the project may build and load its plugins (see [`crate::trust`]).
+    pub(super) trust: PluginTrust,
+}
+
+/// Whether the open project's plugins may be built and run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum PluginTrust {
+    /// Trusted (or it has no plugins).
+    #[default]
+    Trusted,
+    /// Not yet: the editor asks, and loads none until it is answered.
+    Asking,
+    /// The user said no: the plugins stay out, and Problems says how to trust it.
+    Declined,
+}
+
+impl PluginTrust {
+    /// Where a project opening stands: trusted by `--trust`, `KILN_TRUST=1` or an
+    /// earlier answer, declined by an earlier answer, or to be asked.
+    pub(super) fn at_open(project: &kiln_core::Project) -> Self {
+        let root = project.root();
+        if project.config().plugins.is_empty() || crate::trust::is_trusted(root) {
+            return PluginTrust::Trusted;
+        }
+        match crate::trust::remembered(root) {
+            Some(crate::trust::Answer::Declined) => PluginTrust::Declined,
+            _ => PluginTrust::Asking,
+        }
+    }
 }
 
 type BuildOutcome = Vec<(String, Result<Duration, PluginError>)>;
@@ -83,6 +112,24 @@ impl Editor {
     pub(super) fn load_plugins(&mut self) -> (Registry, Vec<String>) {
         let mut registry = Registry::with_builtins();
         let root = self.project.root().to_owned();
+        if self.plugins.trust != PluginTrust::Trusted {
+            // Nothing of theirs is built or run; their types say where they come
+            // from.
+            let entries = self.project.config().plugins.clone();
+            let left = kiln_plugin_host::project::leave_out_project(
+                &root,
+                &entries,
+                &mut registry,
+                "is not loaded: the project is not trusted (Simulation > Trust this project…)",
+            );
+            let note = format!(
+                "plugins not loaded ({}): this project is not trusted, and plugins are code Kiln builds and runs (Simulation > Trust this project… to load them)",
+                entries.join(", ")
+            );
+            self.plugins.errors = left.errors.iter().map(ToString::to_string).collect();
+            self.plugins.warnings = vec![note];
+            return (registry, Vec::new());
+        }
         kiln_plugin_host::project::remove_stale_copies(&root);
         let mut to_build = Vec::new();
         let mut errors = Vec::new();
@@ -140,7 +187,7 @@ impl Editor {
     /// Builds `folders` on another thread; [`Editor::poll_plugins`] swaps them in
     /// when done. A build already running finishes first.
     pub(super) fn build_plugins(&mut self, folders: Vec<String>) {
-        if folders.is_empty() {
+        if folders.is_empty() || self.plugins.trust != PluginTrust::Trusted {
             return;
         }
         if self.plugins.building.is_some() {
@@ -291,6 +338,9 @@ impl Editor {
     /// Builds every plugin the project lists and swaps them in (the menu's
     /// "Rebuild and reload plugins").
     pub(super) fn rebuild_plugins(&mut self) {
+        if self.plugins.trust != PluginTrust::Trusted {
+            return self.ask_trust();
+        }
         let all = self.project.config().plugins.clone();
         if all.is_empty() {
             self.info("this project lists no plugins (\"plugins\" in kiln.project)".to_owned());
@@ -301,6 +351,9 @@ impl Editor {
     /// Plugin folders holding any of the `changed` files: rebuilt (when their
     /// sources need it) and reloaded.
     pub(super) fn plugin_folders_changed(&mut self, changed: &[String]) {
+        if self.plugins.trust != PluginTrust::Trusted {
+            return;
+        }
         let touched: Vec<String> = self
             .project
             .config()
@@ -324,6 +377,68 @@ impl Editor {
             return;
         }
         self.build_plugins(build.into_iter().chain(swap).collect());
+    }
+
+    /// The project's plugins and what of each would run, while the editor asks
+    /// whether the project is trusted to build and load them.
+    pub fn trust_question(&self) -> Option<Vec<(String, &'static str)>> {
+        if self.plugins.trust != PluginTrust::Asking {
+            return None;
+        }
+        let root = self.project.root();
+        let described = (self.project.config().plugins.iter())
+            .map(|entry| {
+                let what = match PluginFolder::find(root, entry).map(|f| f.source) {
+                    Ok(kiln_plugin_host::project::PluginSource::Cargo(_)) => {
+                        "a Rust crate, built with cargo (its build script runs too) and loaded"
+                    }
+                    Ok(kiln_plugin_host::project::PluginSource::C(_)) => {
+                        "C sources, compiled and loaded"
+                    }
+                    Ok(kiln_plugin_host::project::PluginSource::Library(_)) => {
+                        "a built library, loaded"
+                    }
+                    Err(_) => "cannot be loaded as it is",
+                };
+                (entry.clone(), what)
+            })
+            .collect();
+        Some(described)
+    }
+
+    /// Asks (again) whether the project is trusted to build and load its plugins.
+    pub(super) fn ask_trust(&mut self) {
+        if self.project.config().plugins.is_empty() {
+            self.info("this project lists no plugins (\"plugins\" in kiln.project)".to_owned());
+            return;
+        }
+        if crate::trust::trusted_by_flag() {
+            return self
+                .info("every project is trusted in this run (--trust or KILN_TRUST=1)".to_owned());
+        }
+        self.plugins.trust = PluginTrust::Asking;
+    }
+
+    /// The user's answer to [`Editor::trust_question`]: remembered for the
+    /// project; trusted, the plugins are built and loaded now.
+    pub(super) fn answer_trust(&mut self, trust: bool) {
+        let answer = if trust {
+            crate::trust::Answer::Trusted
+        } else {
+            crate::trust::Answer::Declined
+        };
+        if let Err(e) = crate::trust::remember(self.project.root(), answer) {
+            // Answered for this session all the same.
+            self.note(Severity::Warning, format!("{e:#}"), true);
+        }
+        if trust {
+            self.plugins.trust = PluginTrust::Trusted;
+            self.info("this project is trusted: its plugins are built and loaded".to_owned());
+            self.reload_plugins();
+        } else {
+            self.plugins.trust = PluginTrust::Declined;
+            self.refresh_problems();
+        }
     }
 
     /// Moves what plugins logged into the editor's log (warnings and errors are

@@ -1,0 +1,185 @@
+//! Workspace trust: a project's plugins are code (a Rust crate's `build.rs`, C
+//! sources, a library) that Kiln builds and runs in its own process, so Kiln
+//! builds and loads them only in a project its user trusts, as VS Code's
+//! workspace trust does. Someone who downloads a project and runs `kiln check` on
+//! it does not expect it to run anything.
+//!
+//! A project is trusted for this run when:
+//! - the command was given `--trust`, or the environment has `KILN_TRUST=1` (for
+//!   CI and scripts: every project is trusted);
+//! - or it is the demo of the source tree this `kiln` was built from;
+//! - or the user said so: the editor asks the first time a project with plugins
+//!   opens, and the answer (trust, or not) is remembered per project, by its
+//!   folder, in `trusted-projects.json` in Kiln's folder of the user's
+//!   configuration (`$KILN_CONFIG_DIR`, else `$XDG_CONFIG_HOME/kiln`, else
+//!   `~/.config/kiln`): outside every project, where no project's files can
+//!   vouch for themselves. `kiln new --template demo` trusts the project it
+//!   makes (its plugins come with Kiln).
+//!
+//! Without trust, commands do what they can without the plugins (references are
+//! checked, levels that use none of their types compile) and say which plugins
+//! were left out and how to trust the project.
+//!
+//! Hand-written: a list of folders in a JSON file; no crate is needed for it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context as _;
+
+/// Every project is trusted in this process (`--trust`, tests).
+static TRUST_ALL: AtomicBool = AtomicBool::new(false);
+
+/// Where the remembered answers are kept, if not where the environment says (tests
+/// keep theirs apart from the user's).
+static STORE_DIR: RwLock<Option<PathBuf>> = RwLock::new(None);
+
+/// The environment variable that trusts every project.
+pub const TRUST_VARIABLE: &str = "KILN_TRUST";
+
+/// The file of remembered answers, in Kiln's configuration folder.
+const STORE_FILE: &str = "trusted-projects.json";
+
+/// What the user answered for a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// Build and load its plugins.
+    Trusted,
+    /// Open it without them (and do not ask again).
+    Declined,
+}
+
+/// The remembered answers, by project folder.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+struct Store {
+    trusted: BTreeSet<PathBuf>,
+    declined: BTreeSet<PathBuf>,
+}
+
+/// Trusts every project for the rest of this process: `--trust` on a command (and
+/// tests of plugins).
+pub fn trust_every_project_in_this_process() {
+    TRUST_ALL.store(true, Ordering::Relaxed);
+}
+
+/// Keeps the remembered answers in `dir` instead of the user's configuration
+/// folder, for the rest of this process (tests).
+pub fn keep_answers_in(dir: PathBuf) {
+    if let Ok(mut store) = STORE_DIR.write() {
+        *store = Some(dir);
+    }
+}
+
+/// Whether every project is trusted without asking: `--trust`, or `KILN_TRUST=1`.
+pub fn trusted_by_flag() -> bool {
+    TRUST_ALL.load(Ordering::Relaxed) || std::env::var_os(TRUST_VARIABLE).is_some_and(|v| v == "1")
+}
+
+/// Whether the project at `root` may build and load its plugins now.
+pub fn is_trusted(root: &Path) -> bool {
+    trusted_by_flag() || is_bundled_demo(root) || remembered(root) == Some(Answer::Trusted)
+}
+
+/// Whether `root` is the demo project of the source tree this `kiln` was built
+/// from (what `cargo run` opens): its plugins are that tree's code, which the user
+/// already builds and runs. A folder that merely looks like it is not.
+fn is_bundled_demo(root: &Path) -> bool {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/demo");
+    match (std::fs::canonicalize(demo), std::fs::canonicalize(root)) {
+        (Ok(demo), Ok(root)) => demo == root,
+        _ => false,
+    }
+}
+
+/// What the user answered for the project at `root`, if they did.
+pub fn remembered(root: &Path) -> Option<Answer> {
+    let store = load();
+    let key = key(root);
+    if store.trusted.contains(&key) {
+        Some(Answer::Trusted)
+    } else if store.declined.contains(&key) {
+        Some(Answer::Declined)
+    } else {
+        None
+    }
+}
+
+/// Remembers `answer` for the project at `root` (written through a temporary file
+/// and a rename).
+pub fn remember(root: &Path, answer: Answer) -> anyhow::Result<()> {
+    let path = store_path().context("no folder for Kiln's settings (HOME is not set)")?;
+    let mut store = load();
+    let key = key(root);
+    store.trusted.remove(&key);
+    store.declined.remove(&key);
+    match answer {
+        Answer::Trusted => store.trusted.insert(key),
+        Answer::Declined => store.declined.insert(key),
+    };
+    let text = serde_json::to_string_pretty(&store)?;
+    kiln_core::write_atomic(&path, text.as_bytes())
+        .with_context(|| format!("remembering the answer in {}", path.display()))
+}
+
+/// The note a command prints when it left the plugins `entries` out.
+pub fn left_out_note(entries: &[String]) -> String {
+    format!(
+        "plugins not loaded ({}): this project is not trusted, and plugins are code Kiln would build and run. Trust it with --trust, with {TRUST_VARIABLE}=1, or by opening it in the editor and answering its question",
+        entries.join(", ")
+    )
+}
+
+/// A project is known by its folder, links resolved.
+fn key(root: &Path) -> PathBuf {
+    std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned())
+}
+
+fn store_path() -> Option<PathBuf> {
+    let dir = match STORE_DIR.read().ok().and_then(|d| d.clone()) {
+        Some(dir) => dir,
+        None => match std::env::var_os("KILN_CONFIG_DIR") {
+            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+            _ => match std::env::var_os("XDG_CONFIG_HOME") {
+                Some(dir) if !dir.is_empty() => PathBuf::from(dir).join("kiln"),
+                _ => PathBuf::from(std::env::var_os("HOME")?).join(".config/kiln"),
+            },
+        },
+    };
+    Some(dir.join(STORE_FILE))
+}
+
+/// The remembered answers; none if the file is missing or unreadable (a damaged
+/// file trusts nothing).
+fn load() -> Store {
+    store_path()
+        .and_then(|path| kiln_core::read_regular(&path, 16 << 20).ok())
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Answers are remembered per project folder, the last one standing, and a
+    /// damaged store trusts nothing.
+    #[test]
+    fn answers_are_remembered_per_project() {
+        let config = tempfile::tempdir().unwrap();
+        keep_answers_in(config.path().to_owned());
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        assert_eq!(remembered(a.path()), None);
+        remember(a.path(), Answer::Trusted).unwrap();
+        remember(b.path(), Answer::Declined).unwrap();
+        assert_eq!(remembered(a.path()), Some(Answer::Trusted));
+        assert_eq!(remembered(b.path()), Some(Answer::Declined));
+        remember(a.path(), Answer::Declined).unwrap();
+        assert_eq!(remembered(a.path()), Some(Answer::Declined));
+        std::fs::write(config.path().join(STORE_FILE), "{damaged").unwrap();
+        assert_eq!(remembered(b.path()), None);
+    }
+}

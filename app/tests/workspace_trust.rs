@@ -1,0 +1,201 @@
+//! Workspace trust: a project's plugins are code, built and run only in a project
+//! its user trusts. A plugin here leaves a canary file when its library is loaded;
+//! without trust no command and no editor leaves it, with trust they do (which
+//! shows the canary works). This test process never trusts every project (it does
+//! not use the support helpers that do), and keeps its answers in a folder of its
+//! own.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![cfg(unix)]
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kiln::editor::{Action, Editor};
+
+/// The demo, without a built or prebuilt library, whose C plugin writes the file
+/// `canary` in the project when its library is loaded.
+fn demo_with_canary() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    support::copy_dir(&support::demo(), dir.path());
+    for plugin in ["plugins/wind", "plugins/blink"] {
+        let _ = fs::remove_dir_all(dir.path().join(plugin).join("prebuilt"));
+    }
+    let canary = dir.path().join("canary");
+    let source = dir.path().join("plugins/blink/blink.c");
+    let mut text = fs::read_to_string(&source).unwrap();
+    text.push_str(&format!(
+        "\n#include <stdio.h>\n__attribute__((constructor)) static void canary(void) {{\n    FILE *f = fopen(\"{}\", \"w\");\n    if (f) fclose(f);\n}}\n",
+        canary.display()
+    ));
+    fs::write(&source, text).unwrap();
+    // Only the C plugin: a Rust one would be built by cargo, minutes on a cold
+    // machine, for nothing more.
+    let project = dir.path().join("kiln.project");
+    let config = fs::read_to_string(&project).unwrap();
+    fs::write(
+        &project,
+        config.replace("\"plugins/wind\", \"plugins/blink\"", "\"plugins/blink\""),
+    )
+    .unwrap();
+    dir
+}
+
+/// Runs `kiln ARGS` in `dir` as a user whose settings are in `config`, with the
+/// environment's trust variable removed: exit code, stdout and stderr.
+fn kiln_untrusted(args: &[&str], dir: &Path, config: &Path) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .env_remove("KILN_TRUST")
+        .env("KILN_CONFIG_DIR", config)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The folder of remembered answers of this test process: one for all its tests,
+/// which run at once (the setting is the process's).
+fn answers() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap()).path();
+    kiln::trust::keep_answers_in(dir.to_owned());
+    dir
+}
+
+fn canary(dir: &Path) -> PathBuf {
+    dir.join("canary")
+}
+
+/// Headless commands on a project nobody trusted: nothing of the plugins is
+/// built or run; they say which plugins were left out and how to trust the
+/// project; what can be done without them is done. With `--trust`, or
+/// `KILN_TRUST=1`, the plugin is built and loaded.
+#[test]
+fn commands_run_no_plugin_of_a_project_that_is_not_trusted() {
+    let config = tempfile::tempdir().unwrap();
+    let dir = demo_with_canary();
+    let (code, out, err) = kiln_untrusted(&["check"], dir.path(), config.path());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("plugins not loaded (plugins/blink)") && err.contains("--trust"),
+        "{err}"
+    );
+    let (code, out, err) =
+        kiln_untrusted(&["compile", "levels/workshop"], dir.path(), config.path());
+    assert_eq!(code, 1, "the workshop uses blink: {out}{err}");
+    assert!(err.contains("plugins not loaded (plugins/blink)"), "{err}");
+    let (code, _, err) = kiln_untrusted(&["plugins", "prebuild"], dir.path(), config.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(!canary(dir.path()).exists(), "a plugin ran");
+    assert!(!dir.path().join(".kiln/plugins/p-plugins__blink").exists());
+
+    let (code, out, err) = kiln_untrusted(
+        &["compile", "--trust", "levels/workshop"],
+        dir.path(),
+        config.path(),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        canary(dir.path()).exists(),
+        "--trust did not load the plugin"
+    );
+    fs::remove_file(canary(dir.path())).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(["check"])
+        .env("KILN_TRUST", "1")
+        .env("KILN_CONFIG_DIR", config.path())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        canary(dir.path()).exists(),
+        "KILN_TRUST=1 did not load the plugin"
+    );
+}
+
+/// The editor asks before it builds or loads anything, naming each plugin; the
+/// answer is remembered for the project and reaches the headless commands too.
+#[test]
+fn the_editor_asks_and_remembers_the_answer() {
+    let config = answers();
+
+    // Declined: nothing runs, Problems says how to trust it, and the next open
+    // does not ask again.
+    let dir = demo_with_canary();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    let asked = editor.trust_question().expect("the editor asks");
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].0 == "plugins/blink" && asked[0].1.contains("C sources"));
+    assert!(editor.plugins().is_empty());
+    editor.apply(Action::AnswerTrust { trust: false });
+    assert!(editor.trust_question().is_none());
+    assert!(
+        editor
+            .plugin_warnings()
+            .iter()
+            .any(|w| w.contains("not trusted")),
+        "{:?}",
+        editor.plugin_warnings()
+    );
+    drop(editor);
+    let editor = Editor::open(dir.path()).unwrap();
+    assert!(editor.trust_question().is_none());
+    assert!(editor.plugins().is_empty());
+    drop(editor);
+    assert!(!canary(dir.path()).exists(), "a plugin ran");
+
+    // Trusted: built and loaded at once, and remembered.
+    let dir = demo_with_canary();
+    let mut editor = Editor::open(dir.path()).unwrap();
+    assert!(editor.trust_question().is_some());
+    editor.apply(Action::AnswerTrust { trust: true });
+    assert!(editor.wait_for_plugin_builds(Duration::from_secs(120)));
+    editor.poll_plugins();
+    assert!(
+        editor.plugins().iter().any(|p| p.name == "blink"),
+        "{:?}",
+        editor.log()
+    );
+    assert!(canary(dir.path()).exists());
+    drop(editor);
+    let editor = Editor::open(dir.path()).unwrap();
+    assert!(editor.trust_question().is_none());
+    assert_eq!(editor.plugins().len(), 1);
+    drop(editor);
+    // The headless commands see the same answer.
+    fs::remove_file(canary(dir.path())).unwrap();
+    let (code, out, err) = kiln_untrusted(&["compile", "levels/workshop"], dir.path(), config);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(canary(dir.path()).exists());
+}
+
+/// The question in the real window: a modal naming the plugin, and its button
+/// loads it.
+#[test]
+fn the_trust_question_is_a_dialog_with_a_button_that_loads_the_plugins() {
+    use egui_kittest::kittest::Queryable;
+    answers();
+    let dir = demo_with_canary();
+    let path = dir.path().to_owned();
+    let mut harness = egui_kittest::Harness::builder()
+        .with_size([1600.0, 900.0])
+        .build_eframe(move |cc| kiln::editor::KilnApp::new(cc, Some(path)));
+    harness.run_steps(4);
+    harness.get_by_label("Trust this project's plugins?");
+    harness.get_by_label_contains("plugins/blink: C sources");
+    harness.get_by_label("Trust and load plugins").click();
+    harness.run_steps(2);
+    let editor = harness.state_mut().editor.as_mut().unwrap();
+    assert!(editor.trust_question().is_none());
+    assert!(editor.wait_for_plugin_builds(Duration::from_secs(120)));
+    editor.poll_plugins();
+    assert!(editor.plugins().iter().any(|p| p.name == "blink"));
+}
