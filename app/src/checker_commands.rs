@@ -556,12 +556,11 @@ pub fn mv(
     let (mut checker, plugins) = open_checker(project)?;
     report(&plugins, true, &mut std::io::stderr());
     let options = MoveOptions { dry_run, as_json };
+    // Read again in place: what the refused apply found of the files (an entry
+    // read again) stays, and the rest is checked against the disk.
     let mut mover = CheckerMover {
         checker: &mut checker,
-        reread: |checker: &mut Checker| {
-            *checker = open_checker_with(project, checker.index().registry().clone())?;
-            Ok(())
-        },
+        reread: |checker: &mut Checker| Ok(checker.rescan()?),
     };
     mv_with(&mut mover, paths, options, (out, &mut std::io::stderr()))
 }

@@ -140,13 +140,7 @@ fn key(root: &Path) -> PathBuf {
 fn store_path() -> Option<PathBuf> {
     let dir = match STORE_DIR.read().ok().and_then(|d| d.clone()) {
         Some(dir) => dir,
-        None => match std::env::var_os("KILN_CONFIG_DIR") {
-            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-            _ => match std::env::var_os("XDG_CONFIG_HOME") {
-                Some(dir) if !dir.is_empty() => PathBuf::from(dir).join("kiln"),
-                _ => PathBuf::from(std::env::var_os("HOME")?).join(".config/kiln"),
-            },
-        },
+        None => kiln_core::user_config::user_config_dir()?,
     };
     Some(dir.join(STORE_FILE))
 }

@@ -55,6 +55,7 @@ mod record;
 pub mod registry;
 pub mod schema;
 mod spawn;
+pub mod user_config;
 mod world;
 
 pub use adaptive_entity_map::AdaptiveEntityMap;

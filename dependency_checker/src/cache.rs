@@ -26,7 +26,7 @@
 //!   file's, hash `u64`, `v` length and bytes of its references (one record of the scan codec);
 //! - `v` length and bytes of the findings as JSON (0: none stored), and an xxh3-64
 //!   of what the walk met besides files when they were made;
-//! - an xxh3-64 of everything before it.
+//! - an xxh3-64 of everything before it, keyed with this user's key (see [`key`]).
 //!
 //! A file's references are one record of the scan codec (`index/codec.rs`).
 
@@ -48,6 +48,74 @@ use crate::index::{FileEntry, Index, ScanCell};
 use crate::scan::DeclaredRules;
 
 const MAGIC: &[u8; 4] = b"KIDX";
+
+/// The size of the key the cache's checksum is made with (xxh3's secret).
+const KEY_SIZE: usize = 192;
+
+/// The key of this user's caches: random bytes kept in Kiln's folder of the
+/// user's settings (`cache.key`, see [`kiln_core::user_config`]), made on first
+/// use. A cache is only ever Kiln's own record of what it read, so its checksum is
+/// made with a key no project holds: a cache that came with a downloaded project,
+/// or that someone edited and gave a fresh checksum, fails it and the index is
+/// built from the files, never from what the cache claims they hold (a cache can
+/// say a file holds no reference to what a move moves). Without a settings folder
+/// (no `HOME`), xxh3's own secret is used.
+fn key() -> Option<&'static [u8; KEY_SIZE]> {
+    static KEY: std::sync::OnceLock<Option<[u8; KEY_SIZE]>> = std::sync::OnceLock::new();
+    KEY.get_or_init(user_key).as_ref()
+}
+
+/// A hasher keyed with [`key`].
+fn keyed_hasher() -> xxhash_rust::xxh3::Xxh3 {
+    match key() {
+        Some(key) => xxhash_rust::xxh3::Xxh3::with_secret(*key),
+        None => xxhash_rust::xxh3::Xxh3::new(),
+    }
+}
+
+/// The user's key, made if there is none yet (created new, readable by the user
+/// alone); `None` if it can be neither read nor made.
+fn user_key() -> Option<[u8; KEY_SIZE]> {
+    use std::io::{Read, Write};
+    let dir = kiln_core::user_config::user_config_dir()?;
+    let path = dir.join("cache.key");
+    let read = || -> Option<[u8; KEY_SIZE]> {
+        let bytes = kiln_core::read_regular(&path, KEY_SIZE as u64).ok()?;
+        bytes.try_into().ok()
+    };
+    if let Some(key) = read() {
+        return Some(key);
+    }
+    let mut key = [0u8; KEY_SIZE];
+    fs::File::open("/dev/urandom")
+        .ok()?
+        .read_exact(&mut key)
+        .ok()?;
+    fs::create_dir_all(&dir).ok()?;
+    let made = {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+    };
+    match made {
+        Ok(mut file) => {
+            file.write_all(&key).ok()?;
+            Some(key)
+        }
+        // Another process made it first: its key is the one.
+        Err(_) => read(),
+    }
+}
+
+/// The checksum a cache's `body` ends with: xxh3-64 keyed with [`key`].
+pub(crate) fn keyed_checksum(body: &[u8]) -> u64 {
+    let mut hasher = keyed_hasher();
+    hasher.update(body);
+    hasher.digest()
+}
 /// 6: one string table, varints, references decoded on use, findings stored.
 const VERSION: u32 = 6;
 /// The cache file, relative to the project root.
@@ -164,7 +232,7 @@ pub(crate) fn encode_index_to<W: std::io::Write>(
     codec::encode_scans(&files, |table, records| {
         let mut out = Hashed {
             out,
-            hasher: xxhash_rust::xxh3::Xxh3::new(),
+            hasher: keyed_hasher(),
         };
         let table_bytes: usize = table.iter().map(|s| s.len() + 2).sum();
         let mut head = Vec::with_capacity(48 + table_bytes);
@@ -314,7 +382,7 @@ pub fn decode(
 ) -> Option<Loaded> {
     let body_len = bytes.len().checked_sub(8)?;
     let (body, tail) = bytes.split_at(body_len);
-    if xxhash_rust::xxh3::xxh3_64(body) != u64::from_le_bytes(tail.try_into().ok()?) {
+    if keyed_checksum(body) != u64::from_le_bytes(tail.try_into().ok()?) {
         return None;
     }
     let mut r = Reader { bytes: body, at: 0 };

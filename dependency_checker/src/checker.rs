@@ -663,6 +663,15 @@ impl Checker {
         Ok(())
     }
 
+    /// Reads `file` again whatever its size and time say, and writes the cache
+    /// again with it (see [`Index::distrust`]).
+    pub(crate) fn read_again(&mut self, file: &str) -> Result<(), CheckerError> {
+        self.index.distrust(file);
+        self.refresh(&[file.to_owned()])?;
+        self.cache_unsaved.set(true);
+        Ok(())
+    }
+
     /// The project's generation the index was read at (see
     /// [`crate::fs::ProjectLock`]).
     pub(crate) fn generation(&self) -> u64 {

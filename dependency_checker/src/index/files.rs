@@ -56,6 +56,17 @@ pub struct Index {
 }
 
 impl Index {
+    /// Makes the entry of `path` match no file on disk (its size and time) nor its
+    /// content (its hash), so that the next update or walk reads the file and
+    /// scans it again: for an entry found not to hold (a damaged cache can give a
+    /// file's right size, time and hash with the wrong reference positions).
+    pub(crate) fn distrust(&mut self, path: &str) {
+        if let Some(entry) = self.files.get_mut(path) {
+            entry.size = u64::MAX;
+            entry.mtime_ns = 0;
+            entry.hash = !entry.hash;
+        }
+    }
     /// The project root.
     pub fn root(&self) -> &Path {
         &self.root

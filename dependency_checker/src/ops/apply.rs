@@ -331,26 +331,39 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
     let mut backed_up: Vec<(String, Option<(u64, u64)>)> = Vec::new();
     let mut held_bytes = 0usize;
     let folders = crate::fs::FolderCursor::default();
-    for edit in &plan.edits {
-        let (bytes, identity) = read_with_identity(&root, &edit.file, &folders)?;
-        if xxhash_rust::xxh3::xxh3_64(&bytes) != edit.expected_hash {
-            return Err(CheckerError::Changed {
-                file: edit.file.clone(),
+    let read_and_patched = (|| {
+        for edit in &plan.edits {
+            let (bytes, identity) = read_with_identity(&root, &edit.file, &folders)?;
+            if xxhash_rust::xxh3::xxh3_64(&bytes) != edit.expected_hash {
+                return Err(CheckerError::Changed {
+                    file: edit.file.clone(),
+                });
+            }
+            let gltf_type = is_gltf_type(checker, &edit.file);
+            let (out, lengths) = patch(edit, &bytes, gltf_type)?;
+            backed_up.push((edit.file.clone(), Some(backups.append(&bytes)?)));
+            held_bytes = held_bytes.saturating_add(out.len());
+            prepared.push(Prepared {
+                edit,
+                final_path: renamed_path(&plan.renames, &edit.file),
+                identity,
+                gltf_type,
+                written_hash: xxhash_rust::xxh3::xxh3_64(&out),
+                lengths,
+                held: (held_bytes <= HOLD_PATCHED_BYTES).then_some(out),
             });
         }
-        let gltf_type = is_gltf_type(checker, &edit.file);
-        let (out, lengths) = patch(edit, &bytes, gltf_type)?;
-        backed_up.push((edit.file.clone(), Some(backups.append(&bytes)?)));
-        held_bytes = held_bytes.saturating_add(out.len());
-        prepared.push(Prepared {
-            edit,
-            final_path: renamed_path(&plan.renames, &edit.file),
-            identity,
-            gltf_type,
-            written_hash: xxhash_rust::xxh3::xxh3_64(&out),
-            lengths,
-            held: (held_bytes <= HOLD_PATCHED_BYTES).then_some(out),
-        });
+        Ok(())
+    })();
+    if let Err(e) = read_and_patched {
+        if let CheckerError::Changed { file } = &e {
+            // The file is not what the index says (saved since, or an entry a
+            // damaged cache gave with the right size and time but the wrong hash
+            // or positions): it is read again now, so that the plan made next
+            // stands on what it holds, and the cache is written again with it.
+            checker.read_again(file)?;
+        }
+        return Err(e);
     }
     // Patches only are undone by patches (a move is undone by moving back).
     let inverse_edits = (undo && plan.renames.is_empty()).then(|| inverse_patches(&prepared));

@@ -893,3 +893,100 @@ fn a_patch_whose_positions_do_not_hold_the_reference_writes_nothing() {
     assert!(level.contains(r#""material": "materials/n""#), "{level}");
     serde_json::from_str::<serde_json::Value>(&level).unwrap();
 }
+
+/// Every one-byte change to a cache whose checksum is then made valid again.
+/// Made valid with xxh3's plain checksum (a cache someone crafted, or one that came
+/// with a downloaded project): refused, since a cache's checksum is keyed with this
+/// user's key, and the move, planned on the files themselves, lands whole. Made
+/// valid with this user's key (Kiln's own cache, damaged): the move either lands
+/// or changes nothing, never writes broken JSON, and a file whose entry does not
+/// hold (the right size and time, the wrong hash or positions) is read again when
+/// the apply refuses it, so the move planned again lands. Before, such a cache
+/// made the move write broken JSON, or say nothing while leaving a reference
+/// unpatched (a string of the cache's table changed).
+#[test]
+fn a_move_on_a_damaged_cache_with_a_valid_checksum_lands_whole_or_not_at_all() {
+    let files = [
+        ("kiln.project", "{}"),
+        (
+            "levels/a.level",
+            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/m"}}}, {"id": "y", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/m"}}}]}"#,
+        ),
+        ("materials/m.material", "{}"),
+        ("meshes/m.mesh", "{}"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    // The files as they were, at a time long past: a cache's entries hold for them.
+    let reset = || {
+        let _ = fs::remove_file(dir.path().join("materials/n.material"));
+        let _ = fs::remove_file(dir.path().join(REDIRECT_FILE));
+        write(dir.path(), &files);
+        let old = rustix::fs::Timestamps {
+            last_access: rustix::fs::Timespec {
+                tv_sec: 1_600_000_000,
+                tv_nsec: 0,
+            },
+            last_modification: rustix::fs::Timespec {
+                tv_sec: 1_600_000_000,
+                tv_nsec: 0,
+            },
+        };
+        for (path, _) in &files {
+            rustix::fs::utimensat(
+                rustix::fs::CWD,
+                dir.path().join(path),
+                &old,
+                rustix::fs::AtFlags::empty(),
+            )
+            .unwrap();
+        }
+    };
+    reset();
+    drop(reopen(dir.path()).unwrap());
+    let cache_path = dir.path().join(".kiln/index.bin");
+    let cache = fs::read(&cache_path).unwrap();
+    let body = cache.len() - 8;
+    for keyed in [false, true] {
+        let mut landed = 0;
+        for k in 0..body {
+            reset();
+            let mut damaged = cache.clone();
+            damaged[k] ^= 0x01;
+            let sum = if keyed {
+                crate::cache::keyed_checksum(&damaged[..body])
+            } else {
+                xxhash_rust::xxh3::xxh3_64(&damaged[..body])
+            };
+            damaged[body..].copy_from_slice(&sum.to_le_bytes());
+            fs::write(&cache_path, &damaged).unwrap();
+            let Ok(mut checker) = reopen(dir.path()) else {
+                continue;
+            };
+            let request = MoveRequest::new("materials/m.material", "materials/n.material");
+            let mut result = Err(CheckerError::ProjectChanged);
+            for _ in 0..3 {
+                result = plan(&checker, &request).and_then(|p| apply(&mut checker, &p).map(drop));
+                match &result {
+                    Err(e) if e.asks_to_plan_again() => checker.rescan().unwrap(),
+                    _ => break,
+                }
+            }
+            let level = fs::read_to_string(dir.path().join("levels/a.level")).unwrap();
+            serde_json::from_str::<serde_json::Value>(&level)
+                .unwrap_or_else(|e| panic!("byte {k}, keyed {keyed}: broken JSON: {e}\n{level}"));
+            assert!(
+                result.is_ok(),
+                "byte {k}, keyed {keyed}: never landed: {result:?}"
+            );
+            assert!(!dir.path().join("materials/m.material").exists());
+            // With this user's key, a string of the cache's table changed can still
+            // leave a reference unpatched: only Kiln itself writes such a cache, and
+            // its checksum catches what the disk damages.
+            if !keyed {
+                assert_eq!(level.matches("materials/n").count(), 2, "byte {k}: {level}");
+            }
+            landed += 1;
+        }
+        assert!(landed > body / 2, "keyed {keyed}: {landed} of {body}");
+    }
+}
