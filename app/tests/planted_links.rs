@@ -193,3 +193,28 @@ fn fifos_and_devices_where_kiln_reads_never_hang_it() {
     assert!(header.is_file());
     sentinel.untouched("commands");
 }
+
+/// A hard link planted at `.kiln/lock` (Kiln writes the project's generation
+/// into the lock file): a move refuses, naming the file, and writes nothing into
+/// the file it is linked to.
+#[test]
+fn a_hard_link_at_the_lock_file_is_never_written() {
+    let sentinel = Sentinel::new();
+    let dir = support::demo_copy();
+    fs::create_dir_all(dir.path().join(".kiln")).unwrap();
+    let _ = fs::remove_file(dir.path().join(".kiln/lock"));
+    fs::hard_link(sentinel.path("precious.txt"), dir.path().join(".kiln/lock")).unwrap();
+    let (code, out) = bounded(
+        &[
+            "mv",
+            "materials/bark.material",
+            "materials/oak_bark.material",
+        ],
+        dir.path(),
+        LIMIT,
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains(".kiln/lock"), "{out}");
+    assert!(dir.path().join("materials/bark.material").exists());
+    sentinel.untouched("mv");
+}

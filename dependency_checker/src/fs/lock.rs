@@ -111,12 +111,15 @@ fn open_lock_file(root: &Path) -> Result<fs::File, CheckerError> {
         OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
     let fd = rustix::fs::openat(&folder, "lock", flags, Mode::from_raw_mode(0o666))
         .map_err(|e| io_err(&path)(e.into()))?;
-    let regular = rustix::fs::fstat(&fd)
-        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
-    if !regular {
+    // Kiln writes the generation into it: never into a file that is also
+    // somewhere else (a hard link planted there).
+    let own = rustix::fs::fstat(&fd).is_ok_and(|st| {
+        FileType::from_raw_mode(st.st_mode) == FileType::RegularFile && st.st_nlink == 1
+    });
+    if !own {
         return Err(crate::error::refused(
             &path,
-            "is not a regular file; remove it",
+            "is not a regular file of its own (a link, or a folder); remove it",
         ));
     }
     Ok(fs::File::from(fd))
