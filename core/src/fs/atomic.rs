@@ -23,6 +23,23 @@ use rustix::fs::{AtFlags, Dir, Mode, OFlags};
 
 use super::below::{FileStat, stat_of};
 
+/// Makes the file `name` in the folder `dir` new, open for writing
+/// (`O_CREAT|O_EXCL`, so never opened through a link): whatever is at the name
+/// already (a leftover of an earlier process with this number, or a link, hard
+/// link or file someone planted there to have Kiln write through it) is removed
+/// first; an unlink removes a link, never what it points at.
+pub fn create_new_at(dir: impl AsFd, name: &OsStr) -> io::Result<OwnedFd> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
+    let create = || rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o666));
+    match create() {
+        Err(rustix::io::Errno::EXIST) => {
+            rustix::fs::unlinkat(&dir, name, AtFlags::empty())?;
+            Ok(create()?)
+        }
+        made => Ok(made?),
+    }
+}
+
 /// Whether a replace waits for the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
@@ -87,19 +104,7 @@ impl<D: AsFd> Replacement<D> {
     /// through a link) and returns it, open for writing.
     pub fn start(dir: D, name: &OsStr) -> io::Result<(Self, File)> {
         let temp = temp_name(name, std::process::id());
-        // Made new, never opened: whatever is at the name already (a leftover of
-        // an earlier process with this number, or a link or file someone planted
-        // there to have Kiln write through it) is removed first: an unlink
-        // removes a link, never what it points at.
-        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
-        let create = || rustix::fs::openat(&dir, &temp, flags, Mode::from_raw_mode(0o666));
-        let fd = match create() {
-            Err(rustix::io::Errno::EXIST) => {
-                rustix::fs::unlinkat(&dir, &temp, AtFlags::empty())?;
-                create()?
-            }
-            made => made?,
-        };
+        let fd = create_new_at(&dir, &temp)?;
         let replacement = Replacement {
             dir,
             name: name.to_owned(),

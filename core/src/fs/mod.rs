@@ -15,8 +15,8 @@ mod below;
 mod project_files;
 
 pub use atomic::{
-    Durability, Replacement, leftover_of, remove_if_leftover, replace_at, sweep_leftovers,
-    temp_name, write_atomic, write_atomic_unsynced,
+    Durability, Replacement, create_new_at, leftover_of, remove_if_leftover, replace_at,
+    sweep_leftovers, temp_name, write_atomic, write_atomic_unsynced,
 };
 pub use below::{
     FileStat, FolderCursor, Kind, append_below, create_dir_below, folder_and_name,

@@ -285,21 +285,13 @@ pub(crate) fn rename(root: &Path, old: &str, new: &str) -> Result<(), CheckerErr
     }
 }
 
-/// Makes the file `name` in the folder `dir` new, for writing: whatever is there
-/// (a file an earlier operation left, a link or a hard link someone planted) is
-/// removed first, never written through.
+/// Makes the file `name` in the folder `dir` new, for writing (see
+/// [`kiln_core::fs::create_new_at`]).
 fn create_at(dir: &std::os::fd::OwnedFd, name: &str) -> std::io::Result<fs::File> {
-    use rustix::fs::{AtFlags, Mode, OFlags};
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
-    let create = || rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o666));
-    let fd = match create() {
-        Err(rustix::io::Errno::EXIST) => {
-            rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
-            create()?
-        }
-        made => made?,
-    };
-    Ok(fs::File::from(fd))
+    Ok(fs::File::from(kiln_core::fs::create_new_at(
+        dir,
+        std::ffi::OsStr::new(name),
+    )?))
 }
 
 /// Removes the folders `dirs` (project-relative), innermost first, each only if it
