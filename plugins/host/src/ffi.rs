@@ -50,6 +50,8 @@ pub(crate) enum OpenError {
     NoEntryPoint,
     /// It returned null for plugin API v0.
     NoPluginApi,
+    /// Its table's `init`, which is required, is null.
+    NullInit,
 }
 
 /// Reads a string a plugin passed; invalid UTF-8 is replaced, a null pointer is "".
@@ -84,6 +86,9 @@ impl Library {
         // SAFETY: for (PLUGIN_API_ID, 0) the plugin returns a `KilnPluginApiV0` that
         // stays valid until shutdown; it is copied here.
         let api = unsafe { *(table as *const KilnPluginApiV0) };
+        if api.init.is_none() {
+            return Err(OpenError::NullInit);
+        }
         Ok(Library {
             api,
             _open: open,
@@ -100,8 +105,15 @@ impl Library {
     /// which APIs it asked for and did not get.
     pub(crate) fn init(&self) -> InitOutcome {
         INIT.with(|s| *s.borrow_mut() = Some(InitOutcome::default()));
+        let Some(init) = self.api.init else {
+            // Refused when opened; never reached.
+            return InitOutcome {
+                code: -1,
+                ..InitOutcome::default()
+            };
+        };
         // SAFETY: `init` is the plugin's, called once, as the ABI defines it.
-        let code = unsafe { (self.api.init)(get_engine_api) };
+        let code = unsafe { init(get_engine_api) };
         let mut outcome = INIT.with(|s| s.borrow_mut().take()).unwrap_or_default();
         outcome.code = code;
         outcome
@@ -109,8 +121,11 @@ impl Library {
 
     /// Calls `shutdown`.
     pub(crate) fn shutdown(&self) {
-        // SAFETY: the plugin's own function, called once, after its instances went.
-        unsafe { (self.api.shutdown)() }
+        if let Some(shutdown) = self.api.shutdown {
+            // SAFETY: the plugin's own function, called once, after its instances
+            // went.
+            unsafe { shutdown() }
+        }
     }
 
     /// Calls `update`, if the plugin has one.
@@ -162,6 +177,9 @@ pub(crate) struct DeclaredComponent {
     pub doc: String,
     pub fields: Vec<DeclaredField>,
     pub callbacks: Callbacks,
+    /// What the declaration lacks that the ABI requires (a null `create` or `gc`,
+    /// null `fields` with a non-zero count), for the error that refuses it.
+    pub missing: Vec<&'static str>,
 }
 
 /// A plugin component manager's callbacks and its `user` pointer.
@@ -187,9 +205,13 @@ impl Callbacks {
         if data.len() != ids.len() * record_size {
             return -1;
         }
+        // Refused at registration without one; never reached.
+        let Some(create) = self.decl.create else {
+            return -1;
+        };
         // SAFETY: both slices outlive the call; lengths match what the ABI promises.
         unsafe {
-            (self.decl.create)(
+            create(
                 self.decl.user,
                 ids.as_ptr(),
                 ids.len(),
@@ -199,10 +221,14 @@ impl Callbacks {
         }
     }
 
-    /// Destroys `entity`'s instance.
+    /// Destroys `entity`'s instance (through `gc`, the one entity dead, when the
+    /// plugin has no `destroy`).
     pub(crate) fn destroy(&self, entity: Entity) {
-        // SAFETY: the plugin's callback with its own `user`, as declared.
-        unsafe { (self.decl.destroy)(self.decl.user, entity.to_bits()) }
+        match self.decl.destroy {
+            // SAFETY: the plugin's callback with its own `user`, as declared.
+            Some(destroy) => unsafe { destroy(self.decl.user, entity.to_bits()) },
+            None => self.gc(&|e| e != entity),
+        }
     }
 
     /// Destroys the instances of entities `alive` says are dead.
@@ -212,9 +238,13 @@ impl Callbacks {
             let alive = unsafe { &*(ctx as *const &dyn Fn(Entity) -> bool) };
             u32::from(alive(Entity::from_bits(entity)))
         }
+        // Refused at registration without one; never reached.
+        let Some(gc) = self.decl.gc else {
+            return;
+        };
         let ctx: *const &dyn Fn(Entity) -> bool = &alive;
         // SAFETY: the plugin calls `trampoline` only during this call, with `ctx`.
-        unsafe { (self.decl.gc)(self.decl.user, trampoline, ctx as *mut c_void) }
+        unsafe { gc(self.decl.user, trampoline, ctx as *mut c_void) }
     }
 
     /// Whether the type moves anything each step.
@@ -397,6 +427,16 @@ unsafe extern "C" fn register_component(
     }
     // SAFETY: the ABI: `decl` points to a declaration valid for this call.
     let decl = unsafe { *decl };
+    let mut missing = Vec::new();
+    if decl.create.is_none() {
+        missing.push("create");
+    }
+    if decl.gc.is_none() {
+        missing.push("gc");
+    }
+    if decl.fields.is_null() && decl.field_count != 0 {
+        missing.push("fields");
+    }
     let fields = if decl.fields.is_null() || decl.field_count == 0 {
         Vec::new()
     } else {
@@ -420,6 +460,7 @@ unsafe extern "C" fn register_component(
         doc: read_str(decl.doc),
         fields,
         callbacks: Callbacks { decl },
+        missing,
     };
     INIT.with(|s| match &mut *s.borrow_mut() {
         Some(outcome) => {

@@ -64,6 +64,16 @@ pub enum PluginError {
         /// The library.
         path: PathBuf,
     },
+    /// A function the ABI requires is null in the plugin's table.
+    #[error(
+        "plugin {path}: its KilnPluginApiV0 has no `{function}` (null); the function is required"
+    )]
+    NullFunction {
+        /// The library.
+        path: PathBuf,
+        /// Which function.
+        function: &'static str,
+    },
     /// `init` failed after asking for an API Kiln does not provide.
     #[error("plugin {name} needs {api} v{version}; Kiln provides {provided}")]
     MissingEngineApi {
@@ -242,6 +252,10 @@ pub fn load(path: &Path, registry: &mut Registry) -> Result<LoadedPlugin, Plugin
         },
         ffi::OpenError::NoPluginApi => PluginError::NoPluginApi {
             path: path.to_owned(),
+        },
+        ffi::OpenError::NullInit => PluginError::NullFunction {
+            path: path.to_owned(),
+            function: "init",
         },
     })?;
     let name = library.name();
@@ -437,6 +451,12 @@ fn component_type(
             "names are lowercase letters, digits and '_', starting with a letter, at most 64"
                 .into(),
         );
+    }
+    if let Some(first) = declared.missing.first() {
+        return Err(match *first {
+            "fields" => "its `fields` is null with a `field_count` above 0".to_owned(),
+            function => format!("its `{function}` is null; the function is required"),
+        });
     }
     let mut fields = Vec::new();
     let mut kinds = Vec::new();

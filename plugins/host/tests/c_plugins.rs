@@ -283,3 +283,84 @@ fn a_library_is_loaded_once_until_everything_it_registered_is_gone() {
     let again = load(&lib, &mut second).unwrap();
     assert_eq!(again.component_types, ["lift"]);
 }
+
+/// Every function pointer a C plugin may leave null: a required one (`init`,
+/// `create`, `gc`, and `fields` with a non-zero count) refuses the plugin with an
+/// error naming it, the component and the field, and registers nothing; an
+/// optional one (`shutdown`, `update`, `destroy`, `simulate`) is done without, and
+/// the plugin works. Before, a null `init` crashed every command, and a null
+/// `create` crashed the editor at the first spawn.
+#[test]
+fn null_function_pointers_are_refused_by_name_or_done_without() {
+    // `init` and `shutdown` stay defined (not static) so that -Wall has nothing to
+    // say when the table leaves them out.
+    let source = |decl_body: &str, table: &str| {
+        plugin_source("nulls", RATE, "lift", decl_body)
+            .replace("static KilnResult init(", "KilnResult init(")
+            .replace("static void shutdown(", "void shutdown(")
+            .replace("static void destroy(", "void destroy(")
+            .replace("{ S(\"nulls\"), init, shutdown, 0 }", table)
+    };
+    let table = "{ S(\"nulls\"), init, shutdown, 0 }";
+
+    let (e, registry) = load_error("noinit", &source("", "{ S(\"nulls\"), 0, shutdown, 0 }"));
+    assert!(
+        matches!(
+            e,
+            PluginError::NullFunction {
+                function: "init",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("`init`") && e.to_string().contains("libnoinit.so"),
+        "{e}"
+    );
+    assert!(registry.component("lift").is_none());
+
+    for (body, what) in [
+        ("decl.create = 0;", "`create`"),
+        ("decl.gc = 0;", "`gc`"),
+        ("decl.fields = 0; decl.field_count = 7;", "`fields`"),
+    ] {
+        let (e, registry) = load_error("nullcb", &source(body, table));
+        let said = e.to_string();
+        assert!(
+            matches!(&e, PluginError::BadComponent { name, component, .. } if name == "nulls" && component == "lift"),
+            "{body}: {e:?}"
+        );
+        assert!(said.contains(what), "{body}: {said}");
+        assert!(registry.component("lift").is_none(), "{body}");
+    }
+
+    // Without shutdown and destroy: loads, spawns, and an entity deleted alone
+    // leaves the plugin through `gc`.
+    let dir = tempfile::tempdir().unwrap();
+    let lib = build(
+        dir.path(),
+        "optional",
+        &source("decl.destroy = 0;", "{ S(\"nulls\"), init, 0, 0 }"),
+    );
+    let mut registry = Registry::with_builtins();
+    let plugin = load(&lib, &mut registry).unwrap();
+    let level = r#"{"entities": [
+        {"id": "a", "components": {"transform": {}, "lift": {"rate": 2}}},
+        {"id": "b", "components": {"transform": {}, "lift": {}}}
+    ]}"#;
+    let blob = compile_level(&registry, &mut HashMap::new(), "levels/l.level", level)
+        .unwrap()
+        .blob;
+    let (mut em, mut world) = (EntityManager::new(), World::new());
+    let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
+    let b = spawned.entity("b").unwrap();
+    let lift = world.extension_named_mut("lift").unwrap();
+    lift.destroy_entity(b);
+    assert_eq!(lift.len(), 1);
+    world.simulate(0.5, &em);
+    world.despawn(&mut em, &spawned);
+    assert_eq!(world.extension_named_mut("lift").unwrap().len(), 0);
+    drop(world);
+    plugin.shutdown();
+}

@@ -49,11 +49,12 @@ typedef int32_t KilnResult;
 
 typedef const void *(*KilnGetApi)(uint32_t api_id, uint32_t version);
 
-/* The plugin API, version 0. */
+/* The plugin API, version 0. Function pointers marked "required" must not be
+ * NULL: Kiln refuses the plugin, naming it and the field. */
 typedef struct KilnPluginApiV0 {
     KilnStr name;
-    KilnResult (*init)(KilnGetApi get_engine_api);
-    void (*shutdown)(void);
+    KilnResult (*init)(KilnGetApi get_engine_api); /* required */
+    void (*shutdown)(void);   /* may be NULL: nothing to do before unloading */
     void (*update)(float dt); /* may be NULL */
 } KilnPluginApiV0;
 
@@ -83,17 +84,21 @@ typedef uint32_t (*KilnAliveFn)(void *ctx, KilnEntity entity);
 
 struct KilnWorldApiV0;
 
+/* A component type. register_component refuses it (and init's plugin is not
+ * loaded), naming the plugin, the component and the field, when a required
+ * function is NULL or `fields` is NULL with a non-zero `field_count`. */
 typedef struct KilnComponentDeclV0 {
     KilnStr name;
     int32_t spawn_order;
     KilnStr doc;
-    const KilnFieldDecl *fields;
+    const KilnFieldDecl *fields; /* may be NULL when field_count is 0 */
     size_t field_count;
     void *user;
     KilnResult (*create)(void *user, const KilnEntity *entities, size_t count,
-                         const uint8_t *data, size_t record_size);
+                         const uint8_t *data, size_t record_size); /* required */
+    /* may be NULL: Kiln then calls gc with that one entity reported dead */
     void (*destroy)(void *user, KilnEntity entity);
-    void (*gc)(void *user, KilnAliveFn alive, void *ctx);
+    void (*gc)(void *user, KilnAliveFn alive, void *ctx); /* required */
     void (*simulate)(void *user, float dt, const struct KilnWorldApiV0 *world); /* may be NULL */
 } KilnComponentDeclV0;
 

@@ -65,10 +65,13 @@ pub struct KilnPluginApiV0 {
     pub name: KilnStr,
     /// Called once after loading, with Kiln's API lookup. Registers the plugin's
     /// component types through the registry API. Non-zero: the plugin failed and is
-    /// unloaded.
-    pub init: unsafe extern "C" fn(get_engine_api: KilnGetApi) -> KilnResult,
+    /// unloaded. Required: a plugin whose `init` is null is refused, by name.
+    /// (Every function pointer here is an `Option`: a null from C is `None`, never
+    /// undefined behaviour.)
+    pub init: Option<unsafe extern "C" fn(get_engine_api: KilnGetApi) -> KilnResult>,
     /// Called once before unloading (after everything it spawned was destroyed).
-    pub shutdown: unsafe extern "C" fn(),
+    /// May be absent (null): nothing to do.
+    pub shutdown: Option<unsafe extern "C" fn()>,
     /// Called every simulation step while the game (or the editor's Play) runs, for
     /// work that is not per component. May be absent (null).
     pub update: Option<unsafe extern "C" fn(dt: f32)>,
@@ -161,7 +164,7 @@ pub struct KilnComponentDeclV0 {
     pub spawn_order: i32,
     /// One line describing the component.
     pub doc: KilnStr,
-    /// The fields, in record order.
+    /// The fields, in record order; may be null only with a `field_count` of 0.
     pub fields: *const KilnFieldDecl,
     /// How many.
     pub field_count: usize,
@@ -169,18 +172,22 @@ pub struct KilnComponentDeclV0 {
     pub user: *mut c_void,
     /// Creates `count` instances in one call (one call per level and type):
     /// `entities[i]` owns the record at `data + i * record_size`. Non-zero: the level
-    /// fails to spawn with that code.
-    pub create: unsafe extern "C" fn(
-        user: *mut c_void,
-        entities: *const KilnEntity,
-        count: usize,
-        data: *const u8,
-        record_size: usize,
-    ) -> KilnResult,
-    /// Destroys the instance of `entity`, if it has one.
-    pub destroy: unsafe extern "C" fn(user: *mut c_void, entity: KilnEntity),
+    /// fails to spawn with that code. Required: the type is refused without it.
+    pub create: Option<
+        unsafe extern "C" fn(
+            user: *mut c_void,
+            entities: *const KilnEntity,
+            count: usize,
+            data: *const u8,
+            record_size: usize,
+        ) -> KilnResult,
+    >,
+    /// Destroys the instance of `entity`, if it has one. May be absent (null):
+    /// Kiln then calls `gc` with that one entity reported dead.
+    pub destroy: Option<unsafe extern "C" fn(user: *mut c_void, entity: KilnEntity)>,
     /// Destroys every instance whose entity `alive(ctx, entity)` says is dead.
-    pub gc: unsafe extern "C" fn(user: *mut c_void, alive: KilnAliveFn, ctx: *mut c_void),
+    /// Required: the type is refused without it.
+    pub gc: Option<unsafe extern "C" fn(user: *mut c_void, alive: KilnAliveFn, ctx: *mut c_void)>,
     /// Advances the instances by `dt` seconds; `world` is valid during the call. May
     /// be absent (null) for components that do not move anything.
     pub simulate:

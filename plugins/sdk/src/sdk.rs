@@ -263,9 +263,9 @@ impl Engine {
             fields: fields.as_ptr(),
             field_count: fields.len(),
             user,
-            create: create::<C>,
-            destroy: destroy::<C>,
-            gc: gc::<C>,
+            create: Some(create::<C>),
+            destroy: Some(destroy::<C>),
+            gc: Some(gc::<C>),
             simulate: if C::SIMULATES {
                 Some(simulate::<C>)
             } else {
@@ -496,8 +496,8 @@ impl PluginTable {
     pub const fn new<P: Plugin>() -> Self {
         PluginTable(KilnPluginApiV0 {
             name: static_str(P::NAME),
-            init: init::<P>,
-            shutdown,
+            init: Some(init::<P>),
+            shutdown: Some(shutdown),
             update: Some(update::<P>),
         })
     }
