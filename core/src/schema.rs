@@ -84,6 +84,9 @@ pub struct FieldSchema {
     pub default: Value,
     /// One line for the inspector's tooltip.
     pub doc: String,
+    /// For a vector, angles or a colour: the range each of its numbers must be in
+    /// (a plugin's field declares one), beside what the kind itself requires.
+    pub each_in: Option<(f64, f64)>,
 }
 
 impl FieldSchema {
@@ -93,7 +96,14 @@ impl FieldSchema {
             kind,
             default,
             doc: String::new(),
+            each_in: None,
         }
+    }
+    /// Requires each number of a vector, angles or colour field to be in
+    /// `min..=max`.
+    pub fn each_in(mut self, min: f64, max: f64) -> Self {
+        self.each_in = Some((min, max));
+        self
     }
     /// A boolean field.
     pub fn bool(name: &str, default: bool) -> Self {
@@ -168,6 +178,26 @@ impl FieldSchema {
 
     /// Checks `value` against this field; returns a sentence saying what is wrong.
     pub fn check(&self, value: &Value) -> Result<(), String> {
+        self.check_kind(value)?;
+        if let Some((min, max)) = self.each_in
+            && matches!(
+                self.kind,
+                FieldKind::Vec3 | FieldKind::Angles | FieldKind::Color
+            )
+            && let Some(n) = numbers(value)
+            && !n.iter().all(|v| (min..=max).contains(v))
+        {
+            return Err(format!(
+                "expected {} with each number in {min}..={max}, found {}",
+                self.kind.describe(),
+                short(value)
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`FieldSchema::check`] of what the kind alone requires.
+    fn check_kind(&self, value: &Value) -> Result<(), String> {
         let wrong = || {
             Err(format!(
                 "expected {}, found {}",

@@ -9,8 +9,10 @@
 #![allow(unsafe_code)]
 
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::ffi::c_void;
 use std::path::Path;
+use std::sync::Mutex;
 
 use kiln_core::components::TransformManager;
 use kiln_core::{Entity, EntityManager};
@@ -155,6 +157,47 @@ thread_local! {
     /// `simulate` runs.
     static SIMULATING: RefCell<Option<(*mut TransformManager, *const EntityManager)>> =
         const { RefCell::new(None) };
+    /// The component type whose `simulate` runs (for what the world API logs).
+    static SIMULATING_TYPE: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// The component types that have written through a dead entity's handle, each
+/// said once.
+static WARNED_DEAD_WRITES: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// Whether `entity` is alive in the world being simulated (false outside a
+/// `simulate`).
+fn alive_now(entity: Entity) -> bool {
+    SIMULATING.with(|s| {
+        let Some((_, entities)) = *s.borrow() else {
+            return false;
+        };
+        // SAFETY: set by `Callbacks::simulate` from a `&EntityManager` that outlives
+        // the call, and cleared after it; only read here.
+        unsafe { &*entities }.alive(entity)
+    })
+}
+
+/// A write through `entity`'s handle, refused if the entity is dead: an id, once
+/// destroyed, never names a live entity again, and a plugin that kept one past
+/// its `gc` is told once, by the log, what it did.
+fn refuse_dead_write(entity: Entity) -> bool {
+    if alive_now(entity) {
+        return false;
+    }
+    let component = SIMULATING_TYPE.with(|t| t.borrow().clone());
+    let first = WARNED_DEAD_WRITES
+        .lock()
+        .is_ok_and(|mut warned| warned.insert(component.clone()));
+    if first && let Ok(mut l) = LOG.lock() {
+        l.push(PluginMessage {
+            level: 1,
+            text: format!(
+                "component \"{component}\" wrote through the handle of an entity that no longer exists (refused; a kept handle must be checked with is_alive, and dropped in gc)"
+            ),
+        });
+    }
+    true
 }
 
 /// One field as a plugin declared it, copied.
@@ -252,10 +295,11 @@ impl Callbacks {
         self.decl.simulate.is_some()
     }
 
-    /// Advances the instances, with the world API reaching `transforms` and
-    /// `entities`.
+    /// Advances the instances of the component type `name`, with the world API
+    /// reaching `transforms` and `entities`.
     pub(crate) fn simulate(
         &self,
+        name: &str,
         dt: f32,
         transforms: &mut TransformManager,
         entities: &EntityManager,
@@ -263,6 +307,7 @@ impl Callbacks {
         let Some(simulate) = self.decl.simulate else {
             return;
         };
+        SIMULATING_TYPE.with(|t| name.clone_into(&mut t.borrow_mut()));
         SIMULATING.with(|s| {
             *s.borrow_mut() = Some((
                 transforms as *mut TransformManager,
@@ -327,6 +372,9 @@ unsafe extern "C" fn world_set_local_translation(
     // SAFETY: the ABI: `xyz` points to 3 readable floats.
     let v = unsafe { std::slice::from_raw_parts(xyz, 3) };
     let v = glam::Vec3::new(v[0], v[1], v[2]);
+    if refuse_dead_write(Entity::from_bits(entity)) {
+        return 0;
+    }
     with_transforms(|t| match t.lookup(Entity::from_bits(entity)) {
         Some(i) => {
             t.set_local_translation(i, v);
@@ -369,6 +417,9 @@ unsafe extern "C" fn world_set_local_pose(
     let mut cols = [0.0f32; 12];
     cols.copy_from_slice(m);
     let pose = glam::Affine3A::from_cols_array(&cols);
+    if refuse_dead_write(Entity::from_bits(entity)) {
+        return 0;
+    }
     with_transforms(|t| match t.lookup(Entity::from_bits(entity)) {
         Some(i) => {
             t.set_local(i, pose);

@@ -354,7 +354,13 @@ fn field_schema(f: &ffi::DeclaredField) -> Result<(FieldSchema, KilnFieldKind), 
     let kind = KilnFieldKind::from_raw(f.kind)
         .ok_or_else(|| format!("field \"{}\": unknown kind {}", f.name, f.kind))?;
     let ranged = matches!(kind, KilnFieldKind::Int | KilnFieldKind::Float);
-    if ranged && !(f.min.is_finite() && f.max.is_finite() && f.min <= f.max) {
+    // Vectors, angles and colours have a range for each number when one is given
+    // (min < max); 0 and 0 is none (what a declaration that leaves them out has).
+    let per_number = matches!(
+        kind,
+        KilnFieldKind::Vec3 | KilnFieldKind::Angles | KilnFieldKind::Color
+    ) && !(f.min == 0.0 && f.max == 0.0);
+    if (ranged || per_number) && !(f.min.is_finite() && f.max.is_finite() && f.min <= f.max) {
         return Err(format!(
             "field \"{}\": the range {}..={} is not a range",
             f.name, f.min, f.max
@@ -430,11 +436,14 @@ fn field_schema(f: &ffi::DeclaredField) -> Result<(FieldSchema, KilnFieldKind), 
             FieldSchema::resource(name, &f.resource_type)
         }
     };
-    if let Some(d) = &default {
-        schema
-            .check(d)
-            .map_err(|e| format!("field \"{}\": the default: {e}", f.name))?;
+    if per_number {
+        schema = schema.each_in(f.min, f.max);
     }
+    // The default the kind gives (zeros, white) must be in the range too.
+    let default_value = default.clone().unwrap_or_else(|| schema.default.clone());
+    schema
+        .check(&default_value)
+        .map_err(|e| format!("field \"{}\": the default: {e}", f.name))?;
     if !f.doc.is_empty() {
         schema = schema.doc(&f.doc);
     }
@@ -596,7 +605,8 @@ impl ComponentManager for PluginManager {
 
     fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, entities: &EntityManager) {
         if self.callbacks.simulates() {
-            self.callbacks.simulate(dt, transforms, entities);
+            self.callbacks
+                .simulate(&self.name, dt, transforms, entities);
         }
     }
 }

@@ -364,3 +364,102 @@ fn null_function_pointers_are_refused_by_name_or_done_without() {
     drop(world);
     plugin.shutdown();
 }
+
+/// A plugin that keeps an entity's handle past the entity's death and writes
+/// through it: the write is refused (the entity it names is dead, whatever still
+/// holds its index), the live entities move, and the plugin is told once, by the
+/// log. Before, the write went to the dead entity's transform, or, after a
+/// respawn, to whichever new entity had its index.
+#[test]
+fn a_write_through_a_dead_entitys_handle_is_refused_and_said_once() {
+    let source = plugin_source("keeper", RATE, "keeper", "")
+        // Writes without asking whether the entity is alive.
+        .replace(
+            "if (w->is_alive(w->ctx, ents[i]) && w->world_pose(w->ctx, ents[i], m))",
+            "(void)m; if (1)",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let lib = build(dir.path(), "keeper", &source);
+    let mut registry = Registry::with_builtins();
+    let _plugin = load(&lib, &mut registry).unwrap();
+    let level = r#"{"entities": [
+        {"id": "a", "components": {"transform": {}, "keeper": {"rate": 2}}},
+        {"id": "b", "components": {"transform": {}, "keeper": {"rate": 2}}}
+    ]}"#;
+    let blob = compile_level(&registry, &mut HashMap::new(), "levels/l.level", level)
+        .unwrap()
+        .blob;
+    let (mut em, mut world) = (EntityManager::new(), World::new());
+    let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
+    let _ = kiln_plugin_host::take_messages();
+    let (a, b) = (spawned.entity("a").unwrap(), spawned.entity("b").unwrap());
+    // b dies; its transform waits for the next collection, and the plugin keeps
+    // its handle.
+    assert!(em.destroy(b));
+    let y = |world: &World, e| {
+        let t = world.transforms.lookup(e).unwrap();
+        world.transforms.local(t).translation.y
+    };
+    world.simulate(0.5, &em);
+    assert_eq!(y(&world, a), 1.0);
+    assert_eq!(
+        y(&world, b),
+        0.0,
+        "the write through b's handle was refused"
+    );
+    world.simulate(0.5, &em);
+    let said: Vec<String> = kiln_plugin_host::take_messages()
+        .into_iter()
+        .map(|m| m.text)
+        .filter(|t| t.contains("no longer exists"))
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("\"keeper\""), "{said:?}");
+}
+
+/// Ranges hold for every kind that has one: each number of a vector, angles or
+/// colour field is checked against the declared range when a level compiles,
+/// naming the entity, component and field (before, only int and float were), and a
+/// default outside its range is refused when the plugin registers.
+#[test]
+fn ranges_hold_for_vectors_angles_and_colours() {
+    let fields = format!(
+        "{RATE}, {{ S(\"push\"), KILN_FIELD_VEC3, -1, 1, S(\"\"), S(\"\"), S(\"\") }}, \
+         {{ S(\"tilt\"), KILN_FIELD_ANGLES, -45, 45, S(\"\"), S(\"\"), S(\"\") }}, \
+         {{ S(\"tint\"), KILN_FIELD_COLOR, 0, 0.5, S(\"\"), S(\"[0.5, 0.5, 0.5, 0.5]\"), S(\"\") }}, \
+         {{ S(\"free\"), KILN_FIELD_VEC3, 0, 0, S(\"\"), S(\"\"), S(\"\") }}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let lib = build(
+        dir.path(),
+        "ranged",
+        &plugin_source("ranged", &fields, "lift", ""),
+    );
+    let mut registry = Registry::with_builtins();
+    let _plugin = load(&lib, &mut registry).unwrap();
+    let compile = |components: &str| {
+        let level = format!(
+            r#"{{"entities": [{{"id": "a", "components": {{"transform": {{}}, "lift": {components}}}}}]}}"#
+        );
+        compile_level(&registry, &mut HashMap::new(), "levels/l.level", &level).map(|_| ())
+    };
+    compile(r#"{"push": [1, -1, 0.5], "tilt": [45, 0, -45], "tint": [0.1, 0.2, 0.3, 0.5], "free": [100, 0, 0]}"#)
+        .unwrap();
+    for (bad, field) in [
+        (r#"{"push": [2, 0, 0]}"#, "push"),
+        (r#"{"tilt": [0, 90, 0]}"#, "tilt"),
+        (r#"{"tint": [1, 1, 1, 1]}"#, "tint"),
+    ] {
+        let e = compile(bad).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("\"{field}\"")) && e.contains("each number in"),
+            "{bad}: {e}"
+        );
+        assert!(e.contains("\"a\"") && e.contains("lift"), "{bad}: {e}");
+    }
+    // A range the kind's default (zeros) is outside of is refused at registration.
+    let fields =
+        format!("{RATE}, {{ S(\"push\"), KILN_FIELD_VEC3, 1, 2, S(\"\"), S(\"\"), S(\"\") }}");
+    let (e, _) = load_error("offrange", &plugin_source("offrange", &fields, "lift", ""));
+    assert!(e.to_string().contains("\"push\": the default"), "{e}");
+}

@@ -73,6 +73,8 @@ enum KilnFieldKind {
 typedef struct KilnFieldDecl {
     KilnStr name;
     uint32_t kind;
+    /* The range: of the value (INT, FLOAT), or of each of its numbers (VEC3,
+     * ANGLES, COLOR; min = max = 0 is none). Ignored for BOOL and RESOURCE. */
     double min;
     double max;
     KilnStr resource_type;

@@ -136,9 +136,11 @@ pub struct KilnFieldDecl {
     pub name: KilnStr,
     /// A [`KilnFieldKind`] as `u32`.
     pub kind: u32,
-    /// Range for `Int` and `Float` (ignored otherwise).
+    /// The range: of the value (`Int`, `Float`), or of each of its numbers
+    /// (`Vec3`, `Angles`, `Color`; `min` = `max` = 0 is none). Ignored for `Bool`
+    /// and `Resource`.
     pub min: f64,
-    /// Range for `Int` and `Float`.
+    /// See `min`.
     pub max: f64,
     /// For `Resource`: the resource type (file extension), e.g. `material`.
     pub resource_type: KilnStr,
