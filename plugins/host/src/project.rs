@@ -34,6 +34,19 @@ const MAX_SOURCE_FILES: usize = 20_000;
 /// Files up to this size are compared by content; bigger ones by size.
 const MAX_HASHED_BYTES: u64 = 16 << 20;
 
+/// The file in a C plugin's folder that gives its compiler and linker flags.
+pub const C_FLAGS_FILE: &str = "kiln_plugin.json";
+
+/// What [`C_FLAGS_FILE`] holds.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct CFlags {
+    /// Given to the compiler before the sources (`-DNAME`, `-O3`).
+    cflags: Vec<String>,
+    /// Given after the sources (`-lm`, `-L...`).
+    ldflags: Vec<String>,
+}
+
 /// The largest built library a prebuild copies into the project (a plugin is a
 /// few hundred kilobytes; this only bounds what a file planted there can cost).
 const MAX_LIBRARY_BYTES: u64 = 256 << 20;
@@ -422,21 +435,49 @@ impl PluginFolder {
             kiln_core::write_below(&self.root, &header, kiln_plugin::C_HEADER.as_bytes())
                 .map_err(|e| self.failed(format!("writing {}: {e}", header.display())))?;
         }
+        let flags = self.c_flags()?;
         let output = private.join(unique_name("cc-output"));
         let compiler = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
         let mut command = Command::new(&compiler);
         command
             .args(["-shared", "-fPIC", "-O2", "-std=c11", "-Wall"])
+            .args(&flags.cflags)
             .arg("-I")
             .arg(&include)
             .arg("-o")
             .arg(&output)
             .args(sources)
+            // Libraries after the sources that use them, as linkers want.
+            .args(&flags.ldflags)
             .current_dir(&self.folder);
         run(&mut command, &compiler.to_string_lossy(), |e| {
             self.failed(e)
         })?;
         Ok(output)
+    }
+
+    /// The compiler and linker flags of a C plugin: `kiln_plugin.json` in its
+    /// folder, `{"cflags": ["-DFAST"], "ldflags": ["-lm"]}` (each optional), read as
+    /// a bounded regular file below the root; none without the file. Passed to
+    /// the compiler as arguments, never through a shell.
+    fn c_flags(&self) -> Result<CFlags, PluginError> {
+        let rel = self
+            .folder
+            .strip_prefix(&self.root)
+            .map_err(|_| bad(&self.entry, "it is not below the project"))?
+            .join(C_FLAGS_FILE);
+        match kiln_core::read_below(&self.root, &rel, 1 << 16) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                self.failed(format!(
+                    "{}:{}:{}: {e} (expected {{\"cflags\": [...], \"ldflags\": [...]}}, lists of strings)",
+                    rel.display(),
+                    e.line(),
+                    e.column()
+                ))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(CFlags::default()),
+            Err(e) => Err(self.failed(format!("reading {}: {e}", rel.display()))),
+        }
     }
 
     fn build_cargo(&self, manifest: &Path) -> Result<PathBuf, PluginError> {

@@ -292,3 +292,54 @@ fn a_library_or_stamp_planted_in_kilns_folder_is_not_trusted() {
     assert!(status.success());
     assert!(folder.needs_build());
 }
+
+/// A C plugin gives its compiler and linker flags in `kiln_plugin.json`: a
+/// definition the source needs and a library it links (`-lm` for `sinf`) reach the
+/// build; a file that is not the flags it should be is an error naming its line and
+/// column, and the plugin is not built.
+#[test]
+fn a_c_plugin_gives_its_compiler_and_linker_flags_in_its_folder() {
+    let dir = project();
+    let root = root(&dir);
+    // Compiles only with BLINK_SCALE defined; calls sinf from libm.
+    let source = BLINK.replacen(
+        "#include <stdlib.h>",
+        "#include <stdlib.h>\n#include <math.h>\n#ifndef BLINK_SCALE\n#error BLINK_SCALE is not defined\n#endif\nfloat blink_wave(float t) { return BLINK_SCALE * sinf(t); }",
+        1,
+    );
+    fs::write(root.join("plugins/blink/blink.c"), source).unwrap();
+    let flags = root.join("plugins/blink/kiln_plugin.json");
+    fs::write(
+        &flags,
+        "{\"cflags\": [\"-DBLINK_SCALE=2\"], \"ldflags\": [\"-lm\"]}",
+    )
+    .unwrap();
+    let mut registry = Registry::with_builtins();
+    let plugins = load(&root, &["plugins/blink"], &mut registry);
+    assert!(plugins.errors.is_empty(), "{:?}", plugins.errors);
+    assert_eq!(plugins.loaded.len(), 1);
+    drop(plugins);
+
+    // Without the definition, the compiler's own words say what is missing.
+    fs::write(&flags, "{\"ldflags\": [\"-lm\"]}").unwrap();
+    let mut registry = Registry::with_builtins();
+    let plugins = load(&root, &["plugins/blink"], &mut registry);
+    let said = plugins
+        .errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<String>();
+    assert!(said.contains("BLINK_SCALE is not defined"), "{said}");
+
+    // A malformed file: its place.
+    fs::write(&flags, "{\"cflags\": \"-O3\"}").unwrap();
+    let mut registry = Registry::with_builtins();
+    let plugins = load(&root, &["plugins/blink"], &mut registry);
+    let said = plugins
+        .errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<String>();
+    assert!(said.contains("kiln_plugin.json:1:"), "{said}");
+    assert!(plugins.loaded.is_empty());
+}

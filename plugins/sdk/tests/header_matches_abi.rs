@@ -172,3 +172,34 @@ int main(void) {
     .join(" ");
     assert!(c.contains(&format!("kinds {kinds}")), "{c}");
 }
+
+/// The docs list each engine API's functions as the header declares them, in the
+/// same order (a plugin author reads one beside the other).
+#[test]
+fn the_docs_list_the_world_api_as_the_header_declares_it() {
+    let header = include_str!("../include/kiln_plugin.h");
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/plugins.md"
+    ))
+    .expect("docs/plugins.md");
+    let start = header
+        .find("typedef struct KilnWorldApiV0 {")
+        .expect("the world API");
+    let body = &header[start..header[start..].find("} KilnWorldApiV0;").expect("its end") + start];
+    let declared: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.split("(*").nth(1)?.split(')').next())
+        .collect();
+    assert_eq!(declared.len(), 5, "{declared:?}");
+    let at = docs
+        .find("world API v0 (`WRLD`)")
+        .expect("the docs' world API");
+    let rest = &docs[at..];
+    let listed: Vec<&str> = rest[..rest.find("Poses are").expect("its end")]
+        .split('`')
+        .skip(5)
+        .step_by(2)
+        .collect();
+    assert_eq!(listed, declared);
+}
