@@ -174,6 +174,25 @@ pub enum Tool {
         #[arg(long, default_value = ".")]
         project: PathBuf,
     },
+    /// Spawn LEVEL with the project's plugins and simulate it headless for N frames,
+    /// as the editor's Play does; then print the world pose of each entity, and
+    /// what the plugins logged frame by frame, as JSON (to test a plugin's behaviour)
+    Play {
+        /// The project folder.
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+        /// Frames to simulate.
+        #[arg(long, default_value_t = 60)]
+        frames: u32,
+        /// Seconds each frame advances.
+        #[arg(long, default_value_t = 1.0 / 60.0)]
+        dt: f32,
+        /// Write the JSON to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        dump: Option<PathBuf>,
+        /// The level, as a project path with or without `.level`.
+        level: String,
+    },
     /// Move or rename a file or folder and patch every reference to it
     /// (`kiln mv OLD NEW`), or move several into a folder (`kiln mv A B FOLDER/`).
     Mv {
@@ -339,6 +358,19 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             PluginsAction::Status => crate::plugins::status(&project, out),
             PluginsAction::Prebuild => crate::plugins::prebuild(&project, out),
         },
+        Tool::Play {
+            project,
+            frames,
+            dt,
+            dump,
+            level,
+        } => crate::play_command::run(
+            &project,
+            &level,
+            crate::play_command::PlayOptions { frames, dt },
+            dump.as_deref(),
+            out,
+        ),
         Tool::Mv {
             project,
             dry_run,

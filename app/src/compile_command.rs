@@ -37,7 +37,7 @@ pub fn write_blob(out_root: &Path, level: &str, blob: &[u8]) -> std::io::Result<
 
 /// Normalises a level argument: `levels/forest` and `levels/forest.level` both name
 /// `levels/forest.level`.
-fn level_file(arg: &str) -> String {
+pub(crate) fn level_file(arg: &str) -> String {
     if arg.ends_with(".level") {
         arg.to_owned()
     } else {

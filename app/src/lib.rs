@@ -12,6 +12,7 @@ pub mod git_commands;
 pub mod live;
 pub mod new_project;
 pub mod outcome;
+pub mod play_command;
 pub mod plugins;
 pub mod query_service;
 pub mod render;

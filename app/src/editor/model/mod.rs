@@ -467,9 +467,18 @@ impl Editor {
         self.poll_changes();
         self.poll_plugins();
         if self.preview.playing {
-            self.preview.step(dt);
+            self.step_simulation(dt);
         }
         self.write_recovery(recovery_interval);
+    }
+
+    /// One step of the simulation, as `kiln play` runs it: each plugin's `update`,
+    /// then every component's `simulate`.
+    fn step_simulation(&mut self, dt: f32) {
+        for plugin in self.plugins() {
+            plugin.update(dt);
+        }
+        self.preview.step(dt);
     }
 
     /// The sync cookies of the project's watcher: what a command server writes to
@@ -943,7 +952,7 @@ impl Editor {
                 }
             }
             UiCommand::PlayPause => self.preview.playing = !self.preview.playing,
-            UiCommand::Step => self.preview.step(1.0 / 60.0),
+            UiCommand::Step => self.step_simulation(1.0 / 60.0),
             UiCommand::Restart => {
                 if let Err(e) = self.preview.restart(&self.registry) {
                     self.error(e);

@@ -1,0 +1,103 @@
+//! `kiln play`: a level simulated headless with its plugins, its world poses and
+//! the plugins' log written as JSON, so that a plugin's behaviour can be asserted
+//! in a test. The demo's two plugins are asserted here.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::Value;
+
+/// `kiln play` of `level` for `frames` frames of `dt` seconds in `dir`: the JSON.
+fn play(dir: &std::path::Path, level: &str, frames: u32, dt: f32) -> Value {
+    let (code, out, err) = support::kiln(
+        &[
+            "play",
+            level,
+            "--frames",
+            &frames.to_string(),
+            "--dt",
+            &dt.to_string(),
+        ],
+        dir,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// The pose of the entity `id` in a report.
+fn pose<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {report}"))
+}
+
+/// The C plugin `blink` shrinks its entity to `off_scale` for the last 40% of every
+/// period (1.2 s in the demo's bulb), and the Rust plugin `wind` sways the canopies.
+#[test]
+fn the_demo_plugins_move_what_they_say_they_move() {
+    let dir = support::demo_copy();
+    let glass = "desk_lamp/head/glass";
+    let scale = |r: &Value| r["scale"][0].as_f64().unwrap();
+    let at_start = play(dir.path(), "levels/workshop", 0, 0.05);
+    assert_eq!(at_start["schema"], "kiln-play/1");
+    assert_eq!(at_start["frames"], 0);
+    let on = scale(pose(&at_start, glass));
+    // 0.5 s: lit, its own size; 1.0 s: off, half of it (off_scale 0.5).
+    let lit = play(dir.path(), "levels/workshop", 10, 0.05);
+    assert_eq!(scale(pose(&lit, glass)), on);
+    let off = play(dir.path(), "levels/workshop", 20, 0.05);
+    assert!(
+        (scale(pose(&off, glass)) - on * 0.5).abs() < 1e-6,
+        "{}",
+        pose(&off, glass)
+    );
+    assert!((off["seconds"].as_f64().unwrap() - 1.0).abs() < 1e-6);
+
+    let canopy = "tree_01/canopy";
+    let still = play(dir.path(), "levels/forest", 0, 0.1);
+    let swayed = play(dir.path(), "levels/forest", 10, 0.1);
+    assert_ne!(
+        pose(&still, canopy)["position"],
+        pose(&swayed, canopy)["position"]
+    );
+    // Entities no plugin moves stay put.
+    assert_eq!(pose(&still, "boulder"), pose(&swayed, "boulder"));
+}
+
+/// `--dump FILE` writes the report there; a frame count or step out of bounds is a
+/// usage error naming the option.
+#[test]
+fn play_writes_to_a_file_and_refuses_unbounded_runs() {
+    let dir = support::demo_copy();
+    let dump = dir.path().join("out/play.json");
+    std::fs::create_dir_all(dump.parent().unwrap()).unwrap();
+    let (code, out, err) = support::kiln(
+        &[
+            "play",
+            "levels/workshop",
+            "--frames",
+            "3",
+            "--dump",
+            dump.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    assert_eq!(report["frames"], 3);
+    for (args, says) in [
+        (["--frames", "1000000000"], "--frames"),
+        (["--dt", "0"], "--dt"),
+        (["--dt", "NaN"], "--dt"),
+    ] {
+        let mut all = vec!["play", "levels/workshop"];
+        all.extend(args);
+        let (code, _, err) = support::kiln(&all, dir.path());
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
