@@ -85,6 +85,17 @@ const void *kiln_get_plugin_api(uint32_t id, uint32_t version) {{
     )
 }
 
+/// Compiles `level` and spawns it in a world of its own: the entity manager, the
+/// world and the spawned level.
+fn spawned(registry: &Registry, level: &str) -> (EntityManager, World, kiln_core::SpawnedLevel) {
+    let blob = compile_level(registry, &mut HashMap::new(), "levels/l.level", level)
+        .unwrap()
+        .blob;
+    let (mut em, mut world) = (EntityManager::new(), World::new());
+    let level = spawn_level(&blob, registry, &mut em, &mut world).unwrap();
+    (em, world, level)
+}
+
 const RATE: &str =
     r#"{ S("rate"), KILN_FIELD_FLOAT, -100, 100, S(""), S("1"), S("Metres per second.") }"#;
 
@@ -104,11 +115,7 @@ fn a_c_plugin_component_is_compiled_spawned_simulated_and_destroyed() {
         {"id": "a", "components": {"transform": {"position": [0, 1, 0]}, "lift": {"rate": 2}}},
         {"id": "b", "components": {"transform": {}, "lift": {}}}
     ]}"#;
-    let blob = compile_level(&registry, &mut HashMap::new(), "levels/l.level", level)
-        .unwrap()
-        .blob;
-    let (mut em, mut world) = (EntityManager::new(), World::new());
-    let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
+    let (mut em, mut world, spawned) = spawned(&registry, level);
     assert_eq!(world.extension_named_mut("lift").unwrap().len(), 2);
     world.simulate(0.5, &em);
     let y = |world: &World, id: &str| {
@@ -349,11 +356,7 @@ fn null_function_pointers_are_refused_by_name_or_done_without() {
         {"id": "a", "components": {"transform": {}, "lift": {"rate": 2}}},
         {"id": "b", "components": {"transform": {}, "lift": {}}}
     ]}"#;
-    let blob = compile_level(&registry, &mut HashMap::new(), "levels/l.level", level)
-        .unwrap()
-        .blob;
-    let (mut em, mut world) = (EntityManager::new(), World::new());
-    let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
+    let (mut em, mut world, spawned) = spawned(&registry, level);
     let b = spawned.entity("b").unwrap();
     let lift = world.extension_named_mut("lift").unwrap();
     lift.destroy_entity(b);
@@ -386,11 +389,7 @@ fn a_write_through_a_dead_entitys_handle_is_refused_and_said_once() {
         {"id": "a", "components": {"transform": {}, "keeper": {"rate": 2}}},
         {"id": "b", "components": {"transform": {}, "keeper": {"rate": 2}}}
     ]}"#;
-    let blob = compile_level(&registry, &mut HashMap::new(), "levels/l.level", level)
-        .unwrap()
-        .blob;
-    let (mut em, mut world) = (EntityManager::new(), World::new());
-    let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
+    let (mut em, mut world, spawned) = spawned(&registry, level);
     let _ = kiln_plugin_host::take_messages();
     let (a, b) = (spawned.entity("a").unwrap(), spawned.entity("b").unwrap());
     // b dies; its transform waits for the next collection, and the plugin keeps
