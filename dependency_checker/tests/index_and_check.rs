@@ -390,3 +390,57 @@ fn files_kiln_wrote_are_taken_from_their_bytes_unless_someone_wrote_them_since()
     assert_eq!(entry.hash, xxhash_rust::xxh3::xxh3_64(theirs));
     assert_eq!(checker.references_to("textures/bark.png").len(), before);
 }
+
+/// A reference another engine's file type holds (typed by a rule of
+/// `kiln.project`), spelled otherwise than canonically, that names an existing
+/// file: a non-canonical warning, as the docs say, since Kiln's compiler never
+/// reads it; `deps` resolves it and a move patches it. The same spelling in a field
+/// Kiln compiles (a mesh component's) stays an error. Before, both were "invalid
+/// reference" errors, false ones on that engine's data.
+#[test]
+fn a_non_canonical_reference_of_another_engines_type_is_a_warning() {
+    let dir = project();
+    write_project(
+        dir.path(),
+        &[
+            (
+                "kiln.project",
+                r#"{"boot_levels": ["levels/forest"], "references": {"sunit": {"mesh": "mesh"}}}"#
+                    .to_owned(),
+            ),
+            (
+                "props/barrel.sunit",
+                r#"{"mesh": "meshes/Rock"}"#.to_owned(),
+            ),
+            ("meshes/Rock.mesh", "{}".to_owned()),
+            (
+                "levels/rocks.level",
+                r#"{"entities": [{"id": "r", "components": {"mesh": {"mesh": "meshes/Rock"}}}]}"#
+                    .to_owned(),
+            ),
+        ],
+    );
+    let checker = open(dir.path());
+    let deps = checker.dependencies_of("props/barrel.sunit");
+    assert_eq!(deps[0].target, Target::Resolved("meshes/Rock.mesh".into()));
+    let findings = checker.findings();
+    let about = |file: &str| -> Vec<&Finding> {
+        findings
+            .iter()
+            .filter(|f| f.to_string().starts_with(file))
+            .filter(|f| !matches!(f, Finding::Unused { .. }))
+            .collect()
+    };
+    let foreign = about("props/barrel.sunit");
+    assert!(
+        matches!(foreign[..], [Finding::NonCanonicalReference { .. }]),
+        "{foreign:?}"
+    );
+    assert!(!foreign[0].is_error());
+    let own = about("levels/rocks.level");
+    assert!(
+        own.iter()
+            .any(|f| matches!(f, Finding::InvalidReference { .. }) && f.is_error()),
+        "{own:?}"
+    );
+}

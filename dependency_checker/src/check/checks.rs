@@ -29,6 +29,25 @@ pub fn roots(boot_levels: &[String]) -> Vec<String> {
     roots
 }
 
+/// Whether Kiln itself reads the typed reference `raw` of `file`: a field of a
+/// component type or resource type Kiln has the schema of (a level's, a unit's, a
+/// material's). Its compiler refuses a spelling that is not canonical, so such a
+/// reference is an error. A type only a rule of `kiln.project` gives (another
+/// engine's file type, a component Kiln has no schema for) is for another
+/// program to read: Kiln finds, lists and patches the reference, and its spelling
+/// is a warning, as a generic reference's is.
+fn kiln_reads(index: &Index, file: &str, raw: &RefView) -> bool {
+    let registry = index.registry();
+    let ext = crate::fs::split_extension(file).map_or("", |(_, ext)| ext);
+    if index.rules().declares(ext) {
+        return false;
+    }
+    match raw.component {
+        Some(component) => registry.component(component).is_some(),
+        None => matches!(ext, "level" | "unit") || registry.resource_type(ext).is_some(),
+    }
+}
+
 /// The canonical spelling of a reference `text` that names `file` once the file is
 /// renamed to its canonical name: the full canonical path when the text is the
 /// file's path, the canonical path without extension otherwise.
@@ -257,7 +276,7 @@ fn contents_findings(
                 if raw.is_spelled_right() {
                     return;
                 }
-                if raw.expected_type.is_some() {
+                if raw.expected_type.is_some() && kiln_reads(index, &f.path, &raw) {
                     // The compiler refuses a non-canonical typed reference.
                     let reason = ResourcePath::parse(raw.text)
                         .err()
