@@ -444,3 +444,53 @@ fn a_non_canonical_reference_of_another_engines_type_is_a_warning() {
         "{own:?}"
     );
 }
+
+/// A stale reference without extension whose old text named several files that
+/// moved together (`sfx/a` for `sfx/a.sound` and `sfx/a.wav`, both moved to
+/// `audio/`): every candidate gives the same new text, so it is reported as stale
+/// with that text, and `check --fix` writes it. Files that moved apart leave it
+/// alone: no one text names them all. Before, such a reference, held by a branch
+/// made before the move, stayed broken with nothing said.
+#[test]
+fn a_stale_reference_to_files_that_moved_together_is_reported_and_fixed() {
+    let dir = project();
+    write_project(
+        dir.path(),
+        &[
+            ("audio/a.sound", "{}".to_owned()),
+            ("audio/a.wav", "RIFF".to_owned()),
+            ("apart/b.sound", "{}".to_owned()),
+            ("elsewhere/b.wav", "RIFF".to_owned()),
+            (
+                "kiln.redirects",
+                "sfx/a.sound -> audio/a.sound\nsfx/a.wav -> audio/a.wav\nsfx/b.sound -> apart/b.sound\nsfx/b.wav -> elsewhere/b.wav\n"
+                    .to_owned(),
+            ),
+            (
+                "scripts/cues.json",
+                r#"{"on_open": "sfx/a", "on_close": "sfx/b"}"#.to_owned(),
+            ),
+        ],
+    );
+    let checker = open(dir.path());
+    let stale: Vec<(String, String)> = checker
+        .findings()
+        .into_iter()
+        .filter_map(|f| match f {
+            Finding::StaleRedirect {
+                place, replacement, ..
+            } if &*place.file == "scripts/cues.json" => {
+                Some((place.pointer.to_string(), replacement))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stale, [("/on_open".to_owned(), "audio/a".to_owned())]);
+    let mut checker = checker;
+    let plan = dependency_checker::ops::plan_redirect_fixes(&checker);
+    dependency_checker::ops::apply_without_undo(&mut checker, &plan).unwrap();
+    assert_eq!(
+        fs::read_to_string(dir.path().join("scripts/cues.json")).unwrap(),
+        r#"{"on_open": "audio/a", "on_close": "sfx/b"}"#
+    );
+}

@@ -66,7 +66,9 @@ fn canonical_text(text: &str, file: &str) -> Option<String> {
 /// The file a stale reference should name now: its text resolves to nothing, and the
 /// redirect log moved exactly one old path it may mean (the text itself, or an old
 /// path without extension) to a file that exists and has a type `expected_type`
-/// accepts. Returns the old path and the new one.
+/// accepts, or several old paths with the text as their path without extension to
+/// new paths that share one (the new text is the same whichever it meant). Returns
+/// an old path and its new one.
 fn redirect_for(
     index: &Index,
     redirects: &Redirects,
@@ -93,8 +95,20 @@ fn redirect_for(
         })
         .collect();
     found.dedup_by(|a, b| a.1 == b.1);
+    let base = |path: &str| crate::fs::split_extension(path).map(|(base, _)| base.to_owned());
     match found.as_slice() {
         [one] => Some(one.clone()),
+        // Text without extension that named several files, all moved to one new
+        // path without extension (`sfx/a` for `sfx/a.sound` and `sfx/a.wav`, both
+        // moved to `audio/`): every candidate gives the same new text, `audio/a`,
+        // which names them as the old text did.
+        [first, rest @ ..]
+            if expected_type.is_none()
+                && base(&first.0).as_deref() == Some(text)
+                && rest.iter().all(|(_, new)| base(new) == base(&first.1)) =>
+        {
+            Some(first.clone())
+        }
         _ => None,
     }
 }
