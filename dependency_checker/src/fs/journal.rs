@@ -475,7 +475,8 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
                 Ok(now) if xxhash_rust::xxh3::xxh3_64(&now) == *written => {}
                 Ok(now) if file == crate::index::REDIRECT_FILE => {
                     if let Some(kept) = without_appended(&now, journal.log_appended.as_deref()) {
-                        replace_at_below(root, file, &kept)?;
+                        kiln_core::fs::write_below(root, Path::new(file), &kept)
+                            .map_err(io_err(&path))?;
                     }
                     continue;
                 }
@@ -550,15 +551,4 @@ fn without_appended(now: &[u8], appended: Option<&str>) -> Option<Vec<u8>> {
     let mut kept = now[..at].to_vec();
     kept.extend_from_slice(&now[at + appended.len()..]);
     Some(kept)
-}
-
-/// Replaces the project file `rel` with `bytes` (reached below `root` without a
-/// link).
-fn replace_at_below(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), CheckerError> {
-    let path = root.join(rel);
-    let (folder, name) = kiln_core::fs::folder_and_name(rel).map_err(io_err(&path))?;
-    let dir = open_folder_below(root, Path::new(folder), false).map_err(io_err(&path))?;
-    replace_at(&dir, std::ffi::OsStr::new(name), bytes, Durability::Flushed)
-        .map(|_| ())
-        .map_err(io_err(&path))
 }

@@ -61,7 +61,9 @@ impl Mover for Editor {
     }
 
     fn reread(&mut self) -> anyhow::Result<()> {
-        Answerer::checker(self)?.rescan()?;
+        // A refused apply read the project again already (`apply_plan`): only
+        // another operation since makes it read again.
+        Answerer::checker(self)?.catch_up()?;
         Ok(())
     }
 }
