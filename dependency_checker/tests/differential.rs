@@ -640,6 +640,19 @@ fn check_move(
     }
     // Bytes: each file is its old self with the planned patches, nothing else.
     let after_tree = tree(root);
+    // Folders: none left empty by the move (one empty before may stay so).
+    for (folder, _) in after_tree.iter().filter(|(_, bytes)| bytes.is_none()) {
+        let inside = format!("{folder}/");
+        let holds_something = after_tree
+            .range(inside.clone()..)
+            .next()
+            .is_some_and(|(p, _)| p.starts_with(&inside));
+        prop_assert!(
+            holds_something || before_tree.get(folder) == Some(&None),
+            "{folder} was left empty by {:?}",
+            plan.moves
+        );
+    }
     for (path, bytes) in before_tree {
         let Some(old) = bytes else { continue };
         if path == "kiln.redirects" {

@@ -546,3 +546,79 @@ fn pointing_the_references_of_a_file_at_another_patches_them_as_a_move_would() {
         assert!(left.is_empty(), "{old}: {left:?}");
     }
 }
+
+/// Every folder below `dir` (outside `.kiln`), from the root.
+fn folders(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if e.file_type().unwrap().is_dir() && !rel.starts_with(".kiln") {
+                out.push(rel);
+                stack.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A move takes away the folders it empties, so that moving back (a move of its
+/// own, not an undo) gives the same folder tree as well as the same files.
+#[test]
+fn a_move_removes_the_folders_it_empties_and_the_inverse_move_is_exact() {
+    let dir = project();
+    // A folder of its own, two deep, holding only the moved file.
+    fs::create_dir_all(dir.path().join("props/old/deep")).unwrap();
+    fs::write(dir.path().join("props/old/deep/crate.json"), "{}\n").unwrap();
+    // A folder that was empty before is nobody's to remove.
+    fs::create_dir_all(dir.path().join("props/empty_on_purpose")).unwrap();
+    let mut checker = open(dir.path());
+    let (before_files, before_folders) = (snapshot(dir.path()), folders(dir.path()));
+
+    let there = plan(
+        &checker,
+        &MoveRequest::new("props/old/deep/crate.json", "boxes/crate.json"),
+    );
+    apply(&mut checker, &there.unwrap()).unwrap();
+    let after = folders(dir.path());
+    assert!(after.contains(&"boxes".to_owned()), "{after:?}");
+    assert!(
+        after.contains(&"props".to_owned()),
+        "props still holds a folder: {after:?}"
+    );
+    assert!(
+        !after.iter().any(|f| f.starts_with("props/old")),
+        "{after:?}"
+    );
+    assert!(after.contains(&"props/empty_on_purpose".to_owned()));
+
+    let back = plan(
+        &checker,
+        &MoveRequest::new("boxes/crate.json", "props/old/deep/crate.json"),
+    );
+    apply(&mut checker, &back.unwrap()).unwrap();
+    assert_eq!(folders(dir.path()), before_folders);
+    let restored: Vec<_> = snapshot(dir.path())
+        .into_iter()
+        .filter(|(p, _)| p != "kiln.redirects")
+        .collect();
+    let expected: Vec<_> = before_files
+        .into_iter()
+        .filter(|(p, _)| p != "kiln.redirects")
+        .collect();
+    assert_eq!(restored, expected);
+
+    // A folder move leaves no empty folder where the folder was.
+    let folder = plan(&checker, &MoveRequest::new("props/old", "archive/old"));
+    apply(&mut checker, &folder.unwrap()).unwrap();
+    assert!(!dir.path().join("props/old").exists());
+    assert!(dir.path().join("archive/old/deep/crate.json").is_file());
+}

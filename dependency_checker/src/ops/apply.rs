@@ -495,6 +495,7 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
     };
     journal::finish(&root)?;
     journal::remove_empty_dirs(&root, &plan.remove_dirs);
+    journal::remove_empty_dirs(&root, &emptied_folders(&plan.renames));
     let generation = lock.advance();
     drop(lock);
     // The kept bytes are written and scanned: their room (up to
@@ -869,4 +870,30 @@ fn write_unsynced(root: &Path, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
         Durability::Unflushed,
     )
     .map(|_| ())
+}
+
+/// The folders the `renames` may have emptied: each folder a file left, and the
+/// folders above it, but none a file went into. Removed (when empty: `rmdir`
+/// never removes anything else) so that a move and its inverse leave the folder
+/// tree as it was, and a folder move leaves no empty husk behind.
+fn emptied_folders(renames: &[(String, String)]) -> Vec<String> {
+    let ancestors = |path: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut at = path;
+        while let Some((parent, _)) = at.rsplit_once('/') {
+            out.push(parent.to_owned());
+            at = parent;
+        }
+        out
+    };
+    let kept: std::collections::HashSet<String> =
+        renames.iter().flat_map(|(_, new)| ancestors(new)).collect();
+    let mut out: Vec<String> = renames
+        .iter()
+        .flat_map(|(old, _)| ancestors(old))
+        .filter(|dir| !kept.contains(dir))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
