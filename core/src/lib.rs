@@ -52,6 +52,7 @@ pub mod path;
 pub mod project;
 mod raw_level;
 mod record;
+pub mod reference_rules;
 pub mod registry;
 pub mod schema;
 mod spawn;

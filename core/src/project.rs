@@ -44,20 +44,11 @@ pub struct ProjectConfig {
     pub plugins: Vec<String>,
 }
 
-/// Declared reference rules: `{"unit": {"/components/*/data/mesh_resource": "mesh",
-/// "material": "material"}, "*": {"unit": "unit"}}`.
-///
-/// A pattern that starts with `/` is a JSON pointer to the string, where `*` stands
-/// for any one key or array index and `**` for any number of them. Any other pattern
-/// is a field name: it matches a string stored under that key, or in an array under
-/// it, anywhere in the file. A string a rule matches is a *typed* reference to
-/// `text.TYPE`, resolved, checked and patched like the fields of Kiln's own schemas.
-/// Rules apply wherever no built-in schema decides (never to an entity's `name`).
-pub type ReferenceRules =
-    std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>;
+pub use crate::reference_rules::ReferenceRules;
 
 /// What is wrong with one rule of `references`, if anything.
-fn check_reference_rule(ext: &str, pattern: &str, ty: &str) -> Option<String> {
+/// (`ty`: one type it names; `None` checks the extension and pattern alone.)
+fn check_reference_rule(ext: &str, pattern: &str, ty: Option<&str>) -> Option<String> {
     if ext != "*" && !crate::path::is_extension(ext) {
         return Some(format!(
             "references: \"{ext}\" is not a file extension (a-z, 0-9, _ and -, without the dot) or \"*\""
@@ -66,6 +57,7 @@ fn check_reference_rule(ext: &str, pattern: &str, ty: &str) -> Option<String> {
     if pattern.is_empty() {
         return Some(format!("references.{ext}: a pattern is empty"));
     }
+    let ty = ty?;
     let bare = ty.strip_prefix('.').unwrap_or(ty);
     if !crate::path::is_extension(bare) {
         return Some(format!(
@@ -123,8 +115,12 @@ impl ProjectConfig {
             })?;
         let section = text.find("\"references\"").unwrap_or(0);
         for (ext, rules) in &config.references {
-            for (pattern, ty) in rules {
-                if let Some(message) = check_reference_rule(ext, pattern, ty) {
+            for (pattern, spec) in rules {
+                let problem = check_reference_rule(ext, pattern, None).or_else(|| {
+                    spec.types()
+                        .find_map(|ty| check_reference_rule(ext, pattern, Some(ty)))
+                });
+                if let Some(message) = problem {
                     let key = if crate::path::is_extension(ext) || ext == "*" {
                         pattern
                     } else {

@@ -152,7 +152,8 @@ fn rule_matches(pattern: &str, path: &[Step]) -> bool {
 fn classify(
     ext: &str,
     path: &[Step],
-    rules: &BTreeMap<String, BTreeMap<String, String>>,
+    rules: &BTreeMap<String, BTreeMap<String, Value>>,
+    holder: Option<&serde_json::Map<String, Value>>,
 ) -> Option<Option<String>> {
     let top = match path.first() {
         Some(Step::Key(k)) => Some(k.as_str()),
@@ -167,7 +168,7 @@ fn classify(
         ("project", Some("name" | "references" | "boot_levels"), _) => return None,
         _ => {}
     }
-    let mut declared: Vec<(&String, &String)> = Vec::new();
+    let mut declared: Vec<(&String, &Value)> = Vec::new();
     for key in [ext, "*"] {
         if let Some(r) = rules.get(key) {
             let mut pointers: Vec<_> = r.iter().filter(|(p, _)| p.starts_with('/')).collect();
@@ -176,9 +177,36 @@ fn classify(
             declared.extend(pointers);
         }
     }
-    for (pattern, ty) in declared {
-        if rule_matches(pattern, path) {
-            return Some(Some(ty.clone()));
+    // A rule is a type, `"*"` (a full path), `null` (no reference), a case
+    // `{"type": .., "when": {sibling: value or [values]}}`, or a list of cases.
+    for (pattern, spec) in declared {
+        if !rule_matches(pattern, path) {
+            continue;
+        }
+        let cases: Vec<&Value> = match spec {
+            Value::Array(cases) => cases.iter().collect(),
+            one => vec![one],
+        };
+        for case in cases {
+            let (outcome, when) = match case {
+                Value::Object(c) => (&c["type"], c.get("when")),
+                plain => (plain, None),
+            };
+            let holds = when.and_then(Value::as_object).is_none_or(|when| {
+                when.iter().all(|(key, allowed)| {
+                    let value = holder.and_then(|h| h.get(key)).unwrap_or(&Value::Null);
+                    match allowed {
+                        Value::Array(any) => any.contains(value),
+                        one => one == value,
+                    }
+                })
+            });
+            if holds {
+                return match outcome {
+                    Value::String(ty) => Some(Some(ty.clone())),
+                    _ => None,
+                };
+            }
         }
     }
     Some(None)
@@ -186,6 +214,13 @@ fn classify(
 
 fn resolve(text: &str, ty: Option<&str>, files: &BTreeSet<String>) -> Option<Points> {
     match ty {
+        Some("*") => Some(if files.contains(text) {
+            Points::Resolved(text.to_owned())
+        } else if extension(text).is_some_and(|(base, _)| canonical(base)) && canonical(text) {
+            Points::Missing(text.to_owned())
+        } else {
+            Points::Invalid
+        }),
         Some(ty) => {
             let file = format!("{text}.{ty}");
             Some(if files.contains(&file) {
@@ -217,7 +252,7 @@ fn resolve(text: &str, ty: Option<&str>, files: &BTreeSet<String>) -> Option<Poi
 /// Every reference in the project at `root`, by the documented rules.
 fn oracle(root: &Path) -> References {
     let files = oracle_files(root);
-    let rules: BTreeMap<String, BTreeMap<String, String>> =
+    let rules: BTreeMap<String, BTreeMap<String, Value>> =
         serde_json::from_str::<Value>(&fs::read_to_string(root.join("kiln.project")).unwrap())
             .ok()
             .and_then(|v| v.get("references").cloned())
@@ -234,11 +269,14 @@ fn oracle(root: &Path) -> References {
         let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
             continue;
         };
-        let mut stack: Vec<(Vec<Step>, &Value)> = vec![(Vec::new(), &value)];
-        while let Some((path, v)) = stack.pop() {
+        // Each value with the object that holds it (through arrays): where a rule's
+        // conditions look.
+        type Holder<'v> = Option<&'v serde_json::Map<String, Value>>;
+        let mut stack: Vec<(Vec<Step>, &Value, Holder)> = vec![(Vec::new(), &value, None)];
+        while let Some((path, v, holder)) = stack.pop() {
             match v {
                 Value::String(text) => {
-                    let Some(ty) = classify(ext, &path, &rules) else {
+                    let Some(ty) = classify(ext, &path, &rules, holder) else {
                         continue;
                     };
                     if text.is_empty() {
@@ -252,14 +290,14 @@ fn oracle(root: &Path) -> References {
                     for (i, item) in items.iter().enumerate() {
                         let mut p = path.clone();
                         p.push(Step::Index(i));
-                        stack.push((p, item));
+                        stack.push((p, item, holder));
                     }
                 }
                 Value::Object(map) => {
                     for (k, item) in map {
                         let mut p = path.clone();
                         p.push(Step::Key(k.clone()));
-                        stack.push((p, item));
+                        stack.push((p, item, Some(map)));
                     }
                 }
                 _ => {}
@@ -334,8 +372,14 @@ const EXTS: &[&str] = &[
     "",
 ];
 
-const RULES: &str =
-    r#"{"sunit": {"/parts/*/mesh": "mesh", "/**/unit": "sunit"}, "*": {"material": "material"}}"#;
+const RULES: &str = r#"{
+    "sunit": {"/parts/*/mesh": "mesh", "/**/unit": "sunit"},
+    "*": {
+        "material": "material",
+        "texture": "*",
+        "data": [{"type": "mesh", "when": {"kind": "kind_a"}}, {"type": null, "when": {"kind": ["kind_b", null]}}]
+    }
+}"#;
 
 /// Plans a project: paths and, for JSON types, the strings to put in them.
 fn generate(rng: &mut Rng, root: &Path) {
@@ -369,6 +413,8 @@ fn generate(rng: &mut Rng, root: &Path) {
         "props//rock".into(),
         "".into(),
         "missing/thing".into(),
+        "kind_a".into(),
+        "kind_b".into(),
     ];
     for p in &paths {
         strings.push(p.clone());
@@ -380,7 +426,7 @@ fn generate(rng: &mut Rng, root: &Path) {
         strings.push(format!(" {p}"));
     }
     let keys = [
-        "material", "mesh", "unit", "data", "parts", "name", "texture",
+        "material", "mesh", "unit", "data", "parts", "name", "texture", "kind",
     ];
     fn value(rng: &mut Rng, strings: &[String], keys: &[&str], depth: usize) -> Value {
         match rng.below(if depth > 3 { 2 } else { 5 }) {

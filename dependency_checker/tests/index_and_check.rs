@@ -494,3 +494,125 @@ fn a_stale_reference_to_files_that_moved_together_is_reported_and_fixed() {
         r#"{"on_open": "audio/a", "on_close": "sfx/b"}"#
     );
 }
+
+/// What another engine's data needs from rules, through the whole checker: one
+/// field whose type depends on a sibling `_type`, a field declared not to be a
+/// reference, a field holding the full path with its extension, and a rule that
+/// matches nothing, reported.
+#[test]
+fn conditional_excluding_and_full_path_rules_resolve_check_and_move() {
+    let dir = project();
+    write_project(
+        dir.path(),
+        &[
+            (
+                "kiln.project",
+                r#"{"boot_levels": ["levels/forest"], "references": {"sunit": {
+                    "material": [
+                        {"type": "material", "when": {"_type": "mesh_renderer"}},
+                        {"type": "physics", "when": {"_type": "collider"}}
+                    ],
+                    "label": null,
+                    "texture_path": "*",
+                    "/no/such/field": "mesh"
+                }}}"#
+                    .to_owned(),
+            ),
+            (
+                "props/barrel.sunit",
+                r#"{"components": [
+                    {"material": "surfaces/wood", "_type": "mesh_renderer"},
+                    {"_type": "collider", "material": "surfaces/wood"}
+                ],
+                "label": "surfaces/wood",
+                "texture_path": "textures/bark.png",
+                "icon_path": "textures/gone.png"}"#
+                    .to_owned(),
+            ),
+            ("surfaces/wood.material", "{}".to_owned()),
+            ("surfaces/wood.physics", "{}".to_owned()),
+            (
+                "props/broken.sunit",
+                r#"{"texture_path": "textures/missing.png"}"#.to_owned(),
+            ),
+        ],
+    );
+    let mut checker = open(dir.path());
+    let deps = checker.dependencies_of("props/barrel.sunit");
+    let targets: Vec<(String, Target)> = deps
+        .iter()
+        .filter(|d| !d.place.pointer.ends_with("_type") && d.place.pointer != "/icon_path")
+        .map(|d| (d.place.pointer.clone(), d.target.clone()))
+        .collect();
+    assert_eq!(
+        targets,
+        vec![
+            (
+                "/components/0/material".to_owned(),
+                Target::Resolved("surfaces/wood.material".into())
+            ),
+            (
+                "/components/1/material".to_owned(),
+                Target::Resolved("surfaces/wood.physics".into())
+            ),
+            (
+                "/texture_path".to_owned(),
+                Target::Resolved("textures/bark.png".into())
+            ),
+        ],
+        "{deps:?}"
+    );
+    let findings = checker.findings();
+    let lines: Vec<String> = findings
+        .iter()
+        .filter(|f| !matches!(f, Finding::Unused { .. }))
+        .map(|f| format!("{}: {f}", f.severity()))
+        .collect();
+    // `label` names two files by its text, but is declared no reference: not
+    // ambiguous. A missing full path is an error; an undeclared one is no
+    // reference at all.
+    assert!(!lines.iter().any(|l| l.contains("ambiguous")), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("error: props/broken.sunit")
+                && l.contains("missing: textures/missing.png")),
+        "{lines:#?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains("gone.png")), "{lines:#?}");
+    let unused: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| matches!(f, Finding::UnusedRule { .. }))
+        .collect();
+    assert!(
+        matches!(&unused[..], [Finding::UnusedRule { extension, pattern, .. }] if extension == "sunit" && pattern == "/no/such/field"),
+        "{unused:?}"
+    );
+    assert!(!unused[0].is_error());
+
+    // A move patches the full path with its new full path, and the conditional
+    // references with the path without extension.
+    let plan = dependency_checker::ops::plan(
+        &checker,
+        &dependency_checker::ops::MoveRequest::new("textures/bark.png", "art/bark.png"),
+    )
+    .unwrap();
+    dependency_checker::ops::apply(&mut checker, &plan).unwrap();
+    let plan = dependency_checker::ops::plan(
+        &checker,
+        &dependency_checker::ops::MoveRequest::new("surfaces/wood.physics", "physics/wood.physics"),
+    )
+    .unwrap();
+    dependency_checker::ops::apply(&mut checker, &plan).unwrap();
+    let text = fs::read_to_string(dir.path().join("props/barrel.sunit")).unwrap();
+    assert!(text.contains(r#""texture_path": "art/bark.png""#), "{text}");
+    assert!(
+        text.contains(r#"{"_type": "collider", "material": "physics/wood"}"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"{"material": "surfaces/wood", "_type": "mesh_renderer"}"#),
+        "{text}"
+    );
+    assert!(text.contains(r#""label": "surfaces/wood""#), "{text}");
+}

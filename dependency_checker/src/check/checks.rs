@@ -9,7 +9,8 @@ use crate::hash::FastSet;
 use crate::index::Redirects;
 use crate::index::{FileEntry, Index, WalkIssue};
 use crate::resolve::{ResolvedReferences, Target};
-use crate::scan::{Naming, RefView};
+use crate::scan::rules::PathSegment;
+use crate::scan::{FULL_PATH, Naming, RefView};
 
 /// Files that are part of the project's machinery, never "unused", and inputs of
 /// every file's findings (boot levels, plugin folders, the redirect log).
@@ -77,11 +78,12 @@ fn redirect_for(
 ) -> Option<(String, String)> {
     let exists_with_type = |new: &str| {
         index.contains(new)
-            && expected_type
-                .is_none_or(|ty| crate::fs::split_extension(new).is_some_and(|(_, ext)| ext == ty))
+            && expected_type.is_none_or(|ty| {
+                ty == FULL_PATH || crate::fs::split_extension(new).is_some_and(|(_, ext)| ext == ty)
+            })
     };
     let olds: Vec<String> = match expected_type {
-        Some(ty) => vec![format!("{text}.{ty}")],
+        Some(ty) => vec![crate::scan::typed_name(&mut String::new(), text, ty).to_owned()],
         None => match redirects.follow(text) {
             Some(_) => vec![text.to_owned()],
             None => redirects.olds_with_base(text).to_vec(),
@@ -171,8 +173,57 @@ pub fn check(
     for cycle in references.prefab_cycles() {
         out.push(Finding::PrefabCycle { cycle });
     }
+    unused_rules(index, &mut out);
     sort(&mut out);
     out
+}
+
+/// Pushes a finding for each declared rule that types no string of the project.
+/// A rule that only says strings are not references leaves nothing to show it
+/// matched, and is never reported.
+fn unused_rules(index: &Index, out: &mut Vec<Finding>) {
+    let rules = index.rules();
+    let mut left: Vec<_> = rules.rules().filter(|r| !r.only_excludes()).collect();
+    let mut path: Vec<String> = Vec::new();
+    for f in index.files() {
+        if left.is_empty() {
+            break;
+        }
+        let ext = crate::fs::split_extension(&f.path).map_or("", |(_, e)| e);
+        if !left.iter().any(|r| r.applies_to(ext)) {
+            continue;
+        }
+        f.with_scan(|scan| {
+            for raw in scan.iter() {
+                let Some(ty) = raw.expected_type else {
+                    continue;
+                };
+                path.clear();
+                path.extend(
+                    raw.pointer
+                        .split('/')
+                        .skip(1)
+                        .map(|s| s.replace("~1", "/").replace("~0", "~")),
+                );
+                // A segment of digits is taken for an array index (a pattern's
+                // literal matches either), so that a field name is looked for
+                // through arrays as when the file was scanned.
+                let at: Vec<PathSegment> = path
+                    .iter()
+                    .map(|s| match s.parse::<u32>() {
+                        Ok(n) if n.to_string() == *s => PathSegment::Index(n),
+                        _ => PathSegment::Key(s),
+                    })
+                    .collect();
+                left.retain(|r| !(r.applies_to(ext) && r.can_type(ty) && r.matches(&at)));
+            }
+        });
+    }
+    out.extend(left.into_iter().map(|r| Finding::UnusedRule {
+        file: "kiln.project".to_owned(),
+        extension: r.ext.to_owned(),
+        pattern: r.pattern().to_owned(),
+    }));
 }
 
 /// The findings of a check that were about the contents of the files in
@@ -191,9 +242,13 @@ pub fn check_changed(
     findings: Vec<Finding>,
     changed: &FastSet<&str>,
 ) -> Vec<Finding> {
+    // Which rules type a string may change with any file's contents: worked out
+    // again.
     let mut out: Vec<Finding> = (findings.into_iter())
         .filter(|f| !(f.is_about_contents() && changed.contains(f.file())))
+        .filter(|f| !matches!(f, Finding::UnusedRule { .. }))
         .collect();
+    unused_rules(index, &mut out);
     let in_plugin = in_plugin_folder(plugin_folders);
     contents_findings(
         index,
@@ -403,7 +458,9 @@ fn contents_findings(
 pub fn replacement_text(at: &str, raw: &RefView, old_file: &str, new_file: &str) -> String {
     if raw.naming == Naming::RelativeUri {
         crate::scan::gltf::replacement_uri(at, new_file, raw.text)
-    } else if raw.expected_type.is_none() && raw.text == old_file {
+    } else if raw.expected_type == Some(FULL_PATH)
+        || (raw.expected_type.is_none() && raw.text == old_file)
+    {
         new_file.to_owned()
     } else {
         new_file

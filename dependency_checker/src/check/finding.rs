@@ -235,6 +235,17 @@ pub enum Finding {
         /// The folder.
         file: String,
     },
+    /// A rule of `kiln.project`'s `references` that makes no string of the
+    /// project a reference: a pattern that misses the files' layout, or an
+    /// extension no file has, leaves the references it was meant for unseen.
+    UnusedRule {
+        /// `kiln.project`.
+        file: String,
+        /// The extension the rule is declared for, `*` for every file.
+        extension: String,
+        /// The pattern as written.
+        pattern: String,
+    },
     /// A file that could not be read.
     Unreadable {
         /// The file.
@@ -264,6 +275,7 @@ impl Finding {
             | Finding::LinkedOwnFolder { file }
             | Finding::InvalidRedirect { file, .. }
             | Finding::OwnFolderSetAside { file }
+            | Finding::UnusedRule { file, .. }
             | Finding::Unreadable { file, .. } => file,
             Finding::PrefabCycle { cycle } => cycle.first().map_or("", String::as_str),
         }
@@ -321,6 +333,7 @@ impl Finding {
                 | Finding::NonCanonicalReference { .. }
                 | Finding::InvalidJson { .. }
                 | Finding::InvalidRedirect { .. }
+                | Finding::UnusedRule { .. }
                 | Finding::OwnFolderSetAside { .. }
                 | Finding::Ambiguous { .. }
         )
@@ -414,6 +427,21 @@ impl fmt::Display for Finding {
                 f,
                 "{file}: a file named .kiln stood where Kiln keeps its folder; it was moved here, untouched (delete it once you have looked)"
             ),
+            Finding::UnusedRule {
+                file,
+                extension,
+                pattern,
+            } => {
+                let files = if extension == "*" {
+                    "any file".to_owned()
+                } else {
+                    format!("any .{extension} file")
+                };
+                write!(
+                    f,
+                    "{file}: unused rule: references.{extension}.\"{pattern}\" makes no string of {files} a reference (is the pattern right?)"
+                )
+            }
             Finding::InvalidRedirect { file, line, text } => write!(
                 f,
                 "{file}:{line}: \"{text}\" is not a move between paths of the project; ignored"

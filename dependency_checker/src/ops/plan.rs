@@ -589,7 +589,10 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         };
         let file = &*from.path;
         let ext_old = split_extension(old).map(|(_, e)| e);
-        if raw.expected_type.is_some() && ext_old != split_extension(new).map(|(_, e)| e) {
+        let typed = raw
+            .expected_type
+            .is_some_and(|t| t != crate::scan::FULL_PATH);
+        if typed && ext_old != split_extension(new).map(|(_, e)| e) {
             refusal = Some(refused(
                 old,
                 new,

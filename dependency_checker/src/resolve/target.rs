@@ -130,11 +130,15 @@ pub(crate) fn resolve_in<'f, F: FileSet>(
             if let Some(found) = files.file(buf) {
                 return Some(Resolved::File(found));
             }
-            if !ResourcePath::is_canonical(r.text) {
-                let reason = ResourcePath::parse(r.text)
-                    .err()
-                    .map_or_else(|| "not a canonical path".to_owned(), |e| e.to_string());
-                return Some(Resolved::Other(Target::Invalid(reason)));
+            let problem = if ty == crate::scan::FULL_PATH {
+                ResourcePath::split_file(r.text).err()
+            } else if ResourcePath::is_canonical(r.text) {
+                None
+            } else {
+                ResourcePath::parse(r.text).err()
+            };
+            if let Some(e) = problem {
+                return Some(Resolved::Other(Target::Invalid(e.to_string())));
             }
             Some(Resolved::Other(Target::Missing(Arc::from(buf.as_str()))))
         }

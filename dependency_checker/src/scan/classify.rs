@@ -4,8 +4,9 @@
 
 use kiln_core::{FieldKind, FieldSchema};
 
-use super::rules::{DeclaredRules, PathSegment};
+use super::rules::{Decision, DeclaredRules, PathSegment};
 use super::scanner::{Scanner, Schema, Segment};
+use super::store::FULL_PATH;
 use super::store::{NO_TEXT, Naming, RefRecord};
 
 /// What a string value at some path is.
@@ -15,6 +16,9 @@ enum Class<'r> {
     Generic,
     /// A relative URI (unless it has a scheme: then it names no file).
     Uri,
+    /// A declared rule with conditions on sibling fields matches: decided once the
+    /// whole file is read (see `decide_pending`).
+    Pending,
 }
 
 /// Whether a file of an unregistered type whose content does not parse should be
@@ -120,9 +124,12 @@ impl<'a, 'r> Scanner<'a, 'r> {
                         Segment::EscapedKey(..) => PathSegment::Key(text.as_deref().unwrap_or("")),
                     })
                     .collect();
-                let class = match rules.type_of(self.ext, &path) {
-                    Some(ty) => Class::Typed(ty),
-                    None => Class::Generic,
+                let class = match rules.decide(self.ext, &path, None) {
+                    Decision::Typed(ty) => Class::Typed(ty),
+                    Decision::FullPath => Class::Typed(FULL_PATH),
+                    Decision::NotReference => Class::NotReference,
+                    Decision::NoRule => Class::Generic,
+                    Decision::NeedsSiblings => Class::Pending,
                 };
                 (class, entity, component)
             }
@@ -207,10 +214,11 @@ impl<'a, 'r> Scanner<'a, 'r> {
             return;
         }
         let (class, entity, component) = self.classify();
+        let pending = matches!(class, Class::Pending);
         let (expected_type, naming) = match class {
             Class::NotReference => return,
             Class::Typed(t) => (Some(t), Naming::ProjectPath),
-            Class::Generic => (None, Naming::ProjectPath),
+            Class::Generic | Class::Pending => (None, Naming::ProjectPath),
             Class::Uri => (None, Naming::RelativeUri),
         };
         // Text: borrowed straight from the file unless it has escapes.
@@ -233,7 +241,11 @@ impl<'a, 'r> Scanner<'a, 'r> {
             // `data:` embeds the bytes, `http:` and other schemes name no file here.
             Naming::RelativeUri if super::gltf::has_scheme(text) => return,
             Naming::RelativeUri => {}
-            Naming::ProjectPath if expected_type.is_none() && !could_name_a_file(text) => return,
+            Naming::ProjectPath
+                if !pending && expected_type.is_none() && !could_name_a_file(text) =>
+            {
+                return;
+            }
             Naming::ProjectPath => {}
         }
         // The opening quote.
@@ -273,5 +285,88 @@ impl<'a, 'r> Scanner<'a, 'r> {
             naming,
         });
         self.ref_entity.push(entity.unwrap_or(u32::MAX));
+        if pending {
+            self.pending.push(self.scan.records.len() - 1);
+        }
     }
+}
+
+/// The object `pointer` (a JSON pointer to a string) sits in, directly or
+/// through arrays: where a rule's conditions look for sibling fields.
+fn holding_object<'v>(
+    root: &'v serde_json::Value,
+    path: &[PathSegment],
+) -> Option<&'v serde_json::Map<String, serde_json::Value>> {
+    let last_key = path
+        .iter()
+        .rposition(|s| matches!(s, PathSegment::Key(_)))?;
+    let mut at = root;
+    for segment in &path[..last_key] {
+        at = match segment {
+            PathSegment::Key(k) => at.get(*k)?,
+            PathSegment::Index(n) => at.get(*n as usize)?,
+        };
+    }
+    at.as_object()
+}
+
+/// Decides the references a conditional rule left pending (`pending`: their
+/// records' numbers), now that the whole of `bytes` is known to be JSON: each
+/// becomes typed, a full path, no reference, or a generic candidate. Returns the
+/// records to drop.
+pub(super) fn decide_pending(
+    scan: &mut super::store::FileScan,
+    (rules, ext): (&DeclaredRules, &str),
+    bytes: &[u8],
+    pending: &[usize],
+) -> Vec<usize> {
+    let root: Option<serde_json::Value> = serde_json::from_slice(bytes).ok();
+    let mut drop = Vec::new();
+    for &i in pending {
+        let Some(view) = scan.get(i) else { continue };
+        let keys: Vec<String> = view
+            .pointer
+            .split('/')
+            .skip(1)
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect();
+        // Array indices are the segments that are numbers where the value is an
+        // array: read them as the scanner did, from the document.
+        let mut path: Vec<PathSegment> = Vec::with_capacity(keys.len());
+        let mut at = root.as_ref();
+        for key in &keys {
+            let index = at
+                .filter(|v| v.is_array())
+                .and_then(|_| key.parse::<u32>().ok());
+            path.push(match index {
+                Some(n) => PathSegment::Index(n),
+                None => PathSegment::Key(key),
+            });
+            at = at.and_then(|v| match index {
+                Some(n) => v.get(n as usize),
+                None => v.get(key.as_str()),
+            });
+        }
+        let siblings = root.as_ref().and_then(|r| holding_object(r, &path));
+        let empty = serde_json::Map::new();
+        let decision = rules.decide(ext, &path, Some(siblings.unwrap_or(&empty)));
+        let text = view.text.to_owned();
+        let ty = match decision {
+            Decision::Typed(t) => Some(t),
+            Decision::FullPath => Some(FULL_PATH),
+            Decision::NoRule | Decision::NeedsSiblings if could_name_a_file(&text) => None,
+            _ => {
+                drop.push(i);
+                continue;
+            }
+        };
+        if let (Some(ty), Some(record)) = (ty, scan.records.get(i).copied()) {
+            let range = scan.intern(ty, &mut NO_TEXT.clone());
+            scan.records[i] = super::store::RefRecord {
+                expected_type: range,
+                ..record
+            };
+        }
+    }
+    drop
 }

@@ -26,7 +26,7 @@ use classify::meant_as_json;
 pub use rules::DeclaredRules;
 use scanner::{BOM, Scanner, Schema};
 use store::NO_TEXT;
-pub use store::{FileScan, Naming, RawReference, RefView, ScanError};
+pub use store::{FULL_PATH, FileScan, Naming, RawReference, RefView, ScanError};
 pub(crate) use store::{LastStored, typed_name};
 
 /// A fingerprint of everything that decides how files are scanned: the component
@@ -175,6 +175,7 @@ fn scan_json(
         line: 1,
         line_start: 0,
         keys: Vec::new(),
+        pending: Vec::new(),
     };
     let result = s
         .check_utf8()
@@ -190,12 +191,27 @@ fn scan_json(
         });
     let Scanner {
         mut scan,
-        ref_entity,
+        mut ref_entity,
         entity_ids,
+        pending,
         ..
     } = s;
     match result {
         Ok(()) => {
+            if !pending.is_empty() {
+                let dropped =
+                    classify::decide_pending(&mut scan, (rules, ext), &bytes[start..], &pending);
+                let mut k = 0;
+                scan.records.retain(|_| {
+                    k += 1;
+                    dropped.binary_search(&(k - 1)).is_err()
+                });
+                let mut k = 0;
+                ref_entity.retain(|_| {
+                    k += 1;
+                    dropped.binary_search(&(k - 1)).is_err()
+                });
+            }
             // Entity ids may come after the components in an entity object: attach
             // them once the whole file is read.
             let mut last = NO_TEXT;
@@ -554,6 +570,71 @@ mod tests {
                 ("materials/fx".to_owned(), Some("material".to_owned())),
             ]
         );
+    }
+
+    /// One field, two meanings by a sibling that may come before or after it; a
+    /// field declared not to be a reference; a field holding a full path.
+    #[test]
+    fn rules_with_conditions_exclusions_and_full_paths() {
+        let rules = DeclaredRules::new(
+            &serde_json::from_str(
+                r#"{"sunit": {
+                    "material": [
+                        {"type": "material", "when": {"_type": "mesh_renderer"}},
+                        {"type": "physics_material", "when": {"_type": ["collider", "rigid_body"]}}
+                    ],
+                    "/overrides/*/material": "material",
+                    "debug_name": null,
+                    "texture_path": "*"
+                }}"#,
+            )
+            .unwrap(),
+        );
+        let registry = Registry::with_builtins();
+        let foreign = r#"{
+            "components": [
+                {"_type": "mesh_renderer", "material": "materials/bark"},
+                {"material": "physics/ice", "_type": "collider"},
+                {"_type": "light", "material": "materials/glow"},
+                {"_type": "decal", "material": "no file here!"}
+            ],
+            "overrides": {"o1": {"material": "materials/moss"}},
+            "debug_name": "materials/bark",
+            "texture_path": "textures/bark.png"
+        }"#;
+        let s = scan_file(&registry, &rules, "sunit", foreign.as_bytes());
+        assert!(s.error.is_none(), "{:?}", s.error);
+        let got: Vec<_> = s
+            .references()
+            .into_iter()
+            // `_type` strings are generic candidates, as any string that could name
+            // a file.
+            .filter(|r| !r.pointer.ends_with("/_type"))
+            .map(|r| (r.pointer, r.text, r.expected_type))
+            .collect();
+        let typed = |p: &str, t: &str, ty: Option<&str>| {
+            (p.to_owned(), t.to_owned(), ty.map(str::to_owned))
+        };
+        assert_eq!(
+            got,
+            vec![
+                typed("/components/0/material", "materials/bark", Some("material")),
+                typed(
+                    "/components/1/material",
+                    "physics/ice",
+                    Some("physics_material")
+                ),
+                // No case holds: a generic candidate, as without the rule.
+                typed("/components/2/material", "materials/glow", None),
+                typed("/components/3/material", "no file here!", None),
+                typed("/overrides/o1/material", "materials/moss", Some("material")),
+                typed("/texture_path", "textures/bark.png", Some(FULL_PATH)),
+            ]
+        );
+        // The scan's spans still cover each string's text.
+        for r in s.references() {
+            assert_eq!(&foreign[r.span.0 as usize..r.span.1 as usize], r.text);
+        }
     }
 
     #[test]

@@ -43,6 +43,7 @@
 use std::collections::HashMap;
 
 use kiln_core::ReferenceRules;
+use kiln_core::reference_rules::{RuleCase, RuleOutcome, RuleSpec};
 
 /// One step of the path from a file's root to a string value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +81,35 @@ enum Pattern {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Rule {
     pattern: Pattern,
-    resource_type: String,
+    /// The pattern as written, to name the rule.
+    written: String,
+    cases: Vec<RuleCase>,
+}
+
+/// What the declared rules make of a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision<'r> {
+    /// No rule matches: a generic candidate, if it could name a file.
+    NoRule,
+    /// A reference written without extension to a file of this type.
+    Typed(&'r str),
+    /// A reference written as the full path with its extension.
+    FullPath,
+    /// Not a reference.
+    NotReference,
+    /// A matching rule has conditions on the string's sibling fields, which are
+    /// not known yet (they may come after it in the file).
+    NeedsSiblings,
+}
+
+impl<'r> Decision<'r> {
+    fn of(outcome: &'r RuleOutcome) -> Self {
+        match outcome {
+            RuleOutcome::Typed(t) => Decision::Typed(t),
+            RuleOutcome::FullPath => Decision::FullPath,
+            RuleOutcome::NotReference => Decision::NotReference,
+        }
+    }
 }
 
 /// A project's declared rules, ready to match.
@@ -88,14 +117,16 @@ struct Rule {
 pub struct DeclaredRules {
     by_extension: HashMap<String, Vec<Rule>>,
     everywhere: Vec<Rule>,
+    /// Whether some rule has conditions.
+    conditional: bool,
     /// A stable text of every rule, for the cache's fingerprint.
     fingerprint: String,
 }
 
-fn compile(rules: &std::collections::BTreeMap<String, String>) -> Vec<Rule> {
+fn compile(rules: &std::collections::BTreeMap<String, RuleSpec>) -> Vec<Rule> {
     let mut out: Vec<Rule> = rules
         .iter()
-        .map(|(pattern, ty)| Rule {
+        .map(|(pattern, spec)| Rule {
             pattern: match pattern.strip_prefix('/') {
                 Some(pointer) => Pattern::Pointer(
                     pointer
@@ -111,7 +142,8 @@ fn compile(rules: &std::collections::BTreeMap<String, String>) -> Vec<Rule> {
                 ),
                 None => Pattern::Field(pattern.clone()),
             },
-            resource_type: ty.clone(),
+            written: pattern.clone(),
+            cases: spec.cases.clone(),
         })
         .collect();
     // Pointer patterns first: they say more than a field name. Stable, so sorted order
@@ -184,6 +216,9 @@ impl DeclaredRules {
         let mut rules = DeclaredRules::default();
         for (ext, patterns) in config {
             let compiled = compile(patterns);
+            rules.conditional |= compiled
+                .iter()
+                .any(|r| r.cases.iter().any(|c| !c.when.is_empty()));
             if ext == "*" {
                 rules.everywhere = compiled;
             } else {
@@ -209,21 +244,113 @@ impl DeclaredRules {
         !self.everywhere.is_empty() || self.by_extension.contains_key(ext)
     }
 
-    /// The resource type the string at `path` in a file of type `ext` names, if a
-    /// rule matches it.
+    /// The resource type the string at `path` in a file of type `ext` names, if an
+    /// unconditional rule makes it a typed reference.
     pub fn type_of(&self, ext: &str, path: &[PathSegment]) -> Option<&str> {
+        match self.decide(ext, path, None) {
+            Decision::Typed(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn rules_for(&self, ext: &str) -> impl Iterator<Item = &Rule> {
         self.by_extension
             .get(ext)
             .into_iter()
             .flatten()
             .chain(&self.everywhere)
-            .find(|r| r.matches(path))
-            .map(|r| r.resource_type.as_str())
+    }
+
+    /// What the string at `path` in a file of type `ext` is. `siblings` gives the
+    /// fields of the object that holds it, once known; without it, a matching rule
+    /// with conditions gives [`Decision::NeedsSiblings`]. A rule none of whose
+    /// cases holds leaves the string to the rules after it.
+    pub fn decide(
+        &self,
+        ext: &str,
+        path: &[PathSegment],
+        siblings: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> Decision<'_> {
+        for rule in self.rules_for(ext).filter(|r| r.matches(path)) {
+            for case in &rule.cases {
+                if case.when.is_empty() {
+                    return Decision::of(&case.outcome);
+                }
+                let Some(siblings) = siblings else {
+                    return Decision::NeedsSiblings;
+                };
+                if case.holds(|key| siblings.get(key)) {
+                    return Decision::of(&case.outcome);
+                }
+            }
+        }
+        Decision::NoRule
+    }
+
+    /// Whether some rule has conditions on sibling fields.
+    pub fn has_conditions(&self) -> bool {
+        self.conditional
+    }
+
+    /// Every rule, by extension (`*` last), each in the order it is tried: what
+    /// `kiln check` uses to find the rules that type nothing.
+    pub fn rules(&self) -> impl Iterator<Item = DeclaredRule<'_>> {
+        let mut by_extension: Vec<_> = self.by_extension.iter().collect();
+        by_extension.sort_by_key(|(ext, _)| ext.as_str());
+        by_extension
+            .into_iter()
+            .flat_map(|(ext, rules)| rules.iter().map(move |r| (ext.as_str(), r)))
+            .chain(self.everywhere.iter().map(|r| ("*", r)))
+            .map(|(ext, rule)| DeclaredRule { ext, rule })
     }
 
     /// A text that changes whenever the rules do.
     pub fn fingerprint(&self) -> &str {
         &self.fingerprint
+    }
+}
+
+/// One declared rule, to ask what it matches.
+#[derive(Debug, Clone, Copy)]
+pub struct DeclaredRule<'r> {
+    /// The extension it is declared for, `*` for every file.
+    pub ext: &'r str,
+    rule: &'r Rule,
+}
+
+impl DeclaredRule<'_> {
+    /// The pattern as written in `kiln.project`.
+    pub fn pattern(&self) -> &str {
+        &self.rule.written
+    }
+
+    /// Whether it applies to a file of type `ext`.
+    pub fn applies_to(&self, ext: &str) -> bool {
+        self.ext == "*" || self.ext == ext
+    }
+
+    /// Whether its pattern matches `path`.
+    pub fn matches(&self, path: &[PathSegment]) -> bool {
+        self.rule.matches(path)
+    }
+
+    /// Whether it can make a string a reference of `expected_type` (`*` for a full
+    /// path).
+    pub fn can_type(&self, expected_type: &str) -> bool {
+        self.rule.cases.iter().any(|c| match &c.outcome {
+            RuleOutcome::Typed(t) => t == expected_type,
+            RuleOutcome::FullPath => expected_type == crate::scan::FULL_PATH,
+            RuleOutcome::NotReference => false,
+        })
+    }
+
+    /// Whether it only says that strings are not references (which leaves no
+    /// reference behind to show it matched).
+    pub fn only_excludes(&self) -> bool {
+        self.rule
+            .cases
+            .iter()
+            .all(|c| c.outcome == RuleOutcome::NotReference)
     }
 }
 

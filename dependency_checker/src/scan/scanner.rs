@@ -64,4 +64,6 @@ pub(super) struct Scanner<'a, 'r> {
     /// Raw key ranges of the objects being read, innermost last, to find a key given
     /// twice in one object (in Kiln's own files only: foreign data is read as is).
     pub(super) keys: Vec<(usize, usize)>,
+    /// Records a conditional rule matched, decided once the file is read.
+    pub(super) pending: Vec<usize>,
 }

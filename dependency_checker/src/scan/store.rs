@@ -124,13 +124,27 @@ impl<'a> RefView<'a> {
     /// a relative URI (a URI is not a resource path: its spelling is the URI's, and
     /// the file's own name is reported if it is not canonical).
     pub(crate) fn is_spelled_right(&self) -> bool {
-        self.naming == Naming::RelativeUri || kiln_core::ResourcePath::is_canonical(self.text)
+        match (self.naming, self.expected_type) {
+            (Naming::RelativeUri, _) => true,
+            (_, Some(FULL_PATH)) => kiln_core::ResourcePath::split_file(self.text).is_ok(),
+            _ => kiln_core::ResourcePath::is_canonical(self.text),
+        }
     }
 }
 
-/// The file a reference declared of type `ty` names: `text.ty`, built in `buf`.
+/// The expected type of a reference a declared rule says is written as the full
+/// path with its extension (`"textures/bark.png"`): it names the file `text`, of
+/// whatever type, and is checked and patched like a typed reference.
+pub const FULL_PATH: &str = "*";
+
+/// The file a reference declared of type `ty` names: `text.ty` (`text` itself for
+/// [`FULL_PATH`]), built in `buf`.
 pub(crate) fn typed_name<'b>(buf: &'b mut String, text: &str, ty: &str) -> &'b str {
     buf.clear();
+    if ty == FULL_PATH {
+        buf.push_str(text);
+        return buf;
+    }
     buf.push_str(text);
     buf.push('.');
     buf.push_str(ty);
