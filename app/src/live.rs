@@ -47,3 +47,49 @@ pub fn summarize(changed: &[String]) -> String {
         n => format!("{} and {} more", changed[..3].join(", "), n - 3),
     }
 }
+
+/// The levels that use any of the component `types`: a level or unit with an
+/// entity holding (or overriding) a component of one of them, and every level that
+/// includes such a unit. What a plugin's new schema or defaults change.
+pub fn levels_using_types(checker: &Checker, types: &HashSet<String>) -> BTreeSet<String> {
+    if types.is_empty() {
+        return BTreeSet::new();
+    }
+    let root = checker.project().root();
+    let users: Vec<String> = checker
+        .index()
+        .files()
+        .filter(|f| f.path.ends_with(".level") || f.path.ends_with(".unit"))
+        .filter(|f| {
+            kiln_core::fs::read_below(
+                root,
+                std::path::Path::new(&*f.path),
+                kiln_core::project::MAX_FILE,
+            )
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+            .is_some_and(|level| component_types_in(&level).any(|t| types.contains(t)))
+        })
+        .map(|f| f.path.to_string())
+        .collect();
+    levels_among(checker, &referrers(checker, &users))
+}
+
+/// The component types a level's or unit's entities hold or override.
+fn component_types_in(level: &serde_json::Value) -> impl Iterator<Item = &str> {
+    let entities = level.get("entities").and_then(|e| e.as_array());
+    entities.into_iter().flatten().flat_map(|entity| {
+        let held = entity.get("components").and_then(|c| c.as_object());
+        let overridden = entity.get("overrides").and_then(|o| o.as_object());
+        held.into_iter()
+            .flat_map(|c| c.keys())
+            .chain(
+                overridden
+                    .into_iter()
+                    .flat_map(|o| o.values())
+                    .filter_map(|child| child.as_object())
+                    .flat_map(|c| c.keys()),
+            )
+            .map(String::as_str)
+    })
+}

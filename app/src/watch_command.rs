@@ -14,7 +14,8 @@ use crate::query_service::{Answering, QueryServer, SOCKET};
 use anyhow::Context;
 
 use crate::compile_command::{blob_path, write_blob};
-use crate::live::{affected_levels, summarize};
+use crate::live::{affected_levels, levels_using_types, summarize};
+use kiln_plugin_host::project::ProjectPlugins;
 
 /// Compiles `level` and writes its blob; a level that fails keeps its last good blob.
 /// Returns the warnings and the line to print.
@@ -50,6 +51,75 @@ fn rebuild(
     )
 }
 
+/// The component types `plugins` registered.
+fn plugin_types(plugins: &ProjectPlugins) -> std::collections::HashSet<String> {
+    (plugins.loaded.iter())
+        .flat_map(|p| p.component_types.iter().cloned())
+        .collect()
+}
+
+/// Whether `changed` touches the project's plugins: a file in a plugin folder
+/// (its sources, or a prebuilt library pulled with them), or `kiln.project`,
+/// which lists them.
+fn touches_plugins(checker: &dependency_checker::Checker, changed: &[String]) -> bool {
+    let entries = &checker.project().config().plugins;
+    changed.iter().any(|c| {
+        c == kiln_core::project::PROJECT_FILE
+            || entries
+                .iter()
+                .any(|entry| dependency_checker::fs::is_within(c, entry))
+    })
+}
+
+/// Shuts the plugins down and loads them again, building those whose sources
+/// changed, with a checker on the new registry: the answers served and the
+/// levels built from now on follow them, as a command started now would. Returns
+/// the component types of the old plugins and the new ones, whose levels are
+/// rebuilt.
+fn reload_plugins(
+    project_dir: &Path,
+    (checker, plugins): (dependency_checker::Checker, ProjectPlugins),
+    out: &mut dyn Write,
+) -> anyhow::Result<(
+    dependency_checker::Checker,
+    ProjectPlugins,
+    std::collections::HashSet<String>,
+)> {
+    let start = Instant::now();
+    let mut types = plugin_types(&plugins);
+    // The checker's registry holds the old plugins' function pointers: it goes
+    // first, then the plugins are shut down and unloaded.
+    drop(checker);
+    drop(plugins);
+    let (checker, plugins) = open_checker(project_dir)?;
+    for (entry, took) in &plugins.built {
+        writeln!(out, "built plugin {entry} in {:.1} s", took.as_secs_f64())?;
+    }
+    for w in &plugins.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    for e in &plugins.errors {
+        writeln!(out, "error: {e}")?;
+    }
+    for m in kiln_plugin_host::take_messages() {
+        writeln!(out, "plugin said: {}", m.text)?;
+    }
+    let names: Vec<&str> = plugins.loaded.iter().map(|p| p.name.as_str()).collect();
+    writeln!(
+        out,
+        "reloaded plugins ({}) in {:.1} ms",
+        if names.is_empty() {
+            "none loaded".to_owned()
+        } else {
+            names.join(", ")
+        },
+        start.elapsed().as_secs_f64() * 1000.0
+    )?;
+    checker.lookup();
+    types.extend(plugin_types(&plugins));
+    Ok((checker, plugins, types))
+}
+
 /// Runs `kiln watch` until the process is stopped; with `build` false
 /// (`--no-build`) it only keeps the index current and answers queries, writing no
 /// build output.
@@ -59,7 +129,7 @@ pub fn run(
     build: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
-    let (mut checker, plugins) = open_checker(project_dir)?;
+    let (mut checker, mut plugins) = open_checker(project_dir)?;
     crate::plugins::report(&plugins, true, &mut std::io::stderr());
     let root = checker.project().root().to_owned();
     let out_root = out_dir.map_or_else(|| root.clone(), Path::to_owned);
@@ -92,7 +162,7 @@ pub fn run(
     let (queries, mut answering) = Answering::new(watcher.sync_cookies());
     // Filed now, kept current after: the first question does not pay for it.
     checker.lookup();
-    let plugin_errors = crate::checker_commands::plugin_errors(&plugins);
+    let mut plugin_errors = crate::checker_commands::plugin_errors(&plugins);
     let _server = match QueryServer::start(&root, watcher.sync_cookies(), queries) {
         Ok(server) => {
             writeln!(
@@ -140,6 +210,17 @@ pub fn run(
             }
             None => Default::default(),
         };
+        // Plugins whose sources changed are built and swapped in before any
+        // question of this batch is answered: a command started now would load
+        // them as they are.
+        let plugin_types = if touches_plugins(&checker, &changed) {
+            let types;
+            (checker, plugins, types) = reload_plugins(project_dir, (checker, plugins), out)?;
+            plugin_errors = crate::checker_commands::plugin_errors(&plugins);
+            types
+        } else {
+            Default::default()
+        };
         // What the batch changed is in `changed` already; a move answered for a
         // command in a terminal reaches the watcher as nothing new, so it is asked
         // for after the answers.
@@ -167,7 +248,8 @@ pub fn run(
         if !build {
             continue;
         }
-        let affected = affected_levels(&checker, &report.changed);
+        let mut affected = affected_levels(&checker, &report.changed);
+        affected.extend(levels_using_types(&checker, &plugin_types));
         let detect_ms = first_event.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
         if affected.is_empty() {
             writeln!(
