@@ -16,6 +16,8 @@ pub struct CommandServer {
     // Held for its socket, which goes when it is dropped.
     _server: QueryServer,
     answering: Answering,
+    /// Cookies reported while plugins were being built, answered once they are.
+    held: Vec<u64>,
 }
 
 impl CommandServer {
@@ -29,13 +31,22 @@ impl CommandServer {
         Ok(CommandServer {
             _server: server,
             answering,
+            held: Vec::new(),
         })
     }
 
     /// Answers the questions whose sync cookies `editor`'s watcher has reported
     /// (call it after [`Editor::tick`], which folds the watcher's batches in).
     pub fn serve(&mut self, editor: &mut Editor) -> anyhow::Result<()> {
-        let synced = editor.take_synced_cookies();
+        let mut synced = editor.take_synced_cookies();
+        if !editor.plugins_building().is_empty() {
+            // A command started now would load the plugins as their sources are:
+            // the answer waits for the build (and, past the client's patience,
+            // the command works alone).
+            self.held.append(&mut synced);
+            return Ok(());
+        }
+        synced.append(&mut self.held);
         if synced.is_empty() && !self.answering.busy() {
             return Ok(());
         }
