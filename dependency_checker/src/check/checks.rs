@@ -43,9 +43,42 @@ fn kiln_reads(index: &Index, file: &str, raw: &RefView) -> bool {
     if index.rules().declares(ext) {
         return false;
     }
-    match raw.component {
-        Some(component) => registry.component(component).is_some(),
-        None => matches!(ext, "level" | "unit") || registry.resource_type(ext).is_some(),
+    // The type came from a schema only if the field is one of the schema's: a
+    // rule may type another field of the same file (an extra field of a
+    // material, a third-party component's field in a level).
+    let segments: Vec<&str> = raw.pointer.split('/').skip(1).collect();
+    let has_field = |fields: &[kiln_core::FieldSchema], name: Option<&&str>| {
+        name.is_some_and(|name| fields.iter().any(|f| f.name == *name))
+    };
+    match (ext, segments.as_slice()) {
+        ("level" | "unit", ["entities", _, "prefab"]) => true,
+        ("level" | "unit", ["entities", _, "components" | "overrides", rest @ ..]) => {
+            // Overrides name the prefab's entity first.
+            let rest = if segments[2] == "overrides" {
+                rest.get(1..).unwrap_or_default()
+            } else {
+                rest
+            };
+            let Some((component, fields)) = rest.split_first() else {
+                return false;
+            };
+            let Some(ty) = registry.component(component) else {
+                return false;
+            };
+            // Several instances of one type are an array.
+            let field = match fields.first() {
+                Some(first) if first.parse::<u32>().is_ok() && ty.multiple => fields.get(1),
+                other => other,
+            };
+            has_field(&ty.fields, field)
+        }
+        (_, [field, ..]) => registry
+            .resource_type(ext)
+            .is_some_and(|r| match &r.format {
+                kiln_core::registry::ResourceFormat::Json(fields) => has_field(fields, Some(field)),
+                _ => false,
+            }),
+        _ => false,
     }
 }
 
