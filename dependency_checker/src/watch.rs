@@ -136,8 +136,21 @@ impl std::fmt::Debug for ProjectWatcher {
 }
 
 enum Raw {
-    Paths(Vec<PathBuf>, Instant),
+    /// Paths an event names, when it came, and whether it completes a write: the
+    /// rename that puts an atomic save's file in place.
+    Paths(Vec<PathBuf>, Instant, bool),
     Rescan(Instant),
+}
+
+/// Whether `kind` is the end of a write the watcher can recognise: a file renamed
+/// into place, as every atomic save (temporary file, then rename) ends. Nothing
+/// more of that save is coming, so its batch need not wait for quiet.
+fn completes_a_write(kind: &EventKind) -> bool {
+    use notify::event::{ModifyKind, RenameMode};
+    matches!(
+        kind,
+        EventKind::Modify(ModifyKind::Name(RenameMode::To | RenameMode::Both))
+    )
 }
 
 impl ProjectWatcher {
@@ -169,7 +182,10 @@ impl ProjectWatcher {
             let msg = match res {
                 Ok(event) if event.need_rescan() => Raw::Rescan(now),
                 Ok(event) if matches!(event.kind, EventKind::Access(_)) => return,
-                Ok(event) => Raw::Paths(event.paths, now),
+                Ok(event) => {
+                    let completes = completes_a_write(&event.kind);
+                    Raw::Paths(event.paths, now, completes)
+                }
                 Err(_) => Raw::Rescan(now),
             };
             let _ = raw_tx.send(msg);
@@ -249,13 +265,17 @@ fn debounce_loop(
         let mut rescan = false;
         let mut first_event = None;
         let mut synced = Vec::new();
+        let mut completed = false;
         let mut take = |msg: Raw,
                         paths: &mut BTreeSet<String>,
                         rescan: &mut bool,
-                        synced: &mut Vec<u64>| match msg {
-            Raw::Paths(ps, at) => {
+                        synced: &mut Vec<u64>,
+                        completed: &mut bool| match msg {
+            Raw::Paths(ps, at, completes) => {
                 first_event.get_or_insert(at);
-                for p in ps {
+                // A rename names its destination last.
+                let last = ps.len().saturating_sub(1);
+                for (k, p) in ps.into_iter().enumerate() {
                     let rel = p.strip_prefix(&canonical).or_else(|_| p.strip_prefix(root));
                     if let Ok(rel) = rel
                         && let Some(rel) = rel.to_str()
@@ -266,6 +286,7 @@ fn debounce_loop(
                                 synced.push(n);
                             }
                         } else if !rel.is_empty() && !is_excluded(&rel) {
+                            *completed |= completes && k == last;
                             paths.insert(rel);
                         }
                     }
@@ -276,15 +297,17 @@ fn debounce_loop(
                 *rescan = true;
             }
         };
-        take(first, &mut paths, &mut rescan, &mut synced);
-        // A cookie ends the batch at once: someone is waiting for it.
-        while synced.is_empty() {
+        take(first, &mut paths, &mut rescan, &mut synced, &mut completed);
+        // A cookie ends the batch at once: someone is waiting for it. So does a
+        // file renamed into place: the save is complete, and waiting for quiet
+        // would only delay its preview.
+        while synced.is_empty() && !completed {
             let left = timing.max_wait.saturating_sub(started.elapsed());
             if left.is_zero() {
                 break;
             }
             match raw.recv_timeout(timing.quiet.min(left)) {
-                Ok(msg) => take(msg, &mut paths, &mut rescan, &mut synced),
+                Ok(msg) => take(msg, &mut paths, &mut rescan, &mut synced, &mut completed),
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => return,
             }

@@ -46,6 +46,37 @@ fn an_atomic_save_is_one_batch_and_updates_the_index() {
     assert_eq!(checker.references_to("textures/bark.png").len(), 2);
 }
 
+/// The rename that ends an atomic save ends the batch at once, without the quiet
+/// wait (here made two seconds long, to tell the two apart), and the visible
+/// temporary and backup names of editors and atomic saves are never project files.
+#[test]
+fn a_rename_into_place_ends_the_batch_and_scratch_files_are_not_the_projects() {
+    let dir = project();
+    let slow = Debounce {
+        quiet: Duration::from_secs(2),
+        max_wait: Duration::from_secs(5),
+    };
+    let w = ProjectWatcher::start(dir.path(), slow).unwrap();
+    let materials = dir.path().join("materials");
+    // Vim's write test and backup, and Emacs's auto-save, beside the save.
+    fs::write(materials.join("4913"), "").unwrap();
+    fs::remove_file(materials.join("4913")).unwrap();
+    fs::write(materials.join("stone.material~"), "{}").unwrap();
+    fs::write(materials.join("#stone.material#"), "{}").unwrap();
+    let temp = materials.join("stone.material.tmp~");
+    fs::write(&temp, r#"{"texture": "textures/bark"}"#).unwrap();
+    let renamed = Instant::now();
+    fs::rename(&temp, materials.join("stone.material")).unwrap();
+    let batches = collect(&w, |b| seen(b, "materials/stone.material"));
+    let waited = renamed.elapsed();
+    assert!(
+        waited < Duration::from_millis(1500),
+        "the batch waited {waited:?} for quiet after the rename"
+    );
+    let paths: Vec<&String> = batches.iter().flat_map(|b| &b.paths).collect();
+    assert_eq!(paths, ["materials/stone.material"], "{batches:?}");
+}
+
 #[test]
 fn a_burst_of_thousands_of_files_arrives_in_few_batches() {
     let dir = project();

@@ -25,5 +25,6 @@ pub use below::{
     rename_below, stat_below, stat_of, write_below,
 };
 pub use project_files::{
-    BUILD_DIR, NON_RESOURCE_DIRS, is_excluded, is_plain_relative, is_within, split_extension,
+    BUILD_DIR, NON_RESOURCE_DIRS, is_excluded, is_plain_relative, is_scratch_name, is_within,
+    split_extension,
 };

@@ -28,10 +28,31 @@ pub fn is_within(path: &str, folder: &str) -> bool {
 }
 
 /// Whether `rel` (a project-relative path with `/`) is not a resource: inside a tool
-/// folder (`.git`, `.kiln`, `build`) or hidden (a segment starting with `.`).
+/// folder (`.git`, `.kiln`, `build`), hidden (a segment starting with `.`), or a
+/// temporary or backup file an editor or an atomic save makes beside the real one
+/// (see [`is_scratch_name`]).
 pub fn is_excluded(rel: &str) -> bool {
     let top = rel.split('/').next().unwrap_or("");
-    NON_RESOURCE_DIRS.contains(&top) || rel.split('/').any(|segment| segment.starts_with('.'))
+    NON_RESOURCE_DIRS.contains(&top)
+        || rel
+            .split('/')
+            .any(|segment| segment.starts_with('.') || is_scratch_name(segment))
+}
+
+/// Whether a file name is one that text editors and atomic saves use for a moment
+/// or keep as a backup, never a resource: `big.level.tmp~` and `notes~` (an atomic
+/// save's temporary, Emacs's and many tools' backups), `#notes#` (Emacs's
+/// auto-save), `*.swp`, `*.swo`, `*.swx` (Vim's swap files, when kept beside the
+/// file) and `4913` (the file Vim creates to test that it may write the folder).
+/// Indexing them made a save report "changed big.level.tmp~: no level affected"
+/// and a vanished temporary a missing file.
+pub fn is_scratch_name(name: &str) -> bool {
+    name.ends_with('~')
+        || (name.len() > 1 && name.starts_with('#') && name.ends_with('#'))
+        || name == "4913"
+        || [".swp", ".swo", ".swx"]
+            .iter()
+            .any(|ext| name.len() > ext.len() && name.ends_with(ext))
 }
 
 /// Whether `rel` is a plain path inside the project: relative, `/`-separated, no
@@ -44,4 +65,36 @@ pub fn is_plain_relative(rel: &str) -> bool {
         && rel
             .split('/')
             .all(|s| !s.is_empty() && s != "." && s != "..")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn editors_scratch_and_backup_files_are_not_the_projects() {
+        for scratch in [
+            "levels/big.level.tmp~",
+            "levels/big.level~",
+            "notes~",
+            "levels/#big.level#",
+            "levels/big.level.swp",
+            "levels/big.level.swx",
+            "levels/4913",
+            "levels/.#big.level",
+            ".kiln/cache",
+        ] {
+            assert!(is_excluded(scratch), "{scratch}");
+        }
+        for real in [
+            "levels/big.level",
+            "levels/4913.level",
+            "textures/tilde~x.png",
+            "a/#b",
+            "swp",
+            "data/x.swp.json",
+        ] {
+            assert!(!is_excluded(real), "{real}");
+        }
+    }
 }

@@ -186,7 +186,7 @@ fn read_dir(
         let excluded = if dir.is_empty() {
             is_excluded(name_str)
         } else {
-            name_str.starts_with('.')
+            name_str.starts_with('.') || kiln_core::fs::is_scratch_name(name_str)
         };
         if excluded {
             // The one sweep of what killed processes were writing meets every
