@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::blob::{ComponentBlock, NO_PARENT, write_blob};
 use crate::flat_component::{ComponentValue, FlatComponent};
+use crate::incremental::BlobLayout;
 use crate::level::{EntityDocument, LevelDocument, SyntaxError, valid_authoring_id};
 use crate::raw_level::{RawEntityDocument, RawLevelDocument};
 use crate::schema::FieldValues;
@@ -192,13 +193,25 @@ pub fn compile_level_with(
     text: &str,
     options: CompileOptions,
 ) -> Result<CompiledLevel, CompileError> {
+    compile_level_layout(registry, source, file, text, options).map(|(compiled, _)| compiled)
+}
+
+/// [`compile_level_with`], also saying where each of the level's own entities'
+/// instances are in the blob (for [`crate::incremental`]).
+pub(crate) fn compile_level_layout(
+    registry: &Registry,
+    source: &mut dyn ResourceSource,
+    file: &str,
+    text: &str,
+    options: CompileOptions,
+) -> Result<(CompiledLevel, BlobLayout), CompileError> {
     let text = crate::json_format::without_bom(text);
     // Read lean (see raw_level.rs): each component stays text until it is compiled.
     // A file with merge conflicts is refused by the document's parse, naming them.
     if !crate::conflict::may_have_conflicts(text)
         && let Some(raw) = RawLevelDocument::parse(text)
         && let Ok(compiled) =
-            compile_flattened_with(registry, source, file, Source::Text(&raw), options)
+            compile_flattened_layout(registry, source, file, Source::Text(&raw), options)
     {
         return Ok(compiled);
     }
@@ -206,7 +219,7 @@ pub fn compile_level_with(
     // that the error reported is the one it reports (a syntax error before any other,
     // with its line and column; the first error in its order otherwise).
     let doc = LevelDocument::parse(text, file)?;
-    compile_document_with(registry, source, file, &doc, options)
+    compile_flattened_layout(registry, source, file, Source::Level(&doc), options)
 }
 
 /// Compiles an already parsed level (e.g. the editor's in-memory document).
@@ -249,6 +262,22 @@ pub(crate) fn compile_flattened_with(
     level: Source<'_>,
     options: CompileOptions,
 ) -> Result<CompiledLevel, CompileError> {
+    compile_flattened_layout(registry, source, file, level, options).map(|(compiled, _)| compiled)
+}
+
+/// [`compile_flattened_with`], with the blob's layout of the level's own entities.
+fn compile_flattened_layout(
+    registry: &Registry,
+    source: &mut dyn ResourceSource,
+    file: &str,
+    level: Source<'_>,
+    options: CompileOptions,
+) -> Result<(CompiledLevel, BlobLayout), CompileError> {
+    let level_entities = match &level {
+        Source::Level(doc) => doc.entities.len(),
+        Source::Text(doc) => doc.entities.len(),
+        Source::Unit(unit) => unit.entities.len(),
+    };
     let max_entities = source.max_level_entities();
     let mut flat = Flattener {
         source,
@@ -308,7 +337,10 @@ pub(crate) fn compile_flattened_with(
     }
 
     let mut blocks = Vec::new();
+    // Each block's instances' ends in its data, for the layout.
+    let mut block_ends: Vec<Vec<usize>> = Vec::new();
     for ty in registry.components() {
+        let mut ends = Vec::new();
         let mut block = ComponentBlock {
             component_identifier: ty.id,
             ..Default::default()
@@ -324,6 +356,7 @@ pub(crate) fn compile_flattened_with(
                     )?;
                     (ty.compile)(&values, &mut block.data).map_err(|m| e.entity_error(m))?;
                     block.entity_index.push(k as u32);
+                    ends.push(block.data.len());
                 }
                 continue;
             }
@@ -361,20 +394,69 @@ pub(crate) fn compile_flattened_with(
                         })?;
                     (ty.compile)(&values, &mut block.data).map_err(|m| e.component_error(c, m))?;
                     block.entity_index.push(k as u32);
+                    ends.push(block.data.len());
                 }
             }
         }
         if !block.entity_index.is_empty() {
             blocks.push(block);
+            block_ends.push(ends);
         }
     }
     let ids: Vec<&str> = order.iter().map(|&i| &*entities[i].id).collect();
-    Ok(CompiledLevel {
-        blob: write_blob(&parent_index, &blocks, &ids),
-        entity_count: entities.len(),
-        units,
-        left_out,
-    })
+    let blob = write_blob(&parent_index, &blocks, &ids);
+    let layout = blob_layout(
+        &blob,
+        &blocks,
+        &block_ends,
+        &new_index[..level_entities.min(new_index.len())],
+    );
+    Ok((
+        CompiledLevel {
+            blob,
+            entity_count: entities.len(),
+            units,
+            left_out,
+        },
+        layout,
+    ))
+}
+
+/// Where the instances of the level's own entities (`level_blob_index`: each
+/// one's index in the blob) are in `blob`, written from `blocks` whose instances
+/// end at `block_ends` in their data. Empty if the blob does not read back (it
+/// always does: it was just written).
+fn blob_layout(
+    blob: &[u8],
+    blocks: &[ComponentBlock],
+    block_ends: &[Vec<usize>],
+    level_blob_index: &[u32],
+) -> BlobLayout {
+    let Ok(parsed) = crate::blob::LevelBlob::parse(blob) else {
+        return BlobLayout::default();
+    };
+    // Blob entity -> its level entity, for the level's own.
+    let mut level_of = vec![u32::MAX; parsed.parent_index.len()];
+    for (k, &b) in level_blob_index.iter().enumerate() {
+        if let Some(slot) = level_of.get_mut(b as usize) {
+            *slot = k as u32;
+        }
+    }
+    let mut level_instances = vec![Vec::new(); level_blob_index.len()];
+    for ((section, block), ends) in parsed.components.iter().zip(blocks).zip(block_ends) {
+        let data_at = section.data.as_ptr() as usize - blob.as_ptr() as usize;
+        let mut start = 0;
+        for (&owner, &end) in block.entity_index.iter().zip(ends) {
+            if let Some(&k) = level_of.get(owner as usize)
+                && k != u32::MAX
+            {
+                level_instances[k as usize]
+                    .push((block.component_identifier, data_at + start..data_at + end));
+            }
+            start = end;
+        }
+    }
+    BlobLayout { level_instances }
 }
 
 struct FlatEntity<'d> {

@@ -46,6 +46,7 @@ mod entity_map;
 mod flat_component;
 pub mod fs;
 mod id_index;
+pub mod incremental;
 pub mod json_format;
 pub mod level;
 pub mod path;

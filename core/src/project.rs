@@ -387,6 +387,20 @@ impl Project {
     }
 }
 
+impl Project {
+    /// Where the compiler reads this project's units (prefabs) from.
+    pub fn resource_source(&self) -> impl ResourceSource + '_ {
+        ProjectSource(self)
+    }
+
+    /// The text of the level `level`, as a compile reads it: an error names the
+    /// file (and, for text that is not UTF-8, where).
+    pub fn level_text(&self, level: &str) -> Result<String, ProjectError> {
+        let bytes = self.read(level)?;
+        Ok(crate::level::SyntaxError::text(bytes, level).map_err(CompileError::Syntax)?)
+    }
+}
+
 /// Reads units for the compiler from the project.
 struct ProjectSource<'a>(&'a Project);
 

@@ -249,6 +249,10 @@ impl ProjectWatcher {
 /// Called from the watcher's thread when a batch is ready.
 pub type Waker = std::sync::Arc<dyn Fn() + Send + Sync>;
 
+/// How long a batch waits after a file was renamed into place: enough for the
+/// events that arrive with the rename (its other half) to join it.
+const AFTER_RENAME: Duration = Duration::from_millis(1);
+
 fn debounce_loop(
     root: &Path,
     raw: &Receiver<Raw>,
@@ -301,12 +305,15 @@ fn debounce_loop(
         // A cookie ends the batch at once: someone is waiting for it. So does a
         // file renamed into place: the save is complete, and waiting for quiet
         // would only delay its preview.
-        while synced.is_empty() && !completed {
+        while synced.is_empty() {
             let left = timing.max_wait.saturating_sub(started.elapsed());
             if left.is_zero() {
                 break;
             }
-            match raw.recv_timeout(timing.quiet.min(left)) {
+            // After a rename into place, only the events the kernel reports with
+            // it (the rename's other half) are waited for.
+            let quiet = if completed { AFTER_RENAME } else { timing.quiet };
+            match raw.recv_timeout(quiet.min(left)) {
                 Ok(msg) => take(msg, &mut paths, &mut rescan, &mut synced, &mut completed),
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => return,

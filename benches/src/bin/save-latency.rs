@@ -38,7 +38,12 @@ fn cpu_seconds(pid: u32) -> f64 {
     // Fields after the command name (which may hold spaces) in parentheses.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // utime and stime are fields 14 and 15 of the line: 11 and 12 after ')'.
     (ticks(11) + ticks(12)) / 100.0
 }
@@ -124,7 +129,12 @@ fn run(kiln: &Path, n: usize, canonical: bool, saves: usize) -> Result<(), Strin
         match lines.recv_timeout(Duration::from_secs(120)) {
             Ok(l) if l.starts_with("watching") => break,
             Ok(_) => {}
-            Err(_) => return Err(format!("kiln watch did not start in {:?}", started.elapsed())),
+            Err(_) => {
+                return Err(format!(
+                    "kiln watch did not start in {:?}",
+                    started.elapsed()
+                ));
+            }
         }
     }
     let pid = watch.id();

@@ -1,0 +1,346 @@
+//! Incremental compilation of one level: what a live preview (`kiln watch`, the
+//! editor) keeps between saves, so that a save which changed a few entities'
+//! fields costs what those entities cost, not what the level costs.
+//!
+//! A save rewrites the whole file, but an editor (Kiln's included) writes the
+//! same bytes for what did not change. So the last text is kept with the byte
+//! span of each entity, and a new text is compared with it from both ends: what
+//! lies between the first and the last differing byte is all that changed. When
+//! that lies inside entities of the level, only those entities are read. Each one
+//! whose fields alone changed (same id, name, parent, prefab and components, in
+//! the same order) has the changed components validated and compiled again, and
+//! their instance bytes written over the old ones in the blob. Anything else (an
+//! entity added, removed, moved or renamed, a prefab instance, a component added
+//! or removed, an instance whose size changed, an error) compiles the whole level,
+//! as a fresh `kiln compile` does: the fast path never decides an error.
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use kiln_core::incremental::{IncrementalLevel, Update};
+//! use kiln_core::{CompileOptions, Registry};
+//!
+//! let registry = Registry::with_builtins();
+//! let mut units: HashMap<String, String> = HashMap::new();
+//! let text = r#"{"entities": [{"id": "a", "components": {"transform": {"position": [1, 0, 0]}}}]}"#;
+//! let (mut level, _) =
+//!     IncrementalLevel::compile(&registry, &mut units, "l.level", text, CompileOptions::default())
+//!         .unwrap();
+//! let moved = text.replace("[1, 0, 0]", "[2, 0, 0]");
+//! let update = level.update(&registry, &mut units, &moved).unwrap();
+//! assert!(matches!(update, Update::Patched { .. }));
+//! let fresh = kiln_core::compiler::compile_level(&registry, &mut units, "l.level", &moved).unwrap();
+//! assert_eq!(level.blob(), &fresh.blob[..]);
+//! ```
+
+use std::ops::Range;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::Registry;
+use crate::compiler::{
+    CompileError, CompileOptions, CompiledLevel, ResourceSource, compile_level_layout,
+};
+use crate::flat_component::ComponentValue;
+use crate::raw_level::RawEntityDocument;
+use crate::schema::FieldValues;
+
+/// Where each level entity's instances are in the blob, as the full compile laid
+/// them out.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BlobLayout {
+    /// For each entity of the level file (not the prefabs' entities), in file
+    /// order: its instances, in blob order, as (component identifier, byte range
+    /// of the instance's data in the blob).
+    pub(crate) level_instances: Vec<Vec<(u32, Range<usize>)>>,
+}
+
+/// How the last update reached its blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Update {
+    /// The text is the one compiled last: nothing to do.
+    Unchanged,
+    /// Only fields of these entities (authoring ids) changed; their instances were
+    /// compiled again and written over the old ones.
+    Patched {
+        /// The entities whose instances changed.
+        entities: Vec<String>,
+    },
+    /// The whole level was compiled again, for this reason.
+    Full {
+        /// Why the fast path did not apply (shown in a status line).
+        reason: String,
+    },
+}
+
+impl Update {
+    /// A short name of the path taken, for a log or status line.
+    pub fn path(&self) -> &'static str {
+        match self {
+            Update::Unchanged => "unchanged",
+            Update::Patched { .. } => "incremental",
+            Update::Full { .. } => "full",
+        }
+    }
+}
+
+/// One level, compiled, with what updating it incrementally needs.
+#[derive(Debug, Clone)]
+pub struct IncrementalLevel {
+    file: String,
+    options: CompileOptions,
+    text: String,
+    /// Byte span of each entity object of the level in `text`, in file order.
+    spans: Vec<Range<usize>>,
+    compiled: CompiledLevel,
+    layout: BlobLayout,
+}
+
+/// The byte spans of the level's entity objects in `text`, or `None` if the
+/// text is not an object with an `entities` array (the compile has reported
+/// that).
+fn entity_spans(text: &str) -> Option<Vec<Range<usize>>> {
+    #[derive(serde::Deserialize)]
+    struct Entities<'a> {
+        #[serde(borrow, default)]
+        entities: Vec<&'a RawValue>,
+    }
+    let top: Entities = serde_json::from_str(text).ok()?;
+    top.entities
+        .iter()
+        .map(|e| offset_in(text, e.get()))
+        .collect()
+}
+
+/// The range `part` (a slice of `whole`) covers in `whole`.
+fn offset_in(whole: &str, part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    (start + part.len() <= whole.len()).then(|| start..start + part.len())
+}
+
+/// What must stay the same for an entity to be patched in place.
+fn same_structure(a: &RawEntityDocument, b: &RawEntityDocument) -> bool {
+    a.id == b.id
+        && a.name == b.name
+        && a.parent.as_ref().map(|p| &p.0) == b.parent.as_ref().map(|p| &p.0)
+        && a.prefab.is_none()
+        && b.prefab.is_none()
+        && a.overrides.is_none()
+        && b.overrides.is_none()
+        && a.components.0.len() == b.components.0.len()
+        && a.components
+            .0
+            .iter()
+            .zip(&b.components.0)
+            .all(|(x, y)| x.name == y.name)
+}
+
+/// The instance bytes of one component value of type `name`, as the full compile
+/// makes them, or `None` where it would report an error or lay the instances out
+/// otherwise (the caller then compiles the whole level).
+fn compile_instances(registry: &Registry, name: &str, value: &RawValue) -> Option<Vec<Vec<u8>>> {
+    let ty = registry.component(name)?;
+    if ty.implicit {
+        return None;
+    }
+    let value: Value = serde_json::from_str(value.get()).ok()?;
+    let items: Vec<&Value> = match &value {
+        Value::Object(_) => vec![&value],
+        Value::Array(items) if ty.multiple => items.iter().collect(),
+        _ => return None,
+    };
+    items
+        .into_iter()
+        .map(|item| {
+            let values = FieldValues::validate(&ty.fields, item.as_object()?).ok()?;
+            let mut out = Vec::new();
+            (ty.compile)(&values, &mut out).ok()?;
+            Some(out)
+        })
+        .collect()
+}
+
+impl IncrementalLevel {
+    /// Compiles `text`, the level `file`, in full, keeping what later updates need.
+    pub fn compile(
+        registry: &Registry,
+        source: &mut dyn ResourceSource,
+        file: &str,
+        text: &str,
+        options: CompileOptions,
+    ) -> Result<(Self, Update), CompileError> {
+        let (compiled, layout) = compile_level_layout(registry, source, file, text, options)?;
+        let text = crate::json_format::without_bom(text).to_owned();
+        let spans = entity_spans(&text).unwrap_or_default();
+        let layout = if spans.len() == layout.level_instances.len() {
+            layout
+        } else {
+            // Not a layout the fast path can use: every update compiles in full.
+            BlobLayout::default()
+        };
+        let level = IncrementalLevel {
+            file: file.to_owned(),
+            options,
+            text,
+            spans,
+            compiled,
+            layout,
+        };
+        Ok((
+            level,
+            Update::Full {
+                reason: "first build".into(),
+            },
+        ))
+    }
+
+    /// The compiled level as of the last update.
+    pub fn compiled(&self) -> &CompiledLevel {
+        &self.compiled
+    }
+
+    /// The blob as of the last update.
+    pub fn blob(&self) -> &[u8] {
+        &self.compiled.blob
+    }
+
+    /// Brings the level to `text`: patched in place where only fields of
+    /// entities changed, compiled in full otherwise. On an error, the level stays
+    /// as it was (the last good blob), and the error is the full compile's.
+    pub fn update(
+        &mut self,
+        registry: &Registry,
+        source: &mut dyn ResourceSource,
+        text: &str,
+    ) -> Result<Update, CompileError> {
+        let text = crate::json_format::without_bom(text);
+        if text == self.text {
+            return Ok(Update::Unchanged);
+        }
+        let reason = match self.patch(registry, text) {
+            Ok(entities) => return Ok(Update::Patched { entities }),
+            Err(reason) => reason,
+        };
+        let (level, _) = Self::compile(registry, source, &self.file, text, self.options)?;
+        *self = level;
+        Ok(Update::Full { reason })
+    }
+
+    /// The fast path: `Ok` with the entities patched, or `Err` with why it does
+    /// not apply (nothing is changed then).
+    fn patch(&mut self, registry: &Registry, text: &str) -> Result<Vec<String>, String> {
+        if self.layout.level_instances.is_empty() && !self.spans.is_empty() {
+            return Err("the level's layout is not kept".into());
+        }
+        if crate::conflict::may_have_conflicts(text) {
+            return Err("the file may hold merge conflicts".into());
+        }
+        let (old, new) = (self.text.as_bytes(), text.as_bytes());
+        let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        let most_suffix = old.len().min(new.len()) - prefix;
+        let suffix = (old.iter().rev().zip(new.iter().rev()))
+            .take(most_suffix)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
+        // The entities the change touches: the first ending after its start, to the
+        // last starting before its end.
+        let first = self.spans.partition_point(|s| s.end <= prefix);
+        let last = self
+            .spans
+            .partition_point(|s| s.start < old_end.max(prefix + 1))
+            .checked_sub(1)
+            .ok_or("the change is outside the entities")?;
+        let (Some(a), Some(b)) = (self.spans.get(first), self.spans.get(last)) else {
+            return Err("the change is outside the entities".into());
+        };
+        if first > last || prefix < a.start || old_end > b.end {
+            return Err("the change is outside the entities".into());
+        }
+        let delta = new_end as isize - old_end as isize;
+        let new_range = a.start..(b.end as isize + delta) as usize;
+        let new_part = text
+            .get(new_range.clone())
+            .ok_or("the change splits a character")?;
+        // The changed entities, read as the elements of an array.
+        let array = format!("[{new_part}]");
+        crate::json_format::reject_duplicate_keys(&array)
+            .map_err(|_| "a changed entity has a repeated key or bad JSON".to_owned())?;
+        let new_values: Vec<&RawValue> = serde_json::from_str(&array)
+            .map_err(|_| "the changed entities do not read".to_owned())?;
+        if new_values.len() != last - first + 1 {
+            return Err("entities were added or removed".into());
+        }
+        let mut writes: Vec<(Range<usize>, Vec<u8>)> = Vec::new();
+        let mut patched = Vec::new();
+        let mut new_spans = Vec::with_capacity(new_values.len());
+        for (k, new_value) in new_values.iter().enumerate() {
+            let m = first + k;
+            let in_array = offset_in(&array, new_value.get()).ok_or("bad span")?;
+            // Positions in `text`: the array adds one byte before the part.
+            new_spans
+                .push(new_range.start + in_array.start - 1..new_range.start + in_array.end - 1);
+            let old_text = &self.text[self.spans[m].clone()];
+            if old_text == new_value.get() {
+                continue;
+            }
+            let old_entity: RawEntityDocument =
+                serde_json::from_str(old_text).map_err(|_| "the old entity does not read")?;
+            let new_entity: RawEntityDocument = serde_json::from_str(new_value.get())
+                .map_err(|_| "a changed entity does not read".to_owned())?;
+            if !same_structure(&old_entity, &new_entity) {
+                return Err(format!(
+                    "entity \"{}\" changed more than its fields",
+                    new_entity.id
+                ));
+            }
+            let slots = &self.layout.level_instances[m];
+            for (old_c, new_c) in old_entity.components.0.iter().zip(&new_entity.components.0) {
+                let (ComponentValue::Text(old_v), ComponentValue::Text(new_v)) =
+                    (&old_c.value, &new_c.value)
+                else {
+                    return Err("a component was not read as text".into());
+                };
+                if old_v.get() == new_v.get() {
+                    continue;
+                }
+                let needs_full = || {
+                    format!(
+                        "entity \"{}\", component \"{}\" needs the full compile",
+                        new_entity.id, new_c.name
+                    )
+                };
+                let ty = registry.component(&new_c.name).ok_or_else(needs_full)?;
+                // An entity holds one value of each type (its keys are unique): its
+                // instances of the type are those of this component, in order.
+                let mine: Vec<&Range<usize>> = (slots.iter())
+                    .filter(|(id, _)| *id == ty.id)
+                    .map(|(_, range)| range)
+                    .collect();
+                let instances =
+                    compile_instances(registry, &new_c.name, new_v).ok_or_else(needs_full)?;
+                if instances.len() != mine.len() {
+                    return Err("the number of instances changed".into());
+                }
+                for (range, bytes) in mine.into_iter().zip(instances) {
+                    if bytes.len() != range.len() {
+                        return Err("an instance changed size".into());
+                    }
+                    writes.push((range.clone(), bytes));
+                }
+            }
+            patched.push(new_entity.id.to_string());
+        }
+        // Everything is decided: write.
+        for (range, bytes) in writes {
+            self.compiled.blob[range].copy_from_slice(&bytes);
+        }
+        for span in &mut self.spans[last + 1..] {
+            *span = (span.start as isize + delta) as usize..(span.end as isize + delta) as usize;
+        }
+        self.spans.splice(first..=last, new_spans);
+        self.text.clear();
+        self.text.push_str(text);
+        Ok(patched)
+    }
+}
