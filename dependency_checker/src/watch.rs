@@ -312,7 +312,11 @@ fn debounce_loop(
             }
             // After a rename into place, only the events the kernel reports with
             // it (the rename's other half) are waited for.
-            let quiet = if completed { AFTER_RENAME } else { timing.quiet };
+            let quiet = if completed {
+                AFTER_RENAME
+            } else {
+                timing.quiet
+            };
             match raw.recv_timeout(quiet.min(left)) {
                 Ok(msg) => take(msg, &mut paths, &mut rescan, &mut synced, &mut completed),
                 Err(RecvTimeoutError::Timeout) => break,

@@ -54,6 +54,8 @@ pub struct KilnApp {
     new_project: Option<super::new_project_dialog::NewProjectDialog>,
     /// Text to put on the system clipboard at the end of the frame.
     clipboard_out: Option<String>,
+    /// Frames built so far (for `KILN_FRAME_LOG`).
+    frames_built: u64,
 }
 
 impl std::fmt::Debug for KilnApp {
@@ -102,6 +104,7 @@ impl KilnApp {
             render_state: None,
             new_project: None,
             clipboard_out: None,
+            frames_built: 0,
         }
     }
 
@@ -948,6 +951,32 @@ impl KilnApp {
         }
         self.toasts.show(&ctx);
         self.take_screenshot(&ctx);
+        self.log_frame();
+    }
+
+    /// `KILN_FRAME_LOG=file`: appends a line per frame built, `frame N spawns S`
+    /// (S counts the preview's world rebuilds), for measurements taken from
+    /// outside the process by the user's clock: launch to first frame, and a save
+    /// to the frame that shows it (`benches/src/bin/editor-latency.rs`).
+    fn log_frame(&mut self) {
+        use std::io::Write as _;
+        static LOG: std::sync::OnceLock<Option<std::sync::Mutex<std::fs::File>>> =
+            std::sync::OnceLock::new();
+        let log = LOG.get_or_init(|| {
+            let path = std::env::var_os("KILN_FRAME_LOG")?;
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .ok()?;
+            Some(std::sync::Mutex::new(file))
+        });
+        let Some(file) = log else { return };
+        self.frames_built += 1;
+        let spawns = self.editor.as_ref().map_or(0, |e| e.preview().spawns);
+        if let Ok(mut file) = file.lock() {
+            let _ = writeln!(file, "frame {} spawns {spawns}", self.frames_built);
+        }
     }
 }
 
