@@ -656,6 +656,9 @@ proptest! {
     ) {
         // Renaming to the same name is no move.
         prop_assume!(new_name != "t");
+        // A folder named as editors name their backups (`a~`, `#a#`) is not the
+        // project's (see `kiln_core::fs::is_scratch_name`).
+        prop_assume!(!kiln_core::fs::is_scratch_name(&folder));
         let dir = tempfile::tempdir().unwrap();
         let texture = format!("art/{folder}/t.png");
         let uri_in = |path: &str| {

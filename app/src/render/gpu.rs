@@ -398,10 +398,11 @@ impl SceneRenderer {
             assets: assets.generation(),
             files_changed: versions.changes(),
         };
+        // A kept picture costs nothing: the stats say so.
+        self.stats = FrameStats::default();
         if self.drawn == Some(key) && self.targets.is_some() {
             return;
         }
-        self.stats = FrameStats::default();
         self.ensure_targets(size);
         if list_changed || self.uploaded.len() != list.instances.len() {
             self.upload_instances(&list.instances);
