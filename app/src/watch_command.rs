@@ -72,7 +72,7 @@ fn rebuild(
         Update::Unchanged => {
             return Ok((Vec::new(), format!("{level} is unchanged; its blob stays")));
         }
-        Update::Patched { entities } => format!(
+        Update::Patched { entities, .. } => format!(
             "incremental: {} {}",
             entities.len(),
             if entities.len() == 1 {

@@ -293,3 +293,102 @@ fn dragging_a_selection_is_one_undo_step() {
         before
     );
 }
+
+/// Saves made by another program, one after another, some changing fields only
+/// (taken incrementally: the entities read into the document, their instances
+/// patched into the blob) and some structural (the whole file read): after each,
+/// the editor's document is the file's and its world is spawned from the blob a
+/// fresh compile of the file writes. Undo takes an incremental reload back.
+#[test]
+fn outside_saves_reload_incrementally_and_agree_with_a_fresh_read() {
+    let dir = support::demo_copy();
+    let root = dir.path();
+    let mut editor = support::open_editor(root).unwrap();
+    let file = "levels/forest.level";
+    let path = root.join(file);
+    let original = fs::read_to_string(&path).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&original).unwrap();
+    let project = kiln_core::Project::open(root).unwrap();
+    let mut incremental = 0;
+    for step in 0..8 {
+        let entities = doc["entities"].as_array_mut().unwrap();
+        let boulder = entities.iter().position(|e| e["id"] == "boulder").unwrap();
+        match step % 4 {
+            // Fields of one entity, then of two.
+            0 | 1 => {
+                entities[boulder]["components"]["transform"]["position"][2] =
+                    serde_json::json!(6.0 + step as f64);
+                if step % 4 == 1 {
+                    entities[0]["name"] = serde_json::json!("Ground");
+                    let firefly = entities.iter().position(|e| e["id"] == "firefly").unwrap();
+                    entities[firefly]["components"]["transform"]["position"][1] =
+                        serde_json::json!(1.0 + step as f64);
+                }
+            }
+            // A rename: structural.
+            2 => entities[boulder]["name"] = serde_json::json!(format!("Boulder {step}")),
+            // An entity added: structural.
+            _ => entities.push(
+                serde_json::json!({"id": format!("extra_{step}"), "components": {"transform": {}}}),
+            ),
+        }
+        let text = kiln_core::json_format::to_canonical_string(&doc);
+        atomic_write(&path, &text);
+        let expected_doc = kiln_core::LevelDocument::parse(&text, file).unwrap();
+        until(&mut editor, "the save to be taken", |e| {
+            e.level().is_some_and(|l| l.doc == expected_doc)
+        });
+        let fresh = kiln_core::compiler::compile_level_with(
+            editor.registry(),
+            &mut project.resource_source(),
+            file,
+            &text,
+            kiln::editor::preview::PREVIEW_COMPILE,
+        )
+        .unwrap();
+        assert!(
+            editor.preview().blob.as_deref() == Some(&fresh.blob[..]),
+            "step {step}: the world is not spawned from a fresh compile's blob"
+        );
+        assert!(!editor.is_dirty(), "step {step}");
+        incremental = editor
+            .log()
+            .iter()
+            .filter(|t| t.text.contains("reloaded (incremental)"))
+            .count();
+    }
+    // The first save reads the whole file (nothing was kept yet); of the field
+    // edits after it, every one is incremental.
+    assert!(incremental >= 3, "{incremental} incremental reloads");
+    // A field edit that names a missing material, taken incrementally: the index
+    // takes it in after the frame, and Problems says it is missing.
+    let entities = doc["entities"].as_array_mut().unwrap();
+    let boulder = entities.iter().position(|e| e["id"] == "boulder").unwrap();
+    entities[boulder]["components"]["mesh"]["material"] = serde_json::json!("materials/missing");
+    let text = kiln_core::json_format::to_canonical_string(&doc);
+    atomic_write(&path, &text);
+    let expected_doc = kiln_core::LevelDocument::parse(&text, file).unwrap();
+    until(&mut editor, "the last save to be taken", |e| {
+        e.level().is_some_and(|l| l.doc == expected_doc)
+    });
+    // The index took every save in after the frame that showed it: the problems
+    // are a fresh check's.
+    for _ in 0..3 {
+        editor.tick(0.0, Duration::from_millis(50));
+    }
+    let fresh =
+        dependency_checker::Checker::open(root, editor.registry().clone(), &Default::default())
+            .unwrap()
+            .findings();
+    assert_eq!(editor.findings(), &fresh[..]);
+    assert!(
+        fresh
+            .iter()
+            .any(|f| f.to_string().contains("materials/missing")),
+        "{fresh:?}"
+    );
+    // Undo takes the last reload back as one step.
+    let before_undo = editor.level().unwrap().doc.clone();
+    editor.apply(Action::Run(UiCommand::Undo));
+    assert_ne!(editor.level().unwrap().doc, before_undo);
+}

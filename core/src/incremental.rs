@@ -63,8 +63,11 @@ pub enum Update {
     /// Only fields of these entities (authoring ids) changed; their instances were
     /// compiled again and written over the old ones.
     Patched {
-        /// The entities whose instances changed.
+        /// The entities whose instances changed (authoring ids).
         entities: Vec<String>,
+        /// Their places among the level's entities, in file order (see
+        /// [`IncrementalLevel::entity_text`]).
+        positions: Vec<usize>,
     },
     /// The whole level was compiled again, for this reason.
     Full {
@@ -218,7 +221,12 @@ impl IncrementalLevel {
             return Ok(Update::Unchanged);
         }
         let reason = match self.patch(registry, text) {
-            Ok(entities) => return Ok(Update::Patched { entities }),
+            Ok((entities, positions)) => {
+                return Ok(Update::Patched {
+                    entities,
+                    positions,
+                });
+            }
             Err(reason) => reason,
         };
         let (level, _) = Self::compile(registry, source, &self.file, text, self.options)?;
@@ -228,7 +236,11 @@ impl IncrementalLevel {
 
     /// The fast path: `Ok` with the entities patched, or `Err` with why it does
     /// not apply (nothing is changed then).
-    fn patch(&mut self, registry: &Registry, text: &str) -> Result<Vec<String>, String> {
+    fn patch(
+        &mut self,
+        registry: &Registry,
+        text: &str,
+    ) -> Result<(Vec<String>, Vec<usize>), String> {
         if self.layout.level_instances.is_empty() && !self.spans.is_empty() {
             return Err("the level's layout is not kept".into());
         }
@@ -273,6 +285,7 @@ impl IncrementalLevel {
         }
         let mut writes: Vec<(Range<usize>, Vec<u8>)> = Vec::new();
         let mut patched = Vec::new();
+        let mut positions = Vec::new();
         let mut new_spans = Vec::with_capacity(new_values.len());
         for (k, new_value) in new_values.iter().enumerate() {
             let m = first + k;
@@ -330,6 +343,7 @@ impl IncrementalLevel {
                 }
             }
             patched.push(new_entity.id.to_string());
+            positions.push(m);
         }
         // Everything is decided: write.
         for (range, bytes) in writes {
@@ -341,6 +355,12 @@ impl IncrementalLevel {
         self.spans.splice(first..=last, new_spans);
         self.text.clear();
         self.text.push_str(text);
-        Ok(patched)
+        Ok((patched, positions))
+    }
+
+    /// The text of the level's `k`-th entity (file order) as of the last update:
+    /// what the editor reads into its document for an entity a patch changed.
+    pub fn entity_text(&self, k: usize) -> Option<&str> {
+        self.text.get(self.spans.get(k)?.clone())
     }
 }

@@ -232,8 +232,13 @@ fn a_field_edit_is_patched_and_a_structural_one_compiled_in_full() {
     assert_eq!(
         update,
         Update::Patched {
-            entities: vec!["b".into()]
+            entities: vec!["b".into()],
+            positions: vec![1],
         }
+    );
+    assert_eq!(
+        level.entity_text(1),
+        Some(r#"{"id": "b", "parent": "a", "components": {"transform": {"position": [0, 2, 0]}}}"#)
     );
     assert_eq!(
         level.blob(),
@@ -260,7 +265,8 @@ fn a_field_edit_is_patched_and_a_structural_one_compiled_in_full() {
     assert_eq!(
         update,
         Update::Patched {
-            entities: vec!["a".into(), "b".into()]
+            entities: vec!["a".into(), "b".into()],
+            positions: vec![0, 1],
         }
     );
     assert_eq!(level.blob(), &fresh(&registry, &two, options).unwrap()[..]);

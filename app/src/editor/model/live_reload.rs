@@ -5,6 +5,7 @@
 use dependency_checker::Checker;
 use dependency_checker::index::BuildOptions;
 use kiln_core::LevelDocument;
+use kiln_core::incremental::{IncrementalLevel, Update};
 use kiln_core::registry::ResourceFormat;
 
 use super::{Editor, LogLine, ReloadTiming, Severity};
@@ -25,6 +26,9 @@ fn is_drawn_from_disk(registry: &kiln_core::Registry, file: &str) -> bool {
 enum Reload {
     /// The document changed (or a parse error was fixed): rebuild.
     Taken,
+    /// Only fields of some entities changed: the document and the world were
+    /// updated in place already.
+    Patched,
     /// The same document as in the editor.
     Same,
     /// Unreadable, broken, or waiting for the user's choice: keep the last good world.
@@ -197,6 +201,11 @@ impl Editor {
             return false;
         };
         let file = level.file.clone();
+        // The kept build of the file holds what its prefabs were: anything else
+        // that changed may have been one of them.
+        if changed.iter().any(|c| *c != file) {
+            self.disk_build = None;
+        }
         if !affected.contains(&file) && !changed.contains(&file) {
             return false;
         }
@@ -207,7 +216,12 @@ impl Editor {
         };
         let detect_ms = first_event.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
         if changed.contains(&file) {
-            match self.reload_from_disk(&file) {
+            let reload = self.reload_from_disk(&file);
+            if !matches!(reload, Reload::Taken) {
+                // Only a document taken whole is rebuilt from the build made for it.
+                self.pending_build = None;
+            }
+            match reload {
                 Reload::Blocked => return false,
                 // The same document (our own save, whitespace): rebuild only if
                 // something else it includes changed too.
@@ -222,9 +236,23 @@ impl Editor {
                     }
                 }
                 Reload::Taken => {}
+                Reload::Patched => {
+                    let t = self.preview.timing;
+                    self.last_reload = Some(ReloadTiming {
+                        detect_ms,
+                        compile_ms: t.compile_ms,
+                        spawn_ms: t.spawn_ms,
+                    });
+                    self.info(format!(
+                        "{file} reloaded (incremental) after {} changed",
+                        crate::live::summarize(changed)
+                    ));
+                    return true;
+                }
             }
         }
-        self.after_edit();
+        let build = self.pending_build.take();
+        self.follow_document(build.map(Ok));
         let t = self.preview.timing;
         self.last_reload = Some(ReloadTiming {
             detect_ms,
@@ -247,6 +275,9 @@ impl Editor {
                 return Reload::Blocked;
             }
         };
+        if let Some(fast) = self.reload_incrementally(file, &text) {
+            return fast;
+        }
         let on_disk =
             match LevelDocument::parse_with_conflicts(&text, file, kiln_core::conflict::Side::Ours)
             {
@@ -283,7 +314,107 @@ impl Editor {
         }
         self.replace_document(on_disk);
         self.history.mark_saved();
+        // Compiled already when the incremental path found the change structural.
+        if self.pending_build.is_none() {
+            self.keep_disk_build(file, &text);
+        }
         Reload::Taken
+    }
+
+    /// Compiles the text just taken from disk and keeps it for the next reload to
+    /// update incrementally; the rebuild that follows installs its blob.
+    fn keep_disk_build(&mut self, file: &str, text: &str) {
+        let started = std::time::Instant::now();
+        let mut source = self.project.resource_source();
+        let options = crate::editor::preview::PREVIEW_COMPILE;
+        match IncrementalLevel::compile(&self.registry, &mut source, file, text, options) {
+            Ok((build, _)) => {
+                self.pending_build = Some(crate::editor::preview::PreviewBuild {
+                    blob: build.blob().to_vec(),
+                    compile_ms: started.elapsed().as_secs_f64() * 1000.0,
+                    left_out: build.compiled().left_out.clone(),
+                });
+                self.disk_build = Some((file.to_owned(), build));
+            }
+            // The rebuild compiles the document and reports the error.
+            Err(_) => self.disk_build = None,
+        }
+    }
+
+    /// The fast reload: when the document has no unsaved edits and the text
+    /// differs from what was last read only in fields of some entities, those
+    /// entities are read into the document (one undoable step) and their
+    /// instances patched into the blob, which is spawned; nothing else is parsed
+    /// or compiled. `None` where it does not apply (then the whole file is read).
+    fn reload_incrementally(&mut self, file: &str, text: &str) -> Option<Reload> {
+        if self.history.is_dirty() || self.compile_error.is_some() {
+            return None;
+        }
+        let started = std::time::Instant::now();
+        let (kept_file, kept) = self.disk_build.as_mut()?;
+        if kept_file != file {
+            return None;
+        }
+        let mut source = self.project.resource_source();
+        let (entities, positions) = match kept.update(&self.registry, &mut source, text) {
+            Ok(Update::Unchanged) => return Some(Reload::Same),
+            Ok(Update::Patched {
+                entities,
+                positions,
+            }) => (entities, positions),
+            Ok(Update::Full { .. }) => {
+                // Compiled in full already: the rebuild installs it.
+                self.pending_build = Some(crate::editor::preview::PreviewBuild {
+                    blob: kept.blob().to_vec(),
+                    compile_ms: started.elapsed().as_secs_f64() * 1000.0,
+                    left_out: kept.compiled().left_out.clone(),
+                });
+                return None;
+            }
+            Err(_) => {
+                self.disk_build = None;
+                return None;
+            }
+        };
+        let level = self.level.as_ref()?;
+        let mut edits = Vec::new();
+        for (id, &k) in entities.iter().zip(&positions) {
+            let read: Option<kiln_core::EntityDocument> = kept
+                .entity_text(k)
+                .and_then(|t| serde_json::from_str(t).ok());
+            let (Some(new), Some(old)) = (read, level.doc.entities.get(k)) else {
+                self.disk_build = None;
+                return None;
+            };
+            if old.id != *id || new.id != *id {
+                self.disk_build = None;
+                return None;
+            }
+            if *old != new {
+                edits.push(DocEdit::ReplaceEntity {
+                    old: Box::new(old.clone()),
+                    new: Box::new(new),
+                });
+            }
+        }
+        if edits.is_empty() {
+            // The editor's own save: the document holds it already.
+            return Some(Reload::Same);
+        }
+        let blob = kept.blob().to_vec();
+        let compile_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let level = self.level.as_mut()?;
+        self.history
+            .push(&mut level.doc, DocEdit::Group(edits), false);
+        self.history.mark_saved();
+        match self.preview.install(&self.registry, blob, compile_ms) {
+            Ok(()) => Some(Reload::Patched),
+            Err(_) => {
+                // Not spawned: the full rebuild says why.
+                self.disk_build = None;
+                Some(Reload::Taken)
+            }
+        }
     }
 
     /// Replaces the whole open document as one undoable step.

@@ -171,6 +171,13 @@ pub struct Editor {
     disk_conflict: Option<LevelDocument>,
     last_reload: Option<ReloadTiming>,
     plugins: plugins::EditorPlugins,
+    /// The open level's file as last read from disk, compiled and kept to be
+    /// updated incrementally when another program saves it (see
+    /// `live_reload.rs`): the file it is of, and the build.
+    disk_build: Option<(String, kiln_core::incremental::IncrementalLevel)>,
+    /// A build of the document just taken from disk, for the rebuild that follows
+    /// to install instead of compiling the document again.
+    pending_build: Option<crate::editor::preview::PreviewBuild>,
 }
 
 /// How long the last reload from disk took, split by stage.
@@ -430,6 +437,8 @@ impl Editor {
             disk_conflict: None,
             last_reload: None,
             plugins,
+            disk_build: None,
+            pending_build: None,
         };
         editor.plugins.trust = plugins::PluginTrust::at_open(&editor.project);
         let (registry, to_build) = editor.load_plugins();
@@ -601,6 +610,7 @@ impl Editor {
             file: file.to_owned(),
             doc,
         });
+        self.disk_build = None;
         self.selection.clear();
         self.history.clear();
         if conflicts > 0 {

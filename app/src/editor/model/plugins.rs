@@ -308,6 +308,8 @@ impl Editor {
         // Nothing may keep a function pointer into the old code: the registry's
         // types and the checker's copy of the registry go too.
         self.registry = Arc::new(Registry::with_builtins());
+        // Built with the old plugins' code.
+        self.disk_build = None;
         self.checker = None;
         let (registry, to_build) = self.load_plugins();
         self.registry = Arc::new(registry);
