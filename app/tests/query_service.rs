@@ -9,7 +9,6 @@ mod support;
 use std::fs;
 use std::os::unix::net::UnixListener;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use kiln::editor::command_server::CommandServer;
@@ -263,29 +262,7 @@ fn an_open_editor_answers_too_and_sees_its_own_watchers_changes() {
     // The server is held beside the editor, as the window holds it.
     let mut server = CommandServer::start(&editor).unwrap();
     // The editor answers from its frame loop: run frames while a command waits.
-    let mut ask = |args: &[&str]| {
-        let mut child = support::kiln_command()
-            .args(args)
-            .env("KILN_SERVER", "require")
-            .current_dir(root)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "no answer from the editor");
-            editor.tick(0.0, Duration::from_secs(3));
-            server.serve(&mut editor).unwrap();
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let mut ask = |args: &[&str]| support::ask_open_editor(&mut editor, &mut server, root, args);
     for args in QUESTIONS {
         assert_eq!(ask(args), kiln("off", args, root), "kiln {args:?}");
     }

@@ -280,36 +280,12 @@ fn served_answers_follow_plugin_changes_as_commands_alone_do() {
 #[test]
 fn an_open_editor_answers_with_its_plugins_as_their_sources_are() {
     use kiln::editor::command_server::CommandServer;
-    use std::process::Stdio;
-    use std::time::Instant;
 
     let dir = project();
     let root = dir.path();
     let mut editor = support::open_editor(root).unwrap();
     let mut server = CommandServer::start(&editor).unwrap();
-    let mut ask = |args: &[&str]| {
-        let mut child = support::kiln_command()
-            .args(args)
-            .env("KILN_SERVER", "require")
-            .current_dir(root)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "no answer from the editor");
-            editor.tick(0.0, Duration::from_secs(3));
-            server.serve(&mut editor).unwrap();
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let mut ask = |args: &[&str]| support::ask_open_editor(&mut editor, &mut server, root, args);
     let alone = |args: &[&str]| support::kiln_with_env(args, root, &[("KILN_SERVER", "off")]);
     let source = fs::read_to_string(root.join(BLINK)).unwrap();
     assert_eq!(ask(&["check"]), alone(&["check"]), "at start");

@@ -193,25 +193,32 @@ pub fn compile_level_with(
     text: &str,
     options: CompileOptions,
 ) -> Result<CompiledLevel, CompileError> {
-    compile_level_layout(registry, source, file, text, options).map(|(compiled, _)| compiled)
+    compile_level_layout(registry, source, file, text, (options, false))
+        .map(|(compiled, _)| compiled)
 }
 
-/// [`compile_level_with`], also saying where each of the level's own entities'
-/// instances are in the blob (for [`crate::incremental`]).
+/// [`compile_level_with`], also saying, with `layout`, where each of the level's
+/// own entities' instances are in the blob (for [`crate::incremental`]; a
+/// 100,000-entity level's layout is 14 MB that `kiln compile` does not need).
 pub(crate) fn compile_level_layout(
     registry: &Registry,
     source: &mut dyn ResourceSource,
     file: &str,
     text: &str,
-    options: CompileOptions,
+    (options, layout): (CompileOptions, bool),
 ) -> Result<(CompiledLevel, BlobLayout), CompileError> {
     let text = crate::json_format::without_bom(text);
     // Read lean (see raw_level.rs): each component stays text until it is compiled.
     // A file with merge conflicts is refused by the document's parse, naming them.
     if !crate::conflict::may_have_conflicts(text)
         && let Some(raw) = RawLevelDocument::parse(text)
-        && let Ok(compiled) =
-            compile_flattened_layout(registry, source, file, Source::Text(&raw), options)
+        && let Ok(compiled) = compile_flattened_layout(
+            registry,
+            source,
+            file,
+            Source::Text(&raw),
+            (options, layout),
+        )
     {
         return Ok(compiled);
     }
@@ -219,7 +226,13 @@ pub(crate) fn compile_level_layout(
     // that the error reported is the one it reports (a syntax error before any other,
     // with its line and column; the first error in its order otherwise).
     let doc = LevelDocument::parse(text, file)?;
-    compile_flattened_layout(registry, source, file, Source::Level(&doc), options)
+    compile_flattened_layout(
+        registry,
+        source,
+        file,
+        Source::Level(&doc),
+        (options, layout),
+    )
 }
 
 /// Compiles an already parsed level (e.g. the editor's in-memory document).
@@ -262,7 +275,8 @@ pub(crate) fn compile_flattened_with(
     level: Source<'_>,
     options: CompileOptions,
 ) -> Result<CompiledLevel, CompileError> {
-    compile_flattened_layout(registry, source, file, level, options).map(|(compiled, _)| compiled)
+    compile_flattened_layout(registry, source, file, level, (options, false))
+        .map(|(compiled, _)| compiled)
 }
 
 /// [`compile_flattened_with`], with the blob's layout of the level's own entities.
@@ -271,7 +285,7 @@ fn compile_flattened_layout(
     source: &mut dyn ResourceSource,
     file: &str,
     level: Source<'_>,
-    options: CompileOptions,
+    (options, want_layout): (CompileOptions, bool),
 ) -> Result<(CompiledLevel, BlobLayout), CompileError> {
     let level_entities = match &level {
         Source::Level(doc) => doc.entities.len(),
@@ -356,7 +370,9 @@ fn compile_flattened_layout(
                     )?;
                     (ty.compile)(&values, &mut block.data).map_err(|m| e.entity_error(m))?;
                     block.entity_index.push(k as u32);
-                    ends.push(block.data.len());
+                    if want_layout {
+                        ends.push(block.data.len());
+                    }
                 }
                 continue;
             }
@@ -394,7 +410,9 @@ fn compile_flattened_layout(
                         })?;
                     (ty.compile)(&values, &mut block.data).map_err(|m| e.component_error(c, m))?;
                     block.entity_index.push(k as u32);
-                    ends.push(block.data.len());
+                    if want_layout {
+                        ends.push(block.data.len());
+                    }
                 }
             }
         }
@@ -405,12 +423,16 @@ fn compile_flattened_layout(
     }
     let ids: Vec<&str> = order.iter().map(|&i| &*entities[i].id).collect();
     let blob = write_blob(&parent_index, &blocks, &ids);
-    let layout = blob_layout(
-        &blob,
-        &blocks,
-        &block_ends,
-        &new_index[..level_entities.min(new_index.len())],
-    );
+    let layout = if !want_layout {
+        BlobLayout::default()
+    } else {
+        blob_layout(
+            &blob,
+            &blocks,
+            &block_ends,
+            &new_index[..level_entities.min(new_index.len())],
+        )
+    };
     Ok((
         CompiledLevel {
             blob,

@@ -172,7 +172,8 @@ impl IncrementalLevel {
         text: &str,
         options: CompileOptions,
     ) -> Result<(Self, Update), CompileError> {
-        let (compiled, layout) = compile_level_layout(registry, source, file, text, options)?;
+        let (compiled, layout) =
+            compile_level_layout(registry, source, file, text, (options, true))?;
         let text = crate::json_format::without_bom(text).to_owned();
         let spans = entity_spans(&text).unwrap_or_default();
         let layout = if spans.len() == layout.level_instances.len() {

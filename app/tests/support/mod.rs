@@ -218,3 +218,37 @@ pub fn big_project(groups: usize) -> tempfile::TempDir {
     .unwrap();
     dir
 }
+
+/// Runs `kiln ARGS` in `root` with `KILN_SERVER=require`, running the editor's
+/// frames (its tick, then the server's answers) while the command waits, as the
+/// window does: exit code, stdout and stderr.
+pub fn ask_open_editor(
+    editor: &mut kiln::editor::Editor,
+    server: &mut kiln::editor::command_server::CommandServer,
+    root: &Path,
+    args: &[&str],
+) -> (i32, String, String) {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut child = kiln_command()
+        .args(args)
+        .env("KILN_SERVER", "require")
+        .current_dir(root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "no answer from the editor");
+        editor.tick(0.0, Duration::from_secs(3));
+        server.serve(editor).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
