@@ -64,6 +64,32 @@ pub fn open(dir: &Path) -> Checker {
 
 /// Every file of the project and its content, for before/after comparisons.
 pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = walk(dir)
+        .into_iter()
+        .filter(|(_, is_dir)| !is_dir)
+        .map(|(rel, _)| {
+            let bytes = fs::read(dir.join(&rel)).unwrap();
+            (rel, bytes)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every folder below `dir` (outside `.kiln`), from the root, sorted.
+pub fn folders(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = walk(dir)
+        .into_iter()
+        .filter(|(_, is_dir)| *is_dir)
+        .map(|(rel, _)| rel)
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every file and folder below `dir` outside `.kiln`, as (path from the root,
+/// whether it is a folder).
+fn walk(dir: &Path) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
@@ -78,14 +104,13 @@ pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
             if rel.starts_with(".kiln") {
                 continue;
             }
-            if e.file_type().unwrap().is_dir() {
+            let is_dir = e.file_type().unwrap().is_dir();
+            if is_dir {
                 stack.push(e.path());
-            } else {
-                out.push((rel, fs::read(e.path()).unwrap()));
             }
+            out.push((rel, is_dir));
         }
     }
-    out.sort();
     out
 }
 

@@ -547,29 +547,6 @@ fn pointing_the_references_of_a_file_at_another_patches_them_as_a_move_would() {
     }
 }
 
-/// Every folder below `dir` (outside `.kiln`), from the root.
-fn folders(dir: &std::path::Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            let rel = e
-                .path()
-                .strip_prefix(dir)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if e.file_type().unwrap().is_dir() && !rel.starts_with(".kiln") {
-                out.push(rel);
-                stack.push(e.path());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// A move takes away the folders it empties, so that moving back (a move of its
 /// own, not an undo) gives the same folder tree as well as the same files.
 #[test]

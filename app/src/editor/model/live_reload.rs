@@ -237,22 +237,20 @@ impl Editor {
                 }
                 Reload::Taken => {}
                 Reload::Patched => {
-                    let t = self.preview.timing;
-                    self.last_reload = Some(ReloadTiming {
-                        detect_ms,
-                        compile_ms: t.compile_ms,
-                        spawn_ms: t.spawn_ms,
-                    });
-                    self.info(format!(
-                        "{file} reloaded (incremental) after {} changed",
-                        crate::live::summarize(changed)
-                    ));
+                    self.reloaded(&file, changed, detect_ms, " (incremental)");
                     return true;
                 }
             }
         }
         let build = self.pending_build.take();
         self.follow_document(build.map(Ok));
+        self.reloaded(&file, changed, detect_ms, "");
+        true
+    }
+
+    /// Notes a reload of `file` after `changed`: its timing for the status bar,
+    /// and a line in the log (`how` says which path it took).
+    fn reloaded(&mut self, file: &str, changed: &[String], detect_ms: f64, how: &str) {
         let t = self.preview.timing;
         self.last_reload = Some(ReloadTiming {
             detect_ms,
@@ -260,10 +258,9 @@ impl Editor {
             spawn_ms: t.spawn_ms,
         });
         self.info(format!(
-            "{file} reloaded after {} changed",
+            "{file} reloaded{how} after {} changed",
             crate::live::summarize(changed)
         ));
-        true
     }
 
     /// Takes the open level's file from disk after it changed there.
