@@ -94,7 +94,9 @@ pub struct IncrementalLevel {
     options: CompileOptions,
     text: String,
     /// Byte span of each entity object of the level in `text`, in file order.
-    spans: Vec<Range<usize>>,
+    /// Found on the first update, not at the first build: every level `kiln watch`
+    /// builds is not saved, and finding them is a second pass over the text.
+    spans: Option<Vec<Range<usize>>>,
     compiled: CompiledLevel,
     layout: BlobLayout,
 }
@@ -175,18 +177,11 @@ impl IncrementalLevel {
         let (compiled, layout) =
             compile_level_layout(registry, source, file, text, (options, true))?;
         let text = crate::json_format::without_bom(text).to_owned();
-        let spans = entity_spans(&text).unwrap_or_default();
-        let layout = if spans.len() == layout.level_instances.len() {
-            layout
-        } else {
-            // Not a layout the fast path can use: every update compiles in full.
-            BlobLayout::default()
-        };
         let level = IncrementalLevel {
             file: file.to_owned(),
             options,
             text,
-            spans,
+            spans: None,
             compiled,
             layout,
         };
@@ -242,9 +237,16 @@ impl IncrementalLevel {
         registry: &Registry,
         text: &str,
     ) -> Result<(Vec<String>, Vec<usize>), String> {
-        if self.layout.level_instances.is_empty() && !self.spans.is_empty() {
+        let spans = self
+            .spans
+            .get_or_insert_with(|| entity_spans(&self.text).unwrap_or_default());
+        // One span for each of the level's entities the layout places, or the
+        // fast path has nothing to go by (the level was compiled from another
+        // reading than the one the spans come from).
+        if spans.len() != self.layout.level_instances.len() {
             return Err("the level's layout is not kept".into());
         }
+        let spans: &[Range<usize>] = spans;
         if crate::conflict::may_have_conflicts(text) {
             return Err("the file may hold merge conflicts".into());
         }
@@ -258,13 +260,12 @@ impl IncrementalLevel {
         let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
         // The entities the change touches: the first ending after its start, to the
         // last starting before its end.
-        let first = self.spans.partition_point(|s| s.end <= prefix);
-        let last = self
-            .spans
+        let first = spans.partition_point(|s| s.end <= prefix);
+        let last = spans
             .partition_point(|s| s.start < old_end.max(prefix + 1))
             .checked_sub(1)
             .ok_or("the change is outside the entities")?;
-        let (Some(a), Some(b)) = (self.spans.get(first), self.spans.get(last)) else {
+        let (Some(a), Some(b)) = (spans.get(first), spans.get(last)) else {
             return Err("the change is outside the entities".into());
         };
         if first > last || prefix < a.start || old_end > b.end {
@@ -294,7 +295,7 @@ impl IncrementalLevel {
             // Positions in `text`: the array adds one byte before the part.
             new_spans
                 .push(new_range.start + in_array.start - 1..new_range.start + in_array.end - 1);
-            let old_text = &self.text[self.spans[m].clone()];
+            let old_text = &self.text[spans[m].clone()];
             if old_text == new_value.get() {
                 continue;
             }
@@ -350,10 +351,13 @@ impl IncrementalLevel {
         for (range, bytes) in writes {
             self.compiled.blob[range].copy_from_slice(&bytes);
         }
-        for span in &mut self.spans[last + 1..] {
-            *span = (span.start as isize + delta) as usize..(span.end as isize + delta) as usize;
+        if let Some(spans) = &mut self.spans {
+            for span in &mut spans[last + 1..] {
+                *span =
+                    (span.start as isize + delta) as usize..(span.end as isize + delta) as usize;
+            }
+            spans.splice(first..=last, new_spans);
         }
-        self.spans.splice(first..=last, new_spans);
         self.text.clear();
         self.text.push_str(text);
         Ok((patched, positions))
@@ -362,6 +366,6 @@ impl IncrementalLevel {
     /// The text of the level's `k`-th entity (file order) as of the last update:
     /// what the editor reads into its document for an entity a patch changed.
     pub fn entity_text(&self, k: usize) -> Option<&str> {
-        self.text.get(self.spans.get(k)?.clone())
+        self.text.get(self.spans.as_ref()?.get(k)?.clone())
     }
 }
