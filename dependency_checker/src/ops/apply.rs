@@ -876,7 +876,7 @@ fn write_unsynced(root: &Path, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
 /// folders above it, but none a file went into. Removed (when empty: `rmdir`
 /// never removes anything else) so that a move and its inverse leave the folder
 /// tree as it was, and a folder move leaves no empty husk behind.
-fn emptied_folders(renames: &[(String, String)]) -> Vec<String> {
+pub(super) fn emptied_folders(renames: &[(String, String)]) -> Vec<String> {
     let ancestors = |path: &str| -> Vec<String> {
         let mut out = Vec::new();
         let mut at = path;

@@ -990,3 +990,24 @@ fn a_move_on_a_damaged_cache_with_a_valid_checksum_lands_whole_or_not_at_all() {
         assert!(landed > body / 2, "keyed {keyed}: {landed} of {body}");
     }
 }
+
+/// The folders a move empties are removed after it ends; if one of them (or a
+/// folder above) was swapped for a link by then, nothing is removed through it:
+/// an empty folder outside the project, at the same path below the link, stays.
+#[test]
+fn emptied_folders_are_never_removed_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("kiln.project", "{}")]);
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir_all(outside.path().join("deep")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("src")).unwrap();
+    let emptied =
+        super::apply::emptied_folders(&[("src/deep/t.png".to_owned(), "dst/t.png".to_owned())]);
+    assert_eq!(emptied, ["src", "src/deep"]);
+    crate::fs::journal::remove_empty_dirs(dir.path(), &emptied);
+    assert!(
+        outside.path().join("deep").is_dir(),
+        "removed through the link"
+    );
+    assert!(dir.path().join("src").is_symlink(), "the link itself went");
+}
