@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
+use kiln_core::Project;
 use kiln_core::project::BUILD_DIR;
-use kiln_core::{Project, write_below};
 
 use crate::outcome::Outcome;
 
@@ -25,8 +25,21 @@ fn blob_rel(level: &str) -> PathBuf {
 /// while writing (`build/` is not a project folder, so the walk's sweep never
 /// reaches it).
 pub fn write_blob(out_root: &Path, level: &str, blob: &[u8]) -> std::io::Result<()> {
+    write_blob_with(out_root, level, |file| file.write_all(blob))
+}
+
+/// [`write_blob`] of what `write` writes (through a buffer).
+fn write_blob_with(
+    out_root: &Path,
+    level: &str,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let rel = blob_rel(level);
-    write_below(out_root, &rel, blob)?;
+    kiln_core::fs::write_below_with(out_root, &rel, |file| {
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, file);
+        write(&mut buffered)?;
+        buffered.flush()
+    })?;
     if let Some(folder) = rel.parent()
         && let Ok(dir) = kiln_core::fs::open_folder_below(out_root, folder, false)
     {
@@ -95,24 +108,26 @@ pub fn run(
     let mut failed = 0;
     for level in &levels {
         let start = Instant::now();
-        match project.compile_with(&registry, level, options) {
+        // Streamed: a level's text is never held whole, nor its blob (see
+        // core/src/compiler/streamed.rs).
+        match project.compile_streamed(&registry, level, options) {
             Ok(compiled) => {
-                for e in &compiled.left_out {
+                for e in compiled.left_out() {
                     writeln!(out, "warning: {e} (left out)")?;
                 }
                 let target = blob_path(&out_root, level);
-                write_blob(&out_root, level, &compiled.blob)
+                write_blob_with(&out_root, level, |file| compiled.write_blob(file))
                     .with_context(|| format!("writing {}", target.display()))?;
                 writeln!(
                     out,
                     "compiled {level}: {} {}, {} bytes in {:.1} ms -> {}",
-                    compiled.entity_count,
-                    if compiled.entity_count == 1 {
+                    compiled.entity_count(),
+                    if compiled.entity_count() == 1 {
                         "entity"
                     } else {
                         "entities"
                     },
-                    compiled.blob.len(),
+                    compiled.blob_len(),
                     start.elapsed().as_secs_f64() * 1000.0,
                     target.display()
                 )?;

@@ -18,7 +18,10 @@ use crate::incremental::BlobLayout;
 use crate::level::{EntityDocument, LevelDocument, SyntaxError, valid_authoring_id};
 use crate::raw_level::{RawEntityDocument, RawLevelDocument};
 use crate::schema::FieldValues;
-use crate::{Registry, ResourcePath};
+use crate::{ComponentType, Registry, ResourcePath};
+
+mod streamed;
+pub use streamed::{StreamedLevel, compile_streamed};
 
 /// How deeply prefabs may nest (a unit instancing a unit instancing a unit...). Real
 /// nesting is a handful of levels; a chain thousands deep is a mistake or an attack,
@@ -298,6 +301,7 @@ fn compile_flattened_layout(
         units: HashMap::new(),
         stack: vec![file.to_owned()],
         out: Vec::new(),
+        first: 0,
         max_entities,
     };
     flat.expand(level, file, "", None, &Map::new(), file)?;
@@ -318,33 +322,13 @@ fn compile_flattened_layout(
         for c in e.components.iter() {
             match registry.component(&c.name) {
                 None => {
-                    let message = match registry.absent_component(&c.name) {
-                        Some(why) => format!("its type comes from {why}"),
-                        None => {
-                            let known: Vec<&str> = registry
-                                .components()
-                                .iter()
-                                .filter(|t| !t.implicit)
-                                .map(|t| t.name.as_str())
-                                .collect();
-                            format!(
-                                "unknown component type; known types are: {}",
-                                known.join(", ")
-                            )
-                        }
-                    };
-                    let error = e.component_error(c, message);
+                    let error = e.component_error(c, unknown_component(registry, &c.name));
                     if !options.skip_unknown_components {
                         return Err(error);
                     }
                     left_out.push(error);
                 }
-                Some(ty) if ty.implicit => {
-                    return Err(e.component_error(
-                        c,
-                        "is made by the compiler; set the entity's \"name\" instead".into(),
-                    ));
-                }
+                Some(ty) if ty.implicit => return Err(e.component_error(c, made_by_compiler())),
                 Some(_) => {}
             }
         }
@@ -361,59 +345,18 @@ fn compile_flattened_layout(
         };
         for (k, &i) in order.iter().enumerate() {
             let e = &entities[i];
-            if ty.implicit {
-                if ty.name == "debug_name" && !e.name.is_empty() {
-                    let fields =
-                        Map::from_iter([("name".to_owned(), Value::String(e.name.to_string()))]);
-                    let values = FieldValues::validate(&ty.fields, &fields).map_err(
-                        |(field, message)| e.field_error(&e.file, &ty.name, field, message),
-                    )?;
-                    (ty.compile)(&values, &mut block.data).map_err(|m| e.entity_error(m))?;
-                    block.entity_index.push(k as u32);
-                    if want_layout {
-                        ends.push(block.data.len());
-                    }
+            let mut placed = |end: usize| {
+                block.entity_index.push(k as u32);
+                if want_layout {
+                    ends.push(end);
                 }
+            };
+            if ty.implicit {
+                compile_implicit(ty, e, &mut block.data, &mut placed)?;
                 continue;
             }
             for c in e.components.iter().filter(|c| c.name == ty.name) {
-                let value = c.value.parsed().map_err(|m| e.component_error(c, m))?;
-                let items: Vec<&Value> = match &*value {
-                    Value::Object(_) => vec![&*value],
-                    Value::Array(items) if ty.multiple => items.iter().collect(),
-                    Value::Array(_) => {
-                        return Err(e.component_error(
-                            c,
-                            "an entity has at most one; write an object, not an array".into(),
-                        ));
-                    }
-                    other => {
-                        return Err(e.component_error(
-                            c,
-                            format!(
-                                "expected an object of fields, found {}",
-                                crate::schema::short(other)
-                            ),
-                        ));
-                    }
-                };
-                for item in items {
-                    let Some(fields) = item.as_object() else {
-                        return Err(e.component_error(
-                            c,
-                            "each instance must be an object of fields".into(),
-                        ));
-                    };
-                    let values =
-                        FieldValues::validate(&ty.fields, fields).map_err(|(field, message)| {
-                            e.field_error(e.file_of(c), &ty.name, field, message)
-                        })?;
-                    (ty.compile)(&values, &mut block.data).map_err(|m| e.component_error(c, m))?;
-                    block.entity_index.push(k as u32);
-                    if want_layout {
-                        ends.push(block.data.len());
-                    }
-                }
+                compile_component(ty, e, c, &mut block.data, &mut placed)?;
             }
         }
         if !block.entity_index.is_empty() {
@@ -442,6 +385,90 @@ fn compile_flattened_layout(
         },
         layout,
     ))
+}
+
+/// Why component type `name` is not known, as an error says it.
+fn unknown_component(registry: &Registry, name: &str) -> String {
+    match registry.absent_component(name) {
+        Some(why) => format!("its type comes from {why}"),
+        None => {
+            let known: Vec<&str> = registry
+                .components()
+                .iter()
+                .filter(|t| !t.implicit)
+                .map(|t| t.name.as_str())
+                .collect();
+            format!(
+                "unknown component type; known types are: {}",
+                known.join(", ")
+            )
+        }
+    }
+}
+
+/// Why an implicit component type may not be written in a level.
+fn made_by_compiler() -> String {
+    "is made by the compiler; set the entity's \"name\" instead".into()
+}
+
+/// Compiles what the implicit type `ty` makes of entity `e` (its `debug_name`, from
+/// its name) onto `data`, calling `placed` with the end of each instance.
+fn compile_implicit(
+    ty: &ComponentType,
+    e: &FlatEntity,
+    data: &mut Vec<u8>,
+    placed: &mut dyn FnMut(usize),
+) -> Result<(), CompileError> {
+    if ty.name == "debug_name" && !e.name.is_empty() {
+        let fields = Map::from_iter([("name".to_owned(), Value::String(e.name.to_string()))]);
+        let values = FieldValues::validate(&ty.fields, &fields)
+            .map_err(|(field, message)| e.field_error(&e.file, &ty.name, field, message))?;
+        (ty.compile)(&values, data).map_err(|m| e.entity_error(m))?;
+        placed(data.len());
+    }
+    Ok(())
+}
+
+/// Compiles component `c` of entity `e`, of type `ty`, onto `data`: each of its
+/// instances (several where the type allows an array), calling `placed` with the
+/// end of each.
+fn compile_component(
+    ty: &ComponentType,
+    e: &FlatEntity,
+    c: &FlatComponent,
+    data: &mut Vec<u8>,
+    placed: &mut dyn FnMut(usize),
+) -> Result<(), CompileError> {
+    let value = c.value.parsed().map_err(|m| e.component_error(c, m))?;
+    let items: Vec<&Value> = match &*value {
+        Value::Object(_) => vec![&*value],
+        Value::Array(items) if ty.multiple => items.iter().collect(),
+        Value::Array(_) => {
+            return Err(e.component_error(
+                c,
+                "an entity has at most one; write an object, not an array".into(),
+            ));
+        }
+        other => {
+            return Err(e.component_error(
+                c,
+                format!(
+                    "expected an object of fields, found {}",
+                    crate::schema::short(other)
+                ),
+            ));
+        }
+    };
+    for item in items {
+        let Some(fields) = item.as_object() else {
+            return Err(e.component_error(c, "each instance must be an object of fields".into()));
+        };
+        let values = FieldValues::validate(&ty.fields, fields)
+            .map_err(|(field, message)| e.field_error(e.file_of(c), &ty.name, field, message))?;
+        (ty.compile)(&values, data).map_err(|m| e.component_error(c, m))?;
+        placed(data.len());
+    }
+    Ok(())
 }
 
 /// Where the instances of the level's own entities (`level_blob_index`: each
@@ -685,12 +712,28 @@ struct Placement<'a> {
     overrides_file: &'a str,
 }
 
+/// A prefab instance being expanded.
+#[derive(Clone, Copy)]
+struct Instance<'a> {
+    /// Its flat index.
+    index: usize,
+    /// Its full id (`lamp_01/bulb` inside a unit placed as `lamp_01`).
+    id: &'a str,
+    /// Its id in its own file (`bulb`).
+    local_id: &'a str,
+    /// The file it is placed from.
+    file: &'a str,
+}
+
 struct Flattener<'s, 'd> {
     source: &'s mut dyn ResourceSource,
     units: HashMap<String, Rc<LevelDocument>>,
     /// Files being expanded, outermost first, for cycle detection.
     stack: Vec<String>,
     out: Vec<FlatEntity<'d>>,
+    /// The flat index of `out[0]`: entities placed before, and kept elsewhere (a
+    /// level compiled as it is read keeps only its own entities' ids).
+    first: usize,
     /// The most entities the level may flatten to.
     max_entities: usize,
 }
@@ -743,7 +786,7 @@ impl<'d> Flattener<'_, 'd> {
             overrides,
             overrides_file,
         } = *at;
-        let base = self.out.len();
+        let base = self.first + self.out.len();
         // Checked before anything of this file is allocated.
         if base + entities.len() > self.max_entities {
             let level = self.stack.first().cloned().unwrap_or_default();
@@ -782,9 +825,9 @@ impl<'d> Flattener<'_, 'd> {
         for (k, e) in entities.iter().enumerate() {
             if let Some(parent) = e.parent() {
                 match local.get(parent) {
-                    Some(&p) => self.out[base + k].parent = Some(p),
+                    Some(&p) => self.out[base + k - self.first].parent = Some(p),
                     None => {
-                        return Err(self.out[base + k].entity_error(format!(
+                        return Err(self.out[base + k - self.first].entity_error(format!(
                             "parent \"{parent}\" is not an entity of this file"
                         )));
                     }
@@ -793,87 +836,118 @@ impl<'d> Flattener<'_, 'd> {
         }
         for (k, e) in entities.iter().enumerate() {
             let Some(prefab) = e.prefab() else { continue };
-            let instance = base + k;
-            let path = ResourcePath::parse(prefab)
-                .map_err(|err| self.out[instance].entity_error(format!("prefab: {err}")))?;
-            let unit_file = path.with_extension("unit");
-            if let Some(start) = self.stack.iter().position(|f| f == &unit_file) {
-                let mut cycle = self.stack[start..].to_vec();
-                cycle.push(unit_file);
-                return Err(CompileError::PrefabCycle { cycle });
-            }
-            let unit = match self.units.get(&unit_file) {
-                Some(u) => Rc::clone(u),
-                None => {
-                    let text = self.source.read_text(&path, "unit").map_err(|reason| {
-                        CompileError::MissingPrefab {
-                            file: file.to_owned(),
-                            entity: self.out[instance].id.to_string(),
-                            prefab: prefab.to_owned(),
-                            reason,
-                        }
-                    })?;
-                    let unit = Rc::new(LevelDocument::parse(&text, &unit_file)?);
-                    self.units.insert(unit_file.clone(), Rc::clone(&unit));
-                    unit
-                }
+            let instance_id = self.out[base + k - self.first].id.to_string();
+            let own = e.overrides();
+            let placed = Instance {
+                index: base + k,
+                id: &instance_id,
+                local_id: e.id(),
+                file,
             };
-            // The instance's own overrides, then those arriving from outer levels for
-            // entities below this instance (outer files win).
-            let mut nested = e.overrides().clone();
-            let own_prefix = format!("{}/", e.id());
-            for (key, patch) in overrides {
-                if let Some(inner) = key.strip_prefix(&own_prefix) {
-                    match (nested.get_mut(inner), patch) {
-                        (Some(Value::Object(into)), Value::Object(from)) => {
-                            for (component, fields) in from {
-                                match (into.get_mut(component), fields) {
-                                    (Some(Value::Object(a)), Value::Object(b)) => {
-                                        a.extend(b.iter().map(|(k, v)| (k.clone(), v.clone())));
-                                    }
-                                    _ => {
-                                        into.insert(component.clone(), fields.clone());
-                                    }
+            self.expand_instance(placed, prefab, own, overrides)?;
+        }
+        Ok(())
+    }
+
+    /// Places the prefab `prefab` under entity `instance`, patched by the instance's
+    /// `own` overrides and by those `outer` files (the ones including the instance's
+    /// file) give for entities below it.
+    fn expand_instance(
+        &mut self,
+        instance: Instance,
+        prefab: &str,
+        own: &Map<String, Value>,
+        outer: &Map<String, Value>,
+    ) -> Result<(), CompileError> {
+        let Instance {
+            index,
+            id: instance_id,
+            local_id,
+            file,
+        } = instance;
+        let instance_error = |message: String| CompileError::Entity {
+            file: file.to_owned(),
+            entity: instance_id.to_owned(),
+            message,
+        };
+        let path =
+            ResourcePath::parse(prefab).map_err(|err| instance_error(format!("prefab: {err}")))?;
+        let unit_file = path.with_extension("unit");
+        if let Some(start) = self.stack.iter().position(|f| f == &unit_file) {
+            let mut cycle = self.stack[start..].to_vec();
+            cycle.push(unit_file);
+            return Err(CompileError::PrefabCycle { cycle });
+        }
+        let unit = match self.units.get(&unit_file) {
+            Some(u) => Rc::clone(u),
+            None => {
+                let text = self.source.read_text(&path, "unit").map_err(|reason| {
+                    CompileError::MissingPrefab {
+                        file: file.to_owned(),
+                        entity: instance_id.to_owned(),
+                        prefab: prefab.to_owned(),
+                        reason,
+                    }
+                })?;
+                let unit = Rc::new(LevelDocument::parse(&text, &unit_file)?);
+                self.units.insert(unit_file.clone(), Rc::clone(&unit));
+                unit
+            }
+        };
+        // The instance's own overrides, then those arriving from outer levels for
+        // entities below this instance (outer files win).
+        let mut nested = own.clone();
+        let own_prefix = format!("{local_id}/");
+        for (key, patch) in outer {
+            if let Some(inner) = key.strip_prefix(&own_prefix) {
+                match (nested.get_mut(inner), patch) {
+                    (Some(Value::Object(into)), Value::Object(from)) => {
+                        for (component, fields) in from {
+                            match (into.get_mut(component), fields) {
+                                (Some(Value::Object(a)), Value::Object(b)) => {
+                                    a.extend(b.iter().map(|(k, v)| (k.clone(), v.clone())));
+                                }
+                                _ => {
+                                    into.insert(component.clone(), fields.clone());
                                 }
                             }
                         }
-                        _ => {
-                            nested.insert(inner.to_owned(), patch.clone());
-                        }
+                    }
+                    _ => {
+                        nested.insert(inner.to_owned(), patch.clone());
                     }
                 }
             }
-            let unit_ids: Vec<&str> = unit.entities.iter().map(|u| u.id.as_str()).collect();
-            if let Some(unknown) = e.overrides().keys().find(|k| {
-                let head = k.split('/').next().unwrap_or("");
-                !unit_ids.contains(&head)
-            }) {
-                return Err(self.out[instance].entity_error(format!(
-                    "overrides \"{unknown}\", which is not an entity of {unit_file}"
-                )));
-            }
-            let prefix = format!("{}/", self.out[instance].id);
-            if self.stack.len() > MAX_PREFAB_DEPTH {
-                return Err(CompileError::Limit {
-                    file: self.stack[0].clone(),
-                    message: format!(
-                        "prefabs nest more than {MAX_PREFAB_DEPTH} deep: {} -> {} -> ... -> {unit_file}",
-                        self.stack[0],
-                        self.stack.get(1).map_or("", String::as_str)
-                    ),
-                });
-            }
-            self.stack.push(unit_file.clone());
-            self.expand(
-                Source::Unit(unit),
-                &unit_file,
-                &prefix,
-                Some(instance),
-                &nested,
-                file,
-            )?;
-            self.stack.pop();
         }
+        let unit_ids: Vec<&str> = unit.entities.iter().map(|u| u.id.as_str()).collect();
+        if let Some(unknown) = own.keys().find(|k| {
+            let head = k.split('/').next().unwrap_or("");
+            !unit_ids.contains(&head)
+        }) {
+            return Err(instance_error(format!(
+                "overrides \"{unknown}\", which is not an entity of {unit_file}"
+            )));
+        }
+        if self.stack.len() > MAX_PREFAB_DEPTH {
+            return Err(CompileError::Limit {
+                file: self.stack[0].clone(),
+                message: format!(
+                    "prefabs nest more than {MAX_PREFAB_DEPTH} deep: {} -> {} -> ... -> {unit_file}",
+                    self.stack[0],
+                    self.stack.get(1).map_or("", String::as_str)
+                ),
+            });
+        }
+        self.stack.push(unit_file.clone());
+        self.expand(
+            Source::Unit(unit),
+            &unit_file,
+            &format!("{instance_id}/"),
+            Some(index),
+            &nested,
+            file,
+        )?;
+        self.stack.pop();
         Ok(())
     }
 }
@@ -881,20 +955,7 @@ impl<'d> Flattener<'_, 'd> {
 /// Depth-first order from the roots, siblings in file order. Entities that cannot be
 /// reached are in a parent cycle.
 fn parents_first(entities: &[FlatEntity]) -> Result<Vec<usize>, CompileError> {
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); entities.len()];
-    let mut roots = Vec::new();
-    for (i, e) in entities.iter().enumerate() {
-        match e.parent {
-            Some(p) => children[p].push(i),
-            None => roots.push(i),
-        }
-    }
-    let mut order = Vec::with_capacity(entities.len());
-    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
-    while let Some(i) = stack.pop() {
-        order.push(i);
-        stack.extend(children[i].iter().rev());
-    }
+    let order = depth_first(entities.len(), |i| entities[i].parent);
     if order.len() != entities.len() {
         let mut reached = vec![false; entities.len()];
         for &i in &order {
@@ -919,4 +980,24 @@ fn parents_first(entities: &[FlatEntity]) -> Result<Vec<usize>, CompileError> {
         }
     }
     Ok(order)
+}
+
+/// The `count` entities whose parents `parent_of` gives, depth first from the
+/// roots, siblings in index order; those in a parent cycle are left out.
+fn depth_first(count: usize, parent_of: impl Fn(usize) -> Option<usize>) -> Vec<usize> {
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); count];
+    let mut roots = Vec::new();
+    for i in 0..count {
+        match parent_of(i) {
+            Some(p) => children[p].push(i),
+            None => roots.push(i),
+        }
+    }
+    let mut order = Vec::with_capacity(count);
+    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend(children[i].iter().rev());
+    }
+    order
 }

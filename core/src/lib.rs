@@ -63,7 +63,7 @@ mod world;
 pub use adaptive_entity_map::AdaptiveEntityMap;
 pub use compiler::{
     CompileError, CompileOptions, CompiledLevel, ResourceSource, compile_document,
-    compile_document_with, compile_level, compile_level_with,
+    compile_document_with, compile_level, compile_level_with, compile_streamed,
 };
 pub use component::{ComponentManager, DestroyPolicy, Instance};
 pub use components::TransformManager;

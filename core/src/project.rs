@@ -388,6 +388,75 @@ impl Project {
 }
 
 impl Project {
+    /// Compiles the level file `level` as it is read, holding only what it
+    /// compiles (see `compiler/streamed.rs`): the compile of `kiln compile`, whose
+    /// blob goes to a file. Gives what [`Project::compile_with`] gives, and the same
+    /// error.
+    pub fn compile_streamed(
+        &self,
+        registry: &Registry,
+        level: &str,
+        options: CompileOptions,
+    ) -> Result<LevelBuild, ProjectError> {
+        self.resolve(level)?;
+        if let Ok((file, stat)) = crate::fs::open_below(&self.root, level)
+            && stat.size <= MAX_FILE
+        {
+            use std::io::Read;
+            let reader = io::BufReader::with_capacity(1 << 16, file.take(MAX_FILE));
+            let mut source = ProjectSource(self);
+            if let Some(streamed) =
+                crate::compile_streamed(registry, &mut source, level, reader, options)
+            {
+                return Ok(LevelBuild::Streamed(streamed));
+            }
+        }
+        self.compile_with(registry, level, options)
+            .map(LevelBuild::Whole)
+    }
+}
+
+/// A compiled level, from [`Project::compile_streamed`].
+#[derive(Debug)]
+pub enum LevelBuild {
+    /// Compiled as it was read: the blob is written from its parts.
+    Streamed(crate::compiler::StreamedLevel),
+    /// Compiled the usual way.
+    Whole(CompiledLevel),
+}
+
+impl LevelBuild {
+    /// Number of entities after flattening prefabs.
+    pub fn entity_count(&self) -> usize {
+        match self {
+            LevelBuild::Streamed(level) => level.entity_count,
+            LevelBuild::Whole(level) => level.entity_count,
+        }
+    }
+    /// Components left out because their type is not known.
+    pub fn left_out(&self) -> &[CompileError] {
+        match self {
+            LevelBuild::Streamed(level) => &level.left_out,
+            LevelBuild::Whole(level) => &level.left_out,
+        }
+    }
+    /// The size of the blob.
+    pub fn blob_len(&self) -> usize {
+        match self {
+            LevelBuild::Streamed(level) => level.blob_len(),
+            LevelBuild::Whole(level) => level.blob.len(),
+        }
+    }
+    /// Writes the blob to `out`.
+    pub fn write_blob(&self, out: &mut dyn io::Write) -> io::Result<()> {
+        match self {
+            LevelBuild::Streamed(level) => level.write_blob(out),
+            LevelBuild::Whole(level) => out.write_all(&level.blob),
+        }
+    }
+}
+
+impl Project {
     /// Where the compiler reads this project's units (prefabs) from.
     pub fn resource_source(&self) -> impl ResourceSource + '_ {
         ProjectSource(self)

@@ -300,6 +300,10 @@ impl Registry {
     pub fn component(&self, name: &str) -> Option<&ComponentType> {
         self.by_name.get(name).map(|&i| &self.components[i])
     }
+    /// The position of component type `name` in [`Registry::components`].
+    pub fn component_index(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
     /// The component type with identifier `id`.
     pub fn component_by_id(&self, id: u32) -> Option<&ComponentType> {
         self.by_id.get(&id).map(|&i| &self.components[i])

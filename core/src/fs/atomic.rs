@@ -150,8 +150,20 @@ pub fn replace_at(
     bytes: &[u8],
     durability: Durability,
 ) -> io::Result<FileStat> {
+    replace_at_with(dir, name, durability, |file| file.write_all(bytes))
+}
+
+/// [`replace_at`] with what `write` writes to the new file (through a buffer of
+/// its own if it writes in small pieces): a file too big to hold whole in memory.
+/// If `write` fails, the old file stays as it was.
+pub fn replace_at_with(
+    dir: impl AsFd,
+    name: &OsStr,
+    durability: Durability,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<FileStat> {
     let (replacement, mut file) = Replacement::start(dir, name)?;
-    file.write_all(bytes)?;
+    write(&mut file)?;
     let stat = stat_of(&rustix::fs::fstat(&file)?);
     replacement.place(file, durability)?;
     Ok(stat)

@@ -353,6 +353,17 @@ pub(crate) fn read_bounded(file: File, size: u64, max: u64) -> io::Result<Vec<u8
 /// flushed to disk), making the folders in between; never through a link (a link
 /// on the way, or in the file's place, is refused).
 pub fn write_below(base: &Path, rel: &Path, bytes: &[u8]) -> io::Result<FileStat> {
+    use std::io::Write;
+    write_below_with(base, rel, |file| file.write_all(bytes))
+}
+
+/// [`write_below`] with what `write` writes to the new file (see
+/// [`super::replace_at_with`]).
+pub fn write_below_with(
+    base: &Path,
+    rel: &Path,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<FileStat> {
     let (parent, name) = parent_and_name(rel)?;
     let dir = open_folder_below(base, parent, true)?;
     if rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
@@ -360,7 +371,7 @@ pub fn write_below(base: &Path, rel: &Path, bytes: &[u8]) -> io::Result<FileStat
     {
         return Err(planted_link(rel));
     }
-    super::replace_at(&dir, name, bytes, super::Durability::Flushed)
+    super::replace_at_with(&dir, name, super::Durability::Flushed, write)
 }
 
 /// What a name of a folder is, as the one path policy sees it (a link is a link,
