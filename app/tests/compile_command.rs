@@ -22,8 +22,15 @@ fn compiles_every_demo_level_into_spawnable_blobs() {
     let (registry, plugins) =
         kiln::plugins::registry_with_plugins(&kiln_core::Project::open(tmp.path()).unwrap());
     assert_eq!(plugins.loaded.len(), 2, "{:?}", plugins.errors);
+    let project = kiln_core::Project::open(tmp.path()).unwrap();
     for (level, min_entities) in [("forest", 20), ("workshop", 12)] {
         let blob = fs::read(tmp.path().join(format!("build/levels/{level}.level.bin"))).unwrap();
+        // `kiln compile` streams the level (prefabs placed after it is read); the
+        // blob is the one a compile of the whole text makes.
+        let whole = project
+            .compile(&registry, &format!("levels/{level}.level"))
+            .unwrap();
+        assert_eq!(blob, whole.blob, "{level}");
         let parsed = LevelBlob::parse(&blob).unwrap();
         assert!(
             parsed.num_entities() >= min_entities,

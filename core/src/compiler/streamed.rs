@@ -579,45 +579,49 @@ impl<R: Read> EntityTexts<R> {
         }
     }
 
-    /// The end of the object or array starting at `start`.
+    /// The end of the object starting at `start`. Only braces and strings are
+    /// looked at (`memchr` skips the rest): a bracket cannot end an object in valid
+    /// JSON, and serde_json refuses the text if it is not.
     fn value_end(&mut self, start: usize) -> Result<usize, GiveUp> {
         let mut depth = 0usize;
         let mut at = start;
         loop {
-            while at < self.buf.len() {
-                match self.buf[at] {
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Ok(at + 1);
-                        }
+            let Some(k) = memchr::memchr3(b'{', b'}', b'"', &self.buf[at..]) else {
+                at = self.buf.len();
+                if !self.fill()? {
+                    return Err(GiveUp);
+                }
+                continue;
+            };
+            at += k;
+            match self.buf[at] {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(at + 1);
                     }
-                    b'"' => {
-                        // To the closing quote, past escapes; more text is read
-                        // where the string goes on past what is read.
-                        loop {
-                            match memchr::memchr2(b'"', b'\\', &self.buf[at + 1..]) {
-                                Some(k) if self.buf[at + 1 + k] == b'"' => {
-                                    at += 1 + k;
-                                    break;
-                                }
-                                Some(k) if at + 2 + k < self.buf.len() => at += 2 + k,
-                                _ => {
-                                    if !self.fill()? {
-                                        return Err(GiveUp);
-                                    }
+                }
+                _ => {
+                    // To the closing quote, past escapes; more text is read where
+                    // the string goes on past what is read.
+                    loop {
+                        match memchr::memchr2(b'"', b'\\', &self.buf[at + 1..]) {
+                            Some(k) if self.buf[at + 1 + k] == b'"' => {
+                                at += 1 + k;
+                                break;
+                            }
+                            Some(k) if at + 2 + k < self.buf.len() => at += 2 + k,
+                            _ => {
+                                if !self.fill()? {
+                                    return Err(GiveUp);
                                 }
                             }
                         }
                     }
-                    _ => {}
                 }
-                at += 1;
             }
-            if !self.fill()? {
-                return Err(GiveUp);
-            }
+            at += 1;
         }
     }
 
@@ -730,6 +734,16 @@ mod tests {
         ] {
             assert!(streamed(&bad).is_none(), "streamed: {bad}");
         }
+    }
+
+    /// Braces, brackets and escaped quotes inside strings, and JSON's whitespace
+    /// between everything, do not end an entity; the entity is compiled.
+    #[test]
+    fn strings_and_whitespace_do_not_end_an_entity() {
+        let text = "\u{feff} \r\n{\t\"entities\" :\n[ {\"id\": \"a\", \"name\": \"}{\\\"]\\\\\"},\r\n\t{\"id\": \"b\", \"parent\": \"a\", \"name\": \"[{\\\\\"} ] \n} \n";
+        let level = streamed(text).unwrap();
+        assert_eq!(level.entity_count, 2);
+        assert_eq!(level.blob(), whole(text).unwrap());
     }
 
     /// The blob is written with each type's instances parents-first, whatever
