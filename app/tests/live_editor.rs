@@ -348,18 +348,30 @@ fn outside_saves_reload_incrementally_and_agree_with_a_fresh_read() {
         .unwrap();
         assert!(
             editor.preview().blob.as_deref() == Some(&fresh.blob[..]),
-            "step {step}: the world is not spawned from a fresh compile's blob"
+            "step {step}: the blob is not a fresh compile's"
+        );
+        // Patched in place or spawned, the world holds what a fresh spawn does.
+        let (mut entities, mut world) = (kiln_core::EntityManager::new(), kiln_core::World::new());
+        let spawned =
+            kiln_core::spawn_level(&fresh.blob, editor.registry(), &mut entities, &mut world)
+                .unwrap();
+        let preview = editor.preview();
+        assert_eq!(
+            preview.level.as_ref().unwrap().state_in(&preview.world),
+            spawned.state_in(&world),
+            "step {step}"
         );
         assert!(!editor.is_dirty(), "step {step}");
         incremental = editor
             .log()
             .iter()
-            .filter(|t| t.text.contains("reloaded (incremental)"))
+            .filter(|t| t.text.contains("reloaded (incremental, in place)"))
             .count();
     }
     // The first save reads the whole file (nothing was kept yet); of the field
-    // edits after it, every one is incremental.
+    // edits after it, every one is incremental, written into the running world.
     assert!(incremental >= 3, "{incremental} incremental reloads");
+    assert_eq!(editor.preview().patches, incremental as u64);
     // A field edit that names a missing material, taken incrementally: the index
     // takes it in after the frame, and Problems says it is missing.
     let entities = doc["entities"].as_array_mut().unwrap();

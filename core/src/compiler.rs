@@ -505,7 +505,10 @@ fn blob_layout(
             start = end;
         }
     }
-    BlobLayout { level_instances }
+    BlobLayout {
+        level_instances,
+        level_blob_index: level_blob_index.to_vec(),
+    }
 }
 
 struct FlatEntity<'d> {

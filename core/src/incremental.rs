@@ -44,6 +44,7 @@ use crate::compiler::{
 use crate::flat_component::ComponentValue;
 use crate::raw_level::RawEntityDocument;
 use crate::schema::FieldValues;
+use crate::spawn::PatchedInstances;
 
 /// Where each level entity's instances are in the blob, as the full compile laid
 /// them out.
@@ -53,6 +54,8 @@ pub(crate) struct BlobLayout {
     /// order: its instances, in blob order, as (component identifier, byte range
     /// of the instance's data in the blob).
     pub(crate) level_instances: Vec<Vec<(u32, Range<usize>)>>,
+    /// Each of those entities' index in the blob.
+    pub(crate) level_blob_index: Vec<u32>,
 }
 
 /// How the last update reached its blob.
@@ -68,6 +71,9 @@ pub enum Update {
         /// Their places among the level's entities, in file order (see
         /// [`IncrementalLevel::entity_text`]).
         positions: Vec<usize>,
+        /// The instances written over, for [`crate::SpawnedLevel::patch`] to
+        /// write into a running world.
+        instances: Vec<PatchedInstances>,
     },
     /// The whole level was compiled again, for this reason.
     Full {
@@ -217,10 +223,11 @@ impl IncrementalLevel {
             return Ok(Update::Unchanged);
         }
         let reason = match self.patch(registry, text) {
-            Ok((entities, positions)) => {
+            Ok((entities, positions, instances)) => {
                 return Ok(Update::Patched {
                     entities,
                     positions,
+                    instances,
                 });
             }
             Err(reason) => reason,
@@ -236,7 +243,7 @@ impl IncrementalLevel {
         &mut self,
         registry: &Registry,
         text: &str,
-    ) -> Result<(Vec<String>, Vec<usize>), String> {
+    ) -> Result<(Vec<String>, Vec<usize>, Vec<PatchedInstances>), String> {
         let spans = self
             .spans
             .get_or_insert_with(|| entity_spans(&self.text).unwrap_or_default());
@@ -288,6 +295,7 @@ impl IncrementalLevel {
         let mut writes: Vec<(Range<usize>, Vec<u8>)> = Vec::new();
         let mut patched = Vec::new();
         let mut positions = Vec::new();
+        let mut instances = Vec::new();
         let mut new_spans = Vec::with_capacity(new_values.len());
         for (k, new_value) in new_values.iter().enumerate() {
             let m = first + k;
@@ -332,12 +340,22 @@ impl IncrementalLevel {
                     .filter(|(id, _)| *id == ty.id)
                     .map(|(_, range)| range)
                     .collect();
-                let instances =
+                let compiled =
                     compile_instances(registry, &new_c.name, new_v).ok_or_else(needs_full)?;
-                if instances.len() != mine.len() {
+                if compiled.len() != mine.len() {
                     return Err("the number of instances changed".into());
                 }
-                for (range, bytes) in mine.into_iter().zip(instances) {
+                let entity = *self
+                    .layout
+                    .level_blob_index
+                    .get(m)
+                    .ok_or("the level's layout is not kept")?;
+                instances.push(PatchedInstances {
+                    entity,
+                    component_identifier: ty.id,
+                    ranges: mine.iter().map(|&r| r.clone()).collect(),
+                });
+                for (range, bytes) in mine.into_iter().zip(compiled) {
                     if bytes.len() != range.len() {
                         return Err("an instance changed size".into());
                     }
@@ -360,7 +378,7 @@ impl IncrementalLevel {
         }
         self.text.clear();
         self.text.push_str(text);
-        Ok((patched, positions))
+        Ok((patched, positions, instances))
     }
 
     /// The text of the level's `k`-th entity (file order) as of the last update:

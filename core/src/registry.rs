@@ -46,6 +46,25 @@ pub type CompileFn =
 pub type SpawnFn =
     std::sync::Arc<dyn Fn(&mut SpawnContext, &ComponentBatch) -> Result<(), String> + Send + Sync>;
 
+/// Replaces instances that exist with new data: [`ComponentType::rewrite`].
+pub type RewriteFn = SpawnFn;
+
+/// What of the scene graph a component type's spawn function reads (the built-in
+/// types that read another type's instances read transforms; a plugin's spawn sees
+/// only its own records). A running world patched in place spawns such instances
+/// again when what they read changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReadsTransform {
+    /// Nothing of any other type.
+    #[default]
+    Nothing,
+    /// Its own entity's local pose (an oscillator bobs about where it was put).
+    Local,
+    /// Its own entity's world pose, which its ancestors' transforms decide too (a
+    /// point mass starts where its entity is in the world).
+    World,
+}
+
 /// What a spawn function may touch.
 #[derive(Debug)]
 pub struct SpawnContext<'a> {
@@ -123,6 +142,15 @@ pub struct ComponentType {
     pub compile: CompileFn,
     /// Bytes -> instances.
     pub spawn: SpawnFn,
+    /// Writes a batch's instances over those its owners have already (a live
+    /// preview patching a running world when a save changed a field). `None`: the
+    /// owners' instances are destroyed in the type's manager and the batch is
+    /// spawned, which is right for any type whose instances do not link to each
+    /// other. The scene graph's transforms do (children point at their parent's),
+    /// so theirs writes the local pose in place.
+    pub rewrite: Option<RewriteFn>,
+    /// What of the transforms its spawn reads.
+    pub reads_transform: ReadsTransform,
 }
 
 impl std::fmt::Debug for ComponentType {
@@ -156,7 +184,26 @@ impl ComponentType {
             doc: String::new(),
             compile,
             spawn,
+            rewrite: None,
+            reads_transform: ReadsTransform::Nothing,
         }
+    }
+    /// Says what of the transforms the spawn function reads.
+    pub fn reading_transform(mut self, reads: ReadsTransform) -> Self {
+        self.reads_transform = reads;
+        self
+    }
+    /// Sets how instances that exist are written over (see
+    /// [`ComponentType::rewrite`]).
+    pub fn with_rewrite(
+        mut self,
+        rewrite: impl Fn(&mut SpawnContext, &ComponentBatch) -> Result<(), String>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.rewrite = Some(std::sync::Arc::new(rewrite));
+        self
     }
     /// Sets the fields.
     pub fn with_fields(mut self, fields: Vec<FieldSchema>) -> Self {

@@ -88,6 +88,19 @@ impl World {
             .map(|m| m.as_mut())
     }
 
+    /// The manager of component type `name`, built in or added.
+    pub fn manager_named_mut(&mut self, name: &str) -> Option<&mut dyn ComponentManager> {
+        Some(match name {
+            "transform" => &mut self.transforms,
+            "debug_name" => &mut self.debug_names,
+            "mesh" => &mut self.meshes,
+            "point_mass" => &mut self.point_masses,
+            "oscillator" => &mut self.oscillators,
+            "rotator" => &mut self.rotators,
+            _ => return self.extension_named_mut(name),
+        })
+    }
+
     fn for_each_manager(&mut self, mut f: impl FnMut(&mut dyn ComponentManager)) {
         f(&mut self.transforms);
         f(&mut self.debug_names);
@@ -148,5 +161,25 @@ impl World {
         for m in &mut self.extensions {
             m.simulate(dt, transforms, entities);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every built-in component type finds its manager by name (a patch of a
+    /// running world destroys instances there), and no other name finds one.
+    #[test]
+    fn every_built_in_type_finds_its_manager_by_name() {
+        let mut world = World::new();
+        for ty in crate::Registry::with_builtins().components() {
+            let manager = world.manager_named_mut(&ty.name);
+            assert_eq!(
+                manager.map(|m| m.type_name().to_owned()),
+                Some(ty.name.clone())
+            );
+        }
+        assert!(world.manager_named_mut("no_such_type").is_none());
     }
 }

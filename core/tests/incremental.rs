@@ -1,14 +1,16 @@
 //! The incremental compile against a fresh compile: after any sequence of random
 //! edits of a random level, the kept blob is the one a fresh compile of the final
 //! text writes, and a text that does not compile gives the fresh compile's error
-//! and leaves the last good blob.
+//! and leaves the last good blob. A running world, patched in place where the
+//! update was, respawned where it was compiled in full, holds what a fresh spawn
+//! of the fresh blob holds.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
 
 use kiln_core::compiler::compile_level_with;
 use kiln_core::incremental::{IncrementalLevel, Update};
-use kiln_core::{CompileOptions, Registry};
+use kiln_core::{CompileOptions, EntityManager, Registry, SpawnedLevel, World, spawn_level};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -64,6 +66,15 @@ fn random_entity(rng: &mut Rng, id: &str, earlier: &[String]) -> Value {
             json!({"mesh": "meshes/cube", "material": format!("materials/m{}", rng.below(4))}),
         );
     }
+    if rng.chance(25) {
+        components.insert("rotator".into(), json!({"speed": rng.number()}));
+    }
+    if rng.chance(20) {
+        components.insert(
+            "point_mass".into(),
+            json!({"mass": rng.below(9), "velocity": [rng.number(), 0, 0]}),
+        );
+    }
     if rng.chance(15) {
         e.insert("prefab".into(), json!("units/lamp"));
         if rng.chance(50) {
@@ -110,7 +121,16 @@ fn edit(rng: &mut Rng, doc: &mut Value, next_id: &mut usize) -> Option<String> {
                 c["mesh"] = json!({"mesh": "meshes/cube"});
             }
         }
-        6 if n > 0 => entities[k]["name"] = json!(format!("Renamed {}", rng.below(9))),
+        6 if n > 0 => {
+            let c = &mut entities[k]["components"];
+            if c.get("rotator").is_some() {
+                c["rotator"]["speed"] = rng.number();
+            } else if c.get("point_mass").is_some() {
+                c["point_mass"]["velocity"] = json!([0, rng.number(), 0]);
+            } else {
+                entities[k]["name"] = json!(format!("Renamed {}", rng.below(9)));
+            }
+        }
         7 => {
             let earlier: Vec<String> = entities
                 .iter()
@@ -156,6 +176,30 @@ fn fresh(
     compile_level_with(registry, &mut units(), FILE, text, options).map(|c| c.blob)
 }
 
+/// A world with one level spawned in it.
+struct Running {
+    entities: EntityManager,
+    world: World,
+    level: SpawnedLevel,
+}
+
+impl Running {
+    fn spawn(registry: &Registry, blob: &[u8]) -> Running {
+        let mut entities = EntityManager::new();
+        let mut world = World::new();
+        let level = spawn_level(blob, registry, &mut entities, &mut world).unwrap();
+        Running {
+            entities,
+            world,
+            level,
+        }
+    }
+
+    fn state(&self) -> Vec<String> {
+        self.level.state_in(&self.world)
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(192))]
 
@@ -177,8 +221,12 @@ proptest! {
         // The level starts from a text that compiles (the first may not: then
         // the whole level is compiled again until one does).
         let text = write(&doc, canonical);
+        let mut running = None;
         let mut level = match IncrementalLevel::compile(&registry, &mut units(), FILE, &text, options) {
-            Ok((level, _)) => Some(level),
+            Ok((level, _)) => {
+                running = Some(Running::spawn(&registry, level.blob()));
+                Some(level)
+            }
             Err(e) => {
                 prop_assert_eq!(Err(e), fresh(&registry, &text, options));
                 None
@@ -191,6 +239,7 @@ proptest! {
             match &mut level {
                 None => {
                     if let Ok((l, _)) = IncrementalLevel::compile(&registry, &mut units(), FILE, &text, options) {
+                        running = Some(Running::spawn(&registry, l.blob()));
                         level = Some(l);
                     }
                 }
@@ -198,10 +247,29 @@ proptest! {
                     let before = l.blob().to_vec();
                     let got = l.update(&registry, &mut units(), &text);
                     match (&got, &expected) {
-                        (Ok(_), Ok(blob)) => prop_assert!(
-                            l.blob() == &blob[..],
-                            "step {}: {:?} wrote another blob than a fresh compile", step, got
-                        ),
+                        (Ok(update), Ok(blob)) => {
+                            prop_assert!(
+                                l.blob() == &blob[..],
+                                "step {}: {:?} wrote another blob than a fresh compile", step, got
+                            );
+                            let r = running.as_mut().unwrap();
+                            match update {
+                                Update::Patched { instances, .. } => {
+                                    // Written into the running world: no respawn.
+                                    let patched = r.level.patch(
+                                        l.blob(), instances, &registry, &mut r.entities, &mut r.world,
+                                    );
+                                    prop_assert!(patched.is_ok(), "step {}: {:?}", step, patched);
+                                }
+                                Update::Full { .. } => *r = Running::spawn(&registry, l.blob()),
+                                Update::Unchanged => {}
+                            }
+                            prop_assert_eq!(
+                                r.state(),
+                                Running::spawn(&registry, blob).state(),
+                                "step {}: {:?}", step, update
+                            );
+                        }
                         (Err(e), Err(f)) => {
                             prop_assert_eq!(e, f, "step {}", step);
                             prop_assert!(l.blob() == &before[..], "step {}: an error changed the blob", step);
@@ -212,6 +280,30 @@ proptest! {
             }
         }
     }
+}
+
+/// What a patch says: the entities, their places in the file, and for each
+/// patched type of each: its blob index, the type, each instance's size.
+fn patched(update: &Update) -> (Vec<&str>, Vec<usize>, Vec<(u32, u32, Vec<usize>)>) {
+    let Update::Patched {
+        entities,
+        positions,
+        instances,
+    } = update
+    else {
+        panic!("not patched: {update:?}");
+    };
+    (
+        entities.iter().map(String::as_str).collect(),
+        positions.clone(),
+        instances
+            .iter()
+            .map(|p| {
+                let sizes = p.ranges.iter().map(|r| r.len()).collect();
+                (p.entity, p.component_identifier, sizes)
+            })
+            .collect(),
+    )
 }
 
 /// The fast path is taken where it should be, and says which path ran.
@@ -229,12 +321,12 @@ fn a_field_edit_is_patched_and_a_structural_one_compiled_in_full() {
     assert_eq!(first.path(), "full");
     let moved = text.replace("[0, 1, 0]", "[0, 2, 0]");
     let update = level.update(&registry, &mut units(), &moved).unwrap();
+    let transform = registry.component("transform").unwrap().id;
+    // b is the second entity in the blob (parents first); its one transform is
+    // 48 bytes.
     assert_eq!(
-        update,
-        Update::Patched {
-            entities: vec!["b".into()],
-            positions: vec![1],
-        }
+        patched(&update),
+        (vec!["b"], vec![1], vec![(1, transform, vec![48])])
     );
     assert_eq!(
         level.entity_text(1),
@@ -263,11 +355,12 @@ fn a_field_edit_is_patched_and_a_structural_one_compiled_in_full() {
         .replace("[0, 2, 0]", "[0, 3, 0]");
     let update = level.update(&registry, &mut units(), &two).unwrap();
     assert_eq!(
-        update,
-        Update::Patched {
-            entities: vec!["a".into(), "b".into()],
-            positions: vec![0, 1],
-        }
+        patched(&update),
+        (
+            vec!["a", "b"],
+            vec![0, 1],
+            vec![(0, transform, vec![48]), (1, transform, vec![48])]
+        )
     );
     assert_eq!(level.blob(), &fresh(&registry, &two, options).unwrap()[..]);
     // A renamed entity is structural.
@@ -278,4 +371,62 @@ fn a_field_edit_is_patched_and_a_structural_one_compiled_in_full() {
         level.blob(),
         &fresh(&registry, &renamed, options).unwrap()[..]
     );
+}
+
+/// A patch is written into the running world: the changed entity takes the new
+/// pose, the point mass of its child starts again where the child now is, and
+/// every other entity keeps the state the simulation gave it, under the same ids.
+#[test]
+fn a_patch_keeps_what_the_simulation_did_to_other_entities() {
+    let registry = Registry::with_builtins();
+    let text = r#"{"entities": [
+  {"id": "a", "components": {"transform": {"position": [1, 0, 0]}, "rotator": {"speed": 90}}},
+  {"id": "b", "components": {"transform": {"position": [0, 0, 0]}, "rotator": {"speed": 90}}},
+  {"id": "c", "parent": "a", "components": {"transform": {}, "point_mass": {"mass": 1}}}
+]}"#;
+    let options = CompileOptions::default();
+    let (mut level, _) =
+        IncrementalLevel::compile(&registry, &mut units(), FILE, text, options).unwrap();
+    let mut r = Running::spawn(&registry, level.blob());
+    let ids_before = r.level.entities.clone();
+    r.world.simulate(0.5, &r.entities);
+    let tm = &r.world.transforms;
+    let b = tm.lookup(r.level.entity("b").unwrap()).unwrap();
+    let b_turned = tm.local(b);
+    // Positive control: the simulation turned b.
+    assert_ne!(b_turned, glam::Affine3A::IDENTITY);
+
+    let moved = text.replace("[1, 0, 0]", "[3, 0, 0]");
+    let update = level.update(&registry, &mut units(), &moved).unwrap();
+    let Update::Patched { instances, .. } = &update else {
+        panic!("{update:?}");
+    };
+    r.level
+        .patch(
+            level.blob(),
+            instances,
+            &registry,
+            &mut r.entities,
+            &mut r.world,
+        )
+        .unwrap();
+    let tm = &r.world.transforms;
+    assert_eq!(r.level.entities, ids_before, "no entity was respawned");
+    assert_eq!(tm.local(b), b_turned, "b kept what the simulation did");
+    let a = tm.lookup(r.level.entity("a").unwrap()).unwrap();
+    assert_eq!(
+        tm.local(a),
+        glam::Affine3A::from_translation(glam::Vec3::X * 3.0)
+    );
+    // c fell for half a second under a; its point mass starts again where c now
+    // is in the world, under a's new place.
+    let c = r.level.entity("c").unwrap();
+    let mass = r.world.point_masses.lookup(c).unwrap();
+    let c_world = tm.world(tm.lookup(c).unwrap()).translation;
+    assert_eq!(
+        r.world.point_masses.position(mass),
+        glam::Vec3::from(c_world)
+    );
+    assert_eq!(c_world.x, 3.0);
+    assert!(c_world.y < 0.0, "{c_world:?}");
 }

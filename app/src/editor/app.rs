@@ -954,9 +954,9 @@ impl KilnApp {
         self.log_frame();
     }
 
-    /// `KILN_FRAME_LOG=file`: appends a line per frame built, `frame N spawns S at
-    /// T` (S counts the preview's world rebuilds, T is microseconds since the Unix
-    /// epoch), for measurements taken from
+    /// `KILN_FRAME_LOG=file`: appends a line per frame built, `frame N world W at
+    /// T` (W counts the times the preview's world changed from a build, spawned or
+    /// patched in place; T is microseconds since the Unix epoch), for measurements taken from
     /// outside the process by the user's clock: launch to first frame, and a save
     /// to the frame that shows it (`benches/src/bin/editor-latency.rs`).
     fn log_frame(&mut self) {
@@ -974,12 +974,15 @@ impl KilnApp {
         });
         let Some(file) = log else { return };
         self.frames_built += 1;
-        let spawns = self.editor.as_ref().map_or(0, |e| e.preview().spawns);
+        let world = self
+            .editor
+            .as_ref()
+            .map_or(0, |e| e.preview().world_revision());
         if let Ok(mut file) = file.lock() {
             let at = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_micros());
-            let _ = writeln!(file, "frame {} spawns {spawns} at {at}", self.frames_built);
+            let _ = writeln!(file, "frame {} world {world} at {at}", self.frames_built);
         }
     }
 }

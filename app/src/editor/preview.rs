@@ -4,8 +4,9 @@
 use std::time::Instant;
 
 use kiln_core::{
-    CompileError, CompileOptions, EntityManager, LevelDocument, Project, Registry, ResourcePath,
-    ResourceSource, SpawnedLevel, World, compile_document_with, spawn_level,
+    CompileError, CompileOptions, EntityManager, LevelDocument, PatchedInstances, Project,
+    Registry, ResourcePath, ResourceSource, SpawnedLevel, World, compile_document_with,
+    spawn_level,
 };
 
 pub use crate::render::resources::Resources;
@@ -149,6 +150,28 @@ pub struct Preview {
     pub timing: RebuildTiming,
     /// How many worlds were spawned (each spawn's drawing starts afresh).
     pub spawns: u64,
+    /// How many saves were written into the running world in place.
+    pub patches: u64,
+}
+
+/// Whether `new` is `old` with only the instances `patches` name written over.
+fn differs_only_in(old: &[u8], new: &[u8], patches: &[PatchedInstances]) -> bool {
+    if old.len() != new.len() {
+        return false;
+    }
+    let mut ranges: Vec<std::ops::Range<usize>> = patches
+        .iter()
+        .flat_map(|p| p.ranges.iter().cloned())
+        .collect();
+    ranges.sort_by_key(|r| r.start);
+    let mut at = 0;
+    for r in ranges {
+        if r.start < at || r.end > old.len() || old[at..r.start] != new[at..r.start] {
+            return false;
+        }
+        at = r.end;
+    }
+    old[at..] == new[at..]
 }
 
 /// How the preview compiles: a component whose type is not loaded (a plugin that
@@ -220,6 +243,51 @@ impl Preview {
             spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
         };
         Ok(())
+    }
+
+    /// Writes the instances an outside save changed into the running world (see
+    /// [`SpawnedLevel::patch`]): the simulation goes on, and every other entity
+    /// keeps its state and its id. `blob` is the level's new blob; it is spawned
+    /// whole where the world was not spawned from a blob that differs from it in
+    /// those instances only. Returns whether the world was patched in place.
+    pub fn install_patch(
+        &mut self,
+        registry: &Registry,
+        blob: Vec<u8>,
+        patches: &[PatchedInstances],
+        compile_ms: f64,
+    ) -> Result<bool, String> {
+        let start = Instant::now();
+        let in_place = match (&self.level, &self.blob) {
+            (Some(level), Some(old)) if differs_only_in(old, &blob, patches) => level
+                .patch(
+                    &blob,
+                    patches,
+                    registry,
+                    &mut self.entities,
+                    &mut self.world,
+                )
+                .is_ok(),
+            _ => false,
+        };
+        if in_place {
+            self.blob = Some(blob);
+            self.patches += 1;
+        } else {
+            // Spawned whole: also where a patch stopped halfway.
+            self.respawn(registry, blob)?;
+        }
+        self.timing = RebuildTiming {
+            compile_ms,
+            spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
+        };
+        Ok(in_place)
+    }
+
+    /// How many times the world changed from a build: spawned, or patched in
+    /// place.
+    pub fn world_revision(&self) -> u64 {
+        self.spawns + self.patches
     }
 
     fn respawn(&mut self, registry: &Registry, blob: Vec<u8>) -> Result<(), String> {

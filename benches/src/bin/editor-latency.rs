@@ -31,7 +31,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// The frame lines written so far: (frame, spawns).
+/// The frame lines written so far: (frame, world revision).
 fn frames(log: &Path) -> Vec<(u64, u64)> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
@@ -39,7 +39,7 @@ fn frames(log: &Path) -> Vec<(u64, u64)> {
         .filter_map(|l| {
             let mut w = l.split_whitespace();
             match (w.next(), w.next(), w.next(), w.next()) {
-                (Some("frame"), Some(f), Some("spawns"), Some(s)) => {
+                (Some("frame"), Some(f), Some("world"), Some(s)) => {
                     Some((f.parse().ok()?, s.parse().ok()?))
                 }
                 _ => None,

@@ -237,6 +237,7 @@ impl ComponentManager for RotatorManager {
 /// The `oscillator` component type.
 pub(crate) fn oscillator_type() -> ComponentType {
     ComponentType::new("oscillator", 30, compile_oscillator, spawn_oscillator)
+        .reading_transform(crate::registry::ReadsTransform::Local)
         .with_doc("Bobs the entity back and forth around where it was placed.")
         .with_fields(vec![
             FieldSchema::vec3("amplitude", [0.0, 0.5, 0.0]).doc("Peak offset per axis, in metres."),

@@ -220,6 +220,7 @@ impl ComponentManager for PointMassManager {
 /// The `point_mass` component type.
 pub(crate) fn component_type() -> ComponentType {
     ComponentType::new("point_mass", 20, compile_point_mass, spawn_point_mass)
+        .reading_transform(crate::registry::ReadsTransform::World)
         .with_doc("Simulated mass; moves the transform each step.")
         .with_fields(vec![
             FieldSchema::float("mass", 1.0, 0.0, 1.0e9).doc("Kilograms."),

@@ -630,6 +630,7 @@ pub fn trs(translation: Vec3, rotation: Quat, scale: Vec3) -> Affine3A {
 /// The `transform` component type.
 pub(crate) fn component_type() -> ComponentType {
     ComponentType::new("transform", 0, compile_transform, spawn_transform)
+        .with_rewrite(rewrite_transform)
         .with_doc("Position in the world and place in the scene graph.")
         .with_fields(vec![
             FieldSchema::vec3("position", [0.0; 3]).doc("Relative to the parent, in metres."),
@@ -664,6 +665,22 @@ fn read_affine(b: &[u8; TRANSFORM_RECORD]) -> Affine3A {
     let f = |k: usize| f32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);
     let col = |c: usize| glam::Vec3A::new(f(3 * c), f(3 * c + 1), f(3 * c + 2));
     Affine3A::from_cols(col(0), col(1), col(2), col(3))
+}
+
+/// Writes each record's local pose over its owner's transform: the instance, its
+/// place in the scene graph and its children stay; their world poses follow.
+fn rewrite_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {
+    batch.check_records(TRANSFORM_RECORD)?;
+    let (records, _) = batch.data.as_chunks::<TRANSFORM_RECORD>();
+    let tm = &mut ctx.world.transforms;
+    for (i, record) in records.iter().enumerate() {
+        let owner = batch.owner(i);
+        let instance = tm
+            .lookup(owner)
+            .ok_or("an entity to rewrite has no transform")?;
+        tm.set_local(instance, read_affine(record));
+    }
+    Ok(())
 }
 
 fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(), String> {

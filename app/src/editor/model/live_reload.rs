@@ -8,7 +8,7 @@ use kiln_core::LevelDocument;
 use kiln_core::incremental::{IncrementalLevel, Update};
 use kiln_core::registry::ResourceFormat;
 
-use super::{Editor, LogLine, ReloadTiming, Severity};
+use super::{Editor, LogLine, ReloadPath, ReloadTiming, Severity};
 use crate::editor::document::DocEdit;
 use crate::editor::preview::Resources;
 
@@ -27,8 +27,9 @@ enum Reload {
     /// The document changed (or a parse error was fixed): rebuild.
     Taken,
     /// Only fields of some entities changed: the document and the world were
-    /// updated in place already.
-    Patched,
+    /// updated already; `true` where the changed instances were written into the
+    /// running world, `false` where it was spawned again.
+    Patched(bool),
     /// The same document as in the editor.
     Same,
     /// Unreadable, broken, or waiting for the user's choice: keep the last good world.
@@ -236,27 +237,37 @@ impl Editor {
                     }
                 }
                 Reload::Taken => {}
-                Reload::Patched => {
-                    self.reloaded(&file, changed, detect_ms, " (incremental)");
+                Reload::Patched(in_place) => {
+                    let path = if in_place {
+                        ReloadPath::InPlace
+                    } else {
+                        ReloadPath::Incremental
+                    };
+                    self.reloaded(&file, changed, detect_ms, path);
                     return true;
                 }
             }
         }
         let build = self.pending_build.take();
         self.follow_document(build.map(Ok));
-        self.reloaded(&file, changed, detect_ms, "");
+        self.reloaded(&file, changed, detect_ms, ReloadPath::Whole);
         true
     }
 
     /// Notes a reload of `file` after `changed`: its timing for the status bar,
-    /// and a line in the log (`how` says which path it took).
-    fn reloaded(&mut self, file: &str, changed: &[String], detect_ms: f64, how: &str) {
+    /// and a line in the log, which say which `path` it took.
+    fn reloaded(&mut self, file: &str, changed: &[String], detect_ms: f64, path: ReloadPath) {
         let t = self.preview.timing;
         self.last_reload = Some(ReloadTiming {
             detect_ms,
             compile_ms: t.compile_ms,
             spawn_ms: t.spawn_ms,
+            path,
         });
+        let how = match path {
+            ReloadPath::Whole => String::new(),
+            _ => format!(" ({})", path.name()),
+        };
         self.info(format!(
             "{file} reloaded{how} after {} changed",
             crate::live::summarize(changed)
@@ -341,8 +352,8 @@ impl Editor {
     /// The fast reload: when the document has no unsaved edits and the text
     /// differs from what was last read only in fields of some entities, those
     /// entities are read into the document (one undoable step) and their
-    /// instances patched into the blob, which is spawned; nothing else is parsed
-    /// or compiled. `None` where it does not apply (then the whole file is read).
+    /// instances patched into the blob and written into the running world;
+    /// nothing else is parsed, compiled or spawned. `None` where it does not apply (then the whole file is read).
     fn reload_incrementally(&mut self, file: &str, text: &str) -> Option<Reload> {
         if self.history.is_dirty() || self.compile_error.is_some() {
             return None;
@@ -353,12 +364,14 @@ impl Editor {
             return None;
         }
         let mut source = self.project.resource_source();
-        let (entities, positions) = match kept.update(&self.registry, &mut source, text) {
+        let (entities, positions, instances) = match kept.update(&self.registry, &mut source, text)
+        {
             Ok(Update::Unchanged) => return Some(Reload::Same),
             Ok(Update::Patched {
                 entities,
                 positions,
-            }) => (entities, positions),
+                instances,
+            }) => (entities, positions, instances),
             Ok(Update::Full { .. }) => {
                 // Compiled in full already: the rebuild installs it.
                 self.pending_build = Some(crate::editor::preview::PreviewBuild {
@@ -404,8 +417,8 @@ impl Editor {
         self.history
             .push(&mut level.doc, DocEdit::Group(edits), false);
         self.history.mark_saved();
-        match self.preview.install(&self.registry, blob, compile_ms) {
-            Ok(()) => Some(Reload::Patched),
+        match (self.preview).install_patch(&self.registry, blob, &instances, compile_ms) {
+            Ok(in_place) => Some(Reload::Patched(in_place)),
             Err(_) => {
                 // Not spawned: the full rebuild says why.
                 self.disk_build = None;

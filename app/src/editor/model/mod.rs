@@ -188,8 +188,43 @@ pub struct ReloadTiming {
     pub detect_ms: f64,
     /// Compiling the level.
     pub compile_ms: f64,
-    /// Despawning the old world and spawning the new one.
+    /// Despawning the old world and spawning the new one, or writing the
+    /// changed instances into it.
     pub spawn_ms: f64,
+    /// Which way it went.
+    pub path: ReloadPath,
+}
+
+/// Which way a reload from disk went (the status bar and the log say it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReloadPath {
+    /// The whole file was read, compiled and spawned.
+    #[default]
+    Whole,
+    /// Only the changed entities were read and compiled; the world was spawned.
+    Incremental,
+    /// Only the changed entities were read and compiled, and their instances
+    /// written into the running world.
+    InPlace,
+}
+
+impl ReloadPath {
+    /// How the log and the status bar name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReloadPath::Whole => "whole file",
+            ReloadPath::Incremental => "incremental",
+            ReloadPath::InPlace => "incremental, in place",
+        }
+    }
+
+    /// What the world's step was: a spawn, or a patch of the running world.
+    pub fn world_step(self) -> &'static str {
+        match self {
+            ReloadPath::InPlace => "patch",
+            _ => "spawn",
+        }
+    }
 }
 
 impl std::fmt::Debug for Editor {

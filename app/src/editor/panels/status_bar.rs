@@ -38,9 +38,11 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
         if let Some(r) = editor.last_reload() {
             ui.separator();
             ui.label(format!(
-                "last reload from disk: detect {:.1} + compile {:.1} + spawn {:.1} = {:.1} ms",
+                "last reload from disk ({}): detect {:.1} + compile {:.1} + {} {:.1} = {:.1} ms",
+                r.path.name(),
                 r.detect_ms,
                 r.compile_ms,
+                r.path.world_step(),
                 r.spawn_ms,
                 r.detect_ms + r.compile_ms + r.spawn_ms
             ));
