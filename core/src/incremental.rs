@@ -223,13 +223,7 @@ impl IncrementalLevel {
             return Ok(Update::Unchanged);
         }
         let reason = match self.patch(registry, text) {
-            Ok((entities, positions, instances)) => {
-                return Ok(Update::Patched {
-                    entities,
-                    positions,
-                    instances,
-                });
-            }
+            Ok(patched) => return Ok(patched),
             Err(reason) => reason,
         };
         let (level, _) = Self::compile(registry, source, &self.file, text, self.options)?;
@@ -237,13 +231,9 @@ impl IncrementalLevel {
         Ok(Update::Full { reason })
     }
 
-    /// The fast path: `Ok` with the entities patched, or `Err` with why it does
+    /// The fast path: `Ok` with [`Update::Patched`], or `Err` with why it does
     /// not apply (nothing is changed then).
-    fn patch(
-        &mut self,
-        registry: &Registry,
-        text: &str,
-    ) -> Result<(Vec<String>, Vec<usize>, Vec<PatchedInstances>), String> {
+    fn patch(&mut self, registry: &Registry, text: &str) -> Result<Update, String> {
         let spans = self
             .spans
             .get_or_insert_with(|| entity_spans(&self.text).unwrap_or_default());
@@ -378,7 +368,11 @@ impl IncrementalLevel {
         }
         self.text.clear();
         self.text.push_str(text);
-        Ok((patched, positions, instances))
+        Ok(Update::Patched {
+            entities: patched,
+            positions,
+            instances,
+        })
     }
 
     /// The text of the level's `k`-th entity (file order) as of the last update:

@@ -258,7 +258,7 @@ fn instances_of(
 ) -> Option<Vec<Range<usize>>> {
     let owners = &section.entity_index;
     let count = owners.len();
-    if count == 0 || section.data.len() % count != 0 || !owners.is_sorted() {
+    if count == 0 || !section.data.len().is_multiple_of(count) || !owners.is_sorted() {
         return None;
     }
     let size = section.data.len() / count;

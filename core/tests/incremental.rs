@@ -282,9 +282,11 @@ proptest! {
     }
 }
 
+type Patch<'a> = (Vec<&'a str>, Vec<usize>, Vec<(u32, u32, Vec<usize>)>);
+
 /// What a patch says: the entities, their places in the file, and for each
 /// patched type of each: its blob index, the type, each instance's size.
-fn patched(update: &Update) -> (Vec<&str>, Vec<usize>, Vec<(u32, u32, Vec<usize>)>) {
+fn patched(update: &Update) -> Patch<'_> {
     let Update::Patched {
         entities,
         positions,
