@@ -45,6 +45,8 @@ struct Scene {
     world: World,
     resources: Resources,
     project: tempfile::TempDir,
+    /// Samples per pixel: 4 as on a GPU, 1 as on a software renderer.
+    samples: u32,
 }
 
 impl Scene {
@@ -59,6 +61,7 @@ impl Scene {
                 ..Resources::default()
             },
             project,
+            samples: kiln::render::gpu::SAMPLES,
         }
     }
 
@@ -141,7 +144,7 @@ impl Scene {
     /// Renders `list` (twice when textures must load first) and reads it back.
     fn render(&self, camera: &Camera, list: &DrawList) -> image::RgbaImage {
         let gpu = gpu();
-        let mut renderer = SceneRenderer::new(&gpu.device, &gpu.queue);
+        let mut renderer = SceneRenderer::with_samples(&gpu.device, &gpu.queue, self.samples);
         let project = Project::open(self.project.path()).unwrap();
         let mut assets = AssetCache::new(project, None);
         let versions = AssetVersions::default();
@@ -236,8 +239,10 @@ fn a_cube_in_front_of_a_plane_occludes_it_in_any_draw_order() {
     let list = scene.list();
     let mut reversed = list.clone();
     reversed.batches.reverse();
-    for list in [list, reversed] {
-        let image = scene.render(&camera, &list);
+    // With 4 samples, as on a GPU, and 1, as on a software renderer.
+    for (samples, list) in [(4, &list), (4, &reversed), (1, &list), (1, &reversed)] {
+        scene.samples = samples;
+        let image = scene.render(&camera, list);
         let (cx, cy) = (SIZE[0] / 2, SIZE[1] / 2);
         assert_eq!(
             dominant(pixel(&image, cx, cy)),
@@ -253,6 +258,62 @@ fn a_cube_in_front_of_a_plane_occludes_it_in_any_draw_order() {
     let below = looking_at(Vec3::new(0.0, 1.0, 0.0), 30.0, -35.0, 8.0);
     let image = scene.render(&below, &scene.list());
     assert_eq!(dominant(pixel(&image, SIZE[0] / 2, SIZE[1] / 2)), 'r');
+}
+
+/// One sample per pixel (a software renderer) draws the picture four samples do,
+/// but for the pixels along edges, which four samples smooth.
+#[test]
+fn one_sample_draws_the_picture_four_do_but_for_the_edges() {
+    let _turn = turn();
+    let mut scene = Scene::new();
+    let red = scene.material("materials/red", [0.9, 0.1, 0.1], None);
+    let green = scene.material("materials/green", [0.1, 0.9, 0.1], None);
+    scene.add(
+        "plane",
+        Vec3::new(20.0, 0.0, 20.0),
+        Vec3::ZERO,
+        Vec3::ZERO,
+        red,
+    );
+    scene.add(
+        "cube",
+        Vec3::splat(2.0),
+        Vec3::new(0.0, 1.05, 0.0),
+        Vec3::ZERO,
+        green,
+    );
+    let camera = looking_at(Vec3::new(0.0, 1.0, 0.0), 30.0, 35.0, 8.0);
+    let four = scene.render(&camera, &scene.list());
+    scene.samples = 1;
+    let one = scene.render(&camera, &scene.list());
+    let near = |a: &image::Rgba<u8>, b: &image::Rgba<u8>| {
+        a.0.iter().zip(b.0).all(|(&x, y)| x.abs_diff(y) <= 3)
+    };
+    let differing = four
+        .pixels()
+        .zip(one.pixels())
+        .filter(|(a, b)| !near(a, b))
+        .count();
+    let edges = |image: &image::RgbaImage| {
+        let mut count = 0;
+        for y in 0..image.height() - 1 {
+            for x in 0..image.width() - 1 {
+                let p = image.get_pixel(x, y);
+                if !near(p, image.get_pixel(x + 1, y)) || !near(p, image.get_pixel(x, y + 1)) {
+                    count += 1;
+                }
+            }
+        }
+        count
+    };
+    // Positive control: the picture has edges, and the two differ along them.
+    assert!(differing > 0, "four samples smooth nothing?");
+    assert!(
+        differing <= 2 * edges(&one) + 16,
+        "{differing} pixels differ; the one-sample picture has {} edge pixels",
+        edges(&one)
+    );
+    assert_eq!(dominant(pixel(&one, SIZE[0] / 2, SIZE[1] / 2)), 'g');
 }
 
 /// A camera standing on a large ground (inside its bounding box, close to it)

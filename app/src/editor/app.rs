@@ -846,6 +846,7 @@ fn command_button(ui: &mut egui::Ui, c: UiCommand, actions: &mut Vec<Action>) {
 
 impl eframe::App for KilnApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        FRAME_BUILT.store(true, std::sync::atomic::Ordering::Relaxed);
         self.show(ui);
     }
 
@@ -954,9 +955,10 @@ impl KilnApp {
         self.log_frame();
     }
 
-    /// `KILN_FRAME_LOG=file`: appends a line per frame built, `frame N world W at
-    /// T` (W counts the times the preview's world changed from a build, spawned or
-    /// patched in place; T is microseconds since the Unix epoch), for measurements taken from
+    /// `KILN_FRAME_LOG=file`: appends a line per frame built, `frame N world W
+    /// pictures P at T` (W counts the times the preview's world changed from a
+    /// build, spawned or patched in place; P the scene pictures the viewport drew,
+    /// this frame's included; T is microseconds since the Unix epoch), for measurements taken from
     /// outside the process by the user's clock: launch to first frame, and a save
     /// to the frame that shows it (`benches/src/bin/editor-latency.rs`).
     fn log_frame(&mut self) {
@@ -982,36 +984,37 @@ impl KilnApp {
             let at = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_micros());
-            let _ = writeln!(file, "frame {} world {world} at {at}", self.frames_built);
+            let pictures = self.panels.viewport.pictures_drawn();
+            let _ = writeln!(
+                file,
+                "frame {} world {world} pictures {pictures} at {at}",
+                self.frames_built
+            );
         }
     }
 }
 
-/// wgpu (the viewport renders with depth, lighting and textures) when the machine
-/// has a GPU adapter, Vulkan or OpenGL, software ones included; otherwise OpenGL
-/// through glow, where the viewport shows its flat view and says so.
-/// `KILN_RENDERER=glow` or `wgpu` chooses.
-fn choose_renderer() -> eframe::Renderer {
+/// Whether a frame was built in this process: a renderer that failed before
+/// that never started.
+static FRAME_BUILT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The renderer `KILN_RENDERER` names (`glow` or `wgpu`), if it names one.
+fn named_renderer() -> Option<eframe::Renderer> {
     match std::env::var("KILN_RENDERER").as_deref() {
-        Ok("glow") => return eframe::Renderer::Glow,
-        Ok("wgpu") => return eframe::Renderer::Wgpu,
-        _ => {}
-    }
-    use egui_wgpu::wgpu;
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-    if adapters.is_empty() {
-        eprintln!(
-            "kiln: no GPU adapter found (Vulkan or OpenGL); the viewport shows its flat view"
-        );
-        eframe::Renderer::Glow
-    } else {
-        eframe::Renderer::Wgpu
+        Ok("glow") => Some(eframe::Renderer::Glow),
+        Ok("wgpu") => Some(eframe::Renderer::Wgpu),
+        _ => None,
     }
 }
 
 /// Opens the editor window on `project` (or the last project opened).
+///
+/// It starts on wgpu (the viewport renders with depth, lighting and textures) on
+/// any Vulkan or OpenGL adapter, software ones included. Where wgpu finds none and
+/// the window never starts, the editor runs again on OpenGL through glow, where
+/// the viewport shows its flat view and says so. (Asking wgpu for adapters before
+/// starting cost every launch 130 ms on Mesa's drivers, as eframe then asks again.)
+/// `KILN_RENDERER=glow` or `wgpu` chooses.
 pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
     let mut options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -1019,16 +1022,36 @@ pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
             .with_title("Kiln"),
         ..Default::default()
     };
-    options.renderer = choose_renderer();
+    let named = named_renderer();
+    options.renderer = named.unwrap_or(eframe::Renderer::Wgpu);
     // Screenshots start from a clean state, not from whatever the last session left.
     if std::env::var_os("KILN_SCREENSHOT").is_some() {
         options.persistence_path =
             Some(std::env::temp_dir().join(format!("kiln-screenshot-{}", std::process::id())));
     }
-    eframe::run_native(
+    let ran = eframe::run_native(
         "Kiln",
         options,
         Box::new(move |cc| Ok(Box::new(KilnApp::new(cc, project)))),
-    )
-    .map_err(|e| anyhow::anyhow!("the editor window failed: {e}"))
+    );
+    match ran {
+        Err(e) if named.is_none() && !FRAME_BUILT.load(std::sync::atomic::Ordering::Relaxed) => {
+            // A window's event loop runs once per process: the glow window is a
+            // new process, with the same arguments.
+            eprintln!(
+                "kiln: no GPU adapter found (Vulkan or OpenGL: {e}); starting on OpenGL, where the viewport shows its flat view"
+            );
+            let exe = std::env::current_exe()?;
+            let status = std::process::Command::new(exe)
+                .args(std::env::args_os().skip(1))
+                .env("KILN_RENDERER", "glow")
+                .status()?;
+            if status.success() {
+                Ok(())
+            } else {
+                Err(anyhow::anyhow!("the editor window failed ({status})"))
+            }
+        }
+        ran => ran.map_err(|e| anyhow::anyhow!("the editor window failed: {e}")),
+    }
 }

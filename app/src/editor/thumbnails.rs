@@ -330,10 +330,13 @@ impl Thumbnails {
             }
             return;
         };
-        let mut renderer = self
-            .renderer
-            .take()
-            .unwrap_or_else(|| SceneRenderer::new(&render_state.device, &render_state.queue));
+        let mut renderer = self.renderer.take().unwrap_or_else(|| {
+            SceneRenderer::with_samples(
+                &render_state.device,
+                &render_state.queue,
+                crate::render::gpu::samples_for(&render_state.adapter.get_info()),
+            )
+        });
         let start = Instant::now();
         let mut waiting = VecDeque::new();
         while start.elapsed() < DRAW_BUDGET

@@ -1,5 +1,5 @@
-//! Drawing the scene with wgpu into an offscreen colour and depth target (4x MSAA,
-//! resolved into a texture the viewport shows), one instanced draw per batch and
+//! Drawing the scene with wgpu into an offscreen colour and depth target (4x MSAA
+//! resolved into a texture the viewport shows; one sample on a software renderer), one instanced draw per batch and
 //! model part. The same renderer draws into eframe's device in the editor and into
 //! a headless device in tests, benchmarks and thumbnails.
 
@@ -20,8 +20,21 @@ use super::scene::{DrawList, InstanceData};
 pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
 /// The depth format (reversed: 1 near, 0 far).
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
-/// Samples per pixel.
+/// Samples per pixel on a GPU.
 pub const SAMPLES: u32 = 4;
+
+/// Samples per pixel for an adapter: [`SAMPLES`], but one on a software renderer
+/// (Mesa's llvmpipe, a machine or virtual machine without a GPU), where every
+/// sample is rasterised on the CPU. There the 4x colour and depth targets of a
+/// 1000 x 600 viewport were 19 MB, and each picture took 60 to 150 ms of CPU;
+/// a designer on such a machine needs the frame sooner more than smooth edges.
+pub fn samples_for(adapter: &wgpu::AdapterInfo) -> u32 {
+    if adapter.device_type == wgpu::DeviceType::Cpu {
+        1
+    } else {
+        SAMPLES
+    }
+}
 
 /// Where the camera is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,7 +84,9 @@ const CLEAR: wgpu::Color = wgpu::Color {
 
 struct Targets {
     size: [u32; 2],
-    color: wgpu::TextureView,
+    /// The multisampled colour target, resolved into `resolved`; none with one
+    /// sample (the picture is drawn into `resolved` itself).
+    color: Option<wgpu::TextureView>,
     depth: wgpu::TextureView,
     resolved: wgpu::Texture,
     resolved_view: wgpu::TextureView,
@@ -155,6 +170,8 @@ pub struct SceneRenderer {
     pictures: u64,
     /// What the last frame cost.
     pub stats: FrameStats,
+    /// Samples per pixel.
+    samples: u32,
 }
 
 /// What a scene picture depends on (see [`SceneRenderer::render`]).
@@ -188,8 +205,14 @@ impl SceneRenderer {
         self.pictures
     }
 
-    /// Creates the pipelines on `device`.
+    /// Creates the pipelines on `device`, drawing with [`SAMPLES`] samples.
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue) -> Self {
+        Self::with_samples(device, queue, SAMPLES)
+    }
+
+    /// Creates the pipelines on `device`, drawing with `samples` samples per
+    /// pixel (see [`samples_for`]).
+    pub fn with_samples(device: &wgpu::Device, queue: &wgpu::Queue, samples: u32) -> Self {
         let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("kiln scene"),
             source: wgpu::ShaderSource::Wgsl(include_str!("scene.wgsl").into()),
@@ -267,6 +290,7 @@ impl SceneRenderer {
                     depth_write: true,
                     depth_compare: wgpu::CompareFunction::Greater,
                     blend: None,
+                    samples,
                 },
             )
         };
@@ -290,6 +314,7 @@ impl SceneRenderer {
                 depth_write: false,
                 depth_compare: wgpu::CompareFunction::GreaterEqual,
                 blend: Some(wgpu::BlendState::ALPHA_BLENDING),
+                samples,
             },
         );
         let globals = device.create_buffer(&wgpu::BufferDescriptor {
@@ -357,6 +382,7 @@ impl SceneRenderer {
             drawn: None,
             pictures: 0,
             stats: FrameStats::default(),
+            samples,
         }
     }
 
@@ -459,11 +485,15 @@ impl SceneRenderer {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("kiln scene"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &targets.color,
-                    resolve_target: Some(&targets.resolved_view),
+                    view: targets.color.as_ref().unwrap_or(&targets.resolved_view),
+                    resolve_target: targets.color.as_ref().map(|_| &targets.resolved_view),
                     ops: wgpu::Operations {
                         load: wgpu::LoadOp::Clear(CLEAR),
-                        store: wgpu::StoreOp::Discard,
+                        store: if targets.color.is_some() {
+                            wgpu::StoreOp::Discard
+                        } else {
+                            wgpu::StoreOp::Store
+                        },
                     },
                     depth_slice: None,
                 })],
@@ -540,16 +570,18 @@ impl SceneRenderer {
                 },
             })
         };
-        let color = make(
-            "kiln scene msaa",
-            COLOR_FORMAT,
-            SAMPLES,
-            wgpu::TextureUsages::RENDER_ATTACHMENT,
-        );
+        let color = (self.samples > 1).then(|| {
+            make(
+                "kiln scene msaa",
+                COLOR_FORMAT,
+                self.samples,
+                wgpu::TextureUsages::RENDER_ATTACHMENT,
+            )
+        });
         let depth = make(
             "kiln scene depth",
             DEPTH_FORMAT,
-            SAMPLES,
+            self.samples,
             wgpu::TextureUsages::RENDER_ATTACHMENT,
         );
         let resolved = make(
@@ -562,7 +594,7 @@ impl SceneRenderer {
         );
         self.targets = Some(Targets {
             size,
-            color: color.create_view(&Default::default()),
+            color: color.map(|c| c.create_view(&Default::default())),
             depth: depth.create_view(&Default::default()),
             resolved_view: resolved.create_view(&Default::default()),
             gamma_view: resolved.create_view(&wgpu::TextureViewDescriptor {
@@ -768,9 +800,11 @@ struct PipelineSpec<'a> {
     depth_write: bool,
     depth_compare: wgpu::CompareFunction,
     blend: Option<wgpu::BlendState>,
+    samples: u32,
 }
 
-/// A pipeline drawing into the offscreen target (colour, reversed depth, MSAA).
+/// A pipeline drawing into the offscreen target (colour, reversed depth, as many
+/// samples as the target has).
 fn pipeline(
     device: &wgpu::Device,
     shader: &wgpu::ShaderModule,
@@ -801,7 +835,7 @@ fn pipeline(
             bias: Default::default(),
         }),
         multisample: wgpu::MultisampleState {
-            count: SAMPLES,
+            count: spec.samples,
             ..Default::default()
         },
         fragment: Some(wgpu::FragmentState {

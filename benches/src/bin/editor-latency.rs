@@ -8,7 +8,8 @@
 //! builds to a file (`KILN_FRAME_LOG`), with how many times its world was
 //! rebuilt; the time a line appears is read here. The peer for the launch is
 //! `xmessage`, timed to its window being mapped (`xdotool search --sync`), as is
-//! Kiln's window.
+//! Kiln's window; and `bare-window`, eframe's window with one label on the same
+//! renderer, the floor of any eframe editor, for the launch and the memory.
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -33,6 +34,14 @@ fn main() -> ExitCode {
 
 /// The frame lines written so far: (frame, world revision).
 fn frames(log: &Path) -> Vec<(u64, u64)> {
+    frame_lines(log)
+        .into_iter()
+        .map(|(f, w, _)| (f, w))
+        .collect()
+}
+
+/// The frame lines written so far: (frame, world revision, scene pictures drawn).
+fn frame_lines(log: &Path) -> Vec<(u64, u64, u64)> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
@@ -40,7 +49,11 @@ fn frames(log: &Path) -> Vec<(u64, u64)> {
             let mut w = l.split_whitespace();
             match (w.next(), w.next(), w.next(), w.next()) {
                 (Some("frame"), Some(f), Some("world"), Some(s)) => {
-                    Some((f.parse().ok()?, s.parse().ok()?))
+                    let pictures = match (w.next(), w.next()) {
+                        (Some("pictures"), Some(p)) => p.parse().ok()?,
+                        _ => 0,
+                    };
+                    Some((f.parse().ok()?, s.parse().ok()?, pictures))
                 }
                 _ => None,
             }
@@ -159,9 +172,25 @@ fn run(kiln: &Path, what: &str, saves: usize) -> Result<(), String> {
         let _ = child.kill();
         let _ = child.wait();
     }
+    // The floor: a bare eframe window (`bare-window`, beside this binary) on the
+    // same renderer, to its window and its memory.
+    let bare_path = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .with_file_name("bare-window");
+    let mut bare = Vec::new();
+    let mut bare_rss = 0.0;
+    for _ in 0..3 {
+        let (ms, mut child) = to_window(Command::new(&bare_path), "kiln-bare-window")?;
+        bare.push(ms);
+        std::thread::sleep(Duration::from_secs(2));
+        bare_rss = rss_mb(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     let mut window = Vec::new();
     let mut first_frame = Vec::new();
     let mut level_frame = Vec::new();
+    let mut scene_frame = Vec::new();
     let mut rss = 0.0;
     let mut idle = 0.0;
     let mut latencies = Vec::new();
@@ -176,9 +205,12 @@ fn run(kiln: &Path, what: &str, saves: usize) -> Result<(), String> {
             .env("KILN_CONFIG_DIR", &config)
             .env("XDG_DATA_HOME", scratch.join("data"));
         let t0 = Instant::now();
+        // Its messages, for when a run goes wrong (kept beside the frame log).
+        let errors = std::fs::File::create(scratch.join(format!("kiln-{run}.err")))
+            .map_err(|e| e.to_string())?;
         let mut child = command
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(errors)
             .spawn()
             .map_err(|e| e.to_string())?;
         let mapped = std::thread::spawn(move || {
@@ -194,6 +226,11 @@ fn run(kiln: &Path, what: &str, saves: usize) -> Result<(), String> {
             frames(&log).iter().any(|&(_, s)| s > 0)
         })?;
         level_frame.push(t0.elapsed().as_secs_f64() * 1000.0);
+        wait_for("scene", Duration::from_secs(20), || {
+            frame_lines(&log).iter().any(|&(_, _, p)| p > 0)
+        })
+        .map_err(|e| format!("{e} (see {})", scratch.display()))?;
+        scene_frame.push(t0.elapsed().as_secs_f64() * 1000.0);
         match mapped.join() {
             Ok(Some(at)) => window.push(at.as_secs_f64() * 1000.0),
             _ => return Err("no kiln window".into()),
@@ -245,6 +282,10 @@ fn run(kiln: &Path, what: &str, saves: usize) -> Result<(), String> {
         median(&mut peer)
     );
     println!(
+        "| the same, beside a bare eframe window | | {:.0} ms |",
+        median(&mut bare)
+    );
+    println!(
         "| launch -> first frame, median | {:.0} ms | |",
         median(&mut first_frame)
     );
@@ -252,7 +293,11 @@ fn run(kiln: &Path, what: &str, saves: usize) -> Result<(), String> {
         "| launch -> first frame with the level, median | {:.0} ms | |",
         median(&mut level_frame)
     );
-    println!("| resident memory, level open | {rss:.0} MB | |");
+    println!(
+        "| launch -> first frame with the scene drawn, median | {:.0} ms | |",
+        median(&mut scene_frame)
+    );
+    println!("| resident memory, level open | {rss:.0} MB | bare eframe window {bare_rss:.0} MB |");
     println!("| CPU with nothing changing (2-5 s after the level) | {idle:.0}% | |");
     if !latencies.is_empty() {
         let mut l = latencies.clone();

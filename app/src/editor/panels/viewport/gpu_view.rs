@@ -28,10 +28,19 @@ impl GpuView {
     /// A renderer on eframe's device.
     pub fn new(render_state: &egui_wgpu::RenderState) -> Self {
         GpuView {
-            renderer: SceneRenderer::new(&render_state.device, &render_state.queue),
+            renderer: SceneRenderer::with_samples(
+                &render_state.device,
+                &render_state.queue,
+                crate::render::gpu::samples_for(&render_state.adapter.get_info()),
+            ),
             render_state: render_state.clone(),
             texture: None,
         }
+    }
+
+    /// How many pictures the renderer has drawn.
+    pub fn pictures_drawn(&self) -> u64 {
+        self.renderer.pictures_drawn()
     }
 
     /// Renders the scene for `rect` and paints it there.

@@ -85,6 +85,14 @@ fn tinted(viewport: &mut ViewportState, editor: &Editor) -> HashSet<Entity> {
 }
 
 impl ViewportState {
+    /// How many scene pictures the GPU renderer has drawn (none before it
+    /// exists, or without one).
+    pub fn pictures_drawn(&self) -> u64 {
+        self.gpu
+            .as_ref()
+            .map_or(0, gpu_view::GpuView::pictures_drawn)
+    }
+
     /// Models and textures of the open project (started on first use).
     pub fn assets(&mut self, editor: &Editor, ctx: &egui::Context) -> &mut AssetCache {
         self.assets.get_or_insert_with(|| {
@@ -247,9 +255,18 @@ pub fn show(
     let viewport = &mut state.viewport;
     viewport.rect = Some(rect);
     let top = editor.top_view();
+    // The scene renderer is made from the second frame on: the window appears
+    // once its first frame is painted, and making the scene's pipelines is most of
+    // that first paint on a software renderer (their shaders are compiled on the
+    // CPU). The first frame shows the panels and an empty viewport.
     if viewport.gpu.is_none()
         && let Some(rs) = render_state
     {
+        if ui.ctx().cumulative_frame_nr() == 0 {
+            painter.rect_filled(rect, 0.0, Color32::from_rgb(38, 40, 46));
+            ui.ctx().request_repaint();
+            return;
+        }
         viewport.gpu = Some(gpu_view::GpuView::new(rs));
     }
     let ctx = ui.ctx().clone();
