@@ -1035,7 +1035,11 @@ pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
         Box::new(move |cc| Ok(Box::new(KilnApp::new(cc, project)))),
     );
     match ran {
-        Err(e) if named.is_none() && !FRAME_BUILT.load(std::sync::atomic::Ordering::Relaxed) => {
+        // Only wgpu's own failure: a window system that cannot be reached fails
+        // on glow as well, and says so better as it is.
+        Err(eframe::Error::Wgpu(e))
+            if named.is_none() && !FRAME_BUILT.load(std::sync::atomic::Ordering::Relaxed) =>
+        {
             // A window's event loop runs once per process: the glow window is a
             // new process, with the same arguments.
             eprintln!(

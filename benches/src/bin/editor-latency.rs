@@ -73,8 +73,11 @@ fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) -> Resu
 }
 
 /// Whether a visible window of `class` exists (asked of X every time: xdotool's
-/// own `--sync` waits half a second between looks).
+/// own `--sync` waits half a second between looks). Asked at most every 4 ms:
+/// an xdotool every half millisecond sometimes kept the X server from taking the
+/// window's own connection.
 fn window_of(class: &str) -> bool {
+    std::thread::sleep(Duration::from_millis(4));
     Command::new("xdotool")
         .args(["search", "--onlyvisible", "--class", class])
         .stdout(Stdio::null())
