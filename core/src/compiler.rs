@@ -259,6 +259,18 @@ pub fn compile_document_with(
     compile_flattened_with(registry, source, file, Source::Level(doc), options)
 }
 
+/// [`compile_document_with`], with the blob's layout of the document's own
+/// entities (see [`crate::incremental::DocumentLayout`]).
+pub(crate) fn compile_document_layout(
+    registry: &Registry,
+    source: &mut dyn ResourceSource,
+    file: &str,
+    doc: &LevelDocument,
+    options: CompileOptions,
+) -> Result<(CompiledLevel, BlobLayout), CompileError> {
+    compile_flattened_layout(registry, source, file, Source::Level(doc), (options, true))
+}
+
 /// Flattens the level `level` and compiles what it places.
 #[cfg(test)]
 pub(crate) fn compile_flattened(

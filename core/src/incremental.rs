@@ -150,13 +150,18 @@ fn same_structure(a: &RawEntityDocument, b: &RawEntityDocument) -> bool {
 /// makes them, or `None` where it would report an error or lay the instances out
 /// otherwise (the caller then compiles the whole level).
 fn compile_instances(registry: &Registry, name: &str, value: &RawValue) -> Option<Vec<Vec<u8>>> {
+    let value: Value = serde_json::from_str(value.get()).ok()?;
+    compile_value(registry, name, &value)
+}
+
+/// [`compile_instances`] of a parsed value.
+fn compile_value(registry: &Registry, name: &str, value: &Value) -> Option<Vec<Vec<u8>>> {
     let ty = registry.component(name)?;
     if ty.implicit {
         return None;
     }
-    let value: Value = serde_json::from_str(value.get()).ok()?;
-    let items: Vec<&Value> = match &value {
-        Value::Object(_) => vec![&value],
+    let items: Vec<&Value> = match value {
+        Value::Object(_) => vec![value],
         Value::Array(items) if ty.multiple => items.iter().collect(),
         _ => return None,
     };
@@ -169,6 +174,82 @@ fn compile_instances(registry: &Registry, name: &str, value: &RawValue) -> Optio
             Some(out)
         })
         .collect()
+}
+
+/// Where a compiled document's own entities' instances are in its blob: what an
+/// editor needs to write a field it changed over the instances it compiles to,
+/// instead of compiling the level again.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use kiln_core::incremental::DocumentLayout;
+/// use kiln_core::{CompileOptions, LevelDocument, Registry};
+///
+/// let registry = Registry::with_builtins();
+/// let mut units: HashMap<String, String> = HashMap::new();
+/// let text = r#"{"entities": [{"id": "a", "components": {"transform": {"position": [1, 0, 0]}}}]}"#;
+/// let mut doc = LevelDocument::parse(text, "l.level").unwrap();
+/// let (compiled, layout) =
+///     DocumentLayout::compile(&registry, &mut units, "l.level", &doc, CompileOptions::default())
+///         .unwrap();
+/// let mut blob = compiled.blob;
+/// doc.entities[0].components["transform"]["position"][0] = 2.into();
+/// let value = &doc.entities[0].components["transform"];
+/// let (patch, bytes) = layout.rewrite(&registry, 0, "transform", value).unwrap();
+/// for (range, bytes) in patch.ranges.iter().zip(bytes) {
+///     blob[range.clone()].copy_from_slice(&bytes);
+/// }
+/// let fresh = kiln_core::compile_document(&registry, &mut units, "l.level", &doc).unwrap();
+/// assert_eq!(blob, fresh.blob);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct DocumentLayout(BlobLayout);
+
+impl DocumentLayout {
+    /// Compiles `doc` (the level `file`), saying where its entities' instances are.
+    pub fn compile(
+        registry: &Registry,
+        source: &mut dyn ResourceSource,
+        file: &str,
+        doc: &crate::LevelDocument,
+        options: CompileOptions,
+    ) -> Result<(CompiledLevel, DocumentLayout), CompileError> {
+        crate::compiler::compile_document_layout(registry, source, file, doc, options)
+            .map(|(compiled, layout)| (compiled, DocumentLayout(layout)))
+    }
+
+    /// The instances entity `k` (its place in the document) has of type
+    /// `component` once its value is `value`: where they are in the blob and
+    /// their new bytes. `None` where the whole level must be compiled: a type not
+    /// registered or made by the compiler, a value the compile refuses, or
+    /// instances of another number or size than the blob holds.
+    pub fn rewrite(
+        &self,
+        registry: &Registry,
+        k: usize,
+        component: &str,
+        value: &Value,
+    ) -> Option<(PatchedInstances, Vec<Vec<u8>>)> {
+        let ty = registry.component(component)?;
+        let slots = self.0.level_instances.get(k)?;
+        let ranges: Vec<Range<usize>> = (slots.iter())
+            .filter(|(id, _)| *id == ty.id)
+            .map(|(_, range)| range.clone())
+            .collect();
+        let compiled = compile_value(registry, component, value)?;
+        if compiled.len() != ranges.len()
+            || ranges.is_empty()
+            || (ranges.iter().zip(&compiled)).any(|(r, bytes)| r.len() != bytes.len())
+        {
+            return None;
+        }
+        let patch = PatchedInstances {
+            entity: *self.0.level_blob_index.get(k)?,
+            component_identifier: ty.id,
+            ranges,
+        };
+        Some((patch, compiled))
+    }
 }
 
 impl IncrementalLevel {

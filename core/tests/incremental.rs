@@ -432,3 +432,80 @@ fn a_patch_keeps_what_the_simulation_did_to_other_entities() {
     assert_eq!(c_world.x, 3.0);
     assert!(c_world.y < 0.0, "{c_world:?}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The editor's path: a field changed in the document is written over the
+    /// instances its component compiles to (`DocumentLayout::rewrite`), or the
+    /// whole document is compiled where that says no; the blob is always a fresh
+    /// compile's of the document, and every field edit it takes (prefab
+    /// instances' own components included) is written in place.
+    #[test]
+    fn a_rewritten_document_blob_equals_a_fresh_compile(seed in any::<u64>()) {
+        use kiln_core::incremental::DocumentLayout;
+        let mut rng = Rng(seed);
+        let registry = Registry::with_builtins();
+        let options = CompileOptions { skip_unknown_components: true };
+        let mut ids = Vec::new();
+        let mut entities = Vec::new();
+        for i in 0..1 + rng.below(12) {
+            let id = format!("e{i}");
+            entities.push(random_entity(&mut rng, &id, &ids));
+            ids.push(id);
+        }
+        let text = serde_json::to_string(&json!({"entities": entities})).unwrap();
+        let mut doc = kiln_core::LevelDocument::parse(&text, FILE).unwrap();
+        let compile = |doc: &kiln_core::LevelDocument| {
+            DocumentLayout::compile(&registry, &mut units(), FILE, doc, options)
+        };
+        let Ok((compiled, mut layout)) = compile(&doc) else { return Ok(()) };
+        let mut blob = compiled.blob;
+        for _ in 0..1 + rng.below(12) {
+            let k = rng.below(doc.entities.len());
+            let e = &mut doc.entities[k];
+            let component = match rng.below(4) {
+                0 => "rotator",
+                1 => "mesh",
+                _ => "transform",
+            };
+            let Some(value) = e.components.get_mut(component) else { continue };
+            match component {
+                "transform" => value["position"] = json!([rng.number(), rng.number(), 0]),
+                "mesh" => value["material"] = json!(format!("materials/m{}", rng.below(4))),
+                // Now and then a value the compile refuses.
+                _ => value["speed"] = if rng.chance(10) { json!("fast") } else { rng.number() },
+            }
+            let value = value.clone();
+            let refused = value["speed"] == json!("fast");
+            let fresh = kiln_core::compile_document_with(&registry, &mut units(), FILE, &doc, options);
+            match layout.rewrite(&registry, k, component, &value) {
+                Some((patch, bytes)) => {
+                    prop_assert!(!refused, "a refused value was written in place");
+                    for (range, bytes) in patch.ranges.iter().zip(bytes) {
+                        blob[range.clone()].copy_from_slice(&bytes);
+                    }
+                    let fresh = fresh.map(|c| c.blob);
+                    prop_assert!(fresh.as_ref() == Ok(&blob), "entity {} {}: {:?}", k, component, value);
+                }
+                None => match compile(&doc) {
+                    // Every field these edits set keeps its instances' size.
+                    Ok(_) if !refused => prop_assert!(false, "entity {} {}: not in place", k, component),
+                    Ok((compiled, l)) => {
+                        blob = compiled.blob;
+                        layout = l;
+                    }
+                    // A refused value: the document is put back, as the editor
+                    // keeps the last good world.
+                    Err(e) => {
+                        prop_assert!(fresh.is_err(), "{e}");
+                        doc.entities[k].components[component]["speed"] = json!(1);
+                        let (compiled, l) = compile(&doc).unwrap();
+                        blob = compiled.blob;
+                        layout = l;
+                    }
+                },
+            }
+        }
+    }
+}

@@ -413,6 +413,7 @@ impl Editor {
         }
         let blob = kept.blob().to_vec();
         let compile_ms = started.elapsed().as_secs_f64() * 1000.0;
+        self.doc_layout = None;
         let level = self.level.as_mut()?;
         self.history
             .push(&mut level.doc, DocEdit::Group(edits), false);

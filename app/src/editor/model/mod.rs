@@ -14,6 +14,7 @@ pub mod asset_operations;
 pub mod conflicts;
 mod disk_operations;
 pub mod entity_edits;
+mod field_edits;
 pub mod import;
 pub mod level_loading;
 mod live_reload;
@@ -178,6 +179,10 @@ pub struct Editor {
     /// A build of the document just taken from disk, for the rebuild that follows
     /// to install instead of compiling the document again.
     pending_build: Option<crate::editor::preview::PreviewBuild>,
+    /// Where the preview blob's instances of the document's entities are, while
+    /// only fields change (see `field_edits.rs`); dropped whenever the document is
+    /// compiled whole.
+    doc_layout: Option<kiln_core::incremental::DocumentLayout>,
 }
 
 /// How long the last reload from disk took, split by stage.
@@ -474,6 +479,7 @@ impl Editor {
             plugins,
             disk_build: None,
             pending_build: None,
+            doc_layout: None,
         };
         editor.plugins.trust = plugins::PluginTrust::at_open(&editor.project);
         let (registry, to_build) = editor.load_plugins();
@@ -680,6 +686,7 @@ impl Editor {
             Result<crate::editor::preview::PreviewBuild, crate::editor::preview::PreviewError>,
         >,
     ) {
+        self.doc_layout = None;
         let Some(level) = &self.level else { return };
         // One id index per edit, for the tree, the selection and every lookup after.
         self.entity_index = kiln_core::IdIndex::build(
@@ -728,7 +735,11 @@ impl Editor {
     /// Applies a document edit through the history.
     fn edit(&mut self, edit: DocEdit, continuing: bool) {
         let Some(level) = &mut self.level else { return };
+        let fields = field_edits::fields_set(&edit);
         self.history.push(&mut level.doc, edit, continuing);
+        if fields.is_some_and(|fields| self.follow_fields(&fields)) {
+            return;
+        }
         self.after_edit();
     }
 
