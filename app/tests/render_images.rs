@@ -212,30 +212,26 @@ fn dominant(p: [u8; 3]) -> char {
     }
 }
 
+/// A green cube on a red ground, and a camera looking at it from above at an angle.
+fn cube_on_ground() -> (Scene, Camera) {
+    let mut scene = Scene::new();
+    let red = scene.material("materials/red", [0.9, 0.1, 0.1], None);
+    let green = scene.material("materials/green", [0.1, 0.9, 0.1], None);
+    let ground = Vec3::new(20.0, 0.0, 20.0);
+    scene.add("plane", ground, Vec3::ZERO, Vec3::ZERO, red);
+    let cube = (Vec3::splat(2.0), Vec3::new(0.0, 1.05, 0.0));
+    scene.add("cube", cube.0, cube.1, Vec3::ZERO, green);
+    let camera = looking_at(Vec3::new(0.0, 1.0, 0.0), 30.0, 35.0, 8.0);
+    (scene, camera)
+}
+
 /// A green cube standing on a red ground, seen from above at an angle: the cube's
 /// pixels are the cube's, whichever order the batches are drawn in (the old
 /// painter's algorithm painted the ground over it from some angles).
 #[test]
 fn a_cube_in_front_of_a_plane_occludes_it_in_any_draw_order() {
     let _turn = turn();
-    let mut scene = Scene::new();
-    let red = scene.material("materials/red", [0.9, 0.1, 0.1], None);
-    let green = scene.material("materials/green", [0.1, 0.9, 0.1], None);
-    scene.add(
-        "plane",
-        Vec3::new(20.0, 0.0, 20.0),
-        Vec3::ZERO,
-        Vec3::ZERO,
-        red,
-    );
-    scene.add(
-        "cube",
-        Vec3::splat(2.0),
-        Vec3::new(0.0, 1.05, 0.0),
-        Vec3::ZERO,
-        green,
-    );
-    let camera = looking_at(Vec3::new(0.0, 1.0, 0.0), 30.0, 35.0, 8.0);
+    let (mut scene, camera) = cube_on_ground();
     let list = scene.list();
     let mut reversed = list.clone();
     reversed.batches.reverse();
@@ -265,24 +261,7 @@ fn a_cube_in_front_of_a_plane_occludes_it_in_any_draw_order() {
 #[test]
 fn one_sample_draws_the_picture_four_do_but_for_the_edges() {
     let _turn = turn();
-    let mut scene = Scene::new();
-    let red = scene.material("materials/red", [0.9, 0.1, 0.1], None);
-    let green = scene.material("materials/green", [0.1, 0.9, 0.1], None);
-    scene.add(
-        "plane",
-        Vec3::new(20.0, 0.0, 20.0),
-        Vec3::ZERO,
-        Vec3::ZERO,
-        red,
-    );
-    scene.add(
-        "cube",
-        Vec3::splat(2.0),
-        Vec3::new(0.0, 1.05, 0.0),
-        Vec3::ZERO,
-        green,
-    );
-    let camera = looking_at(Vec3::new(0.0, 1.0, 0.0), 30.0, 35.0, 8.0);
+    let (mut scene, camera) = cube_on_ground();
     let four = scene.render(&camera, &scene.list());
     scene.samples = 1;
     let one = scene.render(&camera, &scene.list());

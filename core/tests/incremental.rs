@@ -88,6 +88,18 @@ fn random_entity(rng: &mut Rng, id: &str, earlier: &[String]) -> Value {
     Value::Object(e)
 }
 
+/// 1 to 12 random entities, `e0` and on, each parented (or not) to an earlier one.
+fn random_entities(rng: &mut Rng) -> Vec<Value> {
+    let mut ids = Vec::new();
+    let mut entities = Vec::new();
+    for i in 0..1 + rng.below(12) {
+        let id = format!("e{i}");
+        entities.push(random_entity(rng, &id, &ids));
+        ids.push(id);
+    }
+    entities
+}
+
 fn write(doc: &Value, canonical: bool) -> String {
     if canonical {
         kiln_core::json_format::to_canonical_string(doc)
@@ -209,13 +221,7 @@ proptest! {
         let registry = Registry::with_builtins();
         let canonical = rng.chance(50);
         let options = CompileOptions { skip_unknown_components: rng.chance(50) };
-        let mut ids = Vec::new();
-        let mut entities = Vec::new();
-        for i in 0..1 + rng.below(12) {
-            let id = format!("e{i}");
-            entities.push(random_entity(&mut rng, &id, &ids));
-            ids.push(id);
-        }
+        let entities = random_entities(&mut rng);
         let mut doc = json!({"entities": entities});
         let mut next_id = 100;
         // The level starts from a text that compiles (the first may not: then
@@ -447,13 +453,7 @@ proptest! {
         let mut rng = Rng(seed);
         let registry = Registry::with_builtins();
         let options = CompileOptions { skip_unknown_components: true };
-        let mut ids = Vec::new();
-        let mut entities = Vec::new();
-        for i in 0..1 + rng.below(12) {
-            let id = format!("e{i}");
-            entities.push(random_entity(&mut rng, &id, &ids));
-            ids.push(id);
-        }
+        let entities = random_entities(&mut rng);
         let text = serde_json::to_string(&json!({"entities": entities})).unwrap();
         let mut doc = kiln_core::LevelDocument::parse(&text, FILE).unwrap();
         let compile = |doc: &kiln_core::LevelDocument| {
