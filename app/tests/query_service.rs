@@ -412,3 +412,52 @@ fn a_server_that_goes_away_without_replying_leaves_the_command_to_work_alone() {
     assert!(err.contains("did not reply"), "{err}");
     server.join().unwrap();
 }
+
+/// An editor that shows a save of the open level before its index takes the file
+/// in (as it does for big levels) answers a question asked right after the save
+/// as a command working alone does: the question waits for the index.
+#[test]
+fn an_editor_showing_a_save_before_indexing_answers_after_the_index_took_it() {
+    let dir = support::demo_copy();
+    let root = dir.path();
+    let mut editor = support::open_editor(root).unwrap();
+    editor.show_saves_before_indexing_from(0);
+    let mut server = CommandServer::start(&editor).unwrap();
+    let alone = |args: &[&str]| kiln("off", args, root);
+    let level = root.join("levels/forest.level");
+    let text = fs::read_to_string(&level).unwrap();
+    // A first save, so that the editor keeps a build of the file.
+    let moved = text.replacen(
+        "\"position\": [-2, 0.6, 6]",
+        "\"position\": [-2, 0.6, 7]",
+        1,
+    );
+    assert_ne!(moved, text, "the fixture's boulder moved");
+    support::atomic_write(&level, &moved);
+    support::until(&mut editor, "the first save", |e| {
+        e.log()
+            .iter()
+            .any(|l| l.text.contains("forest.level reloaded"))
+    });
+    for _ in 0..3 {
+        editor.tick(0.0, Duration::from_millis(20));
+    }
+    // A field-only save naming a material that does not exist, then a question.
+    let broken = moved.replacen(
+        "\"material\": \"\"",
+        "\"material\": \"materials/missing\"",
+        1,
+    );
+    assert_ne!(broken, moved, "the fixture's boulder has no material");
+    support::atomic_write(&level, &broken);
+    let served = support::ask_open_editor(&mut editor, &mut server, root, &["check"]);
+    assert!(served.1.contains("materials/missing"), "{served:?}");
+    assert_eq!(served, alone(&["check"]));
+    assert!(
+        editor
+            .log()
+            .iter()
+            .any(|l| l.text.contains("reloaded (incremental, in place)")),
+        "the save took the fast path"
+    );
+}

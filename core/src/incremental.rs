@@ -280,6 +280,11 @@ impl IncrementalLevel {
         ))
     }
 
+    /// The size of the text as of the last update, in bytes.
+    pub fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
     /// The compiled level as of the last update.
     pub fn compiled(&self) -> &CompiledLevel {
         &self.compiled

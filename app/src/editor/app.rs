@@ -898,7 +898,7 @@ impl KilnApp {
                     self.toasts
                         .push(Severity::Error, format!("answering a kiln command: {e:#}"));
                 }
-                if editor.preview().playing {
+                if editor.preview().playing || editor.index_pending() {
                     ctx.request_repaint();
                 } else if self.commands.as_ref().is_some_and(|c| c.busy()) {
                     // The cookie's batch wakes the window when the question can be

@@ -26,6 +26,9 @@ pub(super) fn fields_set(edit: &DocEdit) -> Option<Vec<(String, String)>> {
             for edit in edits {
                 all.extend(fields_set(edit)?);
             }
+            // Two fields of one component are one component to compile.
+            all.sort_unstable();
+            all.dedup();
             Some(all)
         }
         _ => None,

@@ -183,6 +183,11 @@ pub struct Editor {
     /// only fields change (see `field_edits.rs`); dropped whenever the document is
     /// compiled whole.
     doc_layout: Option<kiln_core::incremental::DocumentLayout>,
+    /// A save of the open level already shown, for the index to take in on the
+    /// next frame (see `live_reload.rs`).
+    index_next_frame: Vec<dependency_checker::watch::ChangeBatch>,
+    /// See [`Editor::show_saves_before_indexing_from`].
+    shown_before_indexing: usize,
 }
 
 /// How long the last reload from disk took, split by stage.
@@ -480,6 +485,8 @@ impl Editor {
             disk_build: None,
             pending_build: None,
             doc_layout: None,
+            index_next_frame: Vec::new(),
+            shown_before_indexing: live_reload::SHOWN_BEFORE_INDEXING,
         };
         editor.plugins.trust = plugins::PluginTrust::at_open(&editor.project);
         let (registry, to_build) = editor.load_plugins();
