@@ -82,6 +82,11 @@ fn field_edits_are_written_into_the_running_world_and_agree_with_a_fresh_build()
             continuing: false,
         });
         assert_fresh(&editor, &format!("{entity}.{component}.{field}"));
+        // The status bar says the world was patched, not spawned.
+        assert!(
+            editor.preview().timing.in_place,
+            "{entity}.{component}.{field}"
+        );
     }
     let preview = editor.preview();
     // The first field edit compiled the document once, for the layout; every
@@ -108,9 +113,10 @@ fn field_edits_are_written_into_the_running_world_and_agree_with_a_fresh_build()
         "{error}"
     );
     assert_eq!(editor.preview().blob, good);
-    // Undo brings the good value back, and the preview follows.
+    // Undo brings the good value back, and the preview follows (spawned).
     editor.apply(Action::Run(UiCommand::Undo));
     assert!(editor.compile_error().is_none());
+    assert!(!editor.preview().timing.in_place);
     assert_fresh(&editor, "after undo");
     editor.apply(Action::Run(UiCommand::Undo));
     assert_fresh(&editor, "after the second undo");

@@ -127,8 +127,11 @@ impl ResourceSource for ProjectUnits<'_> {
 pub struct RebuildTiming {
     /// Milliseconds compiling the document.
     pub compile_ms: f64,
-    /// Milliseconds despawning the old world and spawning the new one.
+    /// Milliseconds despawning the old world and spawning the new one, or
+    /// writing the changed instances into it.
     pub spawn_ms: f64,
+    /// The changed instances were written into the running world (no spawn).
+    pub in_place: bool,
 }
 
 /// The runtime world of the open level.
@@ -241,6 +244,7 @@ impl Preview {
         self.timing = RebuildTiming {
             compile_ms,
             spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
+            in_place: false,
         };
         Ok(())
     }
@@ -280,6 +284,7 @@ impl Preview {
         self.timing = RebuildTiming {
             compile_ms,
             spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
+            in_place,
         };
         Ok(in_place)
     }
@@ -347,6 +352,7 @@ impl Preview {
             self.blob = Some(blob);
         }
         self.timing.spawn_ms = start.elapsed().as_secs_f64() * 1000.0;
+        self.timing.in_place = false;
         result
     }
 

@@ -32,8 +32,10 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
         ui.separator();
         let t = editor.preview().timing;
         ui.label(format!(
-            "compile {:.1} ms, spawn {:.1} ms",
-            t.compile_ms, t.spawn_ms
+            "compile {:.1} ms, {} {:.1} ms",
+            t.compile_ms,
+            if t.in_place { "patch" } else { "spawn" },
+            t.spawn_ms
         ));
         if let Some(r) = editor.last_reload() {
             ui.separator();
