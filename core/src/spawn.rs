@@ -165,7 +165,6 @@ impl SpawnedLevel {
             if Some(patch.component_identifier) != transform {
                 continue;
             }
-            let subtree = subtree(&parsed.parent_index, patch.entity);
             for section in &parsed.components {
                 let Some(ty) = registry.component_by_id(section.component_identifier) else {
                     continue;
@@ -173,7 +172,7 @@ impl SpawnedLevel {
                 let reached = match ty.reads_transform {
                     ReadsTransform::Nothing => continue,
                     ReadsTransform::Local => patch.entity..patch.entity + 1,
-                    ReadsTransform::World => subtree.clone(),
+                    ReadsTransform::World => subtree(&parsed.parent_index, patch.entity),
                 };
                 let t = registry.component_index(&ty.name).unwrap_or(usize::MAX);
                 for entity in reached {
@@ -234,15 +233,14 @@ impl SpawnedLevel {
 }
 
 /// Entity `k` and its descendants, in a blob's `parent_index` (parents first, so
-/// depth first: they follow `k` in one run).
+/// depth first: they follow `k` in one run, and an entity is in the run when its
+/// parent is).
 fn subtree(parent_index: &[u32], k: u32) -> Range<u32> {
-    let mut inside = vec![k];
     let mut end = k as usize + 1;
     while let Some(&p) = parent_index.get(end) {
-        if p == crate::blob::NO_PARENT || inside.binary_search(&p).is_err() {
+        if p == crate::blob::NO_PARENT || p < k {
             break;
         }
-        inside.push(end as u32);
         end += 1;
     }
     k..end as u32

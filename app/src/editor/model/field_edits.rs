@@ -70,11 +70,8 @@ impl Editor {
             self.doc_layout = Some(layout);
             return true;
         };
-        let Some(mut blob) = self.preview.blob.clone() else {
-            return false;
-        };
         let id_at = |k: usize| level.doc.entities.get(k).map(|e| e.id.as_str());
-        let mut patches = Vec::with_capacity(fields.len());
+        let mut rewrites = Vec::with_capacity(fields.len());
         for (entity, component) in fields {
             let Some(k) = self.entity_index.find(entity, id_at) else {
                 return false;
@@ -82,20 +79,14 @@ impl Editor {
             let Some(value) = level.doc.entities[k].components.get(component) else {
                 return false;
             };
-            let Some((patch, bytes)) = layout.rewrite(&self.registry, k, component, value) else {
+            let Some(rewrite) = layout.rewrite(&self.registry, k, component, value) else {
                 return false;
             };
-            for (range, bytes) in patch.ranges.iter().zip(bytes) {
-                match blob.get_mut(range.clone()) {
-                    Some(at) => at.copy_from_slice(&bytes),
-                    None => return false,
-                }
-            }
-            patches.push(patch);
+            rewrites.push(rewrite);
         }
         let compile_ms = started.elapsed().as_secs_f64() * 1000.0;
         (self.preview)
-            .install_patch(&self.registry, blob, &patches, compile_ms)
+            .rewrite(&self.registry, rewrites, compile_ms)
             .is_ok()
     }
 }
