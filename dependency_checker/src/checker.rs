@@ -651,6 +651,8 @@ impl Checker {
             Some(&self.index),
             &BuildOptions::default(),
         )?;
+        let mut index = index;
+        index.take_levels_of(&mut self.index);
         self.index = index;
         self.generation = generation;
         self.forget_derived();

@@ -14,6 +14,7 @@ use kiln_core::{Project, Registry};
 use super::codec::{self, ScanCell, WalkEncoder};
 use super::entry::FileEntry;
 use super::files::{BuildStats, Index, WalkIssue};
+use super::levels::KeptLayouts;
 use crate::error::CheckerError;
 use crate::fs::{FileStat, split_extension};
 use crate::scan::{DeclaredRules, ScanScratch, scan_file_in, scan_file_with};
@@ -84,7 +85,7 @@ pub(super) fn index_file(
     previous: Option<&FileEntry>,
     previous_check_ns: u64,
     stats: &Counters,
-    scratch: &mut ReadScratch,
+    (scratch, levels): (&mut ReadScratch, Option<&mut KeptLayouts>),
 ) -> Result<FileEntry, CheckerError> {
     let err = |e: std::io::Error| CheckerError::Io {
         path: rel.into(),
@@ -118,15 +119,24 @@ pub(super) fn index_file(
         _ => {
             stats.parsed.fetch_add(1, Ordering::Relaxed);
             let ext = split_extension(rel).map_or("", |(_, e)| e);
-            match encoder {
+            match (encoder, levels) {
                 // Kept encoded, straight from the scratch's scan (no copy is kept):
                 // the entry holds no scan until the walk is sealed
                 // (`Index::build_with`), then its record.
-                Some(encoder) => {
+                (Some(encoder), _) => {
                     encoder.encode(&path, scan_file_in(scan, (registry, rules), ext, bytes));
                     ScanCell::unsealed()
                 }
-                None => ScanCell::new(Arc::new(scan_file_with(
+                (None, Some(levels)) if KeptLayouts::takes(registry, ext, bytes.len()) => {
+                    ScanCell::new(Arc::new(levels.scan(
+                        scan,
+                        (registry, rules),
+                        (&path, ext),
+                        (bytes, hash),
+                        previous,
+                    )))
+                }
+                (None, _) => ScanCell::new(Arc::new(scan_file_with(
                     scan,
                     (registry, rules),
                     ext,
@@ -284,7 +294,7 @@ impl Index {
                     previous.and_then(|p| p.files.get(rel)),
                     previous.map_or(0, |p| p.checked_at_ns),
                     &counters,
-                    buf,
+                    (buf, None),
                 ) {
                     Ok(e) => entries.push(e),
                     Err(e) => push_issue(WalkIssue::Unreadable(rel.to_owned(), e.to_string())),
@@ -405,6 +415,7 @@ impl Index {
             links,
             stats,
             checked_at_ns: started,
+            levels: Default::default(),
         })
     }
 }

@@ -53,6 +53,8 @@ pub struct Index {
     pub(super) stats: BuildStats,
     /// When the entries were last checked against the disk (for racy-time detection).
     pub(super) checked_at_ns: u64,
+    /// The layouts of the big levels re-read since the build.
+    pub(super) levels: super::levels::KeptLayouts,
 }
 
 impl Index {
@@ -131,6 +133,18 @@ impl Index {
         self.checked_at_ns
     }
 
+    /// Takes the level layouts `other` kept (an index built again over the same
+    /// files: a layout is used only for the content it describes).
+    pub(crate) fn take_levels_of(&mut self, other: &mut Index) {
+        self.levels = std::mem::take(&mut other.levels);
+    }
+
+    /// How many re-reads of a big level were scanned from the last version's
+    /// layout, by the entities that changed (tests and benchmarks).
+    pub fn levels_scanned_by_change(&self) -> u64 {
+        self.levels.resumed()
+    }
+
     pub(crate) fn from_parts(
         root: PathBuf,
         registry: Arc<Registry>,
@@ -147,6 +161,7 @@ impl Index {
             links: Vec::new(),
             stats: BuildStats::default(),
             checked_at_ns,
+            levels: Default::default(),
         }
     }
 

@@ -9,6 +9,7 @@ mod build;
 pub(crate) mod codec;
 mod entry;
 mod files;
+mod levels;
 mod redirects;
 mod update;
 

@@ -84,7 +84,7 @@ impl Index {
                         prev,
                         self.checked_at_ns,
                         &counters,
-                        &mut buf,
+                        (&mut buf, Some(&mut self.levels)),
                     ) {
                         Ok(entry) => {
                             if prev != Some(&entry) {
@@ -101,6 +101,7 @@ impl Index {
                     }
                 }
                 now => {
+                    self.levels.forget(rel);
                     if self.files.remove(rel.as_str()).is_some() {
                         came_or_went = true;
                         changed.push(rel.clone());
@@ -308,6 +309,7 @@ impl Index {
             let Some(entry) = self.files.remove(&path) else {
                 continue;
             };
+            self.levels.forget(&path);
             let to: Arc<str> = format!("{new}{}", &path[old.len()..]).into();
             let carried = FileEntry::with_cell(
                 to.clone(),
@@ -331,7 +333,75 @@ mod tests {
     use kiln_core::{Project, Registry};
     use std::fs;
 
+    use crate::scan::DeclaredRules;
     use crate::test_files::{level, write};
+
+    /// A big level saved again and again is scanned by the entities that changed
+    /// from the second save on (the first keeps its layout), and the index holds
+    /// what a whole scan of each version finds.
+    #[test]
+    fn saves_of_a_big_level_are_scanned_by_the_entities_that_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "kiln.project", "{}");
+        let text = |materials: &[(usize, String)]| {
+            let entities: Vec<String> = (materials.iter())
+                .map(|(i, m)| {
+                    format!(
+                        "    {{\n      \"id\": \"e{i}\",\n      \"components\": {{\"mesh\": {{\"mesh\": \"meshes/cube\", \"material\": \"{m}\"}}}}\n    }}"
+                    )
+                })
+                .collect();
+            format!("{{\n  \"entities\": [\n{}\n  ]\n}}\n", entities.join(",\n"))
+        };
+        let mut materials: Vec<(usize, String)> =
+            (0..4000).map(|i| (i, format!("materials/m{i}"))).collect();
+        write(root, "levels/big.level", &text(&materials));
+        assert!(
+            fs::metadata(root.join("levels/big.level")).unwrap().len() as usize
+                > super::super::levels::KEPT_FROM
+        );
+        let project = Project::open(root).unwrap();
+        let registry = Arc::new(Registry::with_builtins());
+        let mut index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
+        let path = "levels/big.level".to_owned();
+        type Edit = dyn Fn(&mut Vec<(usize, String)>);
+        let edits: [&Edit; 4] = [
+            &|m| m[1000].1 = "materials/first".into(),
+            &|m| m[2000].1 = "materials/second".into(),
+            &|m| {
+                m.remove(500);
+            },
+            &|m| m.insert(3000, (9999, "materials/inserted".into())),
+        ];
+        for (n, edit) in edits.iter().enumerate() {
+            edit(&mut materials);
+            let now = text(&materials);
+            // A new time, as a save gives (the index trusts an unchanged one).
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            write(root, &path, &now);
+            assert_eq!(index.update(std::slice::from_ref(&path)), std::slice::from_ref(&path));
+            assert_eq!(index.levels_scanned_by_change(), n as u64);
+            let whole = scan_file(
+                &registry,
+                &DeclaredRules::default(),
+                "level",
+                now.as_bytes(),
+            );
+            assert_eq!(index.file(&path).unwrap().scan(), &whole, "after edit {n}");
+        }
+        let inserted = index.file(&path).unwrap().scan().references();
+        let inserted = inserted
+            .iter()
+            .find(|r| r.text == "materials/inserted")
+            .unwrap();
+        assert_eq!(inserted.entity.as_deref(), Some("e9999"));
+        assert_eq!(inserted.pointer, "/entities/3000/components/mesh/material");
+        // Gone, the file's layout goes too.
+        fs::remove_file(root.join(&path)).unwrap();
+        index.update(std::slice::from_ref(&path));
+        assert!(index.levels.layouts_kept() == 0);
+    }
 
     /// An update of a folder drops what is no longer in it, and a file that a
     /// folder of the same name replaced.

@@ -9,6 +9,7 @@
 //! (`cargo run --release -p kiln_benches --example scan_speed`) is in
 //! BENCHMARKS.md beside `serde_json` skipping the same bytes.
 
+use super::resume::{Boundary, EntityMarks};
 use super::scanner::{Scanner, Schema, Segment};
 use super::store::ScanError;
 
@@ -302,9 +303,20 @@ impl<'a, 'r> Scanner<'a, 'r> {
 
     fn array(&mut self, depth: usize) -> Result<(), ScanError> {
         self.pos += 1;
+        // A level's entity list, marked for a later scan of its next version by
+        // the entities that changed (see `resume.rs`).
+        let marking = depth == 1
+            && self.marks.is_some()
+            && matches!(self.path.as_slice(), [Segment::Key("entities")]);
+        if marking {
+            self.mark(|marks, here| marks.open = Some(here));
+        }
         self.skip_ws()?;
         if self.bytes.get(self.pos) == Some(&b']') {
             self.pos += 1;
+            if marking {
+                self.mark(|marks, here| marks.close = Some(here));
+            }
             return Ok(());
         }
         let mut index = 0u32;
@@ -313,16 +325,40 @@ impl<'a, 'r> Scanner<'a, 'r> {
             self.path.push(Segment::Index(index));
             self.value(depth + 1)?;
             self.path.pop();
+            if marking {
+                self.mark(|marks, here| marks.ends.push(here));
+            }
             index += 1;
             self.skip_ws()?;
             match self.bytes.get(self.pos) {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
+                    if marking {
+                        self.mark(|marks, here| marks.close = Some(here));
+                    }
                     return Ok(());
                 }
                 _ => return Err(self.error("expected ',' or ']'")),
             }
+        }
+    }
+
+    /// Where the scanner is, as a [`Boundary`] (between two tokens, so the line
+    /// [`Scanner::skip_ws`] reached is the line it is on).
+    pub(super) fn here(&self) -> Boundary {
+        Boundary {
+            pos: self.pos as u32,
+            line: self.line,
+            line_start: self.line_start as u32,
+            records: self.scan.records.len() as u32,
+        }
+    }
+
+    fn mark(&mut self, f: impl FnOnce(&mut EntityMarks, Boundary)) {
+        let here = self.here();
+        if let Some(marks) = &mut self.marks {
+            f(marks, here);
         }
     }
 

@@ -14,6 +14,7 @@
 mod classify;
 pub mod gltf;
 mod json;
+mod resume;
 pub mod rules;
 mod scanner;
 mod store;
@@ -23,6 +24,8 @@ use kiln_core::registry::ResourceFormat;
 
 pub use classify::could_name_a_file;
 use classify::meant_as_json;
+use resume::EntityMarks;
+pub use resume::{LevelLayout, LevelScan, scan_level};
 pub use rules::DeclaredRules;
 use scanner::{BOM, Scanner, Schema};
 use store::NO_TEXT;
@@ -145,11 +148,24 @@ fn scan_glb(
 /// Scans JSON text under `schema`, into `scratch`'s scan.
 fn scan_json(
     scratch: &mut ScanScratch,
-    (registry, rules): (&Registry, &DeclaredRules),
+    rules: (&Registry, &DeclaredRules),
     ext: &str,
     schema: Schema,
     bytes: &[u8],
 ) {
+    scan_json_marking(scratch, rules, ext, schema, bytes, None);
+}
+
+/// [`scan_json`], marking where a level's entities end if `marks` is given:
+/// returns them.
+fn scan_json_marking(
+    scratch: &mut ScanScratch,
+    (registry, rules): (&Registry, &DeclaredRules),
+    ext: &str,
+    schema: Schema,
+    bytes: &[u8],
+    marks: Option<EntityMarks>,
+) -> Option<EntityMarks> {
     let start = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
     let mut s = Scanner {
         bytes,
@@ -176,6 +192,7 @@ fn scan_json(
         line_start: 0,
         keys: Vec::new(),
         pending: Vec::new(),
+        marks,
     };
     let result = s
         .check_utf8()
@@ -194,6 +211,7 @@ fn scan_json(
         mut ref_entity,
         entity_ids,
         pending,
+        marks,
         ..
     } = s;
     match result {
@@ -212,17 +230,7 @@ fn scan_json(
                     dropped.binary_search(&(k - 1)).is_err()
                 });
             }
-            // Entity ids may come after the components in an entity object: attach
-            // them once the whole file is read.
-            let mut last = NO_TEXT;
-            for (k, &n) in ref_entity.iter().enumerate() {
-                if let Some(Some(id)) = entity_ids.get(n as usize) {
-                    let range = scan.intern(id, &mut last);
-                    if let Some(record) = scan.records.get_mut(k) {
-                        record.entity = range;
-                    }
-                }
-            }
+            attach_entity_ids(&mut scan, &ref_entity, &entity_ids);
             // A merge left conflicts in it: an error (naming each) until they are
             // resolved; its references stay known, so moves still patch them.
             if let Ok(text) = std::str::from_utf8(&bytes[start..])
@@ -250,8 +258,25 @@ fn scan_json(
             scan.error = Some(error);
         }
     }
+    let marked = scan.error.is_none().then_some(marks).flatten();
     scratch.scan = scan;
     scratch.ref_entity = ref_entity;
+    marked
+}
+
+/// Entity ids may come after the components in an entity object: they are
+/// attached to the references (`ref_entity` holds each one's entity index) once
+/// the entities are read.
+fn attach_entity_ids(scan: &mut FileScan, ref_entity: &[u32], entity_ids: &[Option<String>]) {
+    let mut last = NO_TEXT;
+    for (k, &n) in ref_entity.iter().enumerate() {
+        if let Some(Some(id)) = entity_ids.get(n as usize) {
+            let range = scan.intern(id, &mut last);
+            if let Some(record) = scan.records.get_mut(k) {
+                record.entity = range;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

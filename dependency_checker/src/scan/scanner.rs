@@ -5,6 +5,7 @@
 
 use kiln_core::{FieldSchema, Registry};
 
+use super::resume::EntityMarks;
 use super::rules::DeclaredRules;
 use super::store::{FileScan, TextRange};
 
@@ -66,4 +67,6 @@ pub(super) struct Scanner<'a, 'r> {
     pub(super) keys: Vec<(usize, usize)>,
     /// Records a conditional rule matched, decided once the file is read.
     pub(super) pending: Vec<usize>,
+    /// Where a level's entities end, when asked for (see `resume.rs`).
+    pub(super) marks: Option<EntityMarks>,
 }

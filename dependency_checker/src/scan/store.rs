@@ -234,7 +234,7 @@ impl FileScan {
         self.records.is_empty()
     }
 
-    fn text(&self, r: TextRange) -> Option<&str> {
+    pub(crate) fn text(&self, r: TextRange) -> Option<&str> {
         (r != NO_TEXT)
             .then(|| self.strings.get(r.0 as usize..r.1 as usize))
             .flatten()

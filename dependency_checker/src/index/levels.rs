@@ -1,0 +1,78 @@
+//! The layouts of the big levels the index re-read since it was built, so that
+//! the next save of one is scanned by the entities that changed (see
+//! `scan/resume.rs`): a running editor or `kiln watch` re-reads the level a
+//! designer saves, again and again.
+
+use std::sync::Arc;
+
+use kiln_core::Registry;
+use kiln_core::registry::ResourceFormat;
+
+use super::entry::FileEntry;
+use crate::hash::FastMap;
+use crate::scan::{DeclaredRules, FileScan, LevelLayout, LevelScan, ScanScratch, scan_level};
+
+/// Levels smaller than this are scanned whole: under 2 ms, and their layouts
+/// would be kept for nothing.
+pub(crate) const KEPT_FROM: usize = 256 * 1024;
+
+/// The layouts kept, by path.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KeptLayouts {
+    layouts: FastMap<Arc<str>, Arc<LevelLayout>>,
+    /// How many scans were resumed from a kept layout (tests and benchmarks).
+    resumed: u64,
+}
+
+impl KeptLayouts {
+    /// Whether a file of type `ext` and `len` bytes is scanned here.
+    pub(crate) fn takes(registry: &Registry, ext: &str, len: usize) -> bool {
+        len >= KEPT_FROM
+            && matches!(
+                registry.resource_type(ext).map(|t| &t.format),
+                Some(ResourceFormat::Entities)
+            )
+    }
+
+    /// Scans the new content of `path` (`bytes`, hashing to `hash`), resuming from
+    /// the layout kept for `previous` if there is one, and keeps the new layout.
+    pub(crate) fn scan(
+        &mut self,
+        scratch: &mut ScanScratch,
+        rules: (&Registry, &DeclaredRules),
+        (path, ext): (&Arc<str>, &str),
+        (bytes, hash): (&[u8], u64),
+        previous: Option<&FileEntry>,
+    ) -> FileScan {
+        let kept = previous.and_then(|prev| {
+            let layout = self.layouts.get(path)?;
+            layout.describes(prev.hash).then(|| (prev, layout.clone()))
+        });
+        let previous = kept.as_ref().map(|(prev, layout)| (prev.scan(), &**layout));
+        let (scan, layout, how) = scan_level(scratch, rules, ext, (bytes, hash), previous);
+        if how == LevelScan::Resumed {
+            self.resumed += 1;
+        }
+        match layout {
+            Some(layout) => {
+                self.layouts.insert(path.clone(), Arc::new(layout));
+            }
+            None => self.forget(path),
+        }
+        scan
+    }
+
+    /// Drops the layout of `path` (its file is gone, or moved).
+    pub(crate) fn forget(&mut self, path: &str) {
+        self.layouts.remove(path);
+    }
+
+    pub(crate) fn resumed(&self) -> u64 {
+        self.resumed
+    }
+
+    #[cfg(test)]
+    pub(crate) fn layouts_kept(&self) -> usize {
+        self.layouts.len()
+    }
+}
