@@ -50,7 +50,11 @@ fn assert_fresh(editor: &Editor, what: &str) {
 fn field_edits_are_written_into_the_running_world_and_agree_with_a_fresh_build() {
     let dir = support::demo_copy();
     let mut editor = support::open_editor(dir.path()).unwrap();
-    let (spawns, patches) = (editor.preview().spawns, editor.preview().patches);
+    let (spawns, patches, partial) = (
+        editor.preview().spawns,
+        editor.preview().patches,
+        editor.preview().partial_spawns,
+    );
     // A drag of two entities, frame by frame.
     for step in 0..6 {
         editor.apply(Action::SetFieldEach {
@@ -89,9 +93,15 @@ fn field_edits_are_written_into_the_running_world_and_agree_with_a_fresh_build()
         );
     }
     let preview = editor.preview();
-    // The first field edit compiled the document once, for the layout; every
-    // other one was written into the running world.
-    assert_eq!(preview.spawns, spawns + 1, "only the first edit spawned");
+    // The first field edit compiled the document once, for the layout, and
+    // spawned again the two entities it moved; every other one was written into
+    // the running world.
+    assert_eq!(preview.spawns, spawns, "the level was never spawned whole");
+    assert_eq!(
+        preview.partial_spawns,
+        partial + 1,
+        "only the first edit spawned"
+    );
     assert_eq!(preview.patches, patches + 9);
 
     // A value the compile refuses: reported, and the last good world stays.

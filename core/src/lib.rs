@@ -79,5 +79,5 @@ pub use path::{PathError, ResourceId, ResourcePath};
 pub use project::{Project, ProjectConfig, ProjectError, ReferenceRules};
 pub use registry::{ComponentBatch, ComponentType, Registry, SpawnContext};
 pub use schema::{FieldKind, FieldSchema, FieldValues};
-pub use spawn::{PatchedInstances, SpawnError, SpawnedLevel, spawn_level};
+pub use spawn::{PatchedInstances, Respawned, SpawnError, SpawnedLevel, spawn_level};
 pub use world::World;

@@ -151,6 +151,22 @@ pub struct ComponentType {
     pub rewrite: Option<RewriteFn>,
     /// What of the transforms its spawn reads.
     pub reads_transform: ReadsTransform,
+    /// How its instances' records are told apart in a blob.
+    pub records: RecordLayout,
+}
+
+/// How the records of one component type's instances are laid out in a blob's
+/// section, for what must tell one entity's instances from another's (a
+/// structural change spawning again only the entities it touched).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RecordLayout {
+    /// Every record of the type is one size (a plugin's always are: its fields
+    /// are packed into fixed-size records).
+    #[default]
+    Fixed,
+    /// Each record is a little-endian `u32` length, that many bytes, and
+    /// padding to 4 (a debug name).
+    LengthPrefixed,
 }
 
 impl std::fmt::Debug for ComponentType {
@@ -186,6 +202,7 @@ impl ComponentType {
             spawn,
             rewrite: None,
             reads_transform: ReadsTransform::Nothing,
+            records: RecordLayout::Fixed,
         }
     }
     /// Says what of the transforms the spawn function reads.

@@ -6,7 +6,10 @@ use std::ops::Range;
 
 use crate::blob::{BlobError, LevelBlob};
 use crate::registry::{ComponentBatch, ReadsTransform, SpawnContext};
-use crate::{Entity, EntityManager, IdIndex, Registry, World};
+use crate::{Entity, EntityManager, Registry, World};
+
+mod respawn;
+pub use respawn::Respawned;
 
 /// Why a level could not be spawned. Nothing of it is left in the world.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,17 +41,13 @@ pub struct SpawnedLevel {
     pub warnings: Vec<String>,
     /// Authoring id -> position, built on the first lookup by id: a spawn that is
     /// never asked pays nothing, an editor asking every frame pays once.
-    index: std::sync::OnceLock<IdIndex>,
+    index: std::sync::OnceLock<crate::IdIndex>,
 }
 
 impl SpawnedLevel {
     /// The runtime entity of the level entity with authoring id `id`.
     pub fn entity(&self, id: &str) -> Option<Entity> {
-        let index = self
-            .index
-            .get_or_init(|| IdIndex::build(self.ids(), self.id_ends.len()));
-        let k = index.find(id, |k| self.id(k))?;
-        self.entities.get(k).copied()
+        self.entities.get(self.index_of(id)?).copied()
     }
 
     /// Authoring id of the `k`-th level entity.

@@ -267,7 +267,14 @@ proptest! {
                                     );
                                     prop_assert!(patched.is_ok(), "step {}: {:?}", step, patched);
                                 }
-                                Update::Full { .. } => *r = Running::spawn(&registry, l.blob()),
+                                // Only what changed is spawned again, where that pays.
+                                Update::Full { .. } => match r.level.respawn_changed(
+                                    (&before, l.blob()), &registry, &mut r.entities, &mut r.world,
+                                ) {
+                                    Ok(Some(respawned)) => r.level = respawned.level,
+                                    Ok(None) => *r = Running::spawn(&registry, l.blob()),
+                                    Err(e) => prop_assert!(false, "step {}: {}", step, e),
+                                },
                                 Update::Unchanged => {}
                             }
                             prop_assert_eq!(
@@ -437,6 +444,84 @@ fn a_patch_keeps_what_the_simulation_did_to_other_entities() {
     );
     assert_eq!(c_world.x, 3.0);
     assert!(c_world.y < 0.0, "{c_world:?}");
+}
+
+/// An entity added, one removed and one moved under another parent: those are
+/// spawned again (with what hangs below them), and every other entity keeps its
+/// runtime id and what the simulation did to it.
+#[test]
+fn a_structural_change_spawns_again_only_what_it_touched() {
+    let registry = Registry::with_builtins();
+    let mut entities: Vec<String> = (0..40)
+        .map(|i| {
+            let parent = if i % 4 == 3 {
+                format!(r#""parent": "e{}", "#, i - 1)
+            } else {
+                String::new()
+            };
+            format!(
+                r#"{{"id": "e{i}", {parent}"components": {{"transform": {{"position": [{i}, 0, 0]}}, "rotator": {{"speed": 90}}}}}}"#
+            )
+        })
+        .collect();
+    let text = |entities: &[String]| format!("{{\"entities\": [\n{}\n]}}", entities.join(",\n"));
+    let before = text(&entities);
+    let options = CompileOptions::default();
+    let (mut level, _) =
+        IncrementalLevel::compile(&registry, &mut units(), FILE, &before, options).unwrap();
+    let old_blob = level.blob().to_vec();
+    let mut r = Running::spawn(&registry, &old_blob);
+    r.world.simulate(0.5, &r.entities);
+    let turned = |r: &Running, id: &str| {
+        let tm = &r.world.transforms;
+        tm.local(tm.lookup(r.level.entity(id).unwrap()).unwrap())
+    };
+    let e20_turned = turned(&r, "e20");
+    assert_ne!(
+        e20_turned,
+        turned(&Running::spawn(&registry, &old_blob), "e20")
+    );
+    let e20 = r.level.entity("e20").unwrap();
+
+    // e12 goes, e5 moves under e9, and a new entity comes under e2.
+    entities.remove(12);
+    entities[5] = entities[5].replace(r#"{"id": "e5", "#, r#"{"id": "e5", "parent": "e9", "#);
+    entities.push(r#"{"id": "new", "parent": "e2", "components": {"transform": {}}}"#.into());
+    let after = text(&entities);
+    let update = level.update(&registry, &mut units(), &after).unwrap();
+    assert!(matches!(update, Update::Full { .. }), "{update:?}");
+    let done = r
+        .level
+        .respawn_changed(
+            (&old_blob, level.blob()),
+            &registry,
+            &mut r.entities,
+            &mut r.world,
+        )
+        .unwrap()
+        .expect("three entities of forty changed");
+    // e5 and the new one are spawned; e12 and e5 as it was are destroyed.
+    assert_eq!((done.spawned, done.destroyed), (2, 2));
+    r.level = done.level;
+    assert_eq!(r.level.entity("e20"), Some(e20), "e20 kept its id");
+    assert_eq!(
+        turned(&r, "e20"),
+        e20_turned,
+        "e20 kept what the simulation did"
+    );
+    assert!(r.level.entity("e12").is_none() && r.level.entity("new").is_some());
+    let fresh = Running::spawn(&registry, level.blob());
+    assert_eq!(r.level.ids().count(), fresh.level.ids().count());
+    let parent_of = |r: &Running, id: &str| {
+        let tm = &r.world.transforms;
+        let i = tm.lookup(r.level.entity(id).unwrap()).unwrap();
+        tm.parent(i)
+            .map(|p| r.level.authoring_id(tm.entity(p)).unwrap().to_owned())
+    };
+    assert_eq!(parent_of(&r, "e5").as_deref(), Some("e9"));
+    assert_eq!(parent_of(&r, "new").as_deref(), Some("e2"));
+    assert_eq!(parent_of(&r, "e11").as_deref(), Some("e10"));
+    assert_eq!(turned(&r, "e5"), turned(&fresh, "e5"), "e5 starts again");
 }
 
 proptest! {

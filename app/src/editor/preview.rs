@@ -132,6 +132,20 @@ pub struct RebuildTiming {
     pub spawn_ms: f64,
     /// The changed instances were written into the running world (no spawn).
     pub in_place: bool,
+    /// Only the entities a structural change touched were spawned again (and
+    /// the old ones destroyed): the others kept their ids and state (see
+    /// [`SpawnedLevel::respawn_changed`]). `None`: the level was spawned whole,
+    /// or patched in place.
+    pub respawned: Option<PartialSpawn>,
+}
+
+/// How many entities a build spawned again, and how many it destroyed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartialSpawn {
+    /// Entities spawned (added ones, and changed ones spawned again).
+    pub spawned: usize,
+    /// Entities of the old level destroyed (removed ones, and changed ones).
+    pub destroyed: usize,
 }
 
 /// The runtime world of the open level.
@@ -155,6 +169,8 @@ pub struct Preview {
     pub spawns: u64,
     /// How many saves were written into the running world in place.
     pub patches: u64,
+    /// How many builds spawned again only the entities they changed.
+    pub partial_spawns: u64,
 }
 
 /// Whether `new` is `old` with only the instances `patches` name written over.
@@ -233,6 +249,10 @@ impl Preview {
 
     /// Spawns a level compiled elsewhere (a large level opened on a worker thread),
     /// `compile_ms` being how long its compile took.
+    ///
+    /// Where a level is running, only the entities that differ from it are
+    /// spawned again (an entity added, removed, moved under another parent):
+    /// the rest keep their ids and what the simulation did to them.
     pub fn install(
         &mut self,
         registry: &Registry,
@@ -240,13 +260,44 @@ impl Preview {
         compile_ms: f64,
     ) -> Result<(), String> {
         let start = Instant::now();
-        self.respawn(registry, blob)?;
+        let respawned = self.spawn_changed(registry, &blob);
+        if respawned.is_some() {
+            self.blob = Some(blob);
+            self.partial_spawns += 1;
+        } else {
+            self.respawn(registry, blob)?;
+        }
         self.timing = RebuildTiming {
             compile_ms,
             spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
             in_place: false,
+            respawned,
         };
         Ok(())
+    }
+
+    /// Spawns again the entities of the running level that `blob` changes;
+    /// `None` where the level is to be spawned whole (nothing runs, most of it
+    /// changed, or spawning failed, which left none of it in the world).
+    fn spawn_changed(&mut self, registry: &Registry, blob: &[u8]) -> Option<PartialSpawn> {
+        let (Some(level), Some(old)) = (&self.level, &self.blob) else {
+            return None;
+        };
+        match level.respawn_changed((old, blob), registry, &mut self.entities, &mut self.world) {
+            Ok(Some(done)) => {
+                self.level = Some(done.level);
+                Some(PartialSpawn {
+                    spawned: done.spawned,
+                    destroyed: done.destroyed,
+                })
+            }
+            Ok(None) => None,
+            Err(_) => {
+                // Its entities are destroyed already; the whole spawn says why.
+                self.level = None;
+                None
+            }
+        }
     }
 
     /// Writes the instances an outside save changed into the running world (see
@@ -285,6 +336,7 @@ impl Preview {
             compile_ms,
             spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
             in_place,
+            respawned: None,
         };
         Ok(in_place)
     }
@@ -331,14 +383,21 @@ impl Preview {
             compile_ms,
             spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
             in_place,
+            respawned: None,
         };
         Ok(())
     }
 
-    /// How many times the world changed from a build: spawned, or patched in
-    /// place.
+    /// Changes whenever entities of the world may have been replaced (spawned
+    /// whole, or in part): what is keyed by runtime entities is found again.
+    pub fn entities_revision(&self) -> u64 {
+        self.spawns + self.partial_spawns
+    }
+
+    /// How many times the world changed from a build: spawned, patched in
+    /// place, or spawned again in part.
     pub fn world_revision(&self) -> u64 {
-        self.spawns + self.patches
+        self.spawns + self.patches + self.partial_spawns
     }
 
     fn respawn(&mut self, registry: &Registry, blob: Vec<u8>) -> Result<(), String> {
@@ -399,6 +458,7 @@ impl Preview {
         }
         self.timing.spawn_ms = start.elapsed().as_secs_f64() * 1000.0;
         self.timing.in_place = false;
+        self.timing.respawned = None;
         result
     }
 
@@ -434,7 +494,8 @@ mod tests {
     /// What happens to the preview.
     #[derive(Debug, Clone)]
     enum Step {
-        /// A level of this many entities is spawned (an edit, a reload from disk).
+        /// A level of this many entities is installed (an edit, a reload from
+        /// disk): the entities it shares with the running one stay.
         Spawn(usize),
         /// The simulation starts over from the last blob.
         Restart,
@@ -472,8 +533,10 @@ mod tests {
                     .unwrap_or_default();
                 match step {
                     Step::Spawn(n) => {
-                        dead.extend(&level);
                         preview.install(&registry, blob(&registry, n), 0.0).unwrap();
+                        // The entities a change did not touch live on.
+                        let now = &preview.level.as_ref().unwrap().entities;
+                        dead.extend(level.iter().filter(|e| !now.contains(e)));
                     }
                     Step::Restart => {
                         if preview.blob.is_some() {
@@ -495,6 +558,13 @@ mod tests {
                 }
                 for old in &dead {
                     prop_assert!(!preview.entities.alive(*old), "{old:?} came back after {step:?}");
+                }
+                // And the level installed holds only living entities, one
+                // destroyed under it included (spawned again).
+                if let (Step::Spawn(_), Some(level)) = (&step, &preview.level) {
+                    for e in &level.entities {
+                        prop_assert!(preview.entities.alive(*e), "{e:?} is dead after {step:?}");
+                    }
                 }
             }
         }

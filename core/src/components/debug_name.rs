@@ -239,6 +239,7 @@ impl ComponentManager for DebugNameManager {
 pub(crate) fn component_type() -> ComponentType {
     ComponentType {
         implicit: true,
+        records: crate::registry::RecordLayout::LengthPrefixed,
         ..ComponentType::new("debug_name", 1, compile_debug_name, spawn_debug_name)
             .with_doc("The entity's name, for debugging.")
             .with_fields(vec![FieldSchema::text("name", "")])

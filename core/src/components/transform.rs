@@ -719,7 +719,9 @@ fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(),
         }
         // The nearest ancestor that has a transform is the parent in the scene
         // graph: `made` holds the transform instance of each level entity made so
-        // far in this batch.
+        // far in this batch. An ancestor spawned before (a batch of the entities
+        // a change spawned again, under entities kept in the world) has its
+        // transform in the manager already.
         let mut made = vec![u32::MAX; batch.entity_lookup.len()];
         let parents: Vec<Option<Instance>> = order
             .iter()
@@ -731,6 +733,10 @@ fn spawn_transform(ctx: &mut SpawnContext, batch: &ComponentBatch) -> Result<(),
                 while up != u32::MAX {
                     if made[up as usize] != u32::MAX {
                         parent = Some(Instance(made[up as usize]));
+                        break;
+                    }
+                    if let Some(existing) = tm.lookup(batch.entity_lookup[up as usize]) {
+                        parent = Some(existing);
                         break;
                     }
                     up = batch.parent_index[up as usize];

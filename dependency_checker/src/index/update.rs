@@ -380,7 +380,10 @@ mod tests {
             // A new time, as a save gives (the index trusts an unchanged one).
             std::thread::sleep(std::time::Duration::from_millis(5));
             write(root, &path, &now);
-            assert_eq!(index.update(std::slice::from_ref(&path)), std::slice::from_ref(&path));
+            assert_eq!(
+                index.update(std::slice::from_ref(&path)),
+                std::slice::from_ref(&path)
+            );
             assert_eq!(index.levels_scanned_by_change(), n as u64);
             let whole = scan_file(
                 &registry,

@@ -31,11 +31,14 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
         });
         ui.separator();
         let t = editor.preview().timing;
+        let step = match (t.in_place, t.respawned) {
+            (true, _) => "patch".to_owned(),
+            (false, Some(p)) => format!("spawn {} + despawn {} entities", p.spawned, p.destroyed),
+            (false, None) => "spawn".to_owned(),
+        };
         ui.label(format!(
-            "compile {:.1} ms, {} {:.1} ms",
-            t.compile_ms,
-            if t.in_place { "patch" } else { "spawn" },
-            t.spawn_ms
+            "compile {:.1} ms, {step} {:.1} ms",
+            t.compile_ms, t.spawn_ms
         ));
         if let Some(r) = editor.last_reload() {
             ui.separator();

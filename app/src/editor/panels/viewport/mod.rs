@@ -65,15 +65,18 @@ pub struct ViewportState {
     tinted: Option<(TintKey, HashSet<Entity>)>,
 }
 
-/// What the entities drawn selected were found for: the world's spawn count and the
-/// selection.
+/// What the entities drawn selected were found for: the world's entities'
+/// revision and the selection.
 type TintKey = (u64, Vec<String>);
 
 /// The entities drawn as selected: the selected ones and everything below them, so
 /// that a selected prefab instance (whose own entity draws nothing) or group shows
 /// its parts tinted. Walked again only when the world or the selection changes.
 fn tinted(viewport: &mut ViewportState, editor: &Editor) -> HashSet<Entity> {
-    let key = (editor.preview().spawns, editor.selection().to_vec());
+    let key = (
+        editor.preview().entities_revision(),
+        editor.selection().to_vec(),
+    );
     if let Some((k, set)) = &viewport.tinted
         && *k == key
     {
@@ -279,7 +282,7 @@ pub fn show(
     let resources = editor.resources();
     let key = SceneKey::of(
         world,
-        editor.preview().spawns,
+        editor.preview().entities_revision(),
         &selected,
         resources.generation,
     );

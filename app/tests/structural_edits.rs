@@ -1,0 +1,129 @@
+//! An entity added, deleted or moved under another parent, in the editor or by
+//! another tool's save, spawns again only what it touched: every other entity
+//! keeps its runtime id and what the simulation did to it, and the world holds
+//! what a fresh spawn of the document does.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use kiln::editor::preview::{PREVIEW_COMPILE, PartialSpawn};
+use kiln::editor::{Action, Editor, UiCommand};
+
+/// The lines a fresh spawn of the document holds.
+fn fresh_state(editor: &Editor) -> Vec<String> {
+    let level = editor.level().unwrap();
+    let project = kiln_core::Project::open(editor.project().root()).unwrap();
+    let blob = kiln_core::compile_document_with(
+        editor.registry(),
+        &mut project.resource_source(),
+        &level.file,
+        &level.doc,
+        PREVIEW_COMPILE,
+    )
+    .unwrap()
+    .blob;
+    let (mut entities, mut world) = (kiln_core::EntityManager::new(), kiln_core::World::new());
+    let spawned =
+        kiln_core::spawn_level(&blob, editor.registry(), &mut entities, &mut world).unwrap();
+    spawned.state_in(&world)
+}
+
+fn state(editor: &Editor) -> Vec<String> {
+    let preview = editor.preview();
+    preview.level.as_ref().unwrap().state_in(&preview.world)
+}
+
+/// Runtime entity of each authoring id but `except`.
+fn runtime_ids(editor: &Editor, except: &[&str]) -> Vec<(String, kiln_core::Entity)> {
+    let level = editor.preview().level.as_ref().unwrap();
+    let mut ids: Vec<(String, kiln_core::Entity)> = level
+        .ids()
+        .filter(|id| !except.contains(id))
+        .map(|id| (id.to_owned(), level.entity(id).unwrap()))
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn duplicating_and_deleting_spawn_again_only_those_entities() {
+    let dir = support::demo_copy();
+    let mut editor = support::open_editor(dir.path()).unwrap();
+    let spawns = editor.preview().spawns;
+    let before = runtime_ids(&editor, &[]);
+    assert!(before.len() > 10, "the demo has a level of many entities");
+
+    editor.apply(Action::Select(vec!["boulder".into()]));
+    editor.apply(Action::Run(UiCommand::Duplicate));
+    let copy = editor.selection().to_vec();
+    assert_eq!(copy.len(), 1);
+    assert_ne!(copy[0], "boulder");
+    assert_eq!(
+        editor.preview().timing.respawned,
+        Some(PartialSpawn {
+            spawned: 1,
+            destroyed: 0
+        })
+    );
+    assert_eq!(state(&editor), fresh_state(&editor), "after duplicate");
+    assert_eq!(
+        runtime_ids(&editor, &[&copy[0]]),
+        before,
+        "the others kept their ids"
+    );
+
+    editor.apply(Action::Run(UiCommand::Delete));
+    assert_eq!(
+        editor.preview().timing.respawned,
+        Some(PartialSpawn {
+            spawned: 0,
+            destroyed: 1
+        })
+    );
+    assert_eq!(state(&editor), fresh_state(&editor), "after delete");
+    assert_eq!(runtime_ids(&editor, &[]), before);
+
+    // Undo and redo are structural edits too.
+    editor.apply(Action::Run(UiCommand::Undo));
+    assert_eq!(state(&editor), fresh_state(&editor), "after undo");
+    assert!(
+        editor
+            .preview()
+            .level
+            .as_ref()
+            .unwrap()
+            .entity(&copy[0])
+            .is_some()
+    );
+    assert_eq!(
+        editor.preview().spawns,
+        spawns,
+        "the level was never spawned whole"
+    );
+}
+
+#[test]
+fn the_simulation_goes_on_for_the_entities_a_structural_edit_left() {
+    let dir = support::demo_copy();
+    let mut editor = support::open_editor(dir.path()).unwrap();
+    // Positive control: playing moves something.
+    let picture = state(&editor);
+    editor.apply(Action::Run(UiCommand::PlayPause));
+    for _ in 0..30 {
+        editor.tick(1.0 / 60.0, std::time::Duration::from_secs(3600));
+    }
+    let played = state(&editor);
+    assert_ne!(played, picture, "the simulation moved nothing");
+    let time = editor.preview().time;
+
+    editor.apply(Action::Select(vec!["boulder".into()]));
+    editor.apply(Action::Run(UiCommand::Delete));
+    assert!(editor.preview().timing.respawned.is_some());
+    // Everything but the boulder is where the simulation left it, and the
+    // simulation's clock did not start over.
+    let boulder = |l: &String| l.starts_with("boulder:");
+    let left: Vec<String> = played.into_iter().filter(|l| !boulder(l)).collect();
+    let now: Vec<String> = state(&editor).into_iter().filter(|l| !boulder(l)).collect();
+    assert_eq!(now, left);
+    assert_eq!(editor.preview().time, time);
+}
