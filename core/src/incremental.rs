@@ -123,6 +123,34 @@ fn entity_spans(text: &str) -> Option<Vec<Range<usize>>> {
         .collect()
 }
 
+/// Bytes compared at once when looking for where two texts differ: a byte at a
+/// time, the comparison was a fifth of a 100,000-entity save (28 MB each way);
+/// a block at a time it is `memcmp`'s.
+const COMPARED_AT_ONCE: usize = 4096;
+
+/// How many bytes `a` and `b` start with in common.
+pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let blocks = (a.chunks(COMPARED_AT_ONCE).zip(b.chunks(COMPARED_AT_ONCE)))
+        .take_while(|(x, y)| x == y)
+        .count();
+    let at = (blocks * COMPARED_AT_ONCE).min(a.len()).min(b.len());
+    at + (a[at..].iter().zip(&b[at..]))
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// How many bytes `a` and `b` end with in common.
+pub(crate) fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let blocks = (a.rchunks(COMPARED_AT_ONCE).zip(b.rchunks(COMPARED_AT_ONCE)))
+        .take_while(|(x, y)| x == y)
+        .count();
+    let at = (blocks * COMPARED_AT_ONCE).min(a.len()).min(b.len());
+    let (a, b) = (&a[..a.len() - at], &b[..b.len() - at]);
+    at + (a.iter().rev().zip(b.iter().rev()))
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 /// The range `part` (a slice of `whole`) covers in `whole`.
 fn offset_in(whole: &str, part: &str) -> Option<Range<usize>> {
     let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
@@ -334,12 +362,9 @@ impl IncrementalLevel {
             return Err("the file may hold merge conflicts".into());
         }
         let (old, new) = (self.text.as_bytes(), text.as_bytes());
-        let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        let prefix = common_prefix(old, new);
         let most_suffix = old.len().min(new.len()) - prefix;
-        let suffix = (old.iter().rev().zip(new.iter().rev()))
-            .take(most_suffix)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let suffix = common_suffix(&old[prefix..], &new[prefix..]).min(most_suffix);
         let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
         // The entities the change touches: the first ending after its start, to the
         // last starting before its end.
@@ -465,5 +490,29 @@ impl IncrementalLevel {
     /// what the editor reads into its document for an entity a patch changed.
     pub fn entity_text(&self, k: usize) -> Option<&str> {
         self.text.get(self.spans.as_ref()?.get(k)?.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The blockwise comparisons agree with a byte at a time.
+        #[test]
+        fn common_ends_are_found_as_a_byte_at_a_time(
+            shared_head in proptest::collection::vec(any::<u8>(), 0..9000),
+            a_mid in proptest::collection::vec(0..3u8, 0..50),
+            b_mid in proptest::collection::vec(0..3u8, 0..50),
+            shared_tail in proptest::collection::vec(0..3u8, 0..9000),
+        ) {
+            let a = [&shared_head[..], &a_mid, &shared_tail].concat();
+            let b = [&shared_head[..], &b_mid, &shared_tail].concat();
+            let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+            prop_assert_eq!(common_prefix(&a, &b), prefix);
+            let suffix = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
+            prop_assert_eq!(common_suffix(&a, &b), suffix);
+        }
     }
 }

@@ -1407,4 +1407,42 @@ mod tests {
             assert!(!kept.0.is_empty(), "after edit {k}");
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// The same, over random edits of two levels: references added,
+        /// removed, renamed and moved to other positions, files emptied.
+        #[test]
+        fn a_lookup_kept_current_through_random_edits_files_what_one_built_afresh_files(
+            edits in proptest::collection::vec(
+                (proptest::bool::ANY, proptest::collection::vec((0..4u8, 0..3u8), 0..8)),
+                1..10,
+            ),
+        ) {
+            let dir = project();
+            let mut checker = open(dir.path());
+            checker.lookup();
+            for (k, (second, entities)) in edits.into_iter().enumerate() {
+                let file = if second { "levels/b.level" } else { "levels/a.level" };
+                let entities: Vec<String> = (entities.iter().enumerate())
+                    .map(|(n, (mesh, material))| {
+                        let material = match material {
+                            0 => String::new(),
+                            m => format!(r#", "material": "materials/m{m}""#),
+                        };
+                        format!(r#"{{"id": "e{n}", "components": {{"mesh": {{"mesh": "meshes/m{mesh}"{material}}}}}}}"#)
+                    })
+                    .collect();
+                std::fs::write(
+                    dir.path().join(file),
+                    format!(r#"{{"entities": [{}]}}"#, entities.join(", ")),
+                )
+                .unwrap();
+                checker.refresh(&[file.to_owned()]).unwrap();
+                let kept = checker.lookup.get().unwrap().filing();
+                proptest::prop_assert_eq!(kept, Lookup::build(checker.index()).filing(), "after edit {}", k);
+            }
+        }
+    }
 }

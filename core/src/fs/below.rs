@@ -338,7 +338,9 @@ pub(crate) fn read_bounded(file: File, size: u64, max: u64) -> io::Result<Vec<u8
             format!("larger than {max} bytes"),
         ));
     }
-    let mut bytes = Vec::with_capacity(size as usize);
+    // One byte more than the file holds: the read that finds its end then needs
+    // no room, where a full buffer was grown (and 28 MB copied) to make some.
+    let mut bytes = Vec::with_capacity((size as usize).saturating_add(1));
     file.take(max + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max {
         return Err(io::Error::new(

@@ -55,6 +55,8 @@ pub struct Index {
     pub(super) checked_at_ns: u64,
     /// The layouts of the big levels re-read since the build.
     pub(super) levels: super::levels::KeptLayouts,
+    /// What updates read files into.
+    pub(super) scratch: super::build::KeptScratch,
 }
 
 impl Index {
@@ -162,6 +164,7 @@ impl Index {
             stats: BuildStats::default(),
             checked_at_ns,
             levels: Default::default(),
+            scratch: Default::default(),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::build::{Counters, ReadScratch, Source, index_file, leads_outside, now_ns, sort_issues};
+use super::build::{Counters, Source, index_file, leads_outside, now_ns, sort_issues};
 use super::codec::{self, ScanCell};
 use super::entry::FileEntry;
 use super::entry::{Scanned, WriteScans, Written};
@@ -47,7 +47,7 @@ impl Index {
         }
         work.sort();
         work.dedup();
-        let mut buf = ReadScratch::default();
+        let mut buf = std::mem::take(&mut self.scratch.0);
         // What a walk reports of these paths is worked out again too: a file
         // unreadable before may read now, a file may have become a link, and a
         // file created or deleted may be what a link names.
@@ -129,6 +129,7 @@ impl Index {
             sort_issues(&mut self.issues);
         }
         self.checked_at_ns = started;
+        self.scratch.0 = buf;
         changed
     }
 

@@ -26,7 +26,8 @@ use crate::scan::RefView;
 pub struct Lookup {
     /// Key -> the references (file, position) written with it.
     by_key: FastMap<Arc<str>, Vec<(Arc<str>, u32)>>,
-    /// What each file filed, (key, position) sorted, to take back what changes.
+    /// What each file filed, (key, position) in position order, to take back what
+    /// changes.
     /// Each key is the one string `by_key` holds: a running editor or `kiln watch`
     /// files all 874,000 references of 100,000 files, and a copy of the key for each
     /// took a third of its memory.
@@ -40,7 +41,8 @@ pub struct Lookup {
 /// [`Lookup::each_resolved_under`]).
 pub(crate) const KEEP_DECODED_UP_TO: usize = 4096;
 
-/// What one file files: (key, position) of each of its references, sorted.
+/// What one file files: (key, position) of each of its references, in position
+/// order.
 type Filed<K> = Vec<(K, u32)>;
 
 /// A lookup's maps as plain values, for a test to compare.
@@ -64,7 +66,7 @@ pub(crate) fn keys_naming(file: &str) -> impl Iterator<Item = &str> {
 }
 
 /// What `entry` files: the key of each of its references, with its position,
-/// sorted.
+/// in position order.
 pub(crate) fn filed_by(entry: &FileEntry) -> Filed<Box<str>> {
     let mut filed = Vec::new();
     let mut buf = String::new();
@@ -75,7 +77,6 @@ pub(crate) fn filed_by(entry: &FileEntry) -> Filed<Box<str>> {
             }
         }
     });
-    filed.sort_unstable();
     filed
 }
 
@@ -181,45 +182,72 @@ impl Lookup {
     /// patched by one move, each with one reference renamed, take back one key's
     /// references in one pass and file one new key's, and leave the rest alone.
     pub fn update(&mut self, index: &Index, changed: &[String]) {
+        /// A reference of a changed file as it is filed now.
+        enum Slot {
+            /// Filed under this key before, and still.
+            Kept(Arc<str>, u32),
+            /// New, at this position: the `n`-th of `added`.
+            Added(usize, u32),
+        }
         let files: FastSet<&str> = changed.iter().map(String::as_str).collect();
         let mut gone: FastMap<Arc<str>, Vec<(Arc<str>, u32)>> = FastMap::default();
         let mut added: Vec<(Box<str>, Arc<str>, u32)> = Vec::new();
-        let mut refiled: Vec<(Arc<str>, Filed<Box<str>>)> = Vec::new();
+        let mut refiled: Vec<(Arc<str>, Vec<Slot>)> = Vec::new();
+        let mut buf = String::new();
         for path in files {
             let (old_path, old) = self.keys_of.remove_entry(path).unwrap_or_default();
-            let entry = index.file(path);
-            let new = entry.map(filed_by).unwrap_or_default();
-            let (mut o, mut n) = (old.iter().peekable(), new.iter().peekable());
-            loop {
-                let (a, b) = (
-                    o.peek().map(|a| (&*a.0, a.1)),
-                    n.peek().map(|b| (&*b.0, b.1)),
-                );
-                match (a, b) {
-                    (Some(a), Some(b)) if a == b => {
-                        o.next();
-                        n.next();
-                    }
-                    (Some(a), b) if b.is_none_or(|b| a < b) => {
-                        if let Some((key, i)) = o.next() {
-                            gone.entry(key.clone())
-                                .or_default()
-                                .push((old_path.clone(), *i));
-                        }
-                    }
-                    (_, Some((key, i))) => {
-                        if let Some(entry) = entry {
-                            added.push((key.into(), entry.path.clone(), i));
-                        }
-                        n.next();
-                    }
-                    _ => break,
+            let Some(entry) = index.file(path) else {
+                for (key, i) in old {
+                    gone.entry(key).or_default().push((old_path.clone(), i));
                 }
+                continue;
+            };
+            // Both in position order: each reference's key is compared with the
+            // one filed for its position, without a copy of it (a save of a
+            // 100,000-entity level moves one of its 200,000 references).
+            let mut slots = Vec::with_capacity(old.len());
+            let mut old = old.into_iter().peekable();
+            let mut moved = false;
+            entry.with_scan(|scan| {
+                for (i, r) in scan.iter().enumerate() {
+                    let Some(key) = r.key(&entry.path, &mut buf) else {
+                        continue;
+                    };
+                    let i = i as u32;
+                    while let Some((was, at)) = old.next_if(|(_, at)| *at < i) {
+                        gone.entry(was).or_default().push((old_path.clone(), at));
+                        moved = true;
+                    }
+                    match old.next_if(|(_, at)| *at == i) {
+                        Some((was, at)) if *was == *key => slots.push(Slot::Kept(was, at)),
+                        was => {
+                            if let Some((was, at)) = was {
+                                gone.entry(was).or_default().push((old_path.clone(), at));
+                            }
+                            slots.push(Slot::Added(added.len(), i));
+                            added.push((key.into(), entry.path.clone(), i));
+                            moved = true;
+                        }
+                    }
+                }
+            });
+            for (was, at) in old {
+                gone.entry(was).or_default().push((old_path.clone(), at));
+                moved = true;
             }
-            if let Some(entry) = entry
-                && !new.is_empty()
-            {
-                refiled.push((entry.path.clone(), new));
+            if !moved {
+                // Filed as it was: the kept keys are the old list, in its order.
+                let same: Filed<Arc<str>> = (slots.into_iter())
+                    .filter_map(|s| match s {
+                        Slot::Kept(key, at) => Some((key, at)),
+                        Slot::Added(..) => None,
+                    })
+                    .collect();
+                if !same.is_empty() {
+                    self.keys_of.insert(entry.path.clone(), same);
+                }
+            } else if !slots.is_empty() {
+                refiled.push((entry.path.clone(), slots));
             }
         }
         for (key, refs) in gone {
@@ -231,16 +259,18 @@ impl Lookup {
                 }
             }
         }
-        for (key, file, i) in added {
-            self.file_under(&key, file, i);
-        }
-        // Each file's keys as `by_key` holds them now (every one is filed there).
-        for (path, new) in refiled {
-            let shared: Vec<(Arc<str>, u32)> = new
-                .into_iter()
-                .filter_map(|(key, i)| Some((self.by_key.get_key_value(&*key)?.0.clone(), i)))
+        // Each new reference's key as `by_key` holds it, for `keys_of` to share.
+        let held: Vec<Arc<str>> = (added.into_iter())
+            .map(|(key, file, i)| self.file_under(&key, file, i))
+            .collect();
+        for (path, slots) in refiled {
+            let filed: Filed<Arc<str>> = (slots.into_iter())
+                .filter_map(|s| match s {
+                    Slot::Kept(key, at) => Some((key, at)),
+                    Slot::Added(n, at) => Some((held.get(n)?.clone(), at)),
+                })
                 .collect();
-            self.keys_of.insert(path, shared);
+            self.keys_of.insert(path, filed);
         }
     }
 
