@@ -665,6 +665,13 @@ impl Checker {
         Ok(())
     }
 
+    /// Prepares the index to take the next save of the level `path` by the
+    /// entities it changes (see [`Index::keep_level_layout`]): for an editor that
+    /// just opened it.
+    pub fn keep_level_layout(&mut self, path: &str) {
+        self.index.keep_level_layout(path);
+    }
+
     /// Reads `file` again whatever its size and time say, and writes the cache
     /// again with it (see [`Index::distrust`]).
     pub(crate) fn read_again(&mut self, file: &str) -> Result<(), CheckerError> {

@@ -62,6 +62,16 @@ impl KeptLayouts {
         scan
     }
 
+    /// Whether a layout of `path`'s content hashing to `hash` is kept.
+    pub(crate) fn describes(&self, path: &str, hash: u64) -> bool {
+        self.layouts.get(path).is_some_and(|l| l.describes(hash))
+    }
+
+    /// Keeps `layout` for `path`.
+    pub(crate) fn keep(&mut self, path: Arc<str>, layout: LevelLayout) {
+        self.layouts.insert(path, Arc::new(layout));
+    }
+
     /// Drops the layout of `path` (its file is gone, or moved).
     pub(crate) fn forget(&mut self, path: &str) {
         self.layouts.remove(path);

@@ -9,8 +9,9 @@ use super::codec::{self, ScanCell};
 use super::entry::FileEntry;
 use super::entry::{Scanned, WriteScans, Written};
 use super::files::{Index, WalkIssue};
+use super::levels::KeptLayouts;
 use crate::fs::{is_excluded, is_within, split_extension};
-use crate::scan::{scan_file, scan_file_in};
+use crate::scan::{scan_file, scan_file_in, scan_level};
 
 impl Index {
     /// Re-indexes the given project-relative files (changed, created or deleted).
@@ -131,6 +132,39 @@ impl Index {
         self.checked_at_ns = started;
         self.scratch.0 = buf;
         changed
+    }
+
+    /// Reads and scans the big level `path` (one the index takes by the entities
+    /// that changed, see `levels.rs`) to keep its layout, if none is kept for
+    /// the content it has: the first save of a level a designer just opened is
+    /// then scanned by what it changed, as every later one is. Nothing is done
+    /// if the file is not as the index has it (the next update takes it).
+    pub fn keep_level_layout(&mut self, path: &str) {
+        let Some(entry) = self.files.get(path) else {
+            return;
+        };
+        let ext = split_extension(path).map_or("", |(_, e)| e);
+        if !KeptLayouts::takes(&self.registry, ext, entry.size as usize)
+            || self.levels.describes(path, entry.hash)
+        {
+            return;
+        }
+        let (key, hash) = (entry.path.clone(), entry.hash);
+        let folders = crate::fs::FolderCursor::default();
+        let Ok((mut file, _)) = folders.open_file(&self.root, path) else {
+            return;
+        };
+        let mut bytes = Vec::new();
+        if std::io::Read::read_to_end(&mut file, &mut bytes).is_err()
+            || xxhash_rust::xxh3::xxh3_64(&bytes) != hash
+        {
+            return;
+        }
+        let rules = (&*self.registry, &*self.rules);
+        let mut scratch = crate::scan::ScanScratch::default();
+        if let (_, Some(layout), _) = scan_level(&mut scratch, rules, ext, (&bytes, hash), None) {
+            self.levels.keep(key, layout);
+        }
     }
 
     /// Brings up to date with the disk what the references of `path` (a file, or
@@ -401,6 +435,22 @@ mod tests {
             .unwrap();
         assert_eq!(inserted.entity.as_deref(), Some("e9999"));
         assert_eq!(inserted.pointer, "/entities/3000/components/mesh/material");
+        // A layout kept ahead (an editor that opened the level) takes even the
+        // first save by what it changed.
+        let mut index = Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
+        index.keep_level_layout(&path);
+        materials[2500].1 = "materials/primed".into();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        write(root, &path, &text(&materials));
+        index.update(std::slice::from_ref(&path));
+        assert_eq!(index.levels_scanned_by_change(), 1);
+        let whole = scan_file(
+            &registry,
+            &DeclaredRules::default(),
+            "level",
+            text(&materials).as_bytes(),
+        );
+        assert_eq!(index.file(&path).unwrap().scan(), &whole);
         // Gone, the file's layout goes too.
         fs::remove_file(root.join(&path)).unwrap();
         index.update(std::slice::from_ref(&path));

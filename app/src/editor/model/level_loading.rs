@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
+use kiln_core::incremental::IncrementalLevel;
 use kiln_core::{LevelDocument, Project, Registry};
 
 /// Where an opening level is.
@@ -77,6 +78,11 @@ pub struct Loaded {
     /// The level compiled for the preview, or the compile error.
     pub compiled:
         Result<crate::editor::preview::PreviewBuild, crate::editor::preview::PreviewError>,
+    /// The same build, kept to take the level's next save from another program by
+    /// the entities it changed: its first save is then as quick as every later
+    /// one. `None` where the level was compiled from its document instead (it
+    /// holds merge conflicts, or does not compile).
+    pub disk_build: Option<kiln_core::incremental::IncrementalLevel>,
 }
 
 /// A level being opened on a worker thread.
@@ -174,6 +180,7 @@ impl LevelLoad {
             Err(mpsc::TryRecvError::Disconnected) => Some(Loaded {
                 doc: Err(format!("{}: the worker reading it stopped", self.file)),
                 compiled: Err(PreviewError::Spawn(String::new())),
+                disk_build: None,
             }),
         }
     }
@@ -183,6 +190,7 @@ fn load(project: &Project, registry: &Registry, file: &str, set: &dyn Fn(LoadSta
     let failed = |e: String| Loaded {
         doc: Err(e),
         compiled: Err(PreviewError::Spawn(String::new())),
+        disk_build: None,
     };
     let text = match read(project, file) {
         Ok(t) => t,
@@ -194,13 +202,47 @@ fn load(project: &Project, registry: &Registry, file: &str, set: &dyn Fn(LoadSta
             Ok(d) => d,
             Err(e) => return failed(e.to_string()),
         };
-    drop(text);
     set(LoadStage::Compiling);
+    if let Some((compiled, build)) = compile_text(project, registry, file, &text) {
+        return Loaded {
+            doc: Ok(doc),
+            compiled: Ok(compiled),
+            disk_build: Some(build),
+        };
+    }
+    drop(text);
+    // Conflicts (ours is shown) or an error: the document is compiled, and the
+    // error said as the editor says it.
     let compiled = crate::editor::preview::compile_for_preview(registry, project, file, &doc);
     Loaded {
         doc: Ok(doc),
         compiled,
+        disk_build: None,
     }
+}
+
+/// Compiles the text of a level just read, keeping the build to take its next
+/// save by the entities that changed; `None` where it holds merge conflicts or
+/// does not compile (then its document is compiled, which says why).
+pub fn compile_text(
+    project: &Project,
+    registry: &Registry,
+    file: &str,
+    text: &str,
+) -> Option<(crate::editor::preview::PreviewBuild, IncrementalLevel)> {
+    if kiln_core::conflict::may_have_conflicts(text) {
+        return None;
+    }
+    let started = Instant::now();
+    let mut source = project.resource_source();
+    let options = crate::editor::preview::PREVIEW_COMPILE;
+    let (build, _) = IncrementalLevel::compile(registry, &mut source, file, text, options).ok()?;
+    let compiled = crate::editor::preview::PreviewBuild {
+        blob: build.blob().to_vec(),
+        compile_ms: started.elapsed().as_secs_f64() * 1000.0,
+        left_out: build.compiled().left_out.clone(),
+    };
+    Some((compiled, build))
 }
 
 /// The text of `file`, read only inside the project.

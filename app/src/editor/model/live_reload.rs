@@ -83,6 +83,11 @@ impl Editor {
     /// selection, tree state and play state are kept. Called every frame; cheap when
     /// nothing changed.
     pub fn poll_changes(&mut self) {
+        if std::mem::take(&mut self.keep_level_layout)
+            && let (Some(checker), Some(level)) = (&mut self.checker, &self.level)
+        {
+            checker.keep_level_layout(&level.file);
+        }
         let Some(watcher) = &self.watcher else { return };
         let mut batches = Vec::new();
         while let Some(b) = watcher.try_next_batch() {
@@ -535,6 +540,7 @@ impl Editor {
             Ok(checker) => {
                 self.findings = checker.findings();
                 self.checker = Some(checker);
+                self.keep_level_layout = true;
                 self.reload_resources();
             }
             Err(e) => self.error(format!("indexing the project failed: {e}")),

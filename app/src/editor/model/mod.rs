@@ -176,6 +176,10 @@ pub struct Editor {
     /// updated incrementally when another program saves it (see
     /// `live_reload.rs`): the file it is of, and the build.
     disk_build: Option<(String, kiln_core::incremental::IncrementalLevel)>,
+    /// The open level's layout is to be kept by the index on the next frame
+    /// (after the level is on screen), so that its first save is scanned by the
+    /// entities it changed (see `Checker::keep_level_layout`).
+    keep_level_layout: bool,
     /// A build of the document just taken from disk, for the rebuild that follows
     /// to install instead of compiling the document again.
     pending_build: Option<crate::editor::preview::PreviewBuild>,
@@ -483,6 +487,7 @@ impl Editor {
             last_reload: None,
             plugins,
             disk_build: None,
+            keep_level_layout: false,
             pending_build: None,
             doc_layout: None,
             index_next_frame: Vec::new(),
@@ -596,7 +601,12 @@ impl Editor {
             Err(e) => return self.error(format!("cannot open {e}")),
         };
         match LevelDocument::parse_with_conflicts(&text, file, kiln_core::conflict::Side::Ours) {
-            Ok(doc) => self.install_level(file, doc, None),
+            Ok(doc) => {
+                let built = level_loading::compile_text(&self.project, &self.registry, file, &text);
+                let (compiled, build) = built.unzip();
+                self.install_level(file, doc, compiled.map(Ok));
+                self.disk_build = build.map(|build| (file.to_owned(), build));
+            }
             Err(e) => self.error(format!("cannot open {e}")),
         }
     }
@@ -630,7 +640,10 @@ impl Editor {
             return;
         };
         match loaded.doc {
-            Ok(doc) => self.install_level(load.file(), doc, Some(loaded.compiled)),
+            Ok(doc) => {
+                self.install_level(load.file(), doc, Some(loaded.compiled));
+                self.disk_build = (loaded.disk_build).map(|build| (load.file().to_owned(), build));
+            }
             Err(e) => self.error(format!("cannot open {e}")),
         }
     }
@@ -659,6 +672,7 @@ impl Editor {
             doc,
         });
         self.disk_build = None;
+        self.keep_level_layout = true;
         self.selection.clear();
         self.history.clear();
         if conflicts > 0 {
