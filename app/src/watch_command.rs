@@ -211,6 +211,16 @@ pub fn run(
     let (queries, mut answering) = Answering::new(watcher.sync_cookies());
     // Filed now, kept current after: the first question does not pay for it.
     checker.lookup();
+    // The big levels' layouts, so that even their first save is scanned by the
+    // entities it changed (see `Checker::keep_level_layout`).
+    for level in &levels {
+        checker.keep_level_layout(level);
+        if let Some(kept) = built.get_mut(level)
+            && kept.text_len() >= kiln_core::incremental::PREPARED_FROM
+        {
+            kept.prepare_updates();
+        }
+    }
     let mut plugin_errors = crate::checker_commands::plugin_errors(&plugins);
     let _server = match QueryServer::start(&root, watcher.sync_cookies(), queries) {
         Ok(server) => {

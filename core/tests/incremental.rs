@@ -229,8 +229,12 @@ proptest! {
         let text = write(&doc, canonical);
         let mut running = None;
         let mut level = match IncrementalLevel::compile(&registry, &mut units(), FILE, &text, options) {
-            Ok((level, _)) => {
+            Ok((mut level, _)) => {
                 running = Some(Running::spawn(&registry, level.blob()));
+                // Prepared for its first update, as a preview of a big level is.
+                if rng.chance(50) {
+                    level.prepare_updates();
+                }
                 Some(level)
             }
             Err(e) => {

@@ -236,7 +236,11 @@ pub fn compile_text(
     let started = Instant::now();
     let mut source = project.resource_source();
     let options = crate::editor::preview::PREVIEW_COMPILE;
-    let (build, _) = IncrementalLevel::compile(registry, &mut source, file, text, options).ok()?;
+    let (mut build, _) =
+        IncrementalLevel::compile(registry, &mut source, file, text, options).ok()?;
+    if text.len() >= kiln_core::incremental::PREPARED_FROM {
+        build.prepare_updates();
+    }
     let compiled = crate::editor::preview::PreviewBuild {
         blob: build.blob().to_vec(),
         compile_ms: started.elapsed().as_secs_f64() * 1000.0,
