@@ -557,7 +557,14 @@ fn every_component_blob() -> Vec<u8> {
                 "oscillator": {"amplitude": [0, 1, 0], "frequency": 1},
                 "rotator": {"axis": [0, 1, 0], "speed": 90}
             }},
-            {"id": "c", "parent": "b", "components": {"mesh": {"mesh": "meshes/m"}}}
+            {"id": "c", "parent": "b", "components": {"mesh": {"mesh": "meshes/m"}}},
+            // Enough others that a change of the first three is spawned again in
+            // part, not whole.
+            {"id": "d", "components": {"transform": {}}},
+            {"id": "e", "components": {"transform": {}}},
+            {"id": "f", "components": {"transform": {}}},
+            {"id": "g", "components": {"transform": {}}},
+            {"id": "h", "components": {"transform": {}}}
         ]}),
         &[],
     )
@@ -568,11 +575,14 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// Structured corruption of a valid blob (a section duplicated, sections
-    /// reordered or dropped, instance lists swapped between sections) is loaded or
-    /// refused, never a panic; a duplicated section is always refused.
+    /// reordered or dropped, instance lists swapped between sections, an
+    /// instance given twice) is loaded or refused, never a panic; a duplicated
+    /// section is always refused. The same holds for a running level brought to
+    /// it by spawning again what changed: nothing is spawned where a whole spawn
+    /// refuses the blob.
     #[test]
     fn restructured_blobs_never_panic(
-        op in 0usize..4,
+        op in 0usize..5,
         a in any::<prop::sample::Index>(),
         b in any::<prop::sample::Index>(),
     ) {
@@ -597,10 +607,20 @@ proptest! {
             2 => {
                 blocks.remove(i);
             }
-            _ => {
+            3 => {
                 let ei = blocks[i].entity_index.clone();
                 blocks[i].entity_index = blocks[j].entity_index.clone();
                 blocks[j].entity_index = ei;
+            }
+            _ => {
+                // The first instance of a section given twice, to its owner.
+                let block = &mut blocks[i];
+                let size = block.data.len() / block.entity_index.len().max(1);
+                if let Some(&owner) = block.entity_index.first() {
+                    block.entity_index.insert(0, owner);
+                    let first = block.data[..size].to_vec();
+                    block.data.splice(0..0, first);
+                }
             }
         }
         let ids: Vec<&str> = blob.ids().collect();
@@ -611,6 +631,12 @@ proptest! {
         let result = spawn_level(&mutated, &registry, &mut entities, &mut world);
         if op == 0 {
             prop_assert!(matches!(result, Err(SpawnError::Blob(_))), "{result:?}");
+        }
+        let (mut entities, mut world) = (EntityManager::new(), World::new());
+        let running = spawn_level(&bytes, &registry, &mut entities, &mut world).unwrap();
+        let respawned = running.respawn_changed((&bytes, &mutated), &registry, &mut entities, &mut world);
+        if result.is_err() {
+            prop_assert!(!matches!(respawned, Ok(Some(_))), "{respawned:?} where a spawn refused it");
         }
     }
 }

@@ -598,3 +598,43 @@ proptest! {
         }
     }
 }
+
+/// A type without fields has instances of no bytes: one added to an entity, or
+/// taken from it, still spawns that entity again (its plugin gets or loses the
+/// instance).
+#[test]
+fn a_fieldless_instance_added_or_removed_spawns_its_entity_again() {
+    let mut registry = Registry::with_builtins();
+    registry
+        .register_component(kiln_core::ComponentType::new(
+            "tag",
+            50,
+            |_, _| Ok(()),
+            |_, _| Ok(()),
+        ))
+        .unwrap();
+    let level = |tagged: bool| {
+        let tag = if tagged { r#", "tag": {}"# } else { "" };
+        let entities: Vec<String> = (0..8)
+            .map(|i| {
+                let tag = if i == 3 { tag } else { "" };
+                format!(r#"{{"id": "e{i}", "components": {{"transform": {{}}{tag}}}}}"#)
+            })
+            .collect();
+        format!(r#"{{"entities": [{}]}}"#, entities.join(", "))
+    };
+    let options = CompileOptions::default();
+    let plain = fresh(&registry, &level(false), options).unwrap();
+    let tagged = fresh(&registry, &level(true), options).unwrap();
+    for (from, to) in [(&plain, &tagged), (&tagged, &plain)] {
+        let mut r = Running::spawn(&registry, from);
+        let done = r
+            .level
+            .respawn_changed((from, to), &registry, &mut r.entities, &mut r.world)
+            .unwrap()
+            .expect("one entity of eight changed");
+        assert_eq!((done.spawned, done.destroyed), (1, 1));
+        assert_ne!(done.level.entity("e3"), r.level.entity("e3"));
+        assert_eq!(done.level.entity("e4"), r.level.entity("e4"));
+    }
+}

@@ -109,12 +109,17 @@ impl<'b> Instances<'b> {
     }
 }
 
-/// The bytes of `entity`'s instances of a type (see [`Instances::positions_from`]
-/// for `hint`), none if the blob has no such type.
-fn bytes_of<'b>(instances: &Option<Instances<'b>>, entity: u32, hint: &mut usize) -> &'b [u8] {
-    instances.as_ref().map_or(&[][..], |i| {
+/// How many instances of a type `entity` has, and their bytes (see
+/// [`Instances::positions_from`] for `hint`); none if the blob has no such type.
+/// The count too: a type without fields has instances of no bytes.
+fn instances_of<'b>(
+    instances: &Option<Instances<'b>>,
+    entity: u32,
+    hint: &mut usize,
+) -> (usize, &'b [u8]) {
+    instances.as_ref().map_or((0, &[][..]), |i| {
         let at = i.positions_from(entity, hint);
-        &i.data[i.span(at)]
+        (at.len(), &i.data[i.span(at)])
     })
 }
 
@@ -136,8 +141,9 @@ impl SpawnedLevel {
     ///
     /// `Ok(None)` where it does not pay or cannot be told (no id tables, a type
     /// whose instances cannot be told apart, most of the level changed): the
-    /// world is untouched, spawn the new blob whole. On an error the level's
-    /// entities are all destroyed: spawn the new blob whole.
+    /// world is untouched, spawn the new blob whole (which reports a blob that
+    /// is not valid). On an error from a type's spawn the level's entities are
+    /// all destroyed: spawn the new blob whole.
     pub fn respawn_changed(
         &self,
         (old_blob, new_blob): (&[u8], &[u8]),
@@ -145,8 +151,10 @@ impl SpawnedLevel {
         entities: &mut EntityManager,
         world: &mut World,
     ) -> Result<Option<Respawned>, SpawnError> {
-        let old = LevelBlob::parse(old_blob)?;
-        let new = LevelBlob::parse(new_blob)?;
+        // A blob that does not parse is for the whole spawn to report.
+        let (Ok(old), Ok(new)) = (LevelBlob::parse(old_blob), LevelBlob::parse(new_blob)) else {
+            return Ok(None);
+        };
         let (n_old, n_new) = (old.num_entities(), new.num_entities());
         if n_old != self.entities.len() || old.id_ends.len() != n_old || new.id_ends.len() != n_new
         {
@@ -154,21 +162,36 @@ impl SpawnedLevel {
         }
         // Each type's instances in both blobs, by identifier; a type this runtime
         // does not know is not spawned, and not compared.
-        let layout = |id: u32| registry.component_by_id(id).map(|ty| ty.records);
+        // A type that allows one instance an entity, given two, is for the whole
+        // spawn to report (as `spawn_level` does), not for its spawn to meet.
+        let layout = |id: u32| {
+            registry
+                .component_by_id(id)
+                .map(|ty| (ty.records, ty.multiple))
+        };
+        let one_each = |section: &crate::blob::ComponentSection| {
+            section.entity_index.windows(2).all(|w| w[0] < w[1])
+        };
         let mut types: Vec<(u32, Option<Instances>, Option<Instances>)> = Vec::new();
         for section in &old.components {
-            let Some(records) = layout(section.component_identifier) else {
+            let Some((records, multiple)) = layout(section.component_identifier) else {
                 continue;
             };
+            if !multiple && !one_each(section) {
+                return Ok(None);
+            }
             let Some(instances) = Instances::of_section(section, records) else {
                 return Ok(None);
             };
             types.push((section.component_identifier, Some(instances), None));
         }
         for section in &new.components {
-            let Some(records) = layout(section.component_identifier) else {
+            let Some((records, multiple)) = layout(section.component_identifier) else {
                 continue;
             };
+            if !multiple && !one_each(section) {
+                return Ok(None);
+            }
             let Some(instances) = Instances::of_section(section, records) else {
                 return Ok(None);
             };
@@ -225,7 +248,7 @@ impl SpawnedLevel {
                     !same_parent
                         || (parent != NO_PARENT && again[parent as usize])
                         || (types.iter().zip(&mut hints)).any(|((_, o, n), (in_old, in_new))| {
-                            bytes_of(o, j as u32, in_old) != bytes_of(n, k as u32, in_new)
+                            instances_of(o, j as u32, in_old) != instances_of(n, k as u32, in_new)
                         })
                 }
             };

@@ -151,10 +151,14 @@ impl Index {
         }
         let (key, hash) = (entry.path.clone(), entry.hash);
         let folders = crate::fs::FolderCursor::default();
-        let Ok((mut file, _)) = folders.open_file(&self.root, path) else {
+        let Ok((mut file, stat)) = folders.open_file(&self.root, path) else {
             return;
         };
-        let mut bytes = Vec::new();
+        // Grown since it was indexed: the next update takes it.
+        if stat.size != entry.size {
+            return;
+        }
+        let mut bytes = Vec::with_capacity(stat.size as usize + 1);
         if std::io::Read::read_to_end(&mut file, &mut bytes).is_err()
             || xxhash_rust::xxh3::xxh3_64(&bytes) != hash
         {

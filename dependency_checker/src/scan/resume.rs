@@ -393,7 +393,10 @@ fn splice(
             ..*r
         }));
     let mut pointer = String::new();
-    for r in &old_scan.records[after..] {
+    // Only the list's own records are renumbered: a key after it that decodes to
+    // `entities` too (written with an escape) names other entities.
+    let in_list = old.close.records as usize;
+    for (k, r) in old_scan.records.iter().enumerate().skip(after) {
         let mut r = *r;
         if r.line == shift.rejoin_line {
             r.column = (r.column as i64 + shift.columns) as u32;
@@ -404,6 +407,7 @@ fn splice(
             (r.span.1 as i64 + shift.bytes) as u32,
         );
         if shift.entities != 0
+            && k < in_list
             && let Some(old_pointer) = old_scan.text(r.pointer)
             && renumbered(old_pointer, shift.entities, &mut pointer)
         {
@@ -468,9 +472,23 @@ fn renumbered(pointer: &str, by: i64, out: &mut String) -> bool {
 /// (every change appends the strings of what it read).
 fn wasted_more_than_half(scan: &FileScan) -> bool {
     let len = |r: TextRange| r.1.wrapping_sub(r.0) as usize;
-    let live: usize = (scan.records.iter())
-        .map(|r| len(r.text) + len(r.pointer))
-        .sum();
+    // The type, entity and component strings are shared by runs of records:
+    // counted once a run.
+    let mut last: Option<&RefRecord> = None;
+    let mut live = 0;
+    for r in &scan.records {
+        live += len(r.text) + len(r.pointer);
+        for (now, was) in [
+            (r.expected_type, last.map(|l| l.expected_type)),
+            (r.entity, last.map(|l| l.entity)),
+            (r.component, last.map(|l| l.component)),
+        ] {
+            if Some(now) != was && now != super::store::NO_TEXT {
+                live += len(now);
+            }
+        }
+        last = Some(r);
+    }
     scan.strings.len() > 2 * live + BLOCK
 }
 

@@ -264,3 +264,44 @@ fn one_changed_entity_of_many_is_scanned_alone_and_located() {
     assert_eq!(changed[0].0, Some("e300"));
     assert_eq!(changed[0].1, "/entities/300/components/mesh/material");
 }
+
+/// A second key after the list that decodes to `entities` (written with an
+/// escape, so not a repeat of the first byte for byte) names other entities:
+/// its pointers stay as a whole scan writes them when entities come and go.
+#[test]
+fn only_the_list_s_own_pointers_are_renumbered() {
+    let entities: Vec<Entity> = (0..300)
+        .map(|id| Entity {
+            id,
+            material: 1,
+            generic: None,
+            escaped: false,
+            prefab: false,
+            padding: 10,
+        })
+        .collect();
+    let text = |entities: &[Entity]| {
+        level_text("h", entities, Layout::Pretty).replace(
+            "\"after\": \"textures/late.png\"",
+            "\"entit\\u0069es\": [{\"x\": \"sounds/a.wav\"}]",
+        )
+    };
+    let before = text(&entities);
+    assert!(before.contains("entit\\u0069es"));
+    let (scan, layout) = whole(before.as_bytes());
+    let mut fewer = entities.clone();
+    fewer.remove(150);
+    let after = text(&fewer);
+    let (resumed, _, how) = scan_level(
+        &mut ScanScratch::default(),
+        (&Registry::with_builtins(), &DeclaredRules::default()),
+        "level",
+        (
+            after.as_bytes(),
+            xxhash_rust::xxh3::xxh3_64(after.as_bytes()),
+        ),
+        Some((&scan, &layout.expect("it scans"))),
+    );
+    assert_eq!(how, LevelScan::Resumed);
+    assert_eq!(resumed, whole(after.as_bytes()).0);
+}
