@@ -127,3 +127,46 @@ fn the_simulation_goes_on_for_the_entities_a_structural_edit_left() {
     assert_eq!(now, left);
     assert_eq!(editor.preview().time, time);
 }
+
+/// A big level's first save by another program is taken as every later one is:
+/// the open level's build is kept from its opening and its layout made for the
+/// index on a thread, so the save is compiled and indexed by what it changed.
+#[test]
+fn the_first_outside_save_of_a_big_level_is_taken_by_what_it_changed() {
+    let dir = support::demo_copy();
+    let root = dir.path();
+    let file = "levels/big.level";
+    let entity = |i: usize, x: f64| {
+        serde_json::json!({"id": format!("e{i}"), "name": format!("Entity {i}"), "components": {
+            "transform": {"position": [x, 0.0, i as f64]},
+            "mesh": {"mesh": "meshes/rock", "material": "materials/bark"}
+        }})
+    };
+    let mut doc =
+        serde_json::json!({"entities": (0..2500).map(|i| entity(i, 0.0)).collect::<Vec<_>>()});
+    let text = kiln_core::json_format::to_canonical_string(&doc);
+    assert!(text.len() > 256 * 1024, "{} bytes", text.len());
+    std::fs::write(root.join(file), &text).unwrap();
+    let mut editor = support::open_editor(root).unwrap();
+    editor.apply(Action::OpenLevel(file.into()));
+    editor.finish_opening();
+    support::until(&mut editor, "the level's layout to be made", |e| {
+        e.checker()
+            .is_some_and(|c| c.index().level_layouts_kept() == 1)
+    });
+    // Positive control: no save was scanned by change yet.
+    let scanned = |e: &Editor| e.checker().unwrap().index().levels_scanned_by_change();
+    assert_eq!(scanned(&editor), 0);
+
+    doc["entities"][1200] = entity(1200, 5.0);
+    let saved = kiln_core::json_format::to_canonical_string(&doc);
+    support::atomic_write(&root.join(file), &saved);
+    support::until(&mut editor, "the save to be indexed", |e| scanned(e) == 1);
+    assert!(
+        editor.log().iter().any(|l| l
+            .text
+            .contains("big.level reloaded (incremental, in place)")),
+        "the first save took the incremental path"
+    );
+    assert_eq!(state(&editor), fresh_state(&editor));
+}

@@ -672,6 +672,18 @@ impl Checker {
         self.index.keep_level_layout(path);
     }
 
+    /// [`Checker::keep_level_layout`]'s work, for another thread (see
+    /// [`Index::level_layout_job`]); its result goes to
+    /// [`Checker::take_level_layout`].
+    pub fn level_layout_job(&self, path: &str) -> Option<crate::index::LevelLayoutJob> {
+        self.index.level_layout_job(path)
+    }
+
+    /// Keeps a layout made by a [`crate::index::LevelLayoutJob`].
+    pub fn take_level_layout(&mut self, made: crate::index::KeptLevelLayout) {
+        self.index.take_level_layout(made);
+    }
+
     /// Reads `file` again whatever its size and time say, and writes the cache
     /// again with it (see [`Index::distrust`]).
     pub(crate) fn read_again(&mut self, file: &str) -> Result<(), CheckerError> {

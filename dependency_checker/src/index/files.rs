@@ -141,6 +141,12 @@ impl Index {
         self.levels = std::mem::take(&mut other.levels);
     }
 
+    /// How many big levels' layouts are kept (tests and benchmarks; see
+    /// [`Index::keep_level_layout`]).
+    pub fn level_layouts_kept(&self) -> usize {
+        self.levels.layouts_kept()
+    }
+
     /// How many re-reads of a big level were scanned from the last version's
     /// layout, by the entities that changed (tests and benchmarks).
     pub fn levels_scanned_by_change(&self) -> u64 {

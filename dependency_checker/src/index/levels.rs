@@ -81,8 +81,53 @@ impl KeptLayouts {
         self.resumed
     }
 
-    #[cfg(test)]
     pub(crate) fn layouts_kept(&self) -> usize {
         self.layouts.len()
+    }
+}
+
+/// Reading and scanning a big level to keep its layout, apart from the index
+/// (see `Index::level_layout_job`): it holds what it needs, and runs anywhere.
+#[derive(Debug, Clone)]
+pub struct LevelLayoutJob {
+    pub(super) root: std::path::PathBuf,
+    pub(super) path: Arc<str>,
+    pub(super) ext: String,
+    pub(super) size: u64,
+    pub(super) hash: u64,
+    pub(super) registry: Arc<Registry>,
+    pub(super) rules: Arc<DeclaredRules>,
+}
+
+/// A level's layout made by a [`LevelLayoutJob`], for `Index::take_level_layout`.
+#[derive(Debug, Clone)]
+pub struct KeptLevelLayout {
+    pub(super) path: Arc<str>,
+    pub(super) layout: LevelLayout,
+}
+
+impl LevelLayoutJob {
+    /// Reads the file below the root (never through a link) and scans it; `None`
+    /// if it is no longer the content the index has.
+    pub fn run(self) -> Option<KeptLevelLayout> {
+        let folders = crate::fs::FolderCursor::default();
+        let (file, stat) = folders.open_file(&self.root, &self.path).ok()?;
+        // Grown since it was indexed: the next update takes it.
+        if stat.size != self.size {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(stat.size as usize + 1);
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, self.size + 1), &mut bytes)
+            .ok()?;
+        if xxhash_rust::xxh3::xxh3_64(&bytes) != self.hash {
+            return None;
+        }
+        let rules = (&*self.registry, &*self.rules);
+        let mut scratch = ScanScratch::default();
+        let (_, layout, _) = scan_level(&mut scratch, rules, &self.ext, (&bytes, self.hash), None);
+        Some(KeptLevelLayout {
+            path: self.path,
+            layout: layout?,
+        })
     }
 }

@@ -18,4 +18,5 @@ pub(crate) use codec::{EncodedScan, Mentions, ScanCell, SpellingKey};
 pub(crate) use entry::WriteScans;
 pub use entry::{FileEntry, Scanned, Written};
 pub use files::{BuildStats, Index, WalkIssue};
+pub use levels::{KeptLevelLayout, LevelLayoutJob};
 pub use redirects::{REDIRECT_FILE, Redirects};

@@ -83,11 +83,7 @@ impl Editor {
     /// selection, tree state and play state are kept. Called every frame; cheap when
     /// nothing changed.
     pub fn poll_changes(&mut self) {
-        if std::mem::take(&mut self.keep_level_layout)
-            && let (Some(checker), Some(level)) = (&mut self.checker, &self.level)
-        {
-            checker.keep_level_layout(&level.file);
-        }
+        self.keep_open_level_layout();
         let Some(watcher) = &self.watcher else { return };
         let mut batches = Vec::new();
         while let Some(b) = watcher.try_next_batch() {
@@ -127,6 +123,37 @@ impl Editor {
         // not needed.
         if let Some(checker) = &mut self.checker {
             checker.take_changed();
+        }
+    }
+
+    /// Starts making the open level's layout for the index on a thread of its
+    /// own when asked to, and takes in one that is made (see
+    /// the `keep_level_layout` field).
+    fn keep_open_level_layout(&mut self) {
+        if let (Some(made), Some(checker)) = (&self.level_layout, &mut self.checker) {
+            match made.try_recv() {
+                Ok(layout) => {
+                    checker.take_level_layout(layout);
+                    self.level_layout = None;
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => self.level_layout = None,
+            }
+        }
+        if std::mem::take(&mut self.keep_level_layout)
+            && let (Some(checker), Some(level)) = (&self.checker, &self.level)
+            && let Some(job) = checker.level_layout_job(&level.file)
+        {
+            let (send, made) = std::sync::mpsc::channel();
+            let started = std::thread::Builder::new()
+                .name("level layout".into())
+                .spawn(move || {
+                    if let Some(layout) = job.run() {
+                        let _ = send.send(layout);
+                    }
+                });
+            // Without a thread, the first save scans the whole file, as before.
+            self.level_layout = started.ok().map(|_| made);
         }
     }
 

@@ -176,10 +176,12 @@ pub struct Editor {
     /// updated incrementally when another program saves it (see
     /// `live_reload.rs`): the file it is of, and the build.
     disk_build: Option<(String, kiln_core::incremental::IncrementalLevel)>,
-    /// The open level's layout is to be kept by the index on the next frame
-    /// (after the level is on screen), so that its first save is scanned by the
-    /// entities it changed (see `Checker::keep_level_layout`).
+    /// The open level's layout is to be kept by the index (see
+    /// `Checker::keep_level_layout`), so that its first save is scanned by the
+    /// entities it changed: made on a thread of its own from the next frame on
+    /// (240 ms for a 28 MB level), and taken in when it is done.
     keep_level_layout: bool,
+    level_layout: Option<std::sync::mpsc::Receiver<dependency_checker::index::KeptLevelLayout>>,
     /// A build of the document just taken from disk, for the rebuild that follows
     /// to install instead of compiling the document again.
     pending_build: Option<crate::editor::preview::PreviewBuild>,
@@ -488,6 +490,7 @@ impl Editor {
             plugins,
             disk_build: None,
             keep_level_layout: false,
+            level_layout: None,
             pending_build: None,
             doc_layout: None,
             index_next_frame: Vec::new(),
