@@ -7,33 +7,11 @@
 
 mod support;
 
-use kiln::editor::preview::PREVIEW_COMPILE;
 use kiln::editor::{Action, Editor, UiCommand};
 use serde_json::json;
 
-/// The blob a fresh compile of the document writes, and the lines a fresh spawn
-/// of it holds.
-fn fresh(editor: &Editor) -> (Vec<u8>, Vec<String>) {
-    let level = editor.level().unwrap();
-    let project = kiln_core::Project::open(editor.project().root()).unwrap();
-    let blob = kiln_core::compile_document_with(
-        editor.registry(),
-        &mut project.resource_source(),
-        &level.file,
-        &level.doc,
-        PREVIEW_COMPILE,
-    )
-    .unwrap()
-    .blob;
-    let (mut entities, mut world) = (kiln_core::EntityManager::new(), kiln_core::World::new());
-    let spawned =
-        kiln_core::spawn_level(&blob, editor.registry(), &mut entities, &mut world).unwrap();
-    let state = spawned.state_in(&world);
-    (blob, state)
-}
-
 fn assert_fresh(editor: &Editor, what: &str) {
-    let (blob, state) = fresh(editor);
+    let (blob, state) = support::fresh_build(editor);
     let preview = editor.preview();
     assert!(
         preview.blob.as_deref() == Some(&blob[..]),

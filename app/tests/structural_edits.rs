@@ -6,26 +6,12 @@
 
 mod support;
 
-use kiln::editor::preview::{PREVIEW_COMPILE, PartialSpawn};
+use kiln::editor::preview::PartialSpawn;
 use kiln::editor::{Action, Editor, UiCommand};
 
 /// The lines a fresh spawn of the document holds.
 fn fresh_state(editor: &Editor) -> Vec<String> {
-    let level = editor.level().unwrap();
-    let project = kiln_core::Project::open(editor.project().root()).unwrap();
-    let blob = kiln_core::compile_document_with(
-        editor.registry(),
-        &mut project.resource_source(),
-        &level.file,
-        &level.doc,
-        PREVIEW_COMPILE,
-    )
-    .unwrap()
-    .blob;
-    let (mut entities, mut world) = (kiln_core::EntityManager::new(), kiln_core::World::new());
-    let spawned =
-        kiln_core::spawn_level(&blob, editor.registry(), &mut entities, &mut world).unwrap();
-    spawned.state_in(&world)
+    support::fresh_build(editor).1
 }
 
 fn state(editor: &Editor) -> Vec<String> {

@@ -252,3 +252,25 @@ pub fn ask_open_editor(
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The blob a fresh compile of the editor's document writes, and the lines a
+/// fresh spawn of it holds (`SpawnedLevel::state_in`): what the editor's own
+/// preview must equal, however it got there.
+pub fn fresh_build(editor: &kiln::editor::Editor) -> (Vec<u8>, Vec<String>) {
+    let level = editor.level().unwrap();
+    let project = kiln_core::Project::open(editor.project().root()).unwrap();
+    let blob = kiln_core::compile_document_with(
+        editor.registry(),
+        &mut project.resource_source(),
+        &level.file,
+        &level.doc,
+        kiln::editor::preview::PREVIEW_COMPILE,
+    )
+    .unwrap()
+    .blob;
+    let (mut entities, mut world) = (kiln_core::EntityManager::new(), kiln_core::World::new());
+    let spawned =
+        kiln_core::spawn_level(&blob, editor.registry(), &mut entities, &mut world).unwrap();
+    let state = spawned.state_in(&world);
+    (blob, state)
+}

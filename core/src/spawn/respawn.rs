@@ -173,32 +173,29 @@ impl SpawnedLevel {
             section.entity_index.windows(2).all(|w| w[0] < w[1])
         };
         let mut types: Vec<(u32, Option<Instances>, Option<Instances>)> = Vec::new();
-        for section in &old.components {
-            let Some((records, multiple)) = layout(section.component_identifier) else {
-                continue;
-            };
-            if !multiple && !one_each(section) {
-                return Ok(None);
-            }
-            let Some(instances) = Instances::of_section(section, records) else {
-                return Ok(None);
-            };
-            types.push((section.component_identifier, Some(instances), None));
-        }
-        for section in &new.components {
-            let Some((records, multiple)) = layout(section.component_identifier) else {
-                continue;
-            };
-            if !multiple && !one_each(section) {
-                return Ok(None);
-            }
-            let Some(instances) = Instances::of_section(section, records) else {
-                return Ok(None);
-            };
-            let id = section.component_identifier;
-            match types.iter_mut().find(|(t, _, _)| *t == id) {
-                Some((_, _, at)) => *at = Some(instances),
-                None => types.push((id, None, Some(instances))),
+        for (in_new, blob) in [(false, &old), (true, &new)] {
+            for section in &blob.components {
+                let id = section.component_identifier;
+                let Some((records, multiple)) = layout(id) else {
+                    continue;
+                };
+                if !multiple && !one_each(section) {
+                    return Ok(None);
+                }
+                let Some(instances) = Instances::of_section(section, records) else {
+                    return Ok(None);
+                };
+                let at = match types.iter().position(|(t, _, _)| *t == id) {
+                    Some(at) => at,
+                    None => {
+                        types.push((id, None, None));
+                        types.len() - 1
+                    }
+                };
+                match in_new {
+                    false => types[at].1 = Some(instances),
+                    true => types[at].2 = Some(instances),
+                }
             }
         }
 

@@ -167,33 +167,14 @@ fn scan_json_marking(
     marks: Option<EntityMarks>,
 ) -> Option<EntityMarks> {
     let start = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
-    let mut s = Scanner {
-        bytes,
-        text: "",
-        pos: start,
-        path: Vec::new(),
-        registry,
-        rules: rules.applies_to(ext).then_some(rules),
-        ext,
-        schema,
-        scan: {
-            scratch.clear();
-            std::mem::take(&mut scratch.scan)
-        },
-        ref_entity: {
-            scratch.ref_entity.clear();
-            std::mem::take(&mut scratch.ref_entity)
-        },
-        last_type: NO_TEXT,
-        last_component: NO_TEXT,
-        pointer_buf: String::new(),
-        entity_ids: Vec::new(),
-        line: 1,
-        line_start: 0,
-        keys: Vec::new(),
-        pending: Vec::new(),
-        marks,
-    };
+    let applying = rules.applies_to(ext).then_some(rules);
+    let mut s = Scanner::new(
+        scratch,
+        (registry, applying),
+        (ext, schema),
+        (bytes, "", start),
+    );
+    s.marks = marks;
     let result = s
         .check_utf8()
         .and_then(|_| s.skip_ws())

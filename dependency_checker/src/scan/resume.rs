@@ -182,33 +182,15 @@ fn resume(
         0 => old.open,
         k => old.ends[k - 1],
     };
-    let mut s = Scanner {
-        bytes: new,
-        text,
-        pos: from.pos as usize,
-        path: vec![Segment::Key("entities")],
-        registry,
-        rules: None,
-        ext,
-        schema: Schema::Entities,
-        scan: {
-            scratch.clear();
-            std::mem::take(&mut scratch.scan)
-        },
-        ref_entity: {
-            scratch.ref_entity.clear();
-            std::mem::take(&mut scratch.ref_entity)
-        },
-        last_type: super::store::NO_TEXT,
-        last_component: super::store::NO_TEXT,
-        pointer_buf: String::new(),
-        entity_ids: Vec::new(),
-        line: from.line,
-        line_start: from.line_start as usize,
-        keys: Vec::new(),
-        pending: Vec::new(),
-        marks: None,
-    };
+    let schema = (ext, Schema::Entities);
+    let mut s = Scanner::new(
+        scratch,
+        (registry, None),
+        schema,
+        (new, text, from.pos as usize),
+    );
+    s.path.push(Segment::Key("entities"));
+    (s.line, s.line_start) = (from.line, from.line_start as usize);
     let rejoined = read_until_rejoined(&mut s, old, unchanged, (in_tail, delta));
     let Scanner {
         mut scan,

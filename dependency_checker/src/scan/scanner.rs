@@ -70,3 +70,37 @@ pub(super) struct Scanner<'a, 'r> {
     /// Where a level's entities end, when asked for (see `resume.rs`).
     pub(super) marks: Option<EntityMarks>,
 }
+
+impl<'a, 'r> Scanner<'a, 'r> {
+    /// A scanner of `bytes` from `pos`, filling `scratch`'s buffers (emptied).
+    pub(super) fn new(
+        scratch: &mut super::ScanScratch,
+        (registry, rules): (&'r Registry, Option<&'r DeclaredRules>),
+        (ext, schema): (&'r str, Schema<'r>),
+        (bytes, text, pos): (&'a [u8], &'a str, usize),
+    ) -> Self {
+        scratch.clear();
+        scratch.ref_entity.clear();
+        Scanner {
+            bytes,
+            text,
+            pos,
+            path: Vec::new(),
+            registry,
+            rules,
+            ext,
+            schema,
+            scan: std::mem::take(&mut scratch.scan),
+            ref_entity: std::mem::take(&mut scratch.ref_entity),
+            last_type: super::store::NO_TEXT,
+            last_component: super::store::NO_TEXT,
+            pointer_buf: String::new(),
+            entity_ids: Vec::new(),
+            line: 1,
+            line_start: 0,
+            keys: Vec::new(),
+            pending: Vec::new(),
+            marks: None,
+        }
+    }
+}
