@@ -161,9 +161,9 @@ impl SpawnedLevel {
             return Ok(None);
         }
         // Each type's instances in both blobs, by identifier; a type this runtime
-        // does not know is not spawned, and not compared.
-        // A type that allows one instance an entity, given two, is for the whole
-        // spawn to report (as `spawn_level` does), not for its spawn to meet.
+        // does not know is not spawned, and not compared. A type that allows one
+        // instance an entity, given two, is for the whole spawn to report (as
+        // `spawn_level` does), not for its spawn to meet.
         let layout = |id: u32| {
             registry
                 .component_by_id(id)
