@@ -136,10 +136,15 @@ fn the_first_outside_save_of_a_big_level_is_taken_by_what_it_changed() {
     let mut editor = support::open_editor(root).unwrap();
     editor.apply(Action::OpenLevel(file.into()));
     editor.finish_opening();
-    support::until(&mut editor, "the level's layout to be made", |e| {
-        e.checker()
-            .is_some_and(|c| c.index().level_layouts_kept() == 1)
-    });
+    support::until(
+        &mut editor,
+        "the level's build and layout to be made",
+        |e| {
+            e.outside_saves_prepared()
+                && e.checker()
+                    .is_some_and(|c| c.index().level_layouts_kept() == 1)
+        },
+    );
     // Positive control: no save was scanned by change yet.
     let scanned = |e: &Editor| e.checker().unwrap().index().levels_scanned_by_change();
     assert_eq!(scanned(&editor), 0);

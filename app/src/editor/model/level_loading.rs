@@ -78,11 +78,10 @@ pub struct Loaded {
     /// The level compiled for the preview, or the compile error.
     pub compiled:
         Result<crate::editor::preview::PreviewBuild, crate::editor::preview::PreviewError>,
-    /// The same build, kept to take the level's next save from another program by
-    /// the entities it changed: its first save is then as quick as every later
-    /// one. `None` where the level was compiled from its document instead (it
-    /// holds merge conflicts, or does not compile).
-    pub disk_build: Option<kiln_core::incremental::IncrementalLevel>,
+    /// The text the document was read from, for the build that takes the
+    /// level's next save from another program by the entities it changed (see
+    /// [`start_disk_build`]).
+    pub text: Option<String>,
 }
 
 /// A level being opened on a worker thread.
@@ -180,7 +179,7 @@ impl LevelLoad {
             Err(mpsc::TryRecvError::Disconnected) => Some(Loaded {
                 doc: Err(format!("{}: the worker reading it stopped", self.file)),
                 compiled: Err(PreviewError::Spawn(String::new())),
-                disk_build: None,
+                text: None,
             }),
         }
     }
@@ -190,7 +189,7 @@ fn load(project: &Project, registry: &Registry, file: &str, set: &dyn Fn(LoadSta
     let failed = |e: String| Loaded {
         doc: Err(e),
         compiled: Err(PreviewError::Spawn(String::new())),
-        disk_build: None,
+        text: None,
     };
     let text = match read(project, file) {
         Ok(t) => t,
@@ -203,50 +202,46 @@ fn load(project: &Project, registry: &Registry, file: &str, set: &dyn Fn(LoadSta
             Err(e) => return failed(e.to_string()),
         };
     set(LoadStage::Compiling);
-    if let Some((compiled, build)) = compile_text(project, registry, file, &text) {
-        return Loaded {
-            doc: Ok(doc),
-            compiled: Ok(compiled),
-            disk_build: Some(build),
-        };
-    }
-    drop(text);
-    // Conflicts (ours is shown) or an error: the document is compiled, and the
-    // error said as the editor says it.
     let compiled = crate::editor::preview::compile_for_preview(registry, project, file, &doc);
     Loaded {
         doc: Ok(doc),
         compiled,
-        disk_build: None,
+        text: Some(text),
     }
 }
 
-/// Compiles the text of a level just read, keeping the build to take its next
-/// save by the entities that changed; `None` where it holds merge conflicts or
-/// does not compile (then its document is compiled, which says why).
-pub fn compile_text(
+/// Compiles `text`, the level `file` as just read (the text its document was
+/// parsed from), on a thread of its own, into the build that takes the level's
+/// next save from another program by the entities it changed: the first save is
+/// then as quick as every later one, and opening does not wait for it (a second
+/// parse of the text, 250 ms at 100,000 entities). Nothing comes back where the
+/// text holds merge conflicts or does not compile.
+pub fn start_disk_build(
     project: &Project,
-    registry: &Registry,
+    registry: &Arc<Registry>,
     file: &str,
-    text: &str,
-) -> Option<(crate::editor::preview::PreviewBuild, IncrementalLevel)> {
-    if kiln_core::conflict::may_have_conflicts(text) {
+    text: String,
+) -> Option<mpsc::Receiver<IncrementalLevel>> {
+    if kiln_core::conflict::may_have_conflicts(&text) {
         return None;
     }
-    let started = Instant::now();
-    let mut source = project.resource_source();
-    let options = crate::editor::preview::PREVIEW_COMPILE;
-    let (mut build, _) =
-        IncrementalLevel::compile(registry, &mut source, file, text, options).ok()?;
-    if text.len() >= kiln_core::incremental::PREPARED_FROM {
-        build.prepare_updates();
-    }
-    let compiled = crate::editor::preview::PreviewBuild {
-        blob: build.blob().to_vec(),
-        compile_ms: started.elapsed().as_secs_f64() * 1000.0,
-        left_out: build.compiled().left_out.clone(),
-    };
-    Some((compiled, build))
+    let (project, registry, file) = (project.clone(), Arc::clone(registry), file.to_owned());
+    let (send, built) = mpsc::channel();
+    let started = std::thread::Builder::new()
+        .name("level build".into())
+        .spawn(move || {
+            let mut source = project.resource_source();
+            let options = crate::editor::preview::PREVIEW_COMPILE;
+            if let Ok((mut build, _)) =
+                IncrementalLevel::compile(&registry, &mut source, &file, &text, options)
+            {
+                if text.len() >= kiln_core::incremental::PREPARED_FROM {
+                    build.prepare_updates();
+                }
+                let _ = send.send(build);
+            }
+        });
+    started.ok().map(|_| built)
 }
 
 /// The text of `file`, read only inside the project.

@@ -84,6 +84,7 @@ impl Editor {
     /// nothing changed.
     pub fn poll_changes(&mut self) {
         self.keep_open_level_layout();
+        self.take_disk_build();
         let Some(watcher) = &self.watcher else { return };
         let mut batches = Vec::new();
         while let Some(b) = watcher.try_next_batch() {
@@ -124,6 +125,46 @@ impl Editor {
         if let Some(checker) = &mut self.checker {
             checker.take_changed();
         }
+    }
+
+    /// Starts building `text` (the open level `file` as just read) for its next
+    /// outside save, on a thread (see `level_loading::start_disk_build`).
+    pub(super) fn build_disk_text(&mut self, file: &str, text: String) {
+        self.disk_build_coming =
+            super::level_loading::start_disk_build(&self.project, &self.registry, file, text)
+                .map(|built| (file.to_owned(), built));
+    }
+
+    /// Keeps the build made on a thread, if it is done and nothing newer was
+    /// read from disk since (a reload drops the one coming).
+    fn take_disk_build(&mut self) {
+        let Some((file, built)) = &self.disk_build_coming else {
+            return;
+        };
+        match built.try_recv() {
+            Ok(build) => {
+                if self.disk_build.is_none() && self.level.as_ref().is_some_and(|l| &l.file == file)
+                {
+                    self.disk_build = Some((file.clone(), build));
+                }
+                self.disk_build_coming = None;
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => self.disk_build_coming = None,
+        }
+    }
+
+    /// Whether the open level's build for outside saves is made (see
+    /// `level_loading::start_disk_build`): from then on a save by another
+    /// program is compiled by the entities it changed (tests and tools).
+    pub fn outside_saves_prepared(&self) -> bool {
+        self.disk_build.is_some()
+    }
+
+    /// Drops the build of the file as last read, and one being made.
+    pub(super) fn forget_disk_build(&mut self) {
+        self.disk_build = None;
+        self.disk_build_coming = None;
     }
 
     /// Starts making the open level's layout for the index on a thread of its
@@ -304,7 +345,7 @@ impl Editor {
         // The kept build of the file holds what its prefabs were: anything else
         // that changed may have been one of them.
         if changed.iter().any(|c| *c != file) {
-            self.disk_build = None;
+            self.forget_disk_build();
         }
         if !affected.contains(&file) && !changed.contains(&file) {
             return false;
@@ -383,6 +424,8 @@ impl Editor {
 
     /// Takes the open level's file from disk after it changed there.
     fn reload_from_disk(&mut self, file: &str) -> Reload {
+        // A build of an older reading, still being made, is of no use now.
+        self.disk_build_coming = None;
         let text = match self.project.read_text(file) {
             Ok(t) => t,
             Err(e) => {
@@ -450,6 +493,7 @@ impl Editor {
                     left_out: build.compiled().left_out.clone(),
                 });
                 self.disk_build = Some((file.to_owned(), build));
+                self.disk_build_coming = None;
             }
             // The rebuild compiles the document and reports the error.
             Err(_) => self.disk_build = None,

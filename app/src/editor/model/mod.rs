@@ -176,6 +176,13 @@ pub struct Editor {
     /// updated incrementally when another program saves it (see
     /// `live_reload.rs`): the file it is of, and the build.
     disk_build: Option<(String, kiln_core::incremental::IncrementalLevel)>,
+    /// That build being made on a thread from the text the open level was read
+    /// from (see `level_loading::start_disk_build`): the file, and where it
+    /// comes.
+    disk_build_coming: Option<(
+        String,
+        std::sync::mpsc::Receiver<kiln_core::incremental::IncrementalLevel>,
+    )>,
     /// The open level's layout is to be kept by the index (see
     /// `Checker::keep_level_layout`), so that its first save is scanned by the
     /// entities it changed: made on a thread of its own from the next frame on
@@ -489,6 +496,7 @@ impl Editor {
             last_reload: None,
             plugins,
             disk_build: None,
+            disk_build_coming: None,
             keep_level_layout: false,
             level_layout: None,
             pending_build: None,
@@ -605,10 +613,8 @@ impl Editor {
         };
         match LevelDocument::parse_with_conflicts(&text, file, kiln_core::conflict::Side::Ours) {
             Ok(doc) => {
-                let built = level_loading::compile_text(&self.project, &self.registry, file, &text);
-                let (compiled, build) = built.unzip();
-                self.install_level(file, doc, compiled.map(Ok));
-                self.disk_build = build.map(|build| (file.to_owned(), build));
+                self.install_level(file, doc, None);
+                self.build_disk_text(file, text);
             }
             Err(e) => self.error(format!("cannot open {e}")),
         }
@@ -645,7 +651,9 @@ impl Editor {
         match loaded.doc {
             Ok(doc) => {
                 self.install_level(load.file(), doc, Some(loaded.compiled));
-                self.disk_build = (loaded.disk_build).map(|build| (load.file().to_owned(), build));
+                if let Some(text) = loaded.text {
+                    self.build_disk_text(load.file(), text);
+                }
             }
             Err(e) => self.error(format!("cannot open {e}")),
         }
@@ -674,7 +682,7 @@ impl Editor {
             file: file.to_owned(),
             doc,
         });
-        self.disk_build = None;
+        self.forget_disk_build();
         self.keep_level_layout = true;
         self.selection.clear();
         self.history.clear();

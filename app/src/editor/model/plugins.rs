@@ -309,7 +309,7 @@ impl Editor {
         // types and the checker's copy of the registry go too.
         self.registry = Arc::new(Registry::with_builtins());
         // Built with the old plugins' code.
-        self.disk_build = None;
+        self.forget_disk_build();
         self.checker = None;
         let (registry, to_build) = self.load_plugins();
         self.registry = Arc::new(registry);
