@@ -310,6 +310,9 @@ fn run(kiln: &Path, what: &str, saves: usize) -> Result<(), String> {
             l[l.len() / 2],
             l[((l.len() - 1) as f64 * 0.99).round() as usize]
         );
+        // In order, to tell a slow first save from a noisy machine.
+        let each: Vec<String> = latencies.iter().map(|v| format!("{v:.0}")).collect();
+        eprintln!("saves, in order (ms): {}", each.join(" "));
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())

@@ -4,8 +4,9 @@
 //! all 28 MB of it again took the editor 236 ms before the index knew the file.
 //! A scan of a level ([`scan_level`]) keeps its [`LevelLayout`]: where each entity
 //! of the `entities` array ends (byte, line, and how many references came before),
-//! and a hash of every 4 KB block counted from each end of the file. The next
-//! version's blocks, compared from both ends, bound the bytes that changed;
+//! and a hash of every 4 KB block counted from each end of the file (and of the
+//! text before and after the list). The next version's blocks, compared from
+//! both ends, bound the bytes that changed;
 //! scanning starts after the last entity that ends before them and goes entity by
 //! entity until it stands at the end of an entity (or of the array) whose bytes
 //! from there on are the old file's, shifted. The references before and after are
@@ -62,6 +63,12 @@ pub struct LevelLayout {
     head: Vec<u64>,
     /// The hash of each whole block, from the end of the file.
     tail: Vec<u64>,
+    /// The hash of the text before the entity list (up to its `[`), and of the
+    /// text after it (from its `]`): a change in an entity of the first or the
+    /// last block is found inside the list by these, where the blocks say only
+    /// that the block changed.
+    before_list: u64,
+    after_list: u64,
     /// Just after the entity list's `[`.
     open: Boundary,
     /// Just after each entity.
@@ -82,14 +89,17 @@ impl LevelLayout {
     }
 
     fn new(bytes: &[u8], hash: u64, marks: EntityMarks) -> Option<Self> {
+        let (open, close) = (marks.open?, marks.close?);
         Some(LevelLayout {
             hash,
             len: bytes.len(),
             head: head_blocks(bytes),
             tail: tail_blocks(bytes),
-            open: marks.open?,
+            before_list: xxhash_rust::xxh3::xxh3_64(bytes.get(..open.pos as usize)?),
+            after_list: xxhash_rust::xxh3::xxh3_64(bytes.get(close.pos as usize..)?),
+            open,
             ends: marks.ends,
-            close: marks.close?,
+            close,
         })
     }
 }
@@ -159,6 +169,10 @@ fn resume(
     if rules.applies_to(ext) || old_scan.error.is_some() || old_scan.len() < old.close_records() {
         return None;
     }
+    // The same content (as the index takes one hash to mean): the same scan.
+    if hash == old.hash && new.len() == old.len {
+        return Some((old_scan.clone(), old.clone()));
+    }
     let text = std::str::from_utf8(new).ok()?;
     if kiln_core::conflict::may_have_conflicts(text) {
         return None;
@@ -167,10 +181,24 @@ fn resume(
     let tail = tail_blocks(new);
     let same = |a: &[u64], b: &[u64]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let shorter = old.len.min(new.len());
-    let prefix = (same(&head, &old.head) * BLOCK).min(shorter);
-    let suffix = (same(&tail, &old.tail) * BLOCK).min(shorter - prefix);
-    if prefix < old.open.pos as usize {
+    let mut prefix = (same(&head, &old.head) * BLOCK).min(shorter);
+    let before_list = old.open.pos as usize;
+    if prefix < before_list
+        && before_list <= shorter
+        && xxhash_rust::xxh3::xxh3_64(&new[..before_list]) == old.before_list
+    {
+        prefix = before_list;
+    }
+    if prefix < before_list {
         return None;
+    }
+    let mut suffix = (same(&tail, &old.tail) * BLOCK).min(shorter - prefix);
+    let after_list = old.len - old.close.pos as usize;
+    if suffix < after_list
+        && after_list <= shorter - prefix
+        && xxhash_rust::xxh3::xxh3_64(&new[new.len() - after_list..]) == old.after_list
+    {
+        suffix = after_list;
     }
     // Bytes from `in_tail` on are the old file's from `in_tail - delta` on.
     let in_tail = new.len() - suffix;
@@ -427,6 +455,9 @@ fn splice(
         len: (old.len as i64 + shift.bytes) as usize,
         head,
         tail,
+        // Both in the bytes common to the two versions.
+        before_list: old.before_list,
+        after_list: old.after_list,
         open: old.open,
         ends,
         close,
