@@ -14,7 +14,6 @@ use serde_json::{Map, Value};
 
 use crate::blob::{ComponentBlock, NO_PARENT, write_blob};
 use crate::flat_component::{ComponentValue, FlatComponent};
-use crate::incremental::BlobLayout;
 use crate::level::{EntityDocument, LevelDocument, SyntaxError, valid_authoring_id};
 use crate::raw_level::{RawEntityDocument, RawLevelDocument};
 use crate::schema::FieldValues;
@@ -22,6 +21,18 @@ use crate::{ComponentType, Registry, ResourcePath};
 
 mod streamed;
 pub use streamed::{StreamedLevel, compile_streamed};
+
+/// Where each level entity's instances are in the blob, as the full compile laid
+/// them out.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BlobLayout {
+    /// For each entity of the level file (not the prefabs' entities), in file
+    /// order: its instances, in blob order, as (component identifier, byte range
+    /// of the instance's data in the blob).
+    pub(crate) level_instances: Vec<Vec<(u32, std::ops::Range<usize>)>>,
+    /// Each of those entities' index in the blob.
+    pub(crate) level_blob_index: Vec<u32>,
+}
 
 /// How deeply prefabs may nest (a unit instancing a unit instancing a unit...). Real
 /// nesting is a handful of levels; a chain thousands deep is a mistake or an attack,

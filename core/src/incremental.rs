@@ -39,7 +39,7 @@ use serde_json::value::RawValue;
 
 use crate::Registry;
 use crate::compiler::{
-    CompileError, CompileOptions, CompiledLevel, ResourceSource, compile_level_layout,
+    BlobLayout, CompileError, CompileOptions, CompiledLevel, ResourceSource, compile_level_layout,
 };
 use crate::flat_component::ComponentValue;
 use crate::raw_level::RawEntityDocument;
@@ -50,18 +50,6 @@ use crate::spawn::PatchedInstances;
 /// first save (see [`IncrementalLevel::prepare_updates`]); below it, the first
 /// save finds the entities in a few milliseconds.
 pub const PREPARED_FROM: usize = 256 * 1024;
-
-/// Where each level entity's instances are in the blob, as the full compile laid
-/// them out.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct BlobLayout {
-    /// For each entity of the level file (not the prefabs' entities), in file
-    /// order: its instances, in blob order, as (component identifier, byte range
-    /// of the instance's data in the blob).
-    pub(crate) level_instances: Vec<Vec<(u32, Range<usize>)>>,
-    /// Each of those entities' index in the blob.
-    pub(crate) level_blob_index: Vec<u32>,
-}
 
 /// How the last update reached its blob.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,9 +15,10 @@ use super::codec::{self, ScanCell, WalkEncoder};
 use super::entry::FileEntry;
 use super::files::{BuildStats, Index, WalkIssue};
 use super::levels::KeptLayouts;
+use super::scratch::ReadScratch;
 use crate::error::CheckerError;
 use crate::fs::{FileStat, split_extension};
-use crate::scan::{DeclaredRules, ScanScratch, scan_file_in, scan_file_with};
+use crate::scan::{DeclaredRules, scan_file_in, scan_file_with};
 
 /// The index whose entries a build reuses.
 #[derive(Clone, Copy)]
@@ -152,34 +153,6 @@ pub(super) fn index_file(
         hash,
         scan,
     ))
-}
-
-/// What a thread reading many files keeps from one to the next: the file's bytes,
-/// the scan's buffers, and for a first index kept encoded, its encoder.
-#[derive(Default)]
-pub(super) struct ReadScratch {
-    bytes: Vec<u8>,
-    scan: ScanScratch,
-    encoder: Option<WalkEncoder>,
-}
-
-/// The [`ReadScratch`] an index keeps from one update to the next: a running
-/// editor or `kiln watch` re-reads the level a designer saves again and again,
-/// and a fresh buffer for each read of a 28 MB level was a third of the save's
-/// time in page faults. A copy of the index starts with none.
-#[derive(Default)]
-pub(super) struct KeptScratch(pub(super) ReadScratch);
-
-impl Clone for KeptScratch {
-    fn clone(&self) -> Self {
-        KeptScratch::default()
-    }
-}
-
-impl std::fmt::Debug for KeptScratch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("KeptScratch")
-    }
 }
 
 #[derive(Default)]

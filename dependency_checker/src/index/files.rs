@@ -56,7 +56,7 @@ pub struct Index {
     /// The layouts of the big levels re-read since the build.
     pub(super) levels: super::levels::KeptLayouts,
     /// What updates read files into.
-    pub(super) scratch: super::build::KeptScratch,
+    pub(super) scratch: super::scratch::KeptScratch,
 }
 
 impl Index {

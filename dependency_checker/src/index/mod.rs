@@ -11,6 +11,7 @@ mod entry;
 mod files;
 mod levels;
 mod redirects;
+mod scratch;
 mod update;
 
 pub use build::BuildOptions;

@@ -9,8 +9,7 @@
 //! (`cargo run --release -p kiln_benches --example scan_speed`) is in
 //! BENCHMARKS.md beside `serde_json` skipping the same bytes.
 
-use super::resume::{Boundary, EntityMarks};
-use super::scanner::{Scanner, Schema, Segment};
+use super::scanner::{Boundary, EntityMarks, Scanner, Schema, Segment};
 use super::store::ScanError;
 
 /// Whether `b` matches JSON's number grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)?

@@ -24,10 +24,9 @@ use kiln_core::registry::ResourceFormat;
 
 pub use classify::could_name_a_file;
 use classify::meant_as_json;
-use resume::EntityMarks;
 pub use resume::{LevelLayout, LevelScan, scan_level};
 pub use rules::DeclaredRules;
-use scanner::{BOM, Scanner, Schema};
+use scanner::{BOM, EntityMarks, Scanner, Schema};
 use store::NO_TEXT;
 pub use store::{FULL_PATH, FileScan, Naming, RawReference, RefView, ScanError};
 pub(crate) use store::{LastStored, typed_name};

@@ -23,34 +23,13 @@
 use kiln_core::Registry;
 
 use super::rules::DeclaredRules;
-use super::scanner::{Scanner, Schema, Segment};
+use super::scanner::{Boundary, EntityMarks, Scanner, Schema, Segment};
 use super::store::{FileScan, LastStored, RefRecord, TextRange};
 use super::{ScanScratch, attach_entity_ids, scan_json_marking};
 
 /// The size of the blocks compared: a whole-file hash pass costs 2 ms at 28 MB,
 /// and a change costs scanning at most a block's worth of entities on each side.
 const BLOCK: usize = 4096;
-
-/// A place between two tokens of a level: after `[`, after an entity, after `]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Boundary {
-    /// Its byte offset.
-    pub(crate) pos: u32,
-    /// Its 1-based line.
-    pub(crate) line: u32,
-    /// Where that line starts.
-    pub(crate) line_start: u32,
-    /// How many references the file has before it.
-    pub(crate) records: u32,
-}
-
-/// The boundaries of a level's entity list, noted by the scanner as it reads it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct EntityMarks {
-    pub(crate) open: Option<Boundary>,
-    pub(crate) ends: Vec<Boundary>,
-    pub(crate) close: Option<Boundary>,
-}
 
 /// What a scan of one version of a level keeps to scan the next by the entities
 /// that changed (see the module's documentation).

@@ -5,7 +5,6 @@
 
 use kiln_core::{FieldSchema, Registry};
 
-use super::resume::EntityMarks;
 use super::rules::DeclaredRules;
 use super::store::{FileScan, TextRange};
 
@@ -24,6 +23,27 @@ pub(super) enum Schema<'r> {
     /// glTF 2.0: the `uri` of each buffer and image is a relative URI; nothing else
     /// is a reference.
     Gltf,
+}
+
+/// A place between two tokens of a level: after `[`, after an entity, after `]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Boundary {
+    /// Its byte offset.
+    pub(crate) pos: u32,
+    /// Its 1-based line.
+    pub(crate) line: u32,
+    /// Where that line starts.
+    pub(crate) line_start: u32,
+    /// How many references the file has before it.
+    pub(crate) records: u32,
+}
+
+/// The boundaries of a level's entity list, noted by the scanner as it reads it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EntityMarks {
+    pub(crate) open: Option<Boundary>,
+    pub(crate) ends: Vec<Boundary>,
+    pub(crate) close: Option<Boundary>,
 }
 
 #[derive(Debug, Clone)]
