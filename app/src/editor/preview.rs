@@ -148,6 +148,23 @@ pub struct PartialSpawn {
     pub destroyed: usize,
 }
 
+impl RebuildTiming {
+    /// A rebuild whose world step started at `start`, after `compile_ms`.
+    fn since(
+        start: Instant,
+        compile_ms: f64,
+        in_place: bool,
+        respawned: Option<PartialSpawn>,
+    ) -> Self {
+        RebuildTiming {
+            compile_ms,
+            spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
+            in_place,
+            respawned,
+        }
+    }
+}
+
 /// The runtime world of the open level.
 #[derive(Debug, Default)]
 pub struct Preview {
@@ -267,12 +284,7 @@ impl Preview {
         } else {
             self.respawn(registry, blob)?;
         }
-        self.timing = RebuildTiming {
-            compile_ms,
-            spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
-            in_place: false,
-            respawned,
-        };
+        self.timing = RebuildTiming::since(start, compile_ms, false, respawned);
         Ok(())
     }
 
@@ -332,12 +344,7 @@ impl Preview {
             // Spawned whole: also where a patch stopped halfway.
             self.respawn(registry, blob)?;
         }
-        self.timing = RebuildTiming {
-            compile_ms,
-            spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
-            in_place,
-            respawned: None,
-        };
+        self.timing = RebuildTiming::since(start, compile_ms, in_place, None);
         Ok(in_place)
     }
 
@@ -379,12 +386,7 @@ impl Preview {
         } else if let Some(blob) = self.blob.take() {
             self.respawn(registry, blob)?;
         }
-        self.timing = RebuildTiming {
-            compile_ms,
-            spawn_ms: start.elapsed().as_secs_f64() * 1000.0,
-            in_place,
-            respawned: None,
-        };
+        self.timing = RebuildTiming::since(start, compile_ms, in_place, None);
         Ok(())
     }
 
