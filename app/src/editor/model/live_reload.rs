@@ -22,12 +22,12 @@ fn is_drawn_from_disk(registry: &kiln_core::Registry, file: &str) -> bool {
         .is_some_and(|t| matches!(t.format, ResourceFormat::Binary | ResourceFormat::Gltf))
 }
 
-/// The size from which a saved level is shown before the index takes it in. The
-/// index re-scans a level at about 120 MB/s (236 ms for 100,000 entities, 28 MB),
-/// and taking it in on the next frame costs that frame: 60 to 100 ms on a
-/// software renderer. Measured on Xvfb + llvmpipe: at 100,000 entities, save to
-/// frame 377 -> 220 ms p50; at 10,000 (3.7 MB), 37 -> 57 ms, so smaller levels
-/// keep one frame.
+/// The size from which a saved level is shown before the index takes it in.
+/// Measured on Xvfb + llvmpipe when the index re-scanned a saved level whole
+/// (236 ms for 100,000 entities, 28 MB): at 100,000 entities, save to frame
+/// 377 -> 220 ms p50; at 10,000 (3.7 MB), 37 -> 57 ms, so smaller levels keep
+/// one frame. The index now scans such a save by the entities it changed; whether
+/// the extra frame still pays at this size is not measured again yet.
 pub const SHOWN_BEFORE_INDEXING: usize = 8 << 20;
 
 /// What taking a changed level file from disk did.
