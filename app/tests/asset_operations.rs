@@ -32,7 +32,7 @@ fn every_type_with_a_schema_is_made_with_its_defaults_and_checks_clean() {
     let dir = demo_copy();
     let mut e = support::open_editor(dir.path()).unwrap();
     let before = snapshot(dir.path());
-    let types = e.creatable_types();
+    let types = e.files().creatable_types();
     for ext in ["level", "unit", "material", "mesh"] {
         assert!(types.iter().any(|t| t == ext), "{types:?}");
     }
@@ -83,34 +83,34 @@ fn every_type_with_a_schema_is_made_with_its_defaults_and_checks_clean() {
 
 #[test]
 fn a_name_that_is_not_canonical_or_taken_is_refused_with_the_canonical_one() {
-    use kiln::editor::asset_operations::NameProblem;
+    use kiln::editor::project_files::NameProblem;
     let dir = demo_copy();
     let mut e = support::open_editor(dir.path()).unwrap();
     assert_eq!(
-        e.check_new_path("materials/Oak Bark.material"),
+        e.files().check_new_path("materials/Oak Bark.material"),
         Err(NameProblem::NotCanonical(Some(
             "materials/oak_bark.material".into()
         )))
     );
     assert_eq!(
-        e.check_new_path("Materials/oak.material"),
+        e.files().check_new_path("Materials/oak.material"),
         Err(NameProblem::NotCanonical(Some(
             "materials/oak.material".into()
         )))
     );
     assert_eq!(
-        e.check_new_path("materials/bark.material"),
+        e.files().check_new_path("materials/bark.material"),
         Err(NameProblem::Taken)
     );
     assert_eq!(
-        e.check_new_path(".kiln/x.material"),
+        e.files().check_new_path(".kiln/x.material"),
         Err(NameProblem::NotAResource)
     );
     assert_eq!(
-        e.check_new_path("build/x.material"),
+        e.files().check_new_path("build/x.material"),
         Err(NameProblem::NotAResource)
     );
-    assert_eq!(e.check_new_path("materials/oak.material"), Ok(()));
+    assert_eq!(e.files().check_new_path("materials/oak.material"), Ok(()));
     let before = snapshot(dir.path());
     e.apply(Action::CreateAsset {
         file: "materials/Oak Bark.material".into(),
@@ -133,9 +133,9 @@ fn folders_are_made_and_shown_empty_and_undo_takes_them_back() {
     });
     assert!(dir.path().join("art/trees/oak").is_dir());
     assert!(
-        e.empty_folders().contains("art/trees/oak"),
+        e.files().empty_folders().contains("art/trees/oak"),
         "{:?}",
-        e.empty_folders()
+        e.files().empty_folders()
     );
     assert_eq!(
         e.history().undo_label().as_deref(),
@@ -144,7 +144,11 @@ fn folders_are_made_and_shown_empty_and_undo_takes_them_back() {
     undo(&mut e);
     assert!(!dir.path().join("art/trees").exists());
     assert!(dir.path().join("art").is_dir(), "only what it made goes");
-    assert!(e.empty_folders().is_empty(), "{:?}", e.empty_folders());
+    assert!(
+        e.files().empty_folders().is_empty(),
+        "{:?}",
+        e.files().empty_folders()
+    );
     redo(&mut e);
     assert!(dir.path().join("art/trees/oak").is_dir());
 }
@@ -180,7 +184,10 @@ fn deleting_a_used_material_lists_its_references_and_can_point_them_elsewhere() 
     let dir = demo_copy();
     let mut e = support::open_editor(dir.path()).unwrap();
     let before = snapshot(dir.path());
-    let plan = e.plan_delete(&["materials/bark.material".into()]).unwrap();
+    let plan = e
+        .files()
+        .plan_delete(&["materials/bark.material".into()])
+        .unwrap();
     assert_eq!(plan.files, ["materials/bark.material"]);
     let places: Vec<String> = plan
         .references
@@ -241,7 +248,7 @@ fn deleting_a_folder_takes_everything_in_it_and_undo_brings_it_all_back() {
     fs::write(dir.path().join("art/.gitkeep"), "").unwrap();
     let mut e = support::open_editor(dir.path()).unwrap();
     let before = snapshot(dir.path());
-    let plan = e.plan_delete(&["art".into()]).unwrap();
+    let plan = e.files().plan_delete(&["art".into()]).unwrap();
     assert!(plan.files.contains(&"art/.gitkeep".to_owned()));
     assert!(plan.files.contains(&"art/canopy.bin".to_owned()));
     // References from meshes outside the folder; not the models' own URIs.
@@ -276,13 +283,21 @@ fn deleting_the_open_level_opens_another_and_undo_restores_it() {
         replace_with: None,
     });
     assert_eq!(e.level().unwrap().file, "levels/workshop.level");
-    assert!(!e.levels().contains(&"levels/forest.level".to_owned()));
+    assert!(
+        !e.files()
+            .levels()
+            .contains(&"levels/forest.level".to_owned())
+    );
     undo(&mut e);
     assert_eq!(
         fs::read(dir.path().join("levels/forest.level")).unwrap(),
         text
     );
-    assert!(e.levels().contains(&"levels/forest.level".to_owned()));
+    assert!(
+        e.files()
+            .levels()
+            .contains(&"levels/forest.level".to_owned())
+    );
 
     // With unsaved edits, deleting the open level is refused.
     e.apply(Action::OpenLevel("levels/forest.level".into()));
@@ -364,7 +379,7 @@ fn importing_a_model_and_an_image_copies_them_with_what_they_need_and_asks_befor
         folder: "art/imported".into(),
         on_conflict: None,
     });
-    let question = e.import_question().expect("asks").clone();
+    let question = e.files().import_question().expect("asks").clone();
     assert!(
         question
             .conflicts
@@ -377,7 +392,7 @@ fn importing_a_model_and_an_image_copies_them_with_what_they_need_and_asks_befor
         folder: question.folder.clone(),
         on_conflict: Some(OnConflict::KeepBoth),
     });
-    assert!(e.import_question().is_none());
+    assert!(e.files().import_question().is_none());
     let gltf = fs::read_to_string(dir.path().join("art/imported/big_rock_2.gltf")).unwrap();
     assert!(gltf.contains("\"uri\": \"big_rock_2.bin\""), "{gltf}");
     undo(&mut e);

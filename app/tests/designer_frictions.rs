@@ -17,7 +17,12 @@ use kiln_core::{ResourceId, ResourcePath};
 
 fn material(editor: &Editor, path: &str) -> Option<kiln::render::resources::MaterialLook> {
     let id = ResourceId::of(&ResourcePath::parse(path).unwrap(), "material");
-    editor.resources().materials.get(&id).cloned()
+    editor
+        .preview_state()
+        .resources()
+        .materials
+        .get(&id)
+        .cloned()
 }
 
 #[test]
@@ -32,10 +37,13 @@ fn a_broken_material_keeps_its_last_good_look_and_says_where_it_broke() {
     editor.take_effects();
     atomic_write(&file, &text.replacen(',', "", 1));
     until(&mut editor, "the material to be reported", |e| {
-        e.resources().errors.contains_key("materials/bark.material")
+        e.preview_state()
+            .resources()
+            .errors
+            .contains_key("materials/bark.material")
     });
     assert_eq!(material(&editor, "materials/bark"), Some(good.clone()));
-    let error = &editor.resources().errors["materials/bark.material"];
+    let error = &editor.preview_state().resources().errors["materials/bark.material"];
     assert!(
         error.starts_with("materials/bark.material:2:18: expected"),
         "{error}"
@@ -56,7 +64,8 @@ fn a_broken_material_keeps_its_last_good_look_and_says_where_it_broke() {
         &text.replace("\"roughness\": 0.9", "\"roughness\": \"high\""),
     );
     until(&mut editor, "the field to be named", |e| {
-        e.resources()
+        e.preview_state()
+            .resources()
             .errors
             .get("materials/bark.material")
             .is_some_and(|m| m.contains("field \"roughness\""))
@@ -69,7 +78,7 @@ fn a_broken_material_keeps_its_last_good_look_and_says_where_it_broke() {
         &text.replace("\"roughness\": 0.9", "\"roughness\": 0.25"),
     );
     until(&mut editor, "the fix to be taken", |e| {
-        e.resources().errors.is_empty()
+        e.preview_state().resources().errors.is_empty()
     });
     assert_eq!(material(&editor, "materials/bark").unwrap().roughness, 0.25);
 }
@@ -321,7 +330,8 @@ fn a_prefab_made_from_a_selection_sits_where_it_was() {
 
 fn part_material(editor: &Editor, part: &str) -> serde_json::Value {
     editor
-        .part(part)
+        .level()
+        .and_then(|l| l.part(part))
         .expect("the part is shown")
         .entity
         .components["mesh"]["material"]
@@ -476,14 +486,14 @@ fn a_selected_prefab_instance_draws_its_parts_selected() {
     let mut editor = support::open_editor(dir.path()).unwrap();
     let level = |e: &Editor, id: &str| e.preview().level.as_ref().unwrap().entity(id).unwrap();
     editor.apply(Action::Select(vec!["lamp_2".into()]));
-    let drawn = editor.drawn_selected();
+    let drawn = editor.preview_state().drawn_selected(editor.selection());
     for part in ["lamp_2", "lamp_2/head", "lamp_2/head/glass"] {
         assert!(drawn.contains(&level(&editor, part)), "{part}");
     }
     assert!(!drawn.contains(&level(&editor, "windmill")));
     // A part alone: only it and what is below it.
     editor.apply(Action::Select(vec!["lamp_2/head".into()]));
-    let drawn = editor.drawn_selected();
+    let drawn = editor.preview_state().drawn_selected(editor.selection());
     assert!(drawn.contains(&level(&editor, "lamp_2/head/glass")));
     assert!(!drawn.contains(&level(&editor, "lamp_2")));
 }

@@ -226,7 +226,7 @@ fn unsaved_edits_survive_a_crash_and_can_be_restored() {
 
     let mut h = open(dir.path());
     assert!(
-        editor(&h).recovery().is_some(),
+        editor(&h).level().unwrap().recovery().is_some(),
         "the recovered edits are offered"
     );
     h.get_by_label("Restore").click();
@@ -535,7 +535,7 @@ fn discarded_edits_do_not_come_back_as_a_recovery_offer() {
     }
     let h = open(dir.path());
     assert!(
-        editor(&h).recovery().is_none(),
+        editor(&h).level().unwrap().recovery().is_none(),
         "discarded edits offered back"
     );
     let on_disk = std::fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
@@ -749,7 +749,7 @@ fn editing_a_prefab_part_records_an_override_and_revert_removes_it() {
         serde_json::json!([5.0, 1.5, 0.0]),
         "{instance:?}"
     );
-    let part = editor(&h).part("tree_01/trunk").unwrap();
+    let part = editor(&h).level().unwrap().part("tree_01/trunk").unwrap();
     assert!(
         part.overridden
             .contains(&("transform".into(), "position".into()))
@@ -885,7 +885,8 @@ fn applying_overrides_writes_the_unit_and_undo_restores_it() {
     let mut h = open(dir.path());
     let glass = |h: &Harness<'_, KilnApp>, lamp: &str| {
         editor(h)
-            .part(&format!("{lamp}/head/glass"))
+            .level()
+            .and_then(|l| l.part(&format!("{lamp}/head/glass")))
             .unwrap()
             .entity
             .components["mesh"]["material"]
@@ -985,14 +986,17 @@ fn a_mesh_is_edited_in_the_inspector_and_undo_restores_the_file() {
         "mesh",
     );
     assert_eq!(
-        editor(&h).resources().meshes[&id].size.x,
+        editor(&h).preview_state().resources().meshes[&id].size.x,
         3.0,
         "the viewport follows"
     );
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
     h.run_steps(4);
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    assert_eq!(editor(&h).resources().meshes[&id].size.x, 2.0);
+    assert_eq!(
+        editor(&h).preview_state().resources().meshes[&id].size.x,
+        2.0
+    );
 }
 
 /// Opening a project frames the level at once; selecting an entity afterwards does
@@ -1081,7 +1085,7 @@ fn a_material_edit_reaches_the_viewport() {
         "material",
     );
     assert_eq!(
-        editor(&h).resources().materials[&id].color,
+        editor(&h).preview_state().resources().materials[&id].color,
         glam::Vec4::new(1.0, 0.0, 0.0, 1.0)
     );
     let text = std::fs::read_to_string(dir.path().join("materials/bark.material")).unwrap();

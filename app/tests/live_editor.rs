@@ -39,7 +39,7 @@ fn a_prefab_changed_on_disk_respawns_the_level_keeping_selection_and_play_state(
     });
     assert_eq!(editor.selection(), vec!["crate_1".to_owned()]);
     assert!(editor.preview().playing);
-    let reload = editor.last_reload().expect("the reload is timed");
+    let reload = editor.disk().last_reload().expect("the reload is timed");
     assert!(
         reload.detect_ms > 0.0 && reload.compile_ms > 0.0,
         "{reload:?}"
@@ -120,7 +120,9 @@ fn unsaved_edits_and_a_change_on_disk_ask_which_to_keep() {
         &level,
         &text.replace("\"name\": \"Boulder\"", "\"name\": \"Rock\""),
     );
-    until(&mut editor, "the conflict", |e| e.disk_conflict().is_some());
+    until(&mut editor, "the conflict", |e| {
+        e.disk().disk_conflict().is_some()
+    });
     // Nothing changed yet: the user decides.
     assert_eq!(editor.entity("firefly").unwrap().name, "Glow worm");
     assert_eq!(editor.entity("boulder").unwrap().name, "Boulder");
@@ -142,7 +144,7 @@ fn a_change_no_level_uses_reloads_nothing() {
         !e.findings().is_empty()
     });
     assert!(
-        editor.last_reload().is_none(),
+        editor.disk().last_reload().is_none(),
         "nothing the open level uses changed"
     );
 }
@@ -211,7 +213,7 @@ fn saving_in_the_editor_does_not_respawn_the_world() {
         editor.preview().time > 0.4,
         "the simulation was reset by our own save"
     );
-    assert!(editor.last_reload().is_none());
+    assert!(editor.disk().last_reload().is_none());
 }
 
 /// The project folder renamed away while the editor has it open: the next change
@@ -387,7 +389,10 @@ fn outside_saves_reload_incrementally_and_agree_with_a_fresh_read() {
         e.level().is_some_and(|l| l.doc == expected_doc)
     });
     // Shown before the index took the file in: that is the next frame's work.
-    assert!(editor.index_pending(), "the save waited for the index");
+    assert!(
+        editor.disk().index_pending(),
+        "the save waited for the index"
+    );
     // The index took every save in after the frame that showed it: the problems
     // are a fresh check's.
     for _ in 0..3 {

@@ -189,7 +189,12 @@ fn a_plugin_that_does_not_load_is_named_and_the_rest_of_the_level_is_previewed()
     let mut editor = support::open_editor(root).unwrap();
     assert!(editor.wait_for_plugin_builds(std::time::Duration::from_secs(120)));
     assert_eq!(editor.compile_error(), None);
-    let left_out: Vec<String> = editor.left_out().iter().map(ToString::to_string).collect();
+    let left_out: Vec<String> = editor
+        .preview_state()
+        .left_out()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     assert!(!left_out.is_empty());
     assert!(
         left_out

@@ -109,7 +109,11 @@ fn a_fresh_checkout_with_prebuilt_plugins_opens_in_the_editor_without_building()
     assert!(editor.plugins_building().is_empty(), "nothing is built");
     assert_eq!(editor.plugins().len(), 2, "{:?}", editor.log());
     assert!(editor.plugin_warnings().is_empty());
-    assert!(editor.left_out().is_empty(), "{:?}", editor.left_out());
+    assert!(
+        editor.preview_state().left_out().is_empty(),
+        "{:?}",
+        editor.preview_state().left_out()
+    );
     assert!(!checkout.join(".kiln/plugins/target").exists());
 }
 

@@ -140,7 +140,7 @@ fn the_first_outside_save_of_a_big_level_is_taken_by_what_it_changed() {
         &mut editor,
         "the level's build and layout to be made",
         |e| {
-            e.outside_saves_prepared()
+            e.disk().outside_saves_prepared()
                 && e.checker()
                     .is_some_and(|c| c.index().level_layouts_kept() == 1)
         },

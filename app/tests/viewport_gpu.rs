@@ -162,20 +162,34 @@ fn a_texture_changed_on_disk_is_reloaded_live_without_a_respawn() {
     let dir = demo_copy();
     let mut h = open_gpu(dir.path());
     let spawns = editor(&h).preview().spawns;
-    let before = editor(&h).asset_versions().of("art/rock.gltf");
+    let before = editor(&h)
+        .preview_state()
+        .asset_versions()
+        .of("art/rock.gltf");
     let red = image::RgbImage::from_pixel(8, 8, image::Rgb([255, 0, 0]));
     red.save(dir.path().join("art/rock.png")).unwrap();
     let mut seen = false;
     for _ in 0..200 {
         h.run_steps(1);
-        if editor(&h).asset_versions().of("art/rock.gltf") > before {
+        if editor(&h)
+            .preview_state()
+            .asset_versions()
+            .of("art/rock.gltf")
+            > before
+        {
             seen = true;
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(seen, "the model using the texture is read again");
-    assert!(editor(&h).asset_versions().of("art/rock.png") > 0);
+    assert!(
+        editor(&h)
+            .preview_state()
+            .asset_versions()
+            .of("art/rock.png")
+            > 0
+    );
     assert_eq!(editor(&h).preview().spawns, spawns, "no respawn");
     // The boulder turns red once the new texture is in.
     h.state_mut()

@@ -66,7 +66,7 @@ fn main() {
             std::thread::sleep(Duration::from_micros(200));
         }
         total.push(start.elapsed().as_secs_f64() * 1000.0);
-        let r = editor.last_reload().expect("timed");
+        let r = editor.disk().last_reload().expect("timed");
         detect.push(r.detect_ms);
         compile.push(r.compile_ms);
         spawn.push(r.spawn_ms);

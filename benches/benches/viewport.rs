@@ -33,8 +33,8 @@ fn bench(c: &mut Criterion) {
         let editor = app.editor.as_ref().expect("project opens");
         assert_eq!(editor.preview().entities.len(), n);
         let world = &editor.preview().world;
-        let resources = editor.resources();
-        let versions = editor.asset_versions();
+        let resources = editor.preview_state().resources();
+        let versions = editor.preview_state().asset_versions();
         let mut assets = AssetCache::new(editor.project().clone(), None);
         let mut renderer = SceneRenderer::new(&gpu.device, &gpu.queue);
         let camera = Camera {
@@ -131,8 +131,8 @@ fn bench_software_frames(c: &mut Criterion) {
         }
         let editor = app.editor.as_ref().expect("project opens");
         let world = &editor.preview().world;
-        let resources = editor.resources();
-        let versions = editor.asset_versions();
+        let resources = editor.preview_state().resources();
+        let versions = editor.preview_state().asset_versions();
         let mut assets = AssetCache::new(editor.project().clone(), None);
         let mut renderer = SceneRenderer::new(&gpu.device, &gpu.queue);
         let camera = Camera {

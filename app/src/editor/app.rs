@@ -335,10 +335,10 @@ impl KilnApp {
             || assets.name_dialog.is_some()
             || assets.delete_dialog.is_some()
             || self.editor.as_ref().is_some_and(|e| {
-                e.recovery().is_some()
-                    || e.disk_conflict().is_some()
+                e.level().is_some_and(|l| l.recovery().is_some())
+                    || e.disk().disk_conflict().is_some()
                     || e.trust_question().is_some()
-                    || e.import_question().is_some()
+                    || e.files().import_question().is_some()
                     || e.opening().is_some()
             })
     }
@@ -495,7 +495,7 @@ impl KilnApp {
                 });
                 if let Some(editor) = &self.editor {
                     ui.menu_button("Open level", |ui| {
-                        for l in editor.levels() {
+                        for l in editor.files().levels() {
                             if ui.button(l).clicked() {
                                 actions.push(Action::OpenLevel(l.clone()));
                                 ui.close();
@@ -616,7 +616,7 @@ impl KilnApp {
         let Some(editor) = &self.editor else {
             return;
         };
-        if editor.disk_conflict().is_none() {
+        if editor.disk().disk_conflict().is_none() {
             return;
         }
         let file = editor.level().map_or("", |l| l.file.as_str());
@@ -713,7 +713,7 @@ impl KilnApp {
         let Some(editor) = &self.editor else {
             return;
         };
-        if editor.recovery().is_none() {
+        if editor.level().is_none_or(|l| l.recovery().is_none()) {
             return;
         }
         let file = editor.level().map_or("", |l| l.file.as_str());
@@ -746,6 +746,7 @@ impl KilnApp {
                     "materials/trees/oak_bark.material",
                 );
                 let plan = editor
+                    .files()
                     .plan_move(&dependency_checker::ops::MoveRequest::new(old, new))
                     .map_err(|e| e.to_string());
                 self.panels.assets.rename = Some((old.into(), new.into(), Some(plan)));
@@ -898,7 +899,7 @@ impl KilnApp {
                     self.toasts
                         .push(Severity::Error, format!("answering a kiln command: {e:#}"));
                 }
-                if editor.preview().playing || editor.index_pending() {
+                if editor.preview().playing || editor.disk().index_pending() {
                     ctx.request_repaint();
                 } else if self.commands.as_ref().is_some_and(|c| c.busy()) {
                     // The cookie's batch wakes the window when the question can be

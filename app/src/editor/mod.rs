@@ -21,8 +21,8 @@ pub mod tree;
 pub use actions::{Action, UiCommand, UnsavedAnswer};
 pub use app::{KilnApp, run_editor};
 pub use model::{
-    Editor, Effect, LogLine, OpenLevel, PluginSwapTiming, ReloadPath, ReloadTiming, Severity,
-    asset_operations, import,
+    DiskFollow, Editor, Effect, LogLine, OpenLevel, PluginSwapTiming, PreviewState, ProjectFiles,
+    ReloadPath, ReloadTiming, Severity, import, project_files,
 };
 pub use panels::{BottomTab, Camera, Tool};
 pub use settings::Settings;

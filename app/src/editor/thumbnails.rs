@@ -226,8 +226,8 @@ impl Thumbnails {
             self.take(ctx, done);
         }
         let stamp = (
-            editor.resources().generation,
-            editor.asset_versions().changes(),
+            editor.preview_state().resources().generation,
+            editor.preview_state().asset_versions().changes(),
         );
         let wanted = std::mem::take(&mut self.wanted);
         for file in wanted {
@@ -345,11 +345,17 @@ impl Thumbnails {
             let Some(kind) = ThumbnailKind::of(&file) else {
                 continue;
             };
-            let Some(scene) = ThumbnailScene::of(kind, &file, editor.resources()) else {
+            let Some(scene) = ThumbnailScene::of(kind, &file, editor.preview_state().resources())
+            else {
                 self.fail(&file, "it did not load; see Problems".into());
                 continue;
             };
-            match thumbnail::draw(&mut renderer, &scene, assets, editor.asset_versions()) {
+            match thumbnail::draw(
+                &mut renderer,
+                &scene,
+                assets,
+                editor.preview_state().asset_versions(),
+            ) {
                 Drawn::Image(image) => {
                     self.stats.drawn += 1;
                     let replaces = self.entries.get(&file).and_then(|e| e.key);

@@ -8,8 +8,9 @@ use kiln_core::conflict::{Conflict, Side};
 use kiln_core::{EntityDocument, LevelDocument};
 use serde_json::Value;
 
-use super::Editor;
 use super::entity_edits;
+use super::level_edits::LevelEdit;
+use super::open_level::OpenLevel;
 use crate::editor::document::DocEdit;
 use crate::editor::tree::SceneTree;
 
@@ -22,59 +23,51 @@ pub enum Resolution {
     AsItIs,
 }
 
-impl Editor {
-    /// The open document's merge conflicts still to resolve.
-    pub fn conflicts(&self) -> &[Conflict] {
-        self.level.as_ref().map_or(&[], |l| &l.doc.conflicts)
-    }
+/// The edit that resolves the conflict at `index` of `level`'s document (one undo
+/// step), and what to log once it is made.
+pub(super) fn resolve_one(
+    level: &OpenLevel,
+    index: usize,
+    how: Resolution,
+) -> Option<(LevelEdit, String)> {
+    let conflict = level.doc.conflicts.get(index)?;
+    let edit = resolve(&level.doc, index, conflict, how);
+    Some((
+        LevelEdit::of(edit, false),
+        format!("resolved {}", conflict_place(conflict)),
+    ))
+}
 
-    /// Resolves the conflict at `index` of [`Editor::conflicts`]: one undo step.
-    pub(super) fn resolve_conflict(&mut self, index: usize, how: Resolution) {
-        let Some(level) = &self.level else { return };
-        let Some(conflict) = level.doc.conflicts.get(index) else {
-            return;
-        };
-        let edit = resolve(&level.doc, index, conflict, how);
-        let place = conflict_place(conflict);
-        self.edit(edit, false);
-        self.info(format!("resolved {place}{}", self.after_last_conflict()));
+/// The edit that resolves every open conflict of `level` taking `side` (one undo
+/// step), and what to log once it is made.
+pub(super) fn resolve_all(level: &OpenLevel, side: Side) -> Option<(LevelEdit, String)> {
+    let n = level.doc.conflicts.len();
+    if n == 0 {
+        return None;
     }
-
-    /// Resolves every open conflict taking `side`: one undo step.
-    pub(super) fn resolve_all(&mut self, side: Side) {
-        let Some(level) = &self.level else { return };
-        let n = level.doc.conflicts.len();
-        if n == 0 {
-            return;
-        }
-        // From the last, so that each one's index stays where it is; on a copy, so
-        // that each sees what the ones before it changed.
-        let mut doc = level.doc.clone();
-        let mut edits = Vec::with_capacity(n);
-        for index in (0..n).rev() {
-            let conflict = doc.conflicts[index].clone();
-            let mut edit = resolve(&doc, index, &conflict, Resolution::Take(side));
-            edit.apply(&mut doc);
-            edits.push(edit);
-        }
-        self.edit(DocEdit::Group(edits), false);
-        self.info(format!(
-            "resolved {n} conflicts taking {}{}",
-            side.key(),
-            self.after_last_conflict()
-        ));
+    // From the last, so that each one's index stays where it is; on a copy, so
+    // that each sees what the ones before it changed.
+    let mut doc = level.doc.clone();
+    let mut edits = Vec::with_capacity(n);
+    for index in (0..n).rev() {
+        let conflict = doc.conflicts[index].clone();
+        let mut edit = resolve(&doc, index, &conflict, Resolution::Take(side));
+        edit.apply(&mut doc);
+        edits.push(edit);
     }
+    let said = format!("resolved {n} conflicts taking {}", side.key());
+    Some((LevelEdit::of(DocEdit::Group(edits), false), said))
+}
 
-    /// What to do once no conflict is left: git still counts the file as
-    /// unmerged until it is saved and added.
-    fn after_last_conflict(&self) -> String {
-        match &self.level {
-            Some(level) if level.doc.conflicts.is_empty() => format!(
-                "; the last one: save, then `git add {}` to mark it resolved",
-                level.file
-            ),
-            _ => String::new(),
-        }
+/// What to do once no conflict is left: git still counts the file as
+/// unmerged until it is saved and added.
+pub(super) fn after_last_conflict(level: Option<&OpenLevel>) -> String {
+    match level {
+        Some(level) if level.doc.conflicts.is_empty() => format!(
+            "; the last one: save, then `git add {}` to mark it resolved",
+            level.file
+        ),
+        _ => String::new(),
     }
 }
 

@@ -10,7 +10,6 @@ use kiln_core::registry::ResourceFormat;
 
 use super::{Editor, LogLine, ReloadPath, ReloadTiming, Severity};
 use crate::editor::document::DocEdit;
-use crate::editor::preview::Resources;
 
 /// Whether `file` is read from disk only when drawn, never compiled into a level:
 /// a file of a binary type (a texture, a glTF buffer) or a glTF model, as the
@@ -62,46 +61,32 @@ pub(super) enum ChangedBy {
 }
 
 impl Editor {
-    pub(super) fn start_watching(&mut self, waker: Option<dependency_checker::watch::Waker>) {
-        let debounce = dependency_checker::watch::Debounce::default();
-        match dependency_checker::watch::ProjectWatcher::start_with_waker(
-            self.project.root(),
-            debounce,
-            waker,
-        ) {
-            Ok(w) => self.watcher = Some(w),
-            Err(e) => self.note(
-                Severity::Warning,
-                format!("{e}; changes made outside Kiln show after Refresh"),
-                false,
-            ),
-        }
-    }
-
     /// Folds changes made outside the editor into the index, and recompiles and
     /// respawns the open level if the change reaches it (the graph decides). Camera,
     /// selection, tree state and play state are kept. Called every frame; cheap when
     /// nothing changed.
     pub fn poll_changes(&mut self) {
-        self.keep_open_level_layout();
-        self.take_disk_build();
-        let Some(watcher) = &self.watcher else { return };
+        (self.disk).keep_open_level_layout(&mut self.files, self.level.as_ref());
+        (self.disk).take_disk_build(self.level.as_ref().map(|l| l.file.as_str()));
+        let Some(watcher) = &self.disk.watcher else {
+            return;
+        };
         let mut batches = Vec::new();
         while let Some(b) = watcher.try_next_batch() {
             batches.push(b);
         }
         if !batches.is_empty() && watcher.root_is_gone() {
             // Changes inside a folder renamed away no longer map to the project.
-            self.watcher = None;
-            self.error(format!(
+            self.disk.watcher = None;
+            self.outbox.error(format!(
                 "the project folder {} was moved, renamed or deleted: changes to its files are no longer seen; open it again where it is now (File > Open project)",
-                self.project.root().display()
+                self.files.project.root().display()
             ));
             return;
         }
         // A save of the open level shown last frame, before the index took it in,
         // goes into the index now, before anything newer.
-        let mut folded = std::mem::take(&mut self.index_next_frame);
+        let mut folded = std::mem::take(&mut self.disk.index_next_frame);
         if !folded.is_empty() {
             let first_event = folded.iter().filter_map(|b| b.first_event).min();
             self.fold_batches(&folded, first_event);
@@ -109,7 +94,7 @@ impl Editor {
         if !batches.is_empty() {
             let first_event = batches.iter().filter_map(|b| b.first_event).min();
             if self.show_saved_level_first(&batches, first_event) {
-                self.index_next_frame = batches;
+                self.disk.index_next_frame = batches;
             } else {
                 self.fold_batches(&batches, first_event);
                 folded.extend(batches);
@@ -118,83 +103,13 @@ impl Editor {
         // Questions of commands in a terminal whose sync cookies came through are
         // answered after this (see `editor/command_server.rs`): those of a batch the
         // index takes next frame wait for it.
-        self.synced_cookies
+        self.disk
+            .synced_cookies
             .extend(folded.iter().flat_map(|b| b.synced.iter().copied()));
         // Everything changed is followed by now; the index's own record of it is
         // not needed.
-        if let Some(checker) = &mut self.checker {
+        if let Some(checker) = &mut self.files.checker {
             checker.take_changed();
-        }
-    }
-
-    /// Starts building `text` (the open level `file` as just read) for its next
-    /// outside save, on a thread (see `level_loading::start_disk_build`).
-    pub(super) fn build_disk_text(&mut self, file: &str, text: String) {
-        self.disk_build_coming =
-            super::level_loading::start_disk_build(&self.project, &self.registry, file, text)
-                .map(|built| (file.to_owned(), built));
-    }
-
-    /// Keeps the build made on a thread, if it is done and nothing newer was
-    /// read from disk since (a reload drops the one coming).
-    fn take_disk_build(&mut self) {
-        let Some((file, built)) = &self.disk_build_coming else {
-            return;
-        };
-        match built.try_recv() {
-            Ok(build) => {
-                if self.disk_build.is_none() && self.level.as_ref().is_some_and(|l| &l.file == file)
-                {
-                    self.disk_build = Some((file.clone(), build));
-                }
-                self.disk_build_coming = None;
-            }
-            Err(std::sync::mpsc::TryRecvError::Empty) => {}
-            Err(std::sync::mpsc::TryRecvError::Disconnected) => self.disk_build_coming = None,
-        }
-    }
-
-    /// Whether the open level's build for outside saves is made (see
-    /// `level_loading::start_disk_build`): from then on a save by another
-    /// program is compiled by the entities it changed (tests and tools).
-    pub fn outside_saves_prepared(&self) -> bool {
-        self.disk_build.is_some()
-    }
-
-    /// Drops the build of the file as last read, and one being made.
-    pub(super) fn forget_disk_build(&mut self) {
-        self.disk_build = None;
-        self.disk_build_coming = None;
-    }
-
-    /// Starts making the open level's layout for the index on a thread of its
-    /// own when asked to, and takes in one that is made (see
-    /// the `keep_level_layout` field).
-    fn keep_open_level_layout(&mut self) {
-        if let (Some(made), Some(checker)) = (&self.level_layout, &mut self.checker) {
-            match made.try_recv() {
-                Ok(layout) => {
-                    checker.take_level_layout(layout);
-                    self.level_layout = None;
-                }
-                Err(std::sync::mpsc::TryRecvError::Empty) => {}
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => self.level_layout = None,
-            }
-        }
-        if std::mem::take(&mut self.keep_level_layout)
-            && let (Some(checker), Some(level)) = (&self.checker, &self.level)
-            && let Some(job) = checker.level_layout_job(&level.file)
-        {
-            let (send, made) = std::sync::mpsc::channel();
-            let started = std::thread::Builder::new()
-                .name("level layout".into())
-                .spawn(move || {
-                    if let Some(layout) = job.run() {
-                        let _ = send.send(layout);
-                    }
-                });
-            // Without a thread, the first save scans the whole file, as before.
-            self.level_layout = started.ok().map(|_| made);
         }
     }
 
@@ -202,13 +117,7 @@ impl Editor {
     /// in ([`SHOWN_BEFORE_INDEXING`] unless set): where frames are cheap (a GPU),
     /// or to see the path at work on a small level.
     pub fn show_saves_before_indexing_from(&mut self, bytes: usize) {
-        self.shown_before_indexing = bytes;
-    }
-
-    /// Whether the index has a save of the open level to take in on the next
-    /// frame (see [`Self::show_saved_level_first`]): the window must draw one.
-    pub fn index_pending(&self) -> bool {
-        !self.index_next_frame.is_empty()
+        self.disk.shown_before_indexing = bytes;
     }
 
     /// Takes a save of the open level into the document and the preview before
@@ -229,13 +138,14 @@ impl Editor {
             .iter()
             .all(|b| !b.rescan && b.paths.iter().all(|p| *p == file))
             && batches.iter().any(|b| !b.paths.is_empty());
-        let kept = (self.disk_build.as_ref())
-            .is_some_and(|(f, kept)| *f == file && kept.text_len() >= self.shown_before_indexing);
+        let kept = (self.disk.disk_build.as_ref()).is_some_and(|(f, kept)| {
+            *f == file && kept.text_len() >= self.disk.shown_before_indexing
+        });
         if !alone
             || !kept
             || self.history.is_dirty()
-            || self.compile_error.is_some()
-            || self.disk_conflict.is_some()
+            || self.preview.compile_error.is_some()
+            || self.disk.disk_conflict.is_some()
         {
             return false;
         }
@@ -249,7 +159,7 @@ impl Editor {
         batches: &[dependency_checker::watch::ChangeBatch],
         first_event: Option<std::time::Instant>,
     ) {
-        let Some(checker) = &mut self.checker else {
+        let Some(checker) = &mut self.files.checker else {
             return;
         };
         let mut changed = Vec::new();
@@ -268,7 +178,7 @@ impl Editor {
                 }),
             }
         }
-        self.log.extend(notes);
+        self.outbox.extend(notes);
         self.follow_files(&changed, ChangedBy::Outside { first_event });
     }
 
@@ -298,13 +208,15 @@ impl Editor {
         if changed.is_empty() {
             return false;
         }
-        self.prefabs.forget(changed);
-        self.tree_changed();
+        if let Some(level) = &mut self.level {
+            level.prefabs.forget(changed);
+            level.tree_changed();
+        }
         self.plugin_folders_changed(changed);
-        let Some(checker) = &self.checker else {
+        let Some(checker) = &self.files.checker else {
             return false;
         };
-        self.findings = checker.findings();
+        self.files.findings = checker.findings();
         // Everything the change reaches through references, worked out once.
         let reached = crate::live::referrers(checker, changed);
         let affected = crate::live::levels_among(checker, &reached);
@@ -312,17 +224,17 @@ impl Editor {
         // again, and a glTF whose buffer or image changed, when its version moves on.
         // They are not part of the compiled level, so they need no respawn.
         for file in &reached {
-            if is_drawn_from_disk(&self.registry, file) {
-                self.asset_versions.bump(file);
+            if is_drawn_from_disk(&self.files.registry, file) {
+                self.preview.asset_versions.bump(file);
             }
         }
         let outside = matches!(by, ChangedBy::Outside { .. });
         if changed
             .iter()
-            .all(|f| is_drawn_from_disk(&self.registry, f))
+            .all(|f| is_drawn_from_disk(&self.files.registry, f))
         {
             if outside {
-                self.info(format!(
+                self.outbox.info(format!(
                     "redrawn after {} changed",
                     crate::live::summarize(changed)
                 ));
@@ -333,10 +245,10 @@ impl Editor {
             .iter()
             .any(|f| f.ends_with(".mesh") || f.ends_with(".material"))
         {
-            self.reload_resources();
+            (self.preview).reload_resources(&self.files, &mut self.outbox);
         }
         if changed.iter().any(|f| f.ends_with(".level")) {
-            self.levels = self.project.levels().unwrap_or_default();
+            self.files.levels = self.files.project.levels().unwrap_or_default();
         }
         let Some(level) = &self.level else {
             return false;
@@ -345,7 +257,7 @@ impl Editor {
         // The kept build of the file holds what its prefabs were: anything else
         // that changed may have been one of them.
         if changed.iter().any(|c| *c != file) {
-            self.forget_disk_build();
+            self.disk.forget_disk_build();
         }
         if !affected.contains(&file) && !changed.contains(&file) {
             return false;
@@ -368,7 +280,7 @@ impl Editor {
             let reload = self.reload_from_disk(&file);
             if !matches!(reload, Reload::Taken) {
                 // Only a document taken whole is rebuilt from the build made for it.
-                self.pending_build = None;
+                self.disk.pending_build = None;
             }
             match reload {
                 Reload::Blocked => return false,
@@ -377,7 +289,7 @@ impl Editor {
                 Reload::Same => {
                     let others: Vec<String> =
                         changed.iter().filter(|c| **c != file).cloned().collect();
-                    let Some(checker) = &self.checker else {
+                    let Some(checker) = &self.files.checker else {
                         return false;
                     };
                     if !crate::live::affected_levels(checker, &others).contains(&file) {
@@ -396,8 +308,10 @@ impl Editor {
                 }
             }
         }
-        let build = self.pending_build.take();
-        self.follow_document(build.map(Ok));
+        let build = self.disk.pending_build.take();
+        if let Some(level) = &mut self.level {
+            (self.preview).follow_document(level, &self.files, &mut self.outbox, build.map(Ok));
+        }
         self.reloaded(&file, changed, detect_ms, ReloadPath::Whole);
         true
     }
@@ -405,8 +319,8 @@ impl Editor {
     /// Notes a reload of `file` after `changed`: its timing for the status bar,
     /// and a line in the log, which say which `path` it took.
     fn reloaded(&mut self, file: &str, changed: &[String], detect_ms: f64, path: ReloadPath) {
-        let t = self.preview.timing;
-        self.last_reload = Some(ReloadTiming {
+        let t = self.preview.runtime.timing;
+        self.disk.last_reload = Some(ReloadTiming {
             detect_ms,
             compile_ms: t.compile_ms,
             spawn_ms: t.spawn_ms,
@@ -416,7 +330,7 @@ impl Editor {
             ReloadPath::Whole => String::new(),
             _ => format!(" ({})", path.name()),
         };
-        self.info(format!(
+        self.outbox.info(format!(
             "{file} reloaded{how} after {} changed",
             crate::live::summarize(changed)
         ));
@@ -425,11 +339,12 @@ impl Editor {
     /// Takes the open level's file from disk after it changed there.
     fn reload_from_disk(&mut self, file: &str) -> Reload {
         // A build of an older reading, still being made, is of no use now.
-        self.disk_build_coming = None;
-        let text = match self.project.read_text(file) {
+        self.disk.disk_build_coming = None;
+        let text = match self.files.project.read_text(file) {
             Ok(t) => t,
             Err(e) => {
-                self.error(format!("{file} changed on disk and cannot be read: {e}"));
+                self.outbox
+                    .error(format!("{file} changed on disk and cannot be read: {e}"));
                 return Reload::Blocked;
             }
         };
@@ -443,10 +358,10 @@ impl Editor {
                 Err(e) => {
                     // Keep the last good document and world; say where the file broke.
                     let error = crate::editor::preview::PreviewError::from(e);
-                    if self.compile_error.as_ref() != Some(&error) {
-                        self.note(Severity::Error, error.to_string(), true);
+                    if self.preview.compile_error.as_ref() != Some(&error) {
+                        self.outbox.note(Severity::Error, error.to_string(), true);
                     }
-                    self.compile_error = Some(error);
+                    self.preview.compile_error = Some(error);
                     return Reload::Blocked;
                 }
             };
@@ -455,25 +370,25 @@ impl Editor {
         };
         if on_disk == level.doc {
             // A previous parse error is fixed, even if the document is the same.
-            return if self.compile_error.take().is_some() {
+            return if self.preview.compile_error.take().is_some() {
                 Reload::Taken
             } else {
                 Reload::Same
             };
         }
         if self.history.is_dirty() {
-            self.note(
+            self.outbox.note(
                 Severity::Warning,
                 format!("{file} changed on disk while it has unsaved edits: choose which to keep"),
                 true,
             );
-            self.disk_conflict = Some(on_disk);
+            self.disk.disk_conflict = Some(on_disk);
             return Reload::Blocked;
         }
         self.replace_document(on_disk);
         self.history.mark_saved();
         // Compiled already when the incremental path found the change structural.
-        if self.pending_build.is_none() {
+        if self.disk.pending_build.is_none() {
             self.keep_disk_build(file, &text);
         }
         Reload::Taken
@@ -483,20 +398,20 @@ impl Editor {
     /// update incrementally; the rebuild that follows installs its blob.
     fn keep_disk_build(&mut self, file: &str, text: &str) {
         let started = std::time::Instant::now();
-        let mut source = self.project.resource_source();
+        let mut source = self.files.project.resource_source();
         let options = crate::editor::preview::PREVIEW_COMPILE;
-        match IncrementalLevel::compile(&self.registry, &mut source, file, text, options) {
+        match IncrementalLevel::compile(&self.files.registry, &mut source, file, text, options) {
             Ok((build, _)) => {
-                self.pending_build = Some(crate::editor::preview::PreviewBuild {
+                self.disk.pending_build = Some(crate::editor::preview::PreviewBuild {
                     blob: build.blob().to_vec(),
                     compile_ms: started.elapsed().as_secs_f64() * 1000.0,
                     left_out: build.compiled().left_out.clone(),
                 });
-                self.disk_build = Some((file.to_owned(), build));
-                self.disk_build_coming = None;
+                self.disk.disk_build = Some((file.to_owned(), build));
+                self.disk.disk_build_coming = None;
             }
             // The rebuild compiles the document and reports the error.
-            Err(_) => self.disk_build = None,
+            Err(_) => self.disk.disk_build = None,
         }
     }
 
@@ -506,37 +421,37 @@ impl Editor {
     /// instances patched into the blob and written into the running world;
     /// nothing else is parsed, compiled or spawned. `None` where it does not apply (then the whole file is read).
     fn reload_incrementally(&mut self, file: &str, text: &str) -> Option<Reload> {
-        if self.history.is_dirty() || self.compile_error.is_some() {
+        if self.history.is_dirty() || self.preview.compile_error.is_some() {
             return None;
         }
         let started = std::time::Instant::now();
-        let (kept_file, kept) = self.disk_build.as_mut()?;
+        let (kept_file, kept) = self.disk.disk_build.as_mut()?;
         if kept_file != file {
             return None;
         }
-        let mut source = self.project.resource_source();
-        let (entities, positions, instances) = match kept.update(&self.registry, &mut source, text)
-        {
-            Ok(Update::Unchanged) => return Some(Reload::Same),
-            Ok(Update::Patched {
-                entities,
-                positions,
-                instances,
-            }) => (entities, positions, instances),
-            Ok(Update::Full { .. }) => {
-                // Compiled in full already: the rebuild installs it.
-                self.pending_build = Some(crate::editor::preview::PreviewBuild {
-                    blob: kept.blob().to_vec(),
-                    compile_ms: started.elapsed().as_secs_f64() * 1000.0,
-                    left_out: kept.compiled().left_out.clone(),
-                });
-                return None;
-            }
-            Err(_) => {
-                self.disk_build = None;
-                return None;
-            }
-        };
+        let mut source = self.files.project.resource_source();
+        let (entities, positions, instances) =
+            match kept.update(&self.files.registry, &mut source, text) {
+                Ok(Update::Unchanged) => return Some(Reload::Same),
+                Ok(Update::Patched {
+                    entities,
+                    positions,
+                    instances,
+                }) => (entities, positions, instances),
+                Ok(Update::Full { .. }) => {
+                    // Compiled in full already: the rebuild installs it.
+                    self.disk.pending_build = Some(crate::editor::preview::PreviewBuild {
+                        blob: kept.blob().to_vec(),
+                        compile_ms: started.elapsed().as_secs_f64() * 1000.0,
+                        left_out: kept.compiled().left_out.clone(),
+                    });
+                    return None;
+                }
+                Err(_) => {
+                    self.disk.disk_build = None;
+                    return None;
+                }
+            };
         let level = self.level.as_ref()?;
         let mut edits = Vec::new();
         for (id, &k) in entities.iter().zip(&positions) {
@@ -544,11 +459,11 @@ impl Editor {
                 .entity_text(k)
                 .and_then(|t| serde_json::from_str(t).ok());
             let (Some(new), Some(old)) = (read, level.doc.entities.get(k)) else {
-                self.disk_build = None;
+                self.disk.disk_build = None;
                 return None;
             };
             if old.id != *id || new.id != *id {
-                self.disk_build = None;
+                self.disk.disk_build = None;
                 return None;
             }
             if *old != new {
@@ -564,16 +479,21 @@ impl Editor {
         }
         let blob = kept.blob().to_vec();
         let compile_ms = started.elapsed().as_secs_f64() * 1000.0;
-        self.doc_layout = None;
+        self.preview.doc_layout = None;
         let level = self.level.as_mut()?;
         self.history
             .push(&mut level.doc, DocEdit::Group(edits), false);
         self.history.mark_saved();
-        match (self.preview).install_patch(&self.registry, blob, &instances, compile_ms) {
+        match (self.preview.runtime).install_patch(
+            &self.files.registry,
+            blob,
+            &instances,
+            compile_ms,
+        ) {
             Ok(in_place) => Some(Reload::Patched(in_place)),
             Err(_) => {
                 // Not spawned: the full rebuild says why.
-                self.disk_build = None;
+                self.disk.disk_build = None;
                 Some(Reload::Taken)
             }
         }
@@ -591,7 +511,7 @@ impl Editor {
     /// Resolves a disk conflict: keep the edits in the editor (they overwrite the file
     /// on the next save) or take the version on disk (the edits stay undoable).
     pub(super) fn resolve_disk_conflict(&mut self, take_disk: bool) {
-        let Some(on_disk) = self.disk_conflict.take() else {
+        let Some(on_disk) = self.disk.disk_conflict.take() else {
             return;
         };
         if take_disk {
@@ -604,48 +524,19 @@ impl Editor {
     /// Re-indexes the project and reloads meshes and materials.
     pub(super) fn refresh_problems(&mut self) {
         match Checker::open(
-            self.project.root(),
-            self.registry.clone(),
+            self.files.project.root(),
+            self.files.registry.clone(),
             &BuildOptions::default(),
         ) {
             Ok(checker) => {
-                self.findings = checker.findings();
-                self.checker = Some(checker);
-                self.keep_level_layout = true;
-                self.reload_resources();
+                self.files.findings = checker.findings();
+                self.files.checker = Some(checker);
+                self.disk.keep_level_layout = true;
+                (self.preview).reload_resources(&self.files, &mut self.outbox);
             }
-            Err(e) => self.error(format!("indexing the project failed: {e}")),
-        }
-    }
-
-    /// Reloads meshes and materials for drawing from the files the index knows.
-    pub(super) fn reload_resources(&mut self) {
-        let Some(checker) = &self.checker else { return };
-        let files: Vec<String> = checker
-            .index()
-            .files()
-            .map(|f| f.path.to_string())
-            .collect();
-        let loaded = Resources::load(
-            &self.project,
-            &self.registry,
-            files.into_iter(),
-            &self.resources,
-        );
-        // A file that just broke is said at once; its last good look stays drawn.
-        let newly: Vec<String> = loaded
-            .errors
-            .iter()
-            .filter(|(file, e)| self.resources.errors.get(*file) != Some(*e))
-            .map(|(_, e)| e.clone())
-            .collect();
-        self.resources = loaded;
-        for e in newly {
-            self.note(
-                Severity::Error,
-                format!("{e} (its last good version is still drawn)"),
-                true,
-            );
+            Err(e) => self
+                .outbox
+                .error(format!("indexing the project failed: {e}")),
         }
     }
 }

@@ -17,7 +17,7 @@ use super::{Editor, Severity};
 /// What the editor knows of the project's plugins.
 #[derive(Default)]
 pub(crate) struct EditorPlugins {
-    loaded: Vec<LoadedPlugin>,
+    pub(super) loaded: Vec<LoadedPlugin>,
     /// Why listed plugins are not loaded, for Problems.
     pub(super) errors: Vec<String>,
     /// Plugins loaded with a caveat (a prebuilt library from other sources).
@@ -111,11 +111,11 @@ impl Editor {
     /// date; the others are returned to be built in the background.
     pub(super) fn load_plugins(&mut self) -> (Registry, Vec<String>) {
         let mut registry = Registry::with_builtins();
-        let root = self.project.root().to_owned();
+        let root = self.files.project.root().to_owned();
         if self.plugins.trust != PluginTrust::Trusted {
             // Nothing of theirs is built or run; their types say where they come
             // from.
-            let entries = self.project.config().plugins.clone();
+            let entries = self.files.project.config().plugins.clone();
             let left = kiln_plugin_host::project::leave_out_project(
                 &root,
                 &entries,
@@ -134,7 +134,7 @@ impl Editor {
         let mut to_build = Vec::new();
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
-        for entry in &self.project.config().plugins {
+        for entry in &self.files.project.config().plugins {
             let folder = match PluginFolder::find(&root, entry) {
                 Ok(folder) => folder,
                 Err(e) => {
@@ -164,10 +164,10 @@ impl Editor {
             }
         }
         for e in &errors {
-            self.note(Severity::Error, e.clone(), false);
+            self.outbox.note(Severity::Error, e.clone(), false);
         }
         for w in &warnings {
-            self.note(Severity::Warning, w.clone(), true);
+            self.outbox.note(Severity::Warning, w.clone(), true);
         }
         self.plugins.warnings = warnings;
         if !self.plugins.loaded.is_empty() {
@@ -177,7 +177,8 @@ impl Editor {
                 .iter()
                 .map(|p| format!("{} ({})", p.name, p.component_types.join(", ")))
                 .collect();
-            self.info(format!("plugins loaded: {}", names.join("; ")));
+            self.outbox
+                .info(format!("plugins loaded: {}", names.join("; ")));
         }
         self.plugins.errors = errors;
         self.take_plugin_messages();
@@ -198,8 +199,9 @@ impl Editor {
             }
             return;
         }
-        self.info(format!("building plugin {}", folders.join(", ")));
-        let root = self.project.root().to_owned();
+        self.outbox
+            .info(format!("building plugin {}", folders.join(", ")));
+        let root = self.files.project.root().to_owned();
         let (send, receive) = channel();
         let waker = self.plugins.waker.clone();
         let list = folders.clone();
@@ -228,7 +230,9 @@ impl Editor {
             });
         match spawned {
             Ok(_) => self.plugins.building = Some((folders, receive)),
-            Err(e) => self.error(format!("could not start building plugins: {e}")),
+            Err(e) => self
+                .outbox
+                .error(format!("could not start building plugins: {e}")),
         }
     }
 
@@ -265,7 +269,7 @@ impl Editor {
             match result {
                 Ok(took) => {
                     built += 1;
-                    self.info(format!(
+                    self.outbox.info(format!(
                         "built plugin {entry} in {:.1} s",
                         took.as_secs_f64()
                     ));
@@ -278,14 +282,14 @@ impl Editor {
         }
         let any_failed = !failed.is_empty();
         for (entry, e) in failed {
-            self.error(e.clone());
+            self.outbox.error(e.clone());
             // The latest failure of a folder replaces its earlier one.
             let prefix = format!("plugin folder {entry}:");
             self.plugins.errors.retain(|old| !old.starts_with(&prefix));
             self.plugins.errors.push(e);
             // Its types were noted as being built; now they did not load.
-            if let Ok(folder) = PluginFolder::find(self.project.root(), &entry) {
-                folder.note_absent(Arc::make_mut(&mut self.registry), "failed to build");
+            if let Ok(folder) = PluginFolder::find(self.files.project.root(), &entry) {
+                folder.note_absent(Arc::make_mut(&mut self.files.registry), "failed to build");
             }
         }
         if any_failed && built == 0 {
@@ -301,18 +305,18 @@ impl Editor {
     pub fn reload_plugins(&mut self) {
         let start = Instant::now();
         // The instances live in the plugins: the world goes before they do.
-        self.preview.clear();
+        self.preview.runtime.clear();
         for plugin in self.plugins.loaded.drain(..) {
             plugin.shutdown();
         }
         // Nothing may keep a function pointer into the old code: the registry's
         // types and the checker's copy of the registry go too.
-        self.registry = Arc::new(Registry::with_builtins());
+        self.files.registry = Arc::new(Registry::with_builtins());
         // Built with the old plugins' code.
-        self.forget_disk_build();
-        self.checker = None;
+        self.disk.forget_disk_build();
+        self.files.checker = None;
         let (registry, to_build) = self.load_plugins();
-        self.registry = Arc::new(registry);
+        self.files.registry = Arc::new(registry);
         let swap_ms = start.elapsed().as_secs_f64() * 1000.0;
         let start = Instant::now();
         self.after_edit();
@@ -327,7 +331,7 @@ impl Editor {
             .iter()
             .map(|p| p.name.as_str())
             .collect();
-        self.info(format!(
+        self.outbox.info(format!(
             "plugins reloaded ({}) in {:.1} ms",
             names.join(", "),
             swap_ms + respawn_ms
@@ -343,9 +347,10 @@ impl Editor {
         if self.plugins.trust != PluginTrust::Trusted {
             return self.ask_trust();
         }
-        let all = self.project.config().plugins.clone();
+        let all = self.files.project.config().plugins.clone();
         if all.is_empty() {
-            self.info("this project lists no plugins (\"plugins\" in kiln.project)".to_owned());
+            self.outbox
+                .info("this project lists no plugins (\"plugins\" in kiln.project)".to_owned());
         }
         self.build_plugins(all);
     }
@@ -357,6 +362,7 @@ impl Editor {
             return;
         }
         let touched: Vec<String> = self
+            .files
             .project
             .config()
             .plugins
@@ -370,7 +376,7 @@ impl Editor {
             .collect();
         // A new prebuilt library (pulled with the sources it came from) needs no
         // build: the plugins are swapped at once.
-        let root = self.project.root().to_owned();
+        let root = self.files.project.root().to_owned();
         let (build, swap): (Vec<String>, Vec<String>) = touched.into_iter().partition(|entry| {
             PluginFolder::find(&root, entry).is_ok_and(|f| f.choose() == Ok(Choice::Build))
         });
@@ -387,8 +393,8 @@ impl Editor {
         if self.plugins.trust != PluginTrust::Asking {
             return None;
         }
-        let root = self.project.root();
-        let described = (self.project.config().plugins.iter())
+        let root = self.files.project.root();
+        let described = (self.files.project.config().plugins.iter())
             .map(|entry| {
                 let what = match PluginFolder::find(root, entry).map(|f| f.source) {
                     Ok(kiln_plugin_host::project::PluginSource::Cargo(_)) => {
@@ -410,8 +416,9 @@ impl Editor {
 
     /// Asks (again) whether the project is trusted to build and load its plugins.
     pub(super) fn ask_trust(&mut self) {
-        if self.project.config().plugins.is_empty() {
-            self.info("this project lists no plugins (\"plugins\" in kiln.project)".to_owned());
+        if self.files.project.config().plugins.is_empty() {
+            self.outbox
+                .info("this project lists no plugins (\"plugins\" in kiln.project)".to_owned());
             return;
         }
         if crate::trust::trusted_by_flag() {
@@ -429,13 +436,14 @@ impl Editor {
         } else {
             crate::trust::Answer::Declined
         };
-        if let Err(e) = crate::trust::remember(self.project.root(), answer) {
+        if let Err(e) = crate::trust::remember(self.files.project.root(), answer) {
             // Answered for this session all the same.
-            self.note(Severity::Warning, format!("{e:#}"), true);
+            self.outbox.note(Severity::Warning, format!("{e:#}"), true);
         }
         if trust {
             self.plugins.trust = PluginTrust::Trusted;
-            self.info("this project is trusted: its plugins are built and loaded".to_owned());
+            self.outbox
+                .info("this project is trusted: its plugins are built and loaded".to_owned());
             self.reload_plugins();
         } else {
             self.plugins.trust = PluginTrust::Declined;
@@ -452,7 +460,7 @@ impl Editor {
                 1 => Severity::Warning,
                 _ => Severity::Error,
             };
-            self.note(severity, m.text, m.level > 0);
+            self.outbox.note(severity, m.text, m.level > 0);
         }
     }
 }

@@ -16,7 +16,10 @@ use crate::query_service::{self, Answer, Answerer, Query};
 
 impl Answerer for Editor {
     fn checker(&mut self) -> anyhow::Result<&mut Checker> {
-        self.checker.as_mut().context("the project is not indexed")
+        self.files
+            .checker
+            .as_mut()
+            .context("the project is not indexed")
     }
 
     fn answer(&mut self, query: &Query) -> Answer {
@@ -30,12 +33,13 @@ impl Answerer for Editor {
             _ => {
                 let answer = query_service::answer(query, &plugin_errors, |query, out, err| {
                     let checker = self
+                        .files
                         .checker
                         .as_mut()
                         .context("the project is not indexed")?;
                     query_service::run_on_checker(checker, &plugin_errors, query, out, err)
                 });
-                let changed = self.checker.as_mut().map(Checker::take_changed);
+                let changed = self.files.checker.as_mut().map(Checker::take_changed);
                 if let Some(changed) = changed {
                     self.follow_files(&changed, ChangedBy::Outside { first_event: None });
                 }
@@ -54,7 +58,7 @@ impl Mover for Editor {
     fn apply(&mut self, plan: &MovePlan) -> anyhow::Result<()> {
         self.apply_move(plan)?;
         // Followed as the editor's own change already.
-        if let Some(checker) = &mut self.checker {
+        if let Some(checker) = &mut self.files.checker {
             checker.take_changed();
         }
         Ok(())

@@ -8,8 +8,8 @@ use dependency_checker::ops::{MovePlan, MoveRequest};
 
 use crate::editor::actions::Action;
 use crate::editor::model::Editor;
-use crate::editor::model::asset_operations::{DeletePlan, NameProblem};
 use crate::editor::model::import::OnConflict;
+use crate::editor::model::project_files::{DeletePlan, NameProblem};
 
 const RED: egui::Color32 = egui::Color32::from_rgb(220, 80, 70);
 const YELLOW: egui::Color32 = egui::Color32::from_rgb(220, 170, 60);
@@ -54,7 +54,7 @@ impl NameDialog {
             name: base.clone(),
         };
         for n in 2..1000 {
-            if editor.check_new_path(&dialog.path()) != Err(NameProblem::Taken) {
+            if editor.files().check_new_path(&dialog.path()) != Err(NameProblem::Taken) {
                 break;
             }
             dialog.name = format!("{base}_{n}");
@@ -136,7 +136,7 @@ pub fn name_dialog(
             field.request_focus();
         }
         let path = dialog.path();
-        let check = editor.check_new_path(&path);
+        let check = editor.files().check_new_path(&path);
         ui.weak(format!("Makes {path}"));
         if let Err(problem) = &check {
             ui.colored_label(RED, problem.to_string());
@@ -199,7 +199,7 @@ pub struct DeleteDialog {
 impl DeleteDialog {
     /// Plans deleting `paths` and opens the dialog.
     pub fn new(editor: &Editor, paths: Vec<String>) -> Self {
-        let plan = editor.plan_delete(&paths);
+        let plan = editor.files().plan_delete(&paths);
         DeleteDialog {
             paths,
             plan,
@@ -333,7 +333,7 @@ pub fn delete_dialog(
 
 /// Asks what to do about files an import would write over.
 pub fn import_question(ctx: &egui::Context, editor: &Editor, actions: &mut Vec<Action>) {
-    let Some(question) = editor.import_question() else {
+    let Some(question) = editor.files().import_question() else {
         return;
     };
     egui::Modal::new(egui::Id::unique("kiln import question")).show(ctx, |ui| {
@@ -409,6 +409,7 @@ pub(crate) fn rename_dialog(
             if ui.button("Preview").clicked() || (plan.is_none() && r.lost_focus()) {
                 *plan = Some(
                     editor
+                        .files()
                         .plan_move(&MoveRequest::new(old, new))
                         .map_err(|e| e.to_string()),
                 );

@@ -168,6 +168,7 @@ impl AssetState {
         } else {
             Some(
                 editor
+                    .files()
                     .plan_move(&MoveRequest::new(file, new))
                     .map_err(|e| e.to_string()),
             )
@@ -211,6 +212,7 @@ fn folder_menu(
         }
     }
     let others: Vec<String> = editor
+        .files()
         .creatable_types()
         .into_iter()
         .filter(|t| !["level", "unit", "material", "mesh"].contains(&t.as_str()))
@@ -474,7 +476,7 @@ pub fn show(
             tree.at(folder_of(f)).files.push(f);
         }
         if filter.is_empty() {
-            for empty in editor.empty_folders() {
+            for empty in editor.files().empty_folders() {
                 tree.at(empty);
             }
         }

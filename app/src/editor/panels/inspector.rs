@@ -59,7 +59,7 @@ fn targets<'a>(editor: &'a Editor) -> Vec<Target<'a>> {
         .iter()
         .filter_map(|id| {
             if prefab_parts::is_part(id) {
-                let part = editor.part(id)?;
+                let part = editor.level()?.part(id)?;
                 Some(Target {
                     entity: Cow::Owned(part.entity.clone()),
                     part: Some(part),
@@ -379,7 +379,7 @@ fn asset(
             ui.end_row();
         });
     ui.separator();
-    let fields = match editor.asset_fields(file) {
+    let fields = match editor.files().asset_fields(file) {
         Ok(f) => f,
         Err(e) => {
             ui.colored_label(Color32::from_rgb(220, 80, 70), e);

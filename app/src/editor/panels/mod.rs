@@ -101,10 +101,10 @@ pub fn show(
             ui.horizontal(|ui| {
                 let problems = editor.findings().len()
                     + usize::from(editor.compile_error().is_some())
-                    + editor.left_out().len()
+                    + editor.preview_state().left_out().len()
                     + editor.plugin_errors().len()
                     + editor.plugin_warnings().len()
-                    + editor.resources().errors.len()
+                    + editor.preview_state().resources().errors.len()
                     + drawing.len();
                 ui.selectable_value(&mut state.bottom, BottomTab::Assets, "Assets");
                 ui.selectable_value(

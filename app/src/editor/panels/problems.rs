@@ -92,7 +92,7 @@ pub fn show(
                     }
                 }
             }
-            for e in editor.left_out() {
+            for e in editor.preview_state().left_out() {
                 let r = ui
                     .add(
                         egui::Label::new(
@@ -110,7 +110,7 @@ pub fn show(
                     actions.push(Action::Select(vec![entity.clone()]));
                 }
             }
-            for message in editor.resources().errors.values() {
+            for message in editor.preview_state().resources().errors.values() {
                 ui.colored_label(red, format!("⛔ {message}"))
                     .on_hover_text("The viewport draws its last good version until it is fixed");
             }
@@ -120,10 +120,10 @@ pub fn show(
             }
             if editor.findings().is_empty()
                 && editor.compile_error().is_none()
-                && editor.left_out().is_empty()
+                && editor.preview_state().left_out().is_empty()
                 && editor.plugin_errors().is_empty()
                 && editor.plugin_warnings().is_empty()
-                && editor.resources().errors.is_empty()
+                && editor.preview_state().resources().errors.is_empty()
                 && drawing.is_empty()
             {
                 ui.label("No problems.");

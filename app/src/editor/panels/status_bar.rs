@@ -40,7 +40,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
             "compile {:.1} ms, {step} {:.1} ms",
             t.compile_ms, t.spawn_ms
         ));
-        if let Some(r) = editor.last_reload() {
+        if let Some(r) = editor.disk().last_reload() {
             ui.separator();
             ui.label(format!(
                 "last reload from disk ({}): detect {:.1} + compile {:.1} + {} {:.1} = {:.1} ms",

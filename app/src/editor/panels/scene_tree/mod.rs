@@ -72,7 +72,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
         doc,
         editor.tree(),
         editor.tree_revision(),
-        editor.prefabs(),
+        level.prefabs(),
         &tree_state.openness,
         &state.tree_filter,
     );
@@ -379,14 +379,15 @@ fn drop_target(pointer: Pos2, drawn: &[(usize, Rect)]) -> Option<Drop> {
 /// The reparent a drop makes, or `None` where it cannot go: onto a prefab part, or
 /// into one of the dragged entities or below one.
 fn drop_action(editor: &Editor, rows: &[Row], dragged: &[String], drop: &Drop) -> Option<Action> {
-    let doc = &editor.level()?.doc;
+    let level = editor.level()?;
+    let doc = &level.doc;
     let entity_of = |k: usize| match rows[k].item {
         RowItem::Entity(i) => Some(i),
         RowItem::Part { .. } => None,
     };
     let dragged_indices: Vec<usize> = dragged
         .iter()
-        .filter_map(|id| editor.entity_position(id))
+        .filter_map(|id| level.entity_position(id))
         .collect();
     let inside_dragged = |i: usize| {
         dragged_indices
@@ -500,7 +501,7 @@ fn reveal_selection(editor: &Editor, state: &mut SceneTreeState) {
     let entities = selection
         .iter()
         .map(|id| crate::editor::document::split_part(id).map_or(id.as_str(), |(e, _)| e));
-    for index in entities.filter_map(|id| editor.entity_position(id)) {
+    for index in entities.filter_map(|id| level.entity_position(id)) {
         let mut up = editor.tree().parent[index];
         while let Some(p) = up {
             state
@@ -512,7 +513,7 @@ fn reveal_selection(editor: &Editor, state: &mut SceneTreeState) {
     // A part: its instance, the parts above it in its unit, and the nested
     // instances on the way.
     for id in selection.iter().filter(|id| prefab_parts::is_part(id)) {
-        for row in prefab_parts::rows_above(doc, editor.prefabs(), id) {
+        for row in prefab_parts::rows_above(doc, level.prefabs(), id) {
             let is_part = prefab_parts::is_part(&row);
             state.openness.reveal(&row, rows::open_by_default(is_part));
         }

@@ -85,7 +85,10 @@ pub(super) fn show(
             .iter()
             .filter(|id| editor.world_pose(id).is_some() && !below_selection(editor, id))
             .map(|id| {
-                let parent = editor.parent_world_pose(id).unwrap_or(Affine3A::IDENTITY);
+                let parent = editor
+                    .preview_state()
+                    .parent_world_pose(id)
+                    .unwrap_or(Affine3A::IDENTITY);
                 let start = [
                     authored_vec3(editor, id, "position", Vec3::ZERO),
                     authored_vec3(editor, id, "rotation", Vec3::ZERO),
@@ -161,7 +164,7 @@ fn authored_vec3(editor: &Editor, id: &str, field: &str, default: Vec3) -> Vec3 
     let part;
     let entity = match editor.entity(id) {
         Some(e) => e,
-        None => match editor.part(id) {
+        None => match editor.level().and_then(|l| l.part(id)) {
             Some(p) => {
                 part = p;
                 &part.entity

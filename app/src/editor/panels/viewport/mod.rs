@@ -82,7 +82,7 @@ fn tinted(viewport: &mut ViewportState, editor: &Editor) -> HashSet<Entity> {
     {
         return set.clone();
     }
-    let set = editor.drawn_selected();
+    let set = editor.preview_state().drawn_selected(editor.selection());
     viewport.tinted = Some((key, set.clone()));
     set
 }
@@ -257,7 +257,7 @@ pub fn show(
     let camera = &mut state.camera;
     let viewport = &mut state.viewport;
     viewport.rect = Some(rect);
-    let top = editor.top_view();
+    let top = editor.preview_state().top_view();
     // The scene renderer is made from the second frame on: the window appears
     // once its first frame is painted, and making the scene's pipelines is most of
     // that first paint on a software renderer (their shaders are compiled on the
@@ -279,7 +279,7 @@ pub fn show(
     let level = editor.preview().level.as_ref();
     let selected = tinted(viewport, editor);
     let world = &editor.preview().world;
-    let resources = editor.resources();
+    let resources = editor.preview_state().resources();
     let key = SceneKey::of(
         world,
         editor.preview().entities_revision(),
@@ -294,7 +294,7 @@ pub fn show(
         viewport.scene_key = Some(key);
     }
 
-    let versions = editor.asset_versions();
+    let versions = editor.preview_state().asset_versions();
     if std::mem::take(&mut viewport.frame_request)
         && let Some(assets) = viewport.assets.as_mut()
     {

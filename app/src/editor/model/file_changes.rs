@@ -1,0 +1,693 @@
+//! Every change of project files the editor makes: files created, duplicated,
+//! deleted and imported; whole files written (a prefab made from the selection,
+//! overrides applied to a unit, a field of a material); assets moved and
+//! references fixed through the dependency checker (journaled); and the open
+//! level saved. Each is one step of the history (undo puts the files back byte
+//! for byte), written below the project root without following links; a delete
+//! first shows, and can repoint, every reference to what it deletes. What is
+//! asked of files before they are written is in `project_files.rs`.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use dependency_checker::ops::{Change, MovePlan, MoveRequest, Operation};
+use kiln_core::LevelDocument;
+use serde_json::Value;
+
+use super::import::OnConflict;
+use super::project_files::{ImportQuestion, MAX_REWRITTEN_FILE as MAX_DELETED_FILE};
+use super::{Editor, Effect};
+use crate::editor::document::DocEdit;
+use crate::editor::history::{Entry, FileWrite, FolderWrite};
+
+/// The most one delete may take away in all: undo keeps it in memory.
+const MAX_DELETED_TOTAL: u64 = 1 << 30;
+
+impl Editor {
+    /// What follows a write of whole files: the index, problems, units and
+    /// resources read them again, and the preview is rebuilt.
+    pub(super) fn after_files_written(&mut self, writes: &[FileWrite], document_edited: bool) {
+        let files: Vec<String> = writes.iter().map(|w| w.file.clone()).collect();
+        if let Some(checker) = &mut self.files.checker
+            && let Err(e) = checker.refresh(&files)
+        {
+            (self.outbox).note(
+                super::Severity::Warning,
+                format!("re-indexing {}: {e}", files.join(", ")),
+                false,
+            );
+        }
+        self.follow_files(
+            &files,
+            super::live_reload::ChangedBy::Editor { document_edited },
+        );
+    }
+
+    /// Writes the selected entities to a new unit (`units/<first id>.unit`, the
+    /// first free name) and replaces them with an instance of it: one undo step.
+    pub(super) fn create_prefab(&mut self) {
+        let Some(level) = &self.level else { return };
+        let Some(first) = level.selection.first() else {
+            return self.outbox.error("select the entities to make a prefab of");
+        };
+        let stem: String = first
+            .to_lowercase()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let exists = |p: &str| {
+            kiln_core::fs::kind_below(self.files.project.root(), &format!("{p}.unit")).is_some()
+        };
+        let Some(prefab) = std::iter::once(format!("units/{stem}"))
+            .chain((2..1000).map(|n| format!("units/{stem}_{n}")))
+            .find(|p| !exists(p))
+        else {
+            return self
+                .outbox
+                .error(format!("no free name for units/{stem}.unit"));
+        };
+        let made = match super::prefab_parts::create_prefab(
+            &level.doc,
+            &level.tree,
+            &level.selection,
+            &prefab,
+        ) {
+            Ok(m) => m,
+            Err(e) => return self.outbox.error(e),
+        };
+        let bytes = made
+            .unit
+            .to_canonical_json(&self.files.registry)
+            .into_bytes();
+        let file = format!("{prefab}.unit");
+        self.write_files(
+            vec![(file.clone(), Some(bytes))],
+            Some(made.edit),
+            format!("create prefab {file}"),
+            false,
+        );
+        if let Some(level) = &mut self.level
+            && level.entity(&made.instance).is_some()
+        {
+            level.selection = vec![made.instance];
+        }
+    }
+
+    /// Writes an instance's overrides into its unit and removes them from the
+    /// instance: one undo step.
+    pub(super) fn apply_overrides(&mut self, instance: &str) {
+        let Some(entity) = self.entity(instance).cloned() else {
+            return;
+        };
+        let Some(file) = entity
+            .prefab
+            .as_deref()
+            .and_then(super::prefab_parts::unit_file)
+        else {
+            return;
+        };
+        if entity.overrides.is_empty() {
+            return;
+        }
+        // The unit as it is on disk now, not as last loaded.
+        let unit = match self.files.read_for_history(&file) {
+            Ok(Some(bytes)) => String::from_utf8(bytes)
+                .map_err(|_| format!("{file} is not UTF-8"))
+                .and_then(|t| LevelDocument::parse(&t, &file).map_err(|e| e.to_string())),
+            Ok(None) => Err(format!("{file} does not exist")),
+            Err(e) => Err(format!("{e:#}")),
+        };
+        let unit = match unit {
+            Ok(u) => u,
+            Err(e) => {
+                return self
+                    .outbox
+                    .error(format!("cannot apply the overrides: {e}"));
+            }
+        };
+        let (unit, cleaned) = super::prefab_parts::apply_overrides(&entity, &unit);
+        let bytes = unit.to_canonical_json(&self.files.registry).into_bytes();
+        self.write_files(
+            vec![(file.clone(), Some(bytes))],
+            Some(DocEdit::ReplaceEntity {
+                old: Box::new(entity),
+                new: Box::new(cleaned),
+            }),
+            format!("apply overrides to {file}"),
+            false,
+        );
+    }
+
+    /// Sets one field of a resource file and writes it (canonical JSON, atomically):
+    /// one undo step per gesture; the preview picks the change up at once.
+    pub(super) fn set_asset_field(
+        &mut self,
+        file: &str,
+        field: &str,
+        value: Value,
+        continuing: bool,
+    ) {
+        let mut fields = match self.files.asset_fields(file) {
+            Ok(f) => f,
+            Err(e) => return self.outbox.error(format!("cannot edit {e}")),
+        };
+        if fields.get(field) == Some(&value) {
+            return;
+        }
+        fields.insert(field.to_owned(), value);
+        let mut text = kiln_core::json_format::to_canonical_string(&Value::Object(fields));
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        self.write_files(
+            vec![(file.to_owned(), Some(text.into_bytes()))],
+            None,
+            format!("set {file} {field}"),
+            continuing,
+        );
+    }
+
+    /// Writes whole files (and edits the document alongside) as one undoable step.
+    pub(super) fn write_files(
+        &mut self,
+        files: Vec<(String, Option<Vec<u8>>)>,
+        edit: Option<DocEdit>,
+        label: String,
+        continuing: bool,
+    ) {
+        if let Some(entry) = self.files_entry(files, Vec::new(), edit, label) {
+            let _ = self.do_files_entry(entry, continuing);
+        }
+    }
+
+    /// The history entry that writes `files` (bytes after; `None` removes) and makes
+    /// or removes `folders`, with the files' bytes before read now.
+    pub(super) fn files_entry(
+        &mut self,
+        files: Vec<(String, Option<Vec<u8>>)>,
+        folders: Vec<FolderWrite>,
+        edit: Option<DocEdit>,
+        label: String,
+    ) -> Option<Entry> {
+        let mut writes = Vec::new();
+        for (file, after) in files {
+            match self.files.read_for_history(&file) {
+                Ok(before) => writes.push(FileWrite {
+                    file,
+                    before,
+                    after,
+                }),
+                Err(e) => {
+                    self.outbox.error(format!("{e:#}"));
+                    return None;
+                }
+            }
+        }
+        Some(Entry::Files {
+            writes,
+            folders,
+            edit,
+            label,
+        })
+    }
+
+    /// Does a files entry and records it as one undo step; says why if it fails.
+    pub(super) fn do_files_entry(&mut self, mut entry: Entry, continuing: bool) -> bool {
+        match entry.run(self, true) {
+            Ok(()) => {
+                self.outbox.info(entry.describe());
+                self.history.push_files(entry, continuing);
+                true
+            }
+            Err(e) => {
+                self.outbox.error(format!("{e:#}"));
+                false
+            }
+        }
+    }
+    /// Applies a planned move as one undoable step: the rename dialog's, a drag
+    /// in the asset browser, and a `kiln mv` typed in a terminal while the editor
+    /// is open (`served.rs`).
+    pub(super) fn apply_move(&mut self, plan: &MovePlan) -> anyhow::Result<()> {
+        let forward = Operation::Move(MoveRequest {
+            pairs: plan.renames.clone(),
+            undoes: None,
+        });
+        let inverse = self.apply_plan(plan)?;
+        self.outbox.info(format!(
+            "moved {} files, patched {} references",
+            plan.moves.len(),
+            plan.change_count()
+        ));
+        self.history.push_done(Entry::Asset { forward, inverse });
+        Ok(())
+    }
+
+    pub(super) fn execute(&mut self, operation: &Operation) -> anyhow::Result<Operation> {
+        // Planned again, as `kiln mv` does, when another Kiln command changed the
+        // project between the plan and the apply.
+        let mut attempts = 0;
+        loop {
+            let checker = self
+                .files
+                .checker
+                .as_ref()
+                .context("the project is not indexed")?;
+            let plan = operation.plan(checker)?;
+            match self.apply_plan(&plan) {
+                Err(e) if plans_again(&e) && attempts < 3 => attempts += 1,
+                done => return done,
+            }
+        }
+    }
+
+    /// Applies a plan of patches (a fix) as one undoable step.
+    fn apply_fix(&mut self, plan: MovePlan, done: String) {
+        match self.apply_plan(&plan) {
+            Ok(inverse) => {
+                self.outbox.info(done);
+                self.history.push_done(Entry::Asset {
+                    forward: Operation::Patch(Box::new(plan)),
+                    inverse,
+                });
+            }
+            Err(e) => self.outbox.error(format!("{e:#}")),
+        }
+    }
+
+    /// Applies `plan` on disk, mirrors its patches into the open document (so that
+    /// unsaved edits and the file agree), follows the open level if it moved, and
+    /// refreshes everything that depends on files.
+    pub(super) fn apply_plan(&mut self, plan: &MovePlan) -> anyhow::Result<Operation> {
+        let checker = self
+            .files
+            .checker
+            .as_mut()
+            .context("the project is not indexed")?;
+        let inverse = match dependency_checker::ops::apply(checker, plan) {
+            Ok(inverse) => inverse,
+            Err(e) if e.asks_to_plan_again() => {
+                // The index is behind another command's change: read the project
+                // again so that the next plan (a retry, a new preview) stands.
+                checker.rescan()?;
+                return Err(e.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if !plan.moves.is_empty() {
+            self.outbox
+                .push(super::Effect::FilesMoved(plan.moves.clone()));
+        }
+        if let Some(level) = &mut self.level {
+            for edit in plan.edits.iter().filter(|e| e.file == level.file) {
+                for c in &edit.changes {
+                    patch_reference(&mut level.doc, c);
+                }
+            }
+            if let Some((_, new)) = plan.moves.iter().find(|(old, _)| *old == level.file) {
+                level.file = new.clone();
+            }
+        }
+        let changed: Vec<String> = (plan.edits.iter().map(|e| e.file.clone()))
+            .chain(
+                plan.moves
+                    .iter()
+                    .flat_map(|(old, new)| [old.clone(), new.clone()]),
+            )
+            .collect();
+        self.follow_files(
+            &changed,
+            super::live_reload::ChangedBy::Editor {
+                document_edited: false,
+            },
+        );
+        Ok(inverse)
+    }
+
+    /// Rewrites one reference (found by its place) from `old` to `new`, through the
+    /// dependency checker's journaled patching.
+    pub(super) fn fix_reference(
+        &mut self,
+        place: &dependency_checker::check::Place,
+        old: &str,
+        new: &str,
+    ) {
+        let Some(checker) = &self.files.checker else {
+            return;
+        };
+        let Some(entry) = checker.index().file(&place.file) else {
+            return;
+        };
+        let Some(raw) = entry
+            .scan()
+            .iter()
+            .find(|r| r.pointer == place.pointer && r.line == place.line && r.text == old)
+        else {
+            return self.outbox.error(format!(
+                "{}: the reference changed; refresh the problems",
+                place.file
+            ));
+        };
+        let change = Change {
+            place: place.clone(),
+            span: raw.span,
+            old_text: old.into(),
+            new_text: new.into(),
+        };
+        let edit = dependency_checker::ops::FileEdit {
+            file: place.file.to_string(),
+            expected_hash: entry.hash,
+            changes: vec![change],
+        };
+        let done = format!("{}: \"{old}\" -> \"{new}\"", place.file);
+        self.apply_fix(MovePlan::patches(vec![edit]), done);
+    }
+
+    /// Patches every reference that still uses a path the redirect log moved.
+    pub(super) fn fix_stale_paths(&mut self) {
+        let Some(checker) = &self.files.checker else {
+            return;
+        };
+        let plan = dependency_checker::ops::plan_redirect_fixes(checker);
+        let done = format!("fixed {} stale references", plan.change_count());
+        self.apply_fix(plan, done);
+    }
+
+    /// Writes the level as canonical JSON through a temporary file and a rename.
+    pub(super) fn save(&mut self) -> anyhow::Result<()> {
+        let Some(level) = &self.level else {
+            return Ok(());
+        };
+        let text = level.doc.to_canonical_json(&self.files.registry);
+        // Under the project's lock, so that a `kiln mv` or `check --fix` running now
+        // either sees the save or is planned again after it.
+        let generations = dependency_checker::save_file(
+            self.files.project.root(),
+            &level.file,
+            text.as_bytes(),
+            &|| {},
+        )
+        .with_context(|| format!("saving {}", level.file))?;
+        if let Some(checker) = &mut self.files.checker {
+            checker.wrote(generations);
+        }
+        self.history.mark_saved();
+        let file = level.file.clone();
+        // A saved unit is what instances of it show from now on (their part
+        // inspectors read the unit as loaded).
+        if let Some(level) = &mut self.level {
+            level.prefabs.forget(std::slice::from_ref(&file));
+            level.tree_changed();
+            level.remove_recovery(&self.files.project);
+        }
+        self.outbox.info(format!("saved {file}"));
+        if let Some(checker) = &mut self.files.checker {
+            let _ = checker.refresh(&[file]);
+            self.files.findings = checker.findings();
+        }
+        Ok(())
+    }
+
+    /// Makes a new file at `file` of its extension's type (see
+    /// [`ProjectFiles::new_file_bytes`]), and shows it: one undo step.
+    pub(super) fn create_asset(&mut self, file: &str) {
+        if let Err(e) = self.files.check_new_path(file) {
+            return self.outbox.error(format!("cannot make {file}: {e}"));
+        }
+        let ext = file.rsplit_once('.').map_or("", |(_, e)| e);
+        let Some(bytes) = self.files.new_file_bytes(ext) else {
+            return self.outbox.error(format!(
+                "cannot make {file}: Kiln makes levels, prefabs and files with a schema, not .{ext} files (import one instead)"
+            ));
+        };
+        let folders = self.files.missing_folders(file);
+        if let Some(entry) = self.files_entry(
+            vec![(file.to_owned(), Some(bytes))],
+            folders,
+            None,
+            format!("new {file}"),
+        ) && self.do_files_entry(entry, false)
+        {
+            self.outbox.push(Effect::ShowFile(file.to_owned()));
+            // A new level or prefab is opened to be filled.
+            if matches!(ext, "level" | "unit") {
+                self.outbox.push(Effect::OpenLevel(file.to_owned()));
+            }
+        }
+    }
+
+    /// Makes the folder `folder` (and those above it): one undo step.
+    pub(super) fn create_folder(&mut self, folder: &str) {
+        if let Err(e) = self.files.check_new_path(folder) {
+            return self
+                .outbox
+                .error(format!("cannot make the folder {folder}: {e}"));
+        }
+        let mut folders = self.files.missing_folders(folder);
+        folders.push(FolderWrite {
+            folder: folder.to_owned(),
+            made: true,
+        });
+        if let Some(entry) =
+            self.files_entry(Vec::new(), folders, None, format!("new folder {folder}"))
+            && self.do_files_entry(entry, false)
+        {
+            self.outbox.push(Effect::ShowFile(format!("{folder}/")));
+        }
+    }
+
+    /// Copies the file `file` to `copy` (a new canonical name): one undo step.
+    pub(super) fn duplicate_asset(&mut self, file: &str, copy: &str) {
+        if let Err(e) = self.files.check_new_path(copy) {
+            return self
+                .outbox
+                .error(format!("cannot copy {file} to {copy}: {e}"));
+        }
+        let bytes = match self.files.read_for_history(file) {
+            Ok(Some(b)) => b,
+            Ok(None) => {
+                return self
+                    .outbox
+                    .error(format!("cannot copy {file}: it does not exist"));
+            }
+            Err(e) => return self.outbox.error(format!("cannot copy {e:#}")),
+        };
+        let folders = self.files.missing_folders(copy);
+        if let Some(entry) = self.files_entry(
+            vec![(copy.to_owned(), Some(bytes))],
+            folders,
+            None,
+            format!("duplicate {file} as {copy}"),
+        ) && self.do_files_entry(entry, false)
+        {
+            self.outbox.push(Effect::ShowFile(copy.to_owned()));
+        }
+    }
+
+    /// Deletes `paths` (files or folders): one undo step that puts them back byte
+    /// for byte. With `replace_with` (one file deleted), every reference to it from
+    /// the files that stay is first pointed at that file instead, patched as a move
+    /// patches them; otherwise they become missing references in Problems.
+    pub(super) fn delete_assets(&mut self, paths: &[String], replace_with: Option<&str>) {
+        let plan = match self.files.plan_delete(paths) {
+            Ok(p) => p,
+            Err(e) => return self.outbox.error(format!("cannot delete: {e}")),
+        };
+        let open = self.level.as_ref().map(|l| l.file.clone());
+        let closes_open_level = open
+            .as_deref()
+            .is_some_and(|f| plan.files.iter().any(|d| d == f));
+        if closes_open_level && self.is_dirty() {
+            return self.outbox.error(
+                "the open level has unsaved edits: save or discard them before deleting it",
+            );
+        }
+        let what = match paths {
+            [one] => one.clone(),
+            many => format!("{} files", many.len()),
+        };
+        // Undo keeps what a delete took: a file, or a whole delete, too big for that
+        // is refused rather than kept in memory.
+        let mut total = 0u64;
+        for f in &plan.files {
+            let len = kiln_core::fs::kind_below(self.files.project.root(), f)
+                .map_or(0, |(_, st)| st.size);
+            total += len;
+            if len > MAX_DELETED_FILE || total > MAX_DELETED_TOTAL {
+                return self.outbox.error(format!(
+                    "cannot delete {what} in Kiln: {} is more than undo keeps ({} MB); delete it outside Kiln",
+                    if len > MAX_DELETED_FILE { f.as_str() } else { "all of it together" },
+                    if len > MAX_DELETED_FILE { MAX_DELETED_FILE } else { MAX_DELETED_TOTAL } >> 20
+                ));
+            }
+        }
+        let mut entries = Vec::new();
+        let mut label = format!("delete {what}");
+        if let (Some(new), [old]) = (replace_with, paths) {
+            let Some(checker) = &self.files.checker else {
+                return self.outbox.error("the project is not indexed");
+            };
+            let patches = dependency_checker::ops::plan_retarget(checker, old, new, paths);
+            if !patches.is_empty() {
+                match self.apply_plan(&patches) {
+                    Ok(inverse) => entries.push(Entry::Asset {
+                        forward: Operation::Patch(Box::new(patches)),
+                        inverse,
+                    }),
+                    Err(e) => {
+                        return self
+                            .outbox
+                            .error(format!("cannot point the references at {new}: {e:#}"));
+                    }
+                }
+                label = format!("delete {what} (its references now name {new})");
+            }
+        }
+        let folders = plan
+            .folders
+            .iter()
+            .map(|f| FolderWrite {
+                folder: f.clone(),
+                made: false,
+            })
+            .collect();
+        let files = plan.files.iter().map(|f| (f.clone(), None)).collect();
+        let Some(mut deletion) = self.files_entry(files, folders, None, label.clone()) else {
+            self.undo_entries(entries);
+            return;
+        };
+        if let Err(e) = deletion.run(self, true) {
+            self.undo_entries(entries);
+            return self.outbox.error(format!("cannot delete {what}: {e:#}"));
+        }
+        entries.push(deletion);
+        self.outbox.info(label.clone());
+        let entry = match entries.len() {
+            1 => entries.remove(0),
+            _ => Entry::Group { entries, label },
+        };
+        self.history.push_done(entry);
+        if closes_open_level {
+            self.close_level();
+        }
+    }
+
+    /// Runs back entries done as part of a step that then failed.
+    fn undo_entries(&mut self, entries: Vec<Entry>) {
+        for mut e in entries.into_iter().rev() {
+            if let Err(err) = e.run(self, false) {
+                self.outbox
+                    .error(format!("could not take back {}: {err:#}", e.describe()));
+            }
+        }
+    }
+
+    /// Imports `sources` into `folder`: one undo step. Where a file exists already
+    /// and `on_conflict` is `None`, nothing is written and the editor asks
+    /// ([`Editor::import_question`]).
+    pub(super) fn import_files(
+        &mut self,
+        sources: Vec<PathBuf>,
+        folder: &str,
+        on_conflict: Option<OnConflict>,
+    ) {
+        let plan = self.files.plan_import(&sources, folder, on_conflict);
+        for p in &plan.problems {
+            self.outbox
+                .note(super::Severity::Warning, format!("not imported: {p}"), true);
+        }
+        if plan.files.is_empty() {
+            return;
+        }
+        if on_conflict.is_none() && !plan.conflicts().is_empty() {
+            self.files.import_question = Some(ImportQuestion {
+                sources,
+                folder: folder.to_owned(),
+                conflicts: plan.conflicts().iter().map(|c| (*c).to_owned()).collect(),
+            });
+            return;
+        }
+        let shown = plan.files.first().map(|f| f.target.clone());
+        let mut folders = Vec::new();
+        for f in &plan.files {
+            for missing in self.files.missing_folders(&f.target) {
+                if !folders.contains(&missing) {
+                    folders.push(missing);
+                }
+            }
+        }
+        let count = plan.files.iter().filter(|f| f.from.is_some()).count();
+        let label = match plan.files.as_slice() {
+            [one, ..] if count == 1 => format!("import {}", one.target),
+            _ => format!(
+                "import {count} files into {}",
+                if folder.is_empty() {
+                    "the project"
+                } else {
+                    folder
+                }
+            ),
+        };
+        let files = plan
+            .files
+            .into_iter()
+            .map(|f| (f.target, Some(f.bytes)))
+            .collect();
+        if let Some(entry) = self.files_entry(files, folders, None, label)
+            && self.do_files_entry(entry, false)
+            && let Some(file) = shown
+        {
+            self.outbox.push(Effect::ShowFile(file));
+        }
+    }
+
+    /// Closes the open level (it was deleted): another one opens, if there is one.
+    fn close_level(&mut self) {
+        self.level = None;
+        self.preview.close();
+        self.files.reread_levels();
+        if let Some(next) = self.files.levels.first().cloned() {
+            self.open_level(&next);
+        }
+    }
+}
+
+/// Applies one planned reference change to the in-memory document: the value at the
+/// change's pointer, found within its entity by authoring id (positions may differ
+/// from the file when there are unsaved edits), if it still has the old text.
+fn patch_reference(doc: &mut LevelDocument, change: &Change) {
+    let Some(entity_id) = &change.place.entity else {
+        return;
+    };
+    let Some(entity) = doc.entity_mut(entity_id) else {
+        return;
+    };
+    // "/entities/N/components/mesh/material" -> "/components/mesh/material"
+    let mut parts = change.place.pointer.splitn(4, '/');
+    let (_, _, _) = (parts.next(), parts.next(), parts.next());
+    let Some(rest) = parts.next() else { return };
+    let Ok(mut value) = serde_json::to_value(&*entity) else {
+        return;
+    };
+    if let Some(slot) = value.pointer_mut(&format!("/{rest}"))
+        && slot.as_str() == Some(&*change.old_text)
+    {
+        *slot = Value::String(change.new_text.to_string());
+        if let Ok(patched) = serde_json::from_value(value) {
+            *entity = patched;
+        }
+    }
+}
+
+/// Whether `e` refused an operation because what it was planned on changed
+/// (see [`dependency_checker::CheckerError::asks_to_plan_again`]).
+fn plans_again(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<dependency_checker::CheckerError>()
+        .is_some_and(dependency_checker::CheckerError::asks_to_plan_again)
+}
