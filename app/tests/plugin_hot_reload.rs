@@ -26,7 +26,7 @@ fn until(h: &mut Harness<'_, KilnApp>, what: &str, secs: u64, done: impl Fn(&Edi
             Instant::now() < deadline,
             "timed out waiting for: {what}; log: {:#?}; problems: {:?}",
             editor(h).log(),
-            editor(h).plugin_errors()
+            editor(h).plugins().errors()
         );
         std::thread::sleep(Duration::from_millis(50));
         h.run_steps(1);
@@ -146,11 +146,11 @@ fn a_rust_plugin_edited_while_the_editor_runs_is_rebuilt_and_swapped_in() {
     // The first build runs in the background; the window is up meanwhile.
     let mut h = open(root);
     until(&mut h, "the first build", 300, |e| {
-        e.plugins_building().is_empty()
+        e.plugins().building().is_empty()
     });
     h.run_steps(2);
-    assert_eq!(editor(&h).plugin_errors(), [] as [String; 0]);
-    assert_eq!(editor(&h).plugins()[0].name, "sway");
+    assert_eq!(editor(&h).plugins().errors(), [] as [String; 0]);
+    assert_eq!(editor(&h).plugins().loaded()[0].name, "sway");
     assert_eq!(editor(&h).compile_error(), None, "{:#?}", editor(&h).log());
 
     h.get_by_label("Flag").click();
@@ -174,7 +174,7 @@ fn a_rust_plugin_edited_while_the_editor_runs_is_rebuilt_and_swapped_in() {
     });
     h.run_steps(3);
     let e = editor(&h);
-    assert!(e.last_plugin_swap().is_some());
+    assert!(e.plugins().last_swap().is_some());
     assert_eq!(e.selection(), ["flag"], "the selection is kept");
     assert!(e.preview().playing, "the play state is kept");
     assert_eq!(
@@ -201,11 +201,12 @@ fn the_demo_plugins_load_edit_compile_and_simulate_in_the_editor() {
     let mut h = open(dir.path());
     let names: Vec<&str> = editor(&h)
         .plugins()
+        .loaded()
         .iter()
         .map(|p| p.name.as_str())
         .collect();
     assert_eq!(names, ["wind", "blink"]);
-    assert_eq!(editor(&h).plugin_errors(), [] as [String; 0]);
+    assert_eq!(editor(&h).plugins().errors(), [] as [String; 0]);
     assert_eq!(editor(&h).compile_error(), None);
     // Their component types are in Add component, with their schemas.
     h.get_by_label("Boulder").click();
@@ -235,7 +236,7 @@ fn a_plugin_that_does_not_build_is_in_problems_and_the_editor_carries_on() {
     let dir = support::demo_copy();
     let blink = dir.path().join("plugins/blink/blink.c");
     let mut h = open(dir.path());
-    assert_eq!(editor(&h).plugins().len(), 2);
+    assert_eq!(editor(&h).plugins().loaded().len(), 2);
     std::thread::sleep(Duration::from_millis(20));
     let source = fs::read_to_string(&blink).unwrap();
     fs::write(
@@ -244,24 +245,24 @@ fn a_plugin_that_does_not_build_is_in_problems_and_the_editor_carries_on() {
     )
     .unwrap();
     until(&mut h, "the failed build", 60, |e| {
-        !e.plugin_errors().is_empty()
+        !e.plugins().errors().is_empty()
     });
     h.run_steps(2);
     let e = editor(&h);
-    assert!(e.plugin_errors()[0].contains("plugin folder plugins/blink: the build failed"));
+    assert!(e.plugins().errors()[0].contains("plugin folder plugins/blink: the build failed"));
     assert!(
-        e.plugin_errors()[0].contains("blink.c:"),
+        e.plugins().errors()[0].contains("blink.c:"),
         "{}",
-        e.plugin_errors()[0]
+        e.plugins().errors()[0]
     );
     // The last good plugin stays: the level still compiles and shows.
-    assert_eq!(e.plugins().len(), 2);
+    assert_eq!(e.plugins().loaded().len(), 2);
     assert_eq!(e.compile_error(), None);
     h.get_by_label_contains("the build failed");
     // Fixed: built and swapped in, and the problem is gone.
     fs::write(&blink, source).unwrap();
     until(&mut h, "the fixed build", 60, |e| {
-        e.plugin_errors().is_empty()
+        e.plugins().errors().is_empty()
     });
-    assert_eq!(editor(&h).plugins().len(), 2);
+    assert_eq!(editor(&h).plugins().loaded().len(), 2);
 }

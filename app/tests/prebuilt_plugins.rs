@@ -106,9 +106,9 @@ fn a_fresh_checkout_with_prebuilt_plugins_opens_in_the_editor_without_building()
     let checkout = tmp.path().join("checkout");
     support::copy_dir(engineer.path(), &checkout);
     let editor = support::open_editor(&checkout).unwrap();
-    assert!(editor.plugins_building().is_empty(), "nothing is built");
-    assert_eq!(editor.plugins().len(), 2, "{:?}", editor.log());
-    assert!(editor.plugin_warnings().is_empty());
+    assert!(editor.plugins().building().is_empty(), "nothing is built");
+    assert_eq!(editor.plugins().loaded().len(), 2, "{:?}", editor.log());
+    assert!(editor.plugins().warnings().is_empty());
     assert!(
         editor.preview_state().left_out().is_empty(),
         "{:?}",

@@ -80,13 +80,18 @@ fn a_copy_of_the_demo_outside_the_repository_works_in_every_command_and_the_edit
     // The editor opens it with both plugins loaded and the level on screen.
     let mut editor = support::open_editor(&root).unwrap();
     assert!(editor.wait_for_plugin_builds(Duration::from_secs(120)));
-    let mut names: Vec<&str> = editor.plugins().iter().map(|p| p.name.as_str()).collect();
+    let mut names: Vec<&str> = editor
+        .plugins()
+        .loaded()
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
     names.sort();
     assert_eq!(names, ["blink", "wind"], "{:?}", editor.log());
     assert!(
-        editor.plugin_errors().is_empty(),
+        editor.plugins().errors().is_empty(),
         "{:?}",
-        editor.plugin_errors()
+        editor.plugins().errors()
     );
     assert_eq!(editor.compile_error(), None);
     let level = editor

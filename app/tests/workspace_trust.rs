@@ -134,21 +134,22 @@ fn the_editor_asks_and_remembers_the_answer() {
     let asked = editor.trust_question().expect("the editor asks");
     assert_eq!(asked.len(), 1);
     assert!(asked[0].0 == "plugins/blink" && asked[0].1.contains("C sources"));
-    assert!(editor.plugins().is_empty());
+    assert!(editor.plugins().loaded().is_empty());
     editor.apply(Action::AnswerTrust { trust: false });
     assert!(editor.trust_question().is_none());
     assert!(
         editor
-            .plugin_warnings()
+            .plugins()
+            .warnings()
             .iter()
             .any(|w| w.contains("not trusted")),
         "{:?}",
-        editor.plugin_warnings()
+        editor.plugins().warnings()
     );
     drop(editor);
     let editor = Editor::open(dir.path()).unwrap();
     assert!(editor.trust_question().is_none());
-    assert!(editor.plugins().is_empty());
+    assert!(editor.plugins().loaded().is_empty());
     drop(editor);
     assert!(!canary(dir.path()).exists(), "a plugin ran");
 
@@ -160,7 +161,7 @@ fn the_editor_asks_and_remembers_the_answer() {
     assert!(editor.wait_for_plugin_builds(Duration::from_secs(120)));
     editor.poll_plugins();
     assert!(
-        editor.plugins().iter().any(|p| p.name == "blink"),
+        editor.plugins().loaded().iter().any(|p| p.name == "blink"),
         "{:?}",
         editor.log()
     );
@@ -168,7 +169,7 @@ fn the_editor_asks_and_remembers_the_answer() {
     drop(editor);
     let editor = Editor::open(dir.path()).unwrap();
     assert!(editor.trust_question().is_none());
-    assert_eq!(editor.plugins().len(), 1);
+    assert_eq!(editor.plugins().loaded().len(), 1);
     drop(editor);
     // The headless commands see the same answer.
     fs::remove_file(canary(dir.path())).unwrap();
@@ -197,5 +198,5 @@ fn the_trust_question_is_a_dialog_with_a_button_that_loads_the_plugins() {
     assert!(editor.trust_question().is_none());
     assert!(editor.wait_for_plugin_builds(Duration::from_secs(120)));
     editor.poll_plugins();
-    assert!(editor.plugins().iter().any(|p| p.name == "blink"));
+    assert!(editor.plugins().loaded().iter().any(|p| p.name == "blink"));
 }

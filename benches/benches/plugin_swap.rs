@@ -65,7 +65,7 @@ fn main() {
         10_000,
         "{:?} {:?}",
         editor.compile_error(),
-        editor.plugin_errors()
+        editor.plugins().errors()
     );
     let runs = 30;
     let (mut total, mut swap, mut respawn, mut restart) =
@@ -74,11 +74,11 @@ fn main() {
         let start = Instant::now();
         editor.reload_plugins();
         total.push(start.elapsed().as_secs_f64() * 1000.0);
-        let t = editor.last_plugin_swap().unwrap();
+        let t = editor.plugins().last_swap().unwrap();
         swap.push(t.swap_ms);
         respawn.push(t.respawn_ms);
         assert_eq!(editor.preview().entities.len(), 10_000);
-        assert_eq!(editor.plugins().len(), 1);
+        assert_eq!(editor.plugins().loaded().len(), 1);
         let start = Instant::now();
         editor.apply(Action::Run(UiCommand::Restart));
         restart.push(start.elapsed().as_secs_f64() * 1000.0);

@@ -39,7 +39,7 @@ impl CommandServer {
     /// (call it after [`Editor::tick`], which folds the watcher's batches in).
     pub fn serve(&mut self, editor: &mut Editor) -> anyhow::Result<()> {
         let mut synced = editor.take_synced_cookies();
-        if !editor.plugins_building().is_empty() {
+        if !editor.plugins().building().is_empty() {
             // A command started now would load the plugins as their sources are:
             // the answer waits for the build (and, past the client's patience,
             // the command works alone).

@@ -9,7 +9,8 @@
 //! operations, and whole-file writes. A group is done in order and undone in
 //! reverse order, and taken back whole when one of its steps fails.
 
-use dependency_checker::ops::Operation;
+use anyhow::Context as _;
+use dependency_checker::ops::{MovePlan, Operation};
 use kiln_core::LevelDocument;
 
 use super::document::DocEdit;
@@ -22,8 +23,14 @@ pub trait StepContext {
     /// The document was changed by a step: refresh what is derived from it.
     fn document_changed(&mut self);
     /// Runs an operation of the dependency checker on the project (a move with
-    /// every reference to it, or a fix of references).
-    fn run_operation(&mut self, operation: &Operation) -> anyhow::Result<()>;
+    /// every reference to it, or a fix of references): `planned`, the plan the user
+    /// previewed, the first time; planned again when redone. Returns the operation
+    /// that undoes it.
+    fn run_operation(
+        &mut self,
+        operation: &Operation,
+        planned: Option<&MovePlan>,
+    ) -> anyhow::Result<Operation>;
     /// Puts project files and folders as they were after (`forward`) or before a
     /// step, all or none: a file changed on disk since the editor wrote it is
     /// refused, and what was written before a failure is put back.
@@ -47,7 +54,7 @@ impl StepContext for LevelDocument {
         Some(self)
     }
     fn document_changed(&mut self) {}
-    fn run_operation(&mut self, _: &Operation) -> anyhow::Result<()> {
+    fn run_operation(&mut self, _: &Operation, _: Option<&MovePlan>) -> anyhow::Result<Operation> {
         anyhow::bail!("no project to run an operation on")
     }
     fn put_files(&mut self, _: &[FileWrite], _: &[FolderWrite], _: bool) -> anyhow::Result<()> {
@@ -89,9 +96,13 @@ pub enum Entry {
     /// that undoes it.
     Asset {
         /// The operation as done.
-        forward: dependency_checker::ops::Operation,
-        /// The operation that undoes it.
-        inverse: dependency_checker::ops::Operation,
+        forward: Operation,
+        /// The operation that undoes it, as the last run forward made it (`None`
+        /// until the step is first run).
+        inverse: Option<Operation>,
+        /// The plan the user previewed, for the first run (a step run again is
+        /// planned again).
+        planned: Option<Box<MovePlan>>,
     },
     /// Project files the editor wrote whole (a unit written by "apply overrides" or
     /// "create prefab", an asset edited in the inspector), with the edit of the open
@@ -151,7 +162,16 @@ impl Entry {
             Entry::Asset {
                 forward: ahead,
                 inverse,
-            } => ctx.run_operation(if forward { ahead } else { inverse }),
+                planned,
+            } => {
+                if forward {
+                    *inverse = Some(ctx.run_operation(ahead, planned.take().as_deref())?);
+                } else {
+                    let back = inverse.as_ref().context("the step was never done")?;
+                    ctx.run_operation(back, None)?;
+                }
+                Ok(())
+            }
             Entry::Files {
                 writes,
                 folders,
@@ -341,8 +361,26 @@ impl History {
         }
     }
 
-    /// Records a change of project files that was already applied.
-    pub fn push_done(&mut self, entry: Entry) {
+    /// Does `entry` for the first time through `ctx` and records it, as undo and
+    /// redo run it again; with `continuing`, a write of whole files merges into
+    /// the step before when that wrote the same files (a drag of an asset's
+    /// field). A step that fails is not recorded (a group is taken back whole).
+    pub fn run(
+        &mut self,
+        mut entry: Entry,
+        ctx: &mut dyn StepContext,
+        continuing: bool,
+    ) -> anyhow::Result<()> {
+        entry.run(ctx, true)?;
+        match entry {
+            Entry::Files { .. } => self.push_files(entry, continuing),
+            _ => self.push_done(entry),
+        }
+        Ok(())
+    }
+
+    /// Records a step that was already done.
+    fn push_done(&mut self, entry: Entry) {
         self.clear_redo();
         self.merging = false;
         let step = self.step(entry);
@@ -353,7 +391,7 @@ impl History {
     /// Records a write of whole files that was already done. With `continuing` (a
     /// drag of an asset's field), it merges into the previous step when that wrote
     /// the same files: the first "before" and the last "after" are kept.
-    pub fn push_files(&mut self, entry: Entry, continuing: bool) {
+    fn push_files(&mut self, entry: Entry, continuing: bool) {
         self.clear_redo();
         self.next_id += 1;
         let id = self.next_id;
@@ -477,6 +515,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dependency_checker::ops::MoveRequest;
 
     fn doc() -> LevelDocument {
         LevelDocument::parse(
@@ -610,7 +649,11 @@ mod tests {
             Some(&mut self.doc)
         }
         fn document_changed(&mut self) {}
-        fn run_operation(&mut self, operation: &Operation) -> anyhow::Result<()> {
+        fn run_operation(
+            &mut self,
+            operation: &Operation,
+            _: Option<&MovePlan>,
+        ) -> anyhow::Result<Operation> {
             let call = match operation {
                 Operation::Move(request) => (request.pairs.iter())
                     .map(|(old, new)| format!("move {old} -> {new}"))
@@ -622,7 +665,15 @@ mod tests {
                 anyhow::bail!("refused: {call}");
             }
             self.calls.push(call);
-            Ok(())
+            Ok(match operation {
+                Operation::Move(request) => Operation::Move(MoveRequest {
+                    pairs: (request.pairs.iter())
+                        .map(|(old, new)| (new.clone(), old.clone()))
+                        .collect(),
+                    undoes: None,
+                }),
+                patch => patch.clone(),
+            })
         }
         fn put_files(
             &mut self,
@@ -718,11 +769,47 @@ mod tests {
         assert!(h.undo(&mut project).is_none(), "nothing left to undo");
     }
 
+    /// The first run of a step goes through the history as undo and redo do: a
+    /// step that fails is not recorded, and a group's done part is taken back.
+    #[test]
+    fn a_first_run_is_recorded_only_when_it_is_done_whole() {
+        let mut h = History::default();
+        let mut project = Project::new(doc());
+        project.refuse.push("write units/b.unit".into());
+        let group = Entry::Group {
+            entries: vec![a_move(), a_write("units/b.unit", None)],
+            label: "move and write".into(),
+        };
+        assert!(h.run(group, &mut project, false).is_err());
+        assert_eq!(
+            project.calls,
+            ["move x.png -> y.png", "move y.png -> x.png"],
+            "the move done first was taken back"
+        );
+        assert_eq!(h.depth(), 0, "nothing recorded");
+
+        project.refuse.clear();
+        project.calls.clear();
+        let mut fresh = a_move();
+        if let Entry::Asset { inverse, .. } = &mut fresh {
+            *inverse = None;
+        }
+        h.run(fresh, &mut project, false).unwrap();
+        assert_eq!(h.depth(), 1);
+        // Undone with the inverse its first run made.
+        assert!(matches!(h.undo(&mut project), Some(Ok(_))));
+        assert_eq!(
+            project.calls,
+            ["move x.png -> y.png", "move y.png -> x.png"]
+        );
+    }
+
     fn a_move() -> Entry {
         use dependency_checker::ops::{MoveRequest, Operation};
         Entry::Asset {
             forward: Operation::Move(MoveRequest::new("x.png", "y.png")),
-            inverse: Operation::Move(MoveRequest::new("y.png", "x.png")),
+            inverse: Some(Operation::Move(MoveRequest::new("y.png", "x.png"))),
+            planned: None,
         }
     }
 

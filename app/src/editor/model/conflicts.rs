@@ -24,23 +24,22 @@ pub enum Resolution {
 }
 
 /// The edit that resolves the conflict at `index` of `level`'s document (one undo
-/// step), and what to log once it is made.
-pub(super) fn resolve_one(
-    level: &OpenLevel,
-    index: usize,
-    how: Resolution,
-) -> Option<(LevelEdit, String)> {
+/// step), saying what it resolved.
+pub(super) fn resolve_one(level: &OpenLevel, index: usize, how: Resolution) -> Option<LevelEdit> {
     let conflict = level.doc.conflicts.get(index)?;
     let edit = resolve(&level.doc, index, conflict, how);
-    Some((
-        LevelEdit::of(edit, false),
-        format!("resolved {}", conflict_place(conflict)),
-    ))
+    let left = level.doc.conflicts.len() - 1;
+    let said = format!(
+        "resolved {}{}",
+        conflict_place(conflict),
+        after(level, left)
+    );
+    Some(LevelEdit::of(edit, false).saying(said))
 }
 
 /// The edit that resolves every open conflict of `level` taking `side` (one undo
-/// step), and what to log once it is made.
-pub(super) fn resolve_all(level: &OpenLevel, side: Side) -> Option<(LevelEdit, String)> {
+/// step), saying what it resolved.
+pub(super) fn resolve_all(level: &OpenLevel, side: Side) -> Option<LevelEdit> {
     let n = level.doc.conflicts.len();
     if n == 0 {
         return None;
@@ -55,15 +54,19 @@ pub(super) fn resolve_all(level: &OpenLevel, side: Side) -> Option<(LevelEdit, S
         edit.apply(&mut doc);
         edits.push(edit);
     }
-    let said = format!("resolved {n} conflicts taking {}", side.key());
-    Some((LevelEdit::of(DocEdit::Group(edits), false), said))
+    let said = format!(
+        "resolved {n} conflicts taking {}{}",
+        side.key(),
+        after(level, 0)
+    );
+    Some(LevelEdit::of(DocEdit::Group(edits), false).saying(said))
 }
 
-/// What to do once no conflict is left: git still counts the file as
-/// unmerged until it is saved and added.
-pub(super) fn after_last_conflict(level: Option<&OpenLevel>) -> String {
-    match level {
-        Some(level) if level.doc.conflicts.is_empty() => format!(
+/// What to do once no conflict is `left`: git still counts the file as unmerged
+/// until it is saved and added.
+fn after(level: &OpenLevel, left: usize) -> String {
+    match left {
+        0 => format!(
             "; the last one: save, then `git add {}` to mark it resolved",
             level.file
         ),

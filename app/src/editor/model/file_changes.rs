@@ -14,39 +14,76 @@ use dependency_checker::ops::{Change, MovePlan, MoveRequest, Operation};
 use kiln_core::LevelDocument;
 use serde_json::Value;
 
+use super::Effect;
 use super::import::OnConflict;
+use super::parts::Parts;
 use super::project_files::{ImportQuestion, MAX_REWRITTEN_FILE as MAX_DELETED_FILE};
-use super::{Editor, Effect};
+use crate::editor::actions::{Action, UiCommand};
 use crate::editor::document::DocEdit;
-use crate::editor::history::{Entry, FileWrite, FolderWrite};
+use crate::editor::history::{Entry, FileWrite, FolderWrite, History};
 
 /// The most one delete may take away in all: undo keeps it in memory.
 const MAX_DELETED_TOTAL: u64 = 1 << 30;
 
-impl Editor {
-    /// What follows a write of whole files: the index, problems, units and
-    /// resources read them again, and the preview is rebuilt.
-    pub(super) fn after_files_written(&mut self, writes: &[FileWrite], document_edited: bool) {
-        let files: Vec<String> = writes.iter().map(|w| w.file.clone()).collect();
-        if let Some(checker) = &mut self.files.checker
-            && let Err(e) = checker.refresh(&files)
-        {
-            (self.outbox).note(
-                super::Severity::Warning,
-                format!("re-indexing {}: {e}", files.join(", ")),
-                false,
-            );
+impl Parts<'_> {
+    /// Does `action` where it changes project files (as one step of `history`);
+    /// other actions are handed back. `Ok(true)` where the open level was
+    /// deleted: the editor opens another.
+    pub(super) fn apply_file_action(
+        &mut self,
+        action: Action,
+        history: &mut History,
+    ) -> Result<bool, Box<Action>> {
+        match action {
+            Action::MoveAssets(plan) => {
+                if let Err(e) = self.apply_move(&plan, history) {
+                    self.outbox.error(format!("{e:#}"));
+                }
+            }
+            Action::FixReference { place, old, new } => {
+                self.fix_reference(&place, &old, &new, history);
+            }
+            Action::FixStalePaths => self.fix_stale_paths(history),
+            Action::SetAssetField {
+                file,
+                field,
+                value,
+                continuing,
+            } => self.set_asset_field(&file, &field, value, continuing, history),
+            Action::CreateAsset { file } => self.create_asset(&file, history),
+            Action::CreateFolder { folder } => self.create_folder(&folder, history),
+            Action::DuplicateAsset { file, copy } => self.duplicate_asset(&file, &copy, history),
+            Action::DeleteAssets {
+                paths,
+                replace_with,
+            } => return Ok(self.delete_assets(&paths, replace_with.as_deref(), history)),
+            Action::ImportFiles {
+                sources,
+                folder,
+                on_conflict,
+            } => {
+                self.files.import_question = None;
+                self.import_files(sources, &folder, on_conflict, history);
+            }
+            Action::CancelImport => self.files.import_question = None,
+            Action::ApplyOverrides { instance } => self.apply_overrides(&instance, history),
+            Action::Run(UiCommand::Save) => {
+                if let Err(e) = self.save(history) {
+                    self.outbox.error(format!("{e:#}"));
+                }
+            }
+            Action::Run(UiCommand::CreatePrefab) => self.create_prefab(history),
+            other => return Err(Box::new(other)),
         }
-        self.follow_files(
-            &files,
-            super::live_reload::ChangedBy::Editor { document_edited },
-        );
+        Ok(false)
     }
 
     /// Writes the selected entities to a new unit (`units/<first id>.unit`, the
     /// first free name) and replaces them with an instance of it: one undo step.
-    pub(super) fn create_prefab(&mut self) {
-        let Some(level) = &self.level else { return };
+    pub(super) fn create_prefab(&mut self, history: &mut History) {
+        let Some(level) = self.level.as_ref() else {
+            return;
+        };
         let Some(first) = level.selection.first() else {
             return self.outbox.error("select the entities to make a prefab of");
         };
@@ -91,8 +128,9 @@ impl Editor {
             Some(made.edit),
             format!("create prefab {file}"),
             false,
+            history,
         );
-        if let Some(level) = &mut self.level
+        if let Some(level) = self.level.as_mut()
             && level.entity(&made.instance).is_some()
         {
             level.selection = vec![made.instance];
@@ -101,8 +139,13 @@ impl Editor {
 
     /// Writes an instance's overrides into its unit and removes them from the
     /// instance: one undo step.
-    pub(super) fn apply_overrides(&mut self, instance: &str) {
-        let Some(entity) = self.entity(instance).cloned() else {
+    pub(super) fn apply_overrides(&mut self, instance: &str, history: &mut History) {
+        let Some(entity) = self
+            .level
+            .as_ref()
+            .and_then(|l| l.entity(instance))
+            .cloned()
+        else {
             return;
         };
         let Some(file) = entity
@@ -141,6 +184,7 @@ impl Editor {
             }),
             format!("apply overrides to {file}"),
             false,
+            history,
         );
     }
 
@@ -152,6 +196,7 @@ impl Editor {
         field: &str,
         value: Value,
         continuing: bool,
+        history: &mut History,
     ) {
         let mut fields = match self.files.asset_fields(file) {
             Ok(f) => f,
@@ -170,6 +215,7 @@ impl Editor {
             None,
             format!("set {file} {field}"),
             continuing,
+            history,
         );
     }
 
@@ -180,9 +226,10 @@ impl Editor {
         edit: Option<DocEdit>,
         label: String,
         continuing: bool,
+        history: &mut History,
     ) {
         if let Some(entry) = self.files_entry(files, Vec::new(), edit, label) {
-            let _ = self.do_files_entry(entry, continuing);
+            let _ = self.run_entry(entry, continuing, history);
         }
     }
 
@@ -217,12 +264,13 @@ impl Editor {
         })
     }
 
-    /// Does a files entry and records it as one undo step; says why if it fails.
-    pub(super) fn do_files_entry(&mut self, mut entry: Entry, continuing: bool) -> bool {
-        match entry.run(self, true) {
+    /// Does `entry` through the history, as one undo step; says what it did, or
+    /// why it failed (then nothing of it is left done).
+    fn run_entry(&mut self, entry: Entry, continuing: bool, history: &mut History) -> bool {
+        let label = entry.describe();
+        match history.run(entry, self, continuing) {
             Ok(()) => {
-                self.outbox.info(entry.describe());
-                self.history.push_files(entry, continuing);
+                self.outbox.info(label);
                 true
             }
             Err(e) => {
@@ -234,21 +282,30 @@ impl Editor {
     /// Applies a planned move as one undoable step: the rename dialog's, a drag
     /// in the asset browser, and a `kiln mv` typed in a terminal while the editor
     /// is open (`served.rs`).
-    pub(super) fn apply_move(&mut self, plan: &MovePlan) -> anyhow::Result<()> {
-        let forward = Operation::Move(MoveRequest {
-            pairs: plan.renames.clone(),
-            undoes: None,
-        });
-        let inverse = self.apply_plan(plan)?;
+    pub(super) fn apply_move(
+        &mut self,
+        plan: &MovePlan,
+        history: &mut History,
+    ) -> anyhow::Result<()> {
+        let entry = Entry::Asset {
+            forward: Operation::Move(MoveRequest {
+                pairs: plan.renames.clone(),
+                undoes: None,
+            }),
+            inverse: None,
+            planned: Some(Box::new(plan.clone())),
+        };
+        history.run(entry, self, false)?;
         self.outbox.info(format!(
             "moved {} files, patched {} references",
             plan.moves.len(),
             plan.change_count()
         ));
-        self.history.push_done(Entry::Asset { forward, inverse });
         Ok(())
     }
 
+    /// Plans `operation` and applies it (an undone or redone step): planned
+    /// again, up to three times, where the project changed in between.
     pub(super) fn execute(&mut self, operation: &Operation) -> anyhow::Result<Operation> {
         // Planned again, as `kiln mv` does, when another Kiln command changed the
         // project between the plan and the apply.
@@ -268,15 +325,14 @@ impl Editor {
     }
 
     /// Applies a plan of patches (a fix) as one undoable step.
-    fn apply_fix(&mut self, plan: MovePlan, done: String) {
-        match self.apply_plan(&plan) {
-            Ok(inverse) => {
-                self.outbox.info(done);
-                self.history.push_done(Entry::Asset {
-                    forward: Operation::Patch(Box::new(plan)),
-                    inverse,
-                });
-            }
+    fn apply_fix(&mut self, plan: MovePlan, done: String, history: &mut History) {
+        let entry = Entry::Asset {
+            forward: Operation::Patch(Box::new(plan.clone())),
+            inverse: None,
+            planned: Some(Box::new(plan)),
+        };
+        match history.run(entry, self, false) {
+            Ok(()) => self.outbox.info(done),
             Err(e) => self.outbox.error(format!("{e:#}")),
         }
     }
@@ -304,7 +360,7 @@ impl Editor {
             self.outbox
                 .push(super::Effect::FilesMoved(plan.moves.clone()));
         }
-        if let Some(level) = &mut self.level {
+        if let Some(level) = self.level.as_mut() {
             for edit in plan.edits.iter().filter(|e| e.file == level.file) {
                 for c in &edit.changes {
                     patch_reference(&mut level.doc, c);
@@ -337,6 +393,7 @@ impl Editor {
         place: &dependency_checker::check::Place,
         old: &str,
         new: &str,
+        history: &mut History,
     ) {
         let Some(checker) = &self.files.checker else {
             return;
@@ -366,22 +423,22 @@ impl Editor {
             changes: vec![change],
         };
         let done = format!("{}: \"{old}\" -> \"{new}\"", place.file);
-        self.apply_fix(MovePlan::patches(vec![edit]), done);
+        self.apply_fix(MovePlan::patches(vec![edit]), done, history);
     }
 
     /// Patches every reference that still uses a path the redirect log moved.
-    pub(super) fn fix_stale_paths(&mut self) {
+    pub(super) fn fix_stale_paths(&mut self, history: &mut History) {
         let Some(checker) = &self.files.checker else {
             return;
         };
         let plan = dependency_checker::ops::plan_redirect_fixes(checker);
         let done = format!("fixed {} stale references", plan.change_count());
-        self.apply_fix(plan, done);
+        self.apply_fix(plan, done, history);
     }
 
     /// Writes the level as canonical JSON through a temporary file and a rename.
-    pub(super) fn save(&mut self) -> anyhow::Result<()> {
-        let Some(level) = &self.level else {
+    pub(super) fn save(&mut self, history: &mut History) -> anyhow::Result<()> {
+        let Some(level) = self.level.as_ref() else {
             return Ok(());
         };
         let text = level.doc.to_canonical_json(&self.files.registry);
@@ -397,11 +454,11 @@ impl Editor {
         if let Some(checker) = &mut self.files.checker {
             checker.wrote(generations);
         }
-        self.history.mark_saved();
+        history.mark_saved();
         let file = level.file.clone();
         // A saved unit is what instances of it show from now on (their part
         // inspectors read the unit as loaded).
-        if let Some(level) = &mut self.level {
+        if let Some(level) = self.level.as_mut() {
             level.prefabs.forget(std::slice::from_ref(&file));
             level.tree_changed();
             level.remove_recovery(&self.files.project);
@@ -416,7 +473,7 @@ impl Editor {
 
     /// Makes a new file at `file` of its extension's type (see
     /// [`ProjectFiles::new_file_bytes`]), and shows it: one undo step.
-    pub(super) fn create_asset(&mut self, file: &str) {
+    pub(super) fn create_asset(&mut self, file: &str, history: &mut History) {
         if let Err(e) = self.files.check_new_path(file) {
             return self.outbox.error(format!("cannot make {file}: {e}"));
         }
@@ -432,7 +489,7 @@ impl Editor {
             folders,
             None,
             format!("new {file}"),
-        ) && self.do_files_entry(entry, false)
+        ) && self.run_entry(entry, false, history)
         {
             self.outbox.push(Effect::ShowFile(file.to_owned()));
             // A new level or prefab is opened to be filled.
@@ -443,7 +500,7 @@ impl Editor {
     }
 
     /// Makes the folder `folder` (and those above it): one undo step.
-    pub(super) fn create_folder(&mut self, folder: &str) {
+    pub(super) fn create_folder(&mut self, folder: &str, history: &mut History) {
         if let Err(e) = self.files.check_new_path(folder) {
             return self
                 .outbox
@@ -456,14 +513,14 @@ impl Editor {
         });
         if let Some(entry) =
             self.files_entry(Vec::new(), folders, None, format!("new folder {folder}"))
-            && self.do_files_entry(entry, false)
+            && self.run_entry(entry, false, history)
         {
             self.outbox.push(Effect::ShowFile(format!("{folder}/")));
         }
     }
 
     /// Copies the file `file` to `copy` (a new canonical name): one undo step.
-    pub(super) fn duplicate_asset(&mut self, file: &str, copy: &str) {
+    pub(super) fn duplicate_asset(&mut self, file: &str, copy: &str, history: &mut History) {
         if let Err(e) = self.files.check_new_path(copy) {
             return self
                 .outbox
@@ -484,7 +541,7 @@ impl Editor {
             folders,
             None,
             format!("duplicate {file} as {copy}"),
-        ) && self.do_files_entry(entry, false)
+        ) && self.run_entry(entry, false, history)
         {
             self.outbox.push(Effect::ShowFile(copy.to_owned()));
         }
@@ -494,19 +551,27 @@ impl Editor {
     /// for byte. With `replace_with` (one file deleted), every reference to it from
     /// the files that stay is first pointed at that file instead, patched as a move
     /// patches them; otherwise they become missing references in Problems.
-    pub(super) fn delete_assets(&mut self, paths: &[String], replace_with: Option<&str>) {
+    pub(super) fn delete_assets(
+        &mut self,
+        paths: &[String],
+        replace_with: Option<&str>,
+        history: &mut History,
+    ) -> bool {
         let plan = match self.files.plan_delete(paths) {
             Ok(p) => p,
-            Err(e) => return self.outbox.error(format!("cannot delete: {e}")),
+            Err(e) => {
+                self.outbox.error(format!("cannot delete: {e}"));
+                return false;
+            }
         };
         let open = self.level.as_ref().map(|l| l.file.clone());
         let closes_open_level = open
             .as_deref()
             .is_some_and(|f| plan.files.iter().any(|d| d == f));
-        if closes_open_level && self.is_dirty() {
-            return self.outbox.error(
-                "the open level has unsaved edits: save or discard them before deleting it",
-            );
+        if closes_open_level && history.is_dirty() {
+            self.outbox
+                .error("the open level has unsaved edits: save or discard them before deleting it");
+            return false;
         }
         let what = match paths {
             [one] => one.clone(),
@@ -520,32 +585,28 @@ impl Editor {
                 .map_or(0, |(_, st)| st.size);
             total += len;
             if len > MAX_DELETED_FILE || total > MAX_DELETED_TOTAL {
-                return self.outbox.error(format!(
+                self.outbox.error(format!(
                     "cannot delete {what} in Kiln: {} is more than undo keeps ({} MB); delete it outside Kiln",
                     if len > MAX_DELETED_FILE { f.as_str() } else { "all of it together" },
                     if len > MAX_DELETED_FILE { MAX_DELETED_FILE } else { MAX_DELETED_TOTAL } >> 20
                 ));
+                return false;
             }
         }
         let mut entries = Vec::new();
         let mut label = format!("delete {what}");
         if let (Some(new), [old]) = (replace_with, paths) {
             let Some(checker) = &self.files.checker else {
-                return self.outbox.error("the project is not indexed");
+                self.outbox.error("the project is not indexed");
+                return false;
             };
             let patches = dependency_checker::ops::plan_retarget(checker, old, new, paths);
             if !patches.is_empty() {
-                match self.apply_plan(&patches) {
-                    Ok(inverse) => entries.push(Entry::Asset {
-                        forward: Operation::Patch(Box::new(patches)),
-                        inverse,
-                    }),
-                    Err(e) => {
-                        return self
-                            .outbox
-                            .error(format!("cannot point the references at {new}: {e:#}"));
-                    }
-                }
+                entries.push(Entry::Asset {
+                    forward: Operation::Patch(Box::new(patches.clone())),
+                    inverse: None,
+                    planned: Some(Box::new(patches)),
+                });
                 label = format!("delete {what} (its references now name {new})");
             }
         }
@@ -558,34 +619,27 @@ impl Editor {
             })
             .collect();
         let files = plan.files.iter().map(|f| (f.clone(), None)).collect();
-        let Some(mut deletion) = self.files_entry(files, folders, None, label.clone()) else {
-            self.undo_entries(entries);
-            return;
+        // The files' bytes are read now: the patches above change only files
+        // that stay.
+        let Some(deletion) = self.files_entry(files, folders, None, label.clone()) else {
+            return false;
         };
-        if let Err(e) = deletion.run(self, true) {
-            self.undo_entries(entries);
-            return self.outbox.error(format!("cannot delete {what}: {e:#}"));
-        }
         entries.push(deletion);
-        self.outbox.info(label.clone());
         let entry = match entries.len() {
             1 => entries.remove(0),
-            _ => Entry::Group { entries, label },
+            _ => Entry::Group {
+                entries,
+                label: label.clone(),
+            },
         };
-        self.history.push_done(entry);
-        if closes_open_level {
-            self.close_level();
+        // Run whole or not at all: a repointing done before a delete that fails
+        // is taken back by the group itself.
+        if let Err(e) = history.run(entry, self, false) {
+            self.outbox.error(format!("cannot delete {what}: {e:#}"));
+            return false;
         }
-    }
-
-    /// Runs back entries done as part of a step that then failed.
-    fn undo_entries(&mut self, entries: Vec<Entry>) {
-        for mut e in entries.into_iter().rev() {
-            if let Err(err) = e.run(self, false) {
-                self.outbox
-                    .error(format!("could not take back {}: {err:#}", e.describe()));
-            }
-        }
+        self.outbox.info(label);
+        closes_open_level
     }
 
     /// Imports `sources` into `folder`: one undo step. Where a file exists already
@@ -596,6 +650,7 @@ impl Editor {
         sources: Vec<PathBuf>,
         folder: &str,
         on_conflict: Option<OnConflict>,
+        history: &mut History,
     ) {
         let plan = self.files.plan_import(&sources, folder, on_conflict);
         for p in &plan.problems {
@@ -640,20 +695,10 @@ impl Editor {
             .map(|f| (f.target, Some(f.bytes)))
             .collect();
         if let Some(entry) = self.files_entry(files, folders, None, label)
-            && self.do_files_entry(entry, false)
+            && self.run_entry(entry, false, history)
             && let Some(file) = shown
         {
             self.outbox.push(Effect::ShowFile(file));
-        }
-    }
-
-    /// Closes the open level (it was deleted): another one opens, if there is one.
-    fn close_level(&mut self) {
-        self.level = None;
-        self.preview.close();
-        self.files.reread_levels();
-        if let Some(next) = self.files.levels.first().cloned() {
-            self.open_level(&next);
         }
     }
 }

@@ -4,10 +4,12 @@
 //! change of structure rebuilds it). Pure: nothing here touches the editor.
 
 use glam::{Affine3A, Vec3};
+use kiln_core::EntityDocument;
 
+use super::conflicts;
 use super::entity_edits;
 use super::open_level::OpenLevel;
-use crate::editor::actions::Action;
+use crate::editor::actions::{Action, UiCommand};
 use crate::editor::document::{DocEdit, override_of, split_part};
 
 /// How the preview follows an edit of the document.
@@ -33,6 +35,8 @@ pub struct LevelEdit {
     pub select: Option<Vec<String>>,
     /// How the preview follows it.
     pub follow: Follow,
+    /// What to log once it is made.
+    pub said: Option<String>,
 }
 
 impl LevelEdit {
@@ -43,6 +47,7 @@ impl LevelEdit {
             continuing: false,
             select: None,
             follow: Follow::Rebuild,
+            said: None,
         }
     }
 
@@ -64,6 +69,15 @@ impl LevelEdit {
             continuing,
             select: None,
             follow,
+            said: None,
+        }
+    }
+
+    /// The edit, logging `said` once it is made.
+    pub fn saying(self, said: String) -> Self {
+        LevelEdit {
+            said: Some(said),
+            ..self
         }
     }
 }
@@ -107,15 +121,23 @@ impl Planned {
     }
 }
 
-/// The edit `action` makes of `level`, where `action` edits entities; other
-/// actions are handed back (boxed: an action is large). `world_pose` gives an entity's pose in the preview
-/// world (moves keep it; a new entity is placed in its parent's space).
+/// The edit `action` makes of `level`, where `action` edits entities (a
+/// command among them: delete, duplicate, paste `clipboard`, move in the
+/// hierarchy); other actions are handed back (boxed: an action is large).
+/// `world_pose` gives an entity's pose in the preview world (moves keep it; a
+/// new entity is placed in its parent's space).
 pub fn plan(
     action: Action,
     level: &OpenLevel,
+    clipboard: &[EntityDocument],
     world_pose: &dyn Fn(&str) -> Option<Affine3A>,
 ) -> Result<Planned, Box<Action>> {
     let doc = &level.doc;
+    let select = |made: Option<entity_edits::EditAndSelection>| {
+        made.map_or(Planned::Nothing, |made| {
+            Planned::edit(LevelEdit::select(made))
+        })
+    };
     let planned = |edit: Option<DocEdit>| {
         edit.map_or(Planned::Nothing, |e| Planned::edit(LevelEdit::rebuild(e)))
     };
@@ -232,6 +254,46 @@ pub fn plan(
                 doc, parent, local,
             )))
         }
+        Action::Run(UiCommand::Delete) => {
+            select(entity_edits::delete(doc, &level.tree, &level.selection))
+        }
+        Action::Run(UiCommand::Duplicate) => {
+            select(entity_edits::paste(doc, &level.selected_subtrees()))
+        }
+        Action::Run(UiCommand::Paste) => select(entity_edits::paste(doc, clipboard)),
+        // Without a camera to put it in front of (tests, scripts): at the origin.
+        Action::Run(UiCommand::NewEntity) => {
+            let new = Action::CreateEntity { position: [0.0; 3] };
+            return plan(new, level, clipboard, world_pose);
+        }
+        Action::Run(
+            way
+            @ (UiCommand::MoveUp | UiCommand::MoveDown | UiCommand::Indent | UiCommand::Outdent),
+        ) => {
+            let way = match way {
+                UiCommand::MoveUp => entity_edits::Nudge::Up,
+                UiCommand::MoveDown => entity_edits::Nudge::Down,
+                UiCommand::Indent => entity_edits::Nudge::Indent,
+                _ => entity_edits::Nudge::Outdent,
+            };
+            let Some((entities, parent, before)) =
+                entity_edits::nudge(doc, &level.tree, &level.selection, way)
+            else {
+                return Ok(Planned::Nothing);
+            };
+            let reparent = Action::Reparent {
+                entities,
+                parent,
+                before,
+            };
+            return plan(reparent, level, clipboard, world_pose);
+        }
+        Action::ResolveConflict { index, how } => {
+            conflicts::resolve_one(level, index, how).map_or(Planned::Nothing, Planned::edit)
+        }
+        Action::ResolveAllConflicts(side) => {
+            conflicts::resolve_all(level, side).map_or(Planned::Nothing, Planned::edit)
+        }
         other => return Err(Box::new(other)),
     })
 }
@@ -267,7 +329,7 @@ mod tests {
     }
 
     fn planned(action: Action) -> LevelEdit {
-        match plan(action, &level(), &|_| None) {
+        match plan(action, &level(), &[], &|_| None) {
             Ok(Planned::Edit(edit)) => *edit,
             other => panic!("not an edit: {other:?}"),
         }
@@ -309,11 +371,11 @@ mod tests {
     #[test]
     fn nothing_changes_and_other_actions_are_handed_back() {
         assert!(matches!(
-            plan(set(&["a"], json!([1, 0, 0])), &level(), &|_| None),
+            plan(set(&["a"], json!([1, 0, 0])), &level(), &[], &|_| None),
             Ok(Planned::Nothing)
         ));
         assert!(matches!(
-            plan(Action::EndGesture, &level(), &|_| None),
+            plan(Action::EndGesture, &level(), &[], &|_| None),
             Err(action) if matches!(*action, Action::EndGesture)
         ));
         assert!(matches!(
@@ -324,6 +386,7 @@ mod tests {
                     before: None,
                 },
                 &level(),
+                &[],
                 &|_| None
             ),
             Ok(Planned::Refused(_))

@@ -2,14 +2,14 @@
 //! version-control checkout) reach the index, the problems list and, when the graph
 //! says the open level is affected, the preview, without losing unsaved edits.
 
-use dependency_checker::Checker;
-use dependency_checker::index::BuildOptions;
 use kiln_core::LevelDocument;
 use kiln_core::incremental::{IncrementalLevel, Update};
 use kiln_core::registry::ResourceFormat;
 
-use super::{Editor, LogLine, ReloadPath, ReloadTiming, Severity};
+use super::parts::Parts;
+use super::{LogLine, ReloadPath, ReloadTiming, Severity};
 use crate::editor::document::DocEdit;
+use crate::editor::history::History;
 
 /// Whether `file` is read from disk only when drawn, never compiled into a level:
 /// a file of a binary type (a texture, a glTF buffer) or a glTF model, as the
@@ -43,14 +43,17 @@ enum Reload {
     Blocked,
 }
 
-/// Who changed the files [`Editor::follow_files`] catches up with.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum ChangedBy {
+/// Who changed the files [`Parts::follow_files`] catches up with.
+#[derive(Debug)]
+pub(super) enum ChangedBy<'h> {
     /// Another program (the watcher saw it, or a command it served), first seen at
-    /// this instant: the open level is read again from disk if its file changed.
+    /// this instant: the open level is read again from disk if its file changed,
+    /// one step of `history` (it is undoable).
     Outside {
         /// When the first event of the batch arrived (for the reload's timing).
         first_event: Option<std::time::Instant>,
+        /// The history the reload is a step of.
+        history: &'h mut History,
     },
     /// The editor itself (a move, a fix, a file it wrote, an undo of one): the open
     /// document already holds what it wrote.
@@ -60,13 +63,13 @@ pub(super) enum ChangedBy {
     },
 }
 
-impl Editor {
+impl Parts<'_> {
     /// Folds changes made outside the editor into the index, and recompiles and
     /// respawns the open level if the change reaches it (the graph decides). Camera,
     /// selection, tree state and play state are kept. Called every frame; cheap when
     /// nothing changed.
-    pub fn poll_changes(&mut self) {
-        (self.disk).keep_open_level_layout(&mut self.files, self.level.as_ref());
+    pub(super) fn poll_changes(&mut self, history: &mut History) {
+        (self.disk).keep_open_level_layout(self.files, self.level.as_ref());
         (self.disk).take_disk_build(self.level.as_ref().map(|l| l.file.as_str()));
         let Some(watcher) = &self.disk.watcher else {
             return;
@@ -89,14 +92,14 @@ impl Editor {
         let mut folded = std::mem::take(&mut self.disk.index_next_frame);
         if !folded.is_empty() {
             let first_event = folded.iter().filter_map(|b| b.first_event).min();
-            self.fold_batches(&folded, first_event);
+            self.fold_batches(&folded, first_event, history);
         }
         if !batches.is_empty() {
             let first_event = batches.iter().filter_map(|b| b.first_event).min();
-            if self.show_saved_level_first(&batches, first_event) {
+            if self.show_saved_level_first(&batches, first_event, history) {
                 self.disk.index_next_frame = batches;
             } else {
-                self.fold_batches(&batches, first_event);
+                self.fold_batches(&batches, first_event, history);
                 folded.extend(batches);
             }
         }
@@ -113,13 +116,6 @@ impl Editor {
         }
     }
 
-    /// Sets the size from which a saved level is shown before the index takes it
-    /// in ([`SHOWN_BEFORE_INDEXING`] unless set): where frames are cheap (a GPU),
-    /// or to see the path at work on a small level.
-    pub fn show_saves_before_indexing_from(&mut self, bytes: usize) {
-        self.disk.shown_before_indexing = bytes;
-    }
-
     /// Takes a save of the open level into the document and the preview before
     /// the index takes it in (on the next frame), where `batches` hold nothing
     /// else, the level was read from disk unedited since, and it is big enough
@@ -129,8 +125,9 @@ impl Editor {
         &mut self,
         batches: &[dependency_checker::watch::ChangeBatch],
         first_event: Option<std::time::Instant>,
+        history: &mut History,
     ) -> bool {
-        let Some(level) = &self.level else {
+        let Some(level) = self.level.as_ref() else {
             return false;
         };
         let file = level.file.clone();
@@ -143,21 +140,23 @@ impl Editor {
         });
         if !alone
             || !kept
-            || self.history.is_dirty()
+            || history.is_dirty()
             || self.preview.compile_error.is_some()
             || self.disk.disk_conflict.is_some()
         {
             return false;
         }
         let detect_ms = first_event.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
-        self.reload_open_level(&file, std::slice::from_ref(&file), detect_ms);
+        self.reload_open_level(&file, std::slice::from_ref(&file), detect_ms, history);
         true
     }
 
+    /// Takes `batches` into the index and follows what they changed.
     fn fold_batches(
         &mut self,
         batches: &[dependency_checker::watch::ChangeBatch],
         first_event: Option<std::time::Instant>,
+        history: &mut History,
     ) {
         let Some(checker) = &mut self.files.checker else {
             return;
@@ -179,7 +178,13 @@ impl Editor {
             }
         }
         self.outbox.extend(notes);
-        self.follow_files(&changed, ChangedBy::Outside { first_event });
+        self.follow_files(
+            &changed,
+            ChangedBy::Outside {
+                first_event,
+                history,
+            },
+        );
     }
 
     /// Brings the editor up to date with files whose index entries changed, whoever
@@ -187,28 +192,27 @@ impl Editor {
     /// open level, recompiled and respawned if the change reaches it. The one place
     /// that catches up with files: the watcher's batches, the commands it serves,
     /// and the editor's own moves, fixes and file writes all come here.
-    pub(super) fn follow_files(&mut self, changed: &[String], by: ChangedBy) {
-        let rebuilt = self.follow_changed_files(changed, by);
+    pub(super) fn follow_files(&mut self, changed: &[String], by: ChangedBy<'_>) {
         // A step that wrote files and edited the document (a prefab made from the
         // selection) rebuilds the level even where the files alone would not.
-        if !rebuilt
-            && matches!(
-                by,
-                ChangedBy::Editor {
-                    document_edited: true
-                }
-            )
-        {
+        let document_edited = matches!(
+            by,
+            ChangedBy::Editor {
+                document_edited: true
+            }
+        );
+        let rebuilt = self.follow_changed_files(changed, by);
+        if !rebuilt && document_edited {
             self.after_edit();
         }
     }
 
     /// [`Self::follow_files`]; returns whether the open level was rebuilt.
-    fn follow_changed_files(&mut self, changed: &[String], by: ChangedBy) -> bool {
+    fn follow_changed_files(&mut self, changed: &[String], by: ChangedBy<'_>) -> bool {
         if changed.is_empty() {
             return false;
         }
-        if let Some(level) = &mut self.level {
+        if let Some(level) = self.level.as_mut() {
             level.prefabs.forget(changed);
             level.tree_changed();
         }
@@ -245,12 +249,12 @@ impl Editor {
             .iter()
             .any(|f| f.ends_with(".mesh") || f.ends_with(".material"))
         {
-            (self.preview).reload_resources(&self.files, &mut self.outbox);
+            (self.preview).reload_resources(self.files, self.outbox);
         }
         if changed.iter().any(|f| f.ends_with(".level")) {
-            self.files.levels = self.files.project.levels().unwrap_or_default();
+            self.files.reread_levels();
         }
-        let Some(level) = &self.level else {
+        let Some(level) = self.level.as_ref() else {
             return false;
         };
         let file = level.file.clone();
@@ -262,22 +266,32 @@ impl Editor {
         if !affected.contains(&file) && !changed.contains(&file) {
             return false;
         }
-        let ChangedBy::Outside { first_event } = by else {
+        let ChangedBy::Outside {
+            first_event,
+            history,
+        } = by
+        else {
             // The open document holds what the editor wrote already.
             self.after_edit();
             return true;
         };
         let detect_ms = first_event.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
-        self.reload_open_level(&file, changed, detect_ms)
+        self.reload_open_level(&file, changed, detect_ms, history)
     }
 
     /// Brings the open level, the file `file`, up to `changed` (which reach it):
     /// taken from disk if it is among them, rebuilt otherwise; returns whether it
     /// was rebuilt.
-    fn reload_open_level(&mut self, file: &str, changed: &[String], detect_ms: f64) -> bool {
+    fn reload_open_level(
+        &mut self,
+        file: &str,
+        changed: &[String],
+        detect_ms: f64,
+        history: &mut History,
+    ) -> bool {
         let file = file.to_owned();
         if changed.contains(&file) {
-            let reload = self.reload_from_disk(&file);
+            let reload = self.reload_from_disk(&file, history);
             if !matches!(reload, Reload::Taken) {
                 // Only a document taken whole is rebuilt from the build made for it.
                 self.disk.pending_build = None;
@@ -309,8 +323,8 @@ impl Editor {
             }
         }
         let build = self.disk.pending_build.take();
-        if let Some(level) = &mut self.level {
-            (self.preview).follow_document(level, &self.files, &mut self.outbox, build.map(Ok));
+        if let Some(level) = self.level.as_mut() {
+            (self.preview).follow_document(level, self.files, self.outbox, build.map(Ok));
         }
         self.reloaded(&file, changed, detect_ms, ReloadPath::Whole);
         true
@@ -337,7 +351,7 @@ impl Editor {
     }
 
     /// Takes the open level's file from disk after it changed there.
-    fn reload_from_disk(&mut self, file: &str) -> Reload {
+    fn reload_from_disk(&mut self, file: &str, history: &mut History) -> Reload {
         // A build of an older reading, still being made, is of no use now.
         self.disk.disk_build_coming = None;
         let text = match self.files.project.read_text(file) {
@@ -348,7 +362,7 @@ impl Editor {
                 return Reload::Blocked;
             }
         };
-        if let Some(fast) = self.reload_incrementally(file, &text) {
+        if let Some(fast) = self.reload_incrementally(file, &text, history) {
             return fast;
         }
         let on_disk =
@@ -365,7 +379,7 @@ impl Editor {
                     return Reload::Blocked;
                 }
             };
-        let Some(level) = &self.level else {
+        let Some(level) = self.level.as_ref() else {
             return Reload::Blocked;
         };
         if on_disk == level.doc {
@@ -376,7 +390,7 @@ impl Editor {
                 Reload::Same
             };
         }
-        if self.history.is_dirty() {
+        if history.is_dirty() {
             self.outbox.note(
                 Severity::Warning,
                 format!("{file} changed on disk while it has unsaved edits: choose which to keep"),
@@ -385,8 +399,8 @@ impl Editor {
             self.disk.disk_conflict = Some(on_disk);
             return Reload::Blocked;
         }
-        self.replace_document(on_disk);
-        self.history.mark_saved();
+        self.replace_document(on_disk, history);
+        history.mark_saved();
         // Compiled already when the incremental path found the change structural.
         if self.disk.pending_build.is_none() {
             self.keep_disk_build(file, &text);
@@ -420,8 +434,13 @@ impl Editor {
     /// entities are read into the document (one undoable step) and their
     /// instances patched into the blob and written into the running world;
     /// nothing else is parsed, compiled or spawned. `None` where it does not apply (then the whole file is read).
-    fn reload_incrementally(&mut self, file: &str, text: &str) -> Option<Reload> {
-        if self.history.is_dirty() || self.preview.compile_error.is_some() {
+    fn reload_incrementally(
+        &mut self,
+        file: &str,
+        text: &str,
+        history: &mut History,
+    ) -> Option<Reload> {
+        if history.is_dirty() || self.preview.compile_error.is_some() {
             return None;
         }
         let started = std::time::Instant::now();
@@ -481,9 +500,8 @@ impl Editor {
         let compile_ms = started.elapsed().as_secs_f64() * 1000.0;
         self.preview.doc_layout = None;
         let level = self.level.as_mut()?;
-        self.history
-            .push(&mut level.doc, DocEdit::Group(edits), false);
-        self.history.mark_saved();
+        history.push(&mut level.doc, DocEdit::Group(edits), false);
+        history.mark_saved();
         match (self.preview.runtime).install_patch(
             &self.files.registry,
             blob,
@@ -500,43 +518,26 @@ impl Editor {
     }
 
     /// Replaces the whole open document as one undoable step.
-    fn replace_document(&mut self, new: LevelDocument) {
-        let Some(level) = &mut self.level else { return };
+    fn replace_document(&mut self, new: LevelDocument, history: &mut History) {
+        let Some(level) = self.level.as_mut() else {
+            return;
+        };
         let edit = DocEdit::ReplaceAll {
             other: Box::new(new),
         };
-        self.history.push(&mut level.doc, edit, false);
+        history.push(&mut level.doc, edit, false);
     }
 
     /// Resolves a disk conflict: keep the edits in the editor (they overwrite the file
     /// on the next save) or take the version on disk (the edits stay undoable).
-    pub(super) fn resolve_disk_conflict(&mut self, take_disk: bool) {
+    pub(super) fn resolve_disk_conflict(&mut self, take_disk: bool, history: &mut History) {
         let Some(on_disk) = self.disk.disk_conflict.take() else {
             return;
         };
         if take_disk {
-            self.replace_document(on_disk);
-            self.history.mark_saved();
+            self.replace_document(on_disk, history);
+            history.mark_saved();
             self.after_edit();
-        }
-    }
-
-    /// Re-indexes the project and reloads meshes and materials.
-    pub(super) fn refresh_problems(&mut self) {
-        match Checker::open(
-            self.files.project.root(),
-            self.files.registry.clone(),
-            &BuildOptions::default(),
-        ) {
-            Ok(checker) => {
-                self.files.findings = checker.findings();
-                self.files.checker = Some(checker);
-                self.disk.keep_level_layout = true;
-                (self.preview).reload_resources(&self.files, &mut self.outbox);
-            }
-            Err(e) => self
-                .outbox
-                .error(format!("indexing the project failed: {e}")),
         }
     }
 }

@@ -2,24 +2,30 @@
 //! drive [`Editor::apply`] directly, and the GUI is a view that reads the state and
 //! emits actions.
 //!
-//! The state is held in parts, each with its own file and methods, which take the
-//! other parts they need as parameters (no part knows [`Editor`]):
+//! The state is held in parts, each in its own file with its own methods, taking
+//! the other parts they need as parameters (no part knows [`Editor`]):
 //! - [`ProjectFiles`] (`project_files`): the project, its types, its index and
-//!   what it finds; every change of project files is in `file_changes`.
+//!   what it finds, and what is asked of files before a write.
 //! - [`OpenLevel`] (`open_level`): the level being edited, its tree, selection,
-//!   units and crash recovery (`recovery`); its edits are planned in
-//!   `level_edits` from the pure functions of `entity_edits`.
-//! - `DiskFollow` (`disk_follow`): what follows changes made outside the editor
-//!   (`live_reload`).
-//! - `Opening` (`opening`): a large level opening on a worker (`level_loading`).
-//! - `PreviewState` (`preview_state`): the runtime world and what the viewport
+//!   units and crash recovery (`recovery`); its edits are planned from actions
+//!   in `level_edits` (on the pure functions of `entity_edits`), which says how
+//!   the preview follows each.
+//! - [`PreviewState`] (`preview_state`): the runtime world and what the viewport
 //!   draws; field edits are written into it in place (`field_edits`).
+//! - [`DiskFollow`] (`disk_follow`): what follows changes made outside the
+//!   editor (`live_reload`).
+//! - [`Opening`] (`opening`): a level opening, on a worker when it is large
+//!   (`level_loading`).
 //! - [`Outbox`] (`outbox`): the log, toasts and effects for the view.
-//! - the [`History`] and the plugins (`plugins`).
+//! - the [`History`], and [`EditorPlugins`] (`plugins`).
 //!
-//! This file keeps [`Editor::apply`] (dispatch), [`Editor::tick`] and the
-//! accessors the panels read; `served` answers commands typed in a terminal.
+//! What reaches nearly every part (a step of the history, a change of files, a
+//! reload of plugins) is a method of `Parts`, the parts borrowed apart
+//! (`parts`); every change of project files is in `file_changes`. This file
+//! keeps [`Editor::apply`] (dispatch), [`Editor::tick`] and what the panels
+//! read; `served` answers commands typed in a terminal.
 
+mod clipboard;
 pub mod conflicts;
 mod disk_follow;
 pub mod entity_edits;
@@ -32,6 +38,7 @@ mod live_reload;
 mod open_level;
 mod opening;
 mod outbox;
+mod parts;
 mod plugins;
 pub mod prefab_parts;
 mod preview_state;
@@ -40,25 +47,23 @@ mod recovery;
 mod served;
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
-use dependency_checker::ops::Operation;
-use kiln_core::{EntityDocument, LevelDocument, Project};
+use kiln_core::{EntityDocument, Project};
 
 use super::actions::{Action, UiCommand};
-use super::history::{FileWrite, FolderWrite, History, StepContext};
-use super::preview::{Preview, PreviewBuild, PreviewError};
+use super::history::History;
+use super::preview::{Preview, PreviewError};
 use super::tree::SceneTree;
 pub use disk_follow::{DiskFollow, ReloadPath, ReloadTiming};
 use level_edits::{Follow, LevelEdit, Planned};
 pub use open_level::OpenLevel;
 pub use opening::Opening;
 pub use outbox::{Effect, LogLine, Outbox, Severity};
-pub use plugins::PluginSwapTiming;
+use parts::Parts;
+pub use plugins::{EditorPlugins, PluginSwapTiming};
 pub use preview_state::PreviewState;
 pub use project_files::ProjectFiles;
-
-/// The key that marks entities copied to the system clipboard.
-const CLIPBOARD_KEY: &str = "kiln_entities";
 
 /// The editor's whole state, in parts. Fields are private: panels read them
 /// through the accessors and change them only by returning [`Action`]s.
@@ -71,7 +76,7 @@ pub struct Editor {
     preview: PreviewState,
     outbox: Outbox,
     history: History,
-    plugins: plugins::EditorPlugins,
+    plugins: EditorPlugins,
     /// Entities copied with Copy. Not the open level's: they are pasted into the
     /// next level opened as well.
     clipboard: Vec<EntityDocument>,
@@ -89,8 +94,7 @@ impl std::fmt::Debug for Editor {
 /// An empty tree, for views of an editor with no level open.
 static NO_TREE: std::sync::LazyLock<SceneTree> = std::sync::LazyLock::new(SceneTree::default);
 
-/// Read-only views of the state, for panels and tests: each part, and the
-/// questions asked most often of them.
+/// The parts, and the questions asked most often of them, for panels and tests.
 impl Editor {
     /// The project's files, types and index.
     pub fn files(&self) -> &ProjectFiles {
@@ -103,6 +107,22 @@ impl Editor {
     /// The preview world and what the viewport draws.
     pub fn preview_state(&self) -> &PreviewState {
         &self.preview
+    }
+    /// The project's plugins.
+    pub fn plugins(&self) -> &EditorPlugins {
+        &self.plugins
+    }
+    /// The level being edited.
+    pub fn level(&self) -> Option<&OpenLevel> {
+        self.level.as_ref()
+    }
+    /// The undo history.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+    /// The log panel's lines.
+    pub fn log(&self) -> &[LogLine] {
+        self.outbox.log()
     }
     /// The open project.
     pub fn project(&self) -> &Project {
@@ -120,10 +140,6 @@ impl Editor {
     pub fn findings(&self) -> &[dependency_checker::check::Finding] {
         &self.files.findings
     }
-    /// The level being edited.
-    pub fn level(&self) -> Option<&OpenLevel> {
-        self.level.as_ref()
-    }
     /// The hierarchy of the open level.
     pub fn tree(&self) -> &SceneTree {
         self.level.as_ref().map_or(&NO_TREE, |l| &l.tree)
@@ -137,9 +153,13 @@ impl Editor {
     pub fn selection(&self) -> &[String] {
         self.level.as_ref().map_or(&[], |l| &l.selection)
     }
-    /// The undo history.
-    pub fn history(&self) -> &History {
-        &self.history
+    /// The entity with authoring id `id` in the open level.
+    pub fn entity(&self, id: &str) -> Option<&EntityDocument> {
+        self.level.as_ref()?.entity(id)
+    }
+    /// The open document's merge conflicts still to resolve.
+    pub fn conflicts(&self) -> &[kiln_core::conflict::Conflict] {
+        self.level.as_ref().map_or(&[], |l| &l.doc.conflicts)
     }
     /// The runtime world spawned from the level.
     pub fn preview(&self) -> &Preview {
@@ -149,9 +169,9 @@ impl Editor {
     pub fn compile_error(&self) -> Option<&PreviewError> {
         self.preview.compile_error.as_ref()
     }
-    /// The log panel's lines.
-    pub fn log(&self) -> &[LogLine] {
-        self.outbox.log()
+    /// The world pose of an entity in the preview world, if it has a transform there.
+    pub fn world_pose(&self, id: &str) -> Option<glam::Affine3A> {
+        self.preview.world_pose(id)
     }
     /// Whether the open level differs from its file.
     pub fn is_dirty(&self) -> bool {
@@ -161,21 +181,14 @@ impl Editor {
     pub fn is_open(&self, file: &str) -> bool {
         self.level.as_ref().is_some_and(|l| l.file == file)
     }
-    /// The entity with authoring id `id` in the open level.
-    pub fn entity(&self, id: &str) -> Option<&EntityDocument> {
-        self.level.as_ref()?.entity(id)
-    }
-    /// The world pose of an entity in the preview world, if it has a transform there.
-    pub fn world_pose(&self, id: &str) -> Option<glam::Affine3A> {
-        self.preview.world_pose(id)
-    }
-    /// The open document's merge conflicts still to resolve.
-    pub fn conflicts(&self) -> &[kiln_core::conflict::Conflict] {
-        self.level.as_ref().map_or(&[], |l| &l.doc.conflicts)
-    }
     /// The level being opened on a worker thread, if any.
     pub fn opening(&self) -> Option<level_loading::OpeningStatus> {
         self.opening.status()
+    }
+    /// The project's plugins and what of each would run, while the editor asks
+    /// whether the project is trusted to build and load them.
+    pub fn trust_question(&self) -> Option<Vec<(String, &'static str)>> {
+        self.plugins.trust_question(&self.files.project)
     }
 }
 
@@ -191,42 +204,53 @@ impl Editor {
         dir: &Path,
         waker: Option<dependency_checker::watch::Waker>,
     ) -> anyhow::Result<Self> {
-        let files = ProjectFiles::new(Project::open(dir)?)?;
         let mut editor = Editor {
-            plugins: plugins::EditorPlugins::new(waker.clone()),
-            files,
+            files: ProjectFiles::new(Project::open(dir)?)?,
             level: None,
             disk: DiskFollow::default(),
             opening: Opening::new(waker.clone()),
             preview: PreviewState::default(),
             outbox: Outbox::default(),
             history: History::default(),
+            plugins: EditorPlugins::new(waker.clone()),
             clipboard: Vec::new(),
         };
-        editor.plugins.trust = plugins::PluginTrust::at_open(&editor.files.project);
-        let (registry, to_build) = editor.load_plugins();
-        editor.files.registry = std::sync::Arc::new(registry);
-        editor
-            .disk
-            .start_watching(&editor.files.project, waker, &mut editor.outbox);
-        editor.refresh_problems();
+        let (files, outbox) = (&mut editor.files, &mut editor.outbox);
+        editor.plugins.trust = plugins::PluginTrust::at_open(&files.project);
+        let (registry, to_build) = editor.plugins.load(&files.project, outbox);
+        files.registry = std::sync::Arc::new(registry);
+        editor.disk.start_watching(&files.project, waker, outbox);
+        editor.parts().refresh_problems();
         editor.files.scan_folders();
-        let first = editor
-            .files
-            .project
-            .config()
-            .boot_levels
-            .first()
+        let config = editor.files.project.config();
+        let first = (config.boot_levels.first())
             .map(|l| format!("{l}.level"))
             .filter(|l| editor.files.levels.contains(l))
             .or_else(|| editor.files.levels.first().cloned());
         // Plugins whose sources changed since their last build are built without
         // holding up the window, and swapped in when ready.
-        editor.build_plugins(to_build);
+        (editor.plugins).build(&editor.files.project, to_build, &mut editor.outbox);
         if let Some(level) = first {
             editor.open_level(&level);
         }
         Ok(editor)
+    }
+
+    /// The parts a step reaches, and the history apart from them.
+    fn split(&mut self) -> (Parts<'_>, &mut History) {
+        let parts = Parts {
+            files: &mut self.files,
+            level: &mut self.level,
+            preview: &mut self.preview,
+            disk: &mut self.disk,
+            plugins: &mut self.plugins,
+            outbox: &mut self.outbox,
+        };
+        (parts, &mut self.history)
+    }
+
+    fn parts(&mut self) -> Parts<'_> {
+        self.split().0
     }
 
     /// Keeps at most `steps` undo steps.
@@ -237,29 +261,53 @@ impl Editor {
     /// The frame's own work, apart from the user's actions: folds in changes made
     /// outside the editor, advances the simulation by `dt` seconds while it plays,
     /// and keeps the recovery file at most `recovery_interval` behind.
-    pub fn tick(&mut self, dt: f32, recovery_interval: std::time::Duration) {
+    pub fn tick(&mut self, dt: f32, recovery_interval: Duration) {
         self.poll_opening();
         self.poll_changes();
         self.poll_plugins();
         if self.preview.runtime.playing {
             self.step_simulation(dt);
         }
-        if let Some(level) = &mut self.level {
-            let dirty = self.history.is_dirty();
-            let (project, registry) = (&self.files.project, &self.files.registry);
-            level.write_recovery(
-                project,
-                registry,
-                dirty,
-                recovery_interval,
-                &mut self.outbox,
-            );
-        }
+        self.write_recovery(recovery_interval);
     }
 
-    /// Writes the open level's unsaved edits to its recovery file now if they
-    /// are more than `interval` old (tests).
-    pub fn write_recovery(&mut self, interval: std::time::Duration) {
+    /// Folds changes made outside the editor into the index, and recompiles and
+    /// respawns the open level if the change reaches it (the graph decides).
+    /// Called every frame; cheap when nothing changed.
+    pub fn poll_changes(&mut self) {
+        let (mut parts, history) = self.split();
+        parts.poll_changes(history);
+    }
+
+    /// Applies a finished background build of plugins (called every frame).
+    pub fn poll_plugins(&mut self) {
+        self.parts().poll_plugins();
+    }
+
+    /// Hot reload: despawns the level, shuts every plugin down and unloads it,
+    /// loads them again from fresh copies, and recompiles and respawns the level.
+    pub fn reload_plugins(&mut self) {
+        self.parts().reload_plugins();
+    }
+
+    /// Waits for the background build of plugins, if any, at most `timeout`, and
+    /// applies it. For tests and the headless frame: the window polls without
+    /// waiting.
+    pub fn wait_for_plugin_builds(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while !self.plugins.building().is_empty() {
+            self.poll_plugins();
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    }
+
+    /// Writes the open level's unsaved edits to its recovery file if the last
+    /// write is more than `interval` old.
+    pub fn write_recovery(&mut self, interval: Duration) {
         if let Some(level) = &mut self.level {
             let dirty = self.history.is_dirty();
             let (project, registry) = (&self.files.project, &self.files.registry);
@@ -270,7 +318,7 @@ impl Editor {
     /// One step of the simulation, as `kiln play` runs it: each plugin's `update`,
     /// then every component's `simulate`.
     fn step_simulation(&mut self, dt: f32) {
-        for plugin in &self.plugins.loaded {
+        for plugin in self.plugins.loaded() {
             plugin.update(dt);
         }
         self.preview.runtime.step(dt);
@@ -287,6 +335,13 @@ impl Editor {
         self.disk.take_synced_cookies()
     }
 
+    /// Sets the size from which a saved level is shown before the index takes it
+    /// in (`live_reload::SHOWN_BEFORE_INDEXING` unless set): where frames are
+    /// cheap (a GPU), or to see the path at work on a small level.
+    pub fn show_saves_before_indexing_from(&mut self, bytes: usize) {
+        self.disk.shown_before_indexing = bytes;
+    }
+
     /// What applying actions asked of the view since the last call.
     pub fn take_effects(&mut self) -> Vec<Effect> {
         self.outbox.take_effects()
@@ -297,34 +352,12 @@ impl Editor {
         self.outbox.info(text);
     }
 
-    /// Opens a level, replacing the current one (the GUI asks about unsaved edits first).
-    /// A large one opens on a worker thread: see [`Editor::opening`].
+    /// Opens a level, replacing the current one (the GUI asks about unsaved edits
+    /// first). A large one opens on a worker thread: see [`Editor::opening`].
     fn open_level(&mut self, file: &str) {
-        let project = &self.files.project;
-        let bytes = kiln_core::fs::kind_below(project.root(), file).map_or(0, |(_, st)| st.size);
-        if bytes >= self.opening.background_open_bytes {
-            self.opening.load = Some(level_loading::LevelLoad::start(
-                project.clone(),
-                std::sync::Arc::clone(&self.files.registry),
-                file,
-                bytes,
-                self.opening.waker.clone(),
-            ));
-            self.outbox
-                .info(format!("opening {file} ({:.0} MB)", bytes as f64 / 1e6));
-            return;
-        }
-        self.opening.load = None;
-        let text = match level_loading::read(project, file) {
-            Ok(t) => t,
-            Err(e) => return self.outbox.error(format!("cannot open {e}")),
-        };
-        match LevelDocument::parse_with_conflicts(&text, file, kiln_core::conflict::Side::Ours) {
-            Ok(doc) => {
-                self.install_level(file, doc, None);
-                (self.disk).build_disk_text(&self.files, file, text);
-            }
-            Err(e) => self.outbox.error(format!("cannot open {e}")),
+        if let Some(opened) = self.opening.open(&self.files, file, &mut self.outbox) {
+            let (mut parts, history) = self.split();
+            parts.install_level(opened, history);
         }
     }
 
@@ -339,68 +372,25 @@ impl Editor {
     pub fn finish_opening(&mut self) {
         while self.opening.load.is_some() {
             self.poll_opening();
-            std::thread::sleep(std::time::Duration::from_millis(2));
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
 
     /// Installs a level the worker finished.
     fn poll_opening(&mut self) {
-        let Some(loaded) = self.opening.load.as_mut().and_then(|o| o.poll()) else {
-            return;
-        };
-        let Some(load) = self.opening.load.take() else {
-            return;
-        };
-        match loaded.doc {
-            Ok(doc) => {
-                self.install_level(load.file(), doc, Some(loaded.compiled));
-                if let Some(text) = loaded.text {
-                    (self.disk).build_disk_text(&self.files, load.file(), text);
-                }
-            }
-            Err(e) => self.outbox.error(format!("cannot open {e}")),
+        if let Some(opened) = self.opening.poll(&mut self.outbox) {
+            let (mut parts, history) = self.split();
+            parts.install_level(opened, history);
         }
     }
 
-    /// Makes `doc` the open level; `compiled` is its blob when it was compiled
-    /// already (on the worker), so it is not compiled twice.
-    fn install_level(
-        &mut self,
-        file: &str,
-        doc: LevelDocument,
-        compiled: Option<Result<PreviewBuild, PreviewError>>,
-    ) {
-        let mut level = OpenLevel::new(file, doc);
-        level.recovery = recovery::read(&self.files.project, file).filter(|r| *r != level.doc);
-        if level.recovery.is_some() {
-            self.outbox.warn(format!(
-                "{file} has unsaved edits from a session that ended without saving; restore them?"
-            ));
-        }
-        let conflicts = level.doc.conflicts.len();
-        self.disk.forget_disk_build();
-        self.disk.keep_level_layout = true;
-        self.history.clear();
-        if conflicts > 0 {
-            self.outbox.warn(format!(
-                "{file} has {conflicts} merge conflict{} to resolve (Conflicts tab); until then ours is shown, and kiln check and kiln compile refuse the file",
-                if conflicts == 1 { "" } else { "s" }
-            ));
-            self.outbox.push(Effect::ShowConflicts);
-        }
-        self.preview.runtime = Preview::default();
-        let level = self.level.insert(level);
-        (self.preview).follow_document(level, &self.files, &mut self.outbox, compiled);
-        self.outbox.push(Effect::FrameSelection);
-        self.outbox.info(format!("opened {file}"));
-    }
-
-    /// Rebuilds what follows from the document: the tree, the selection (entities
-    /// that are gone leave it), and the preview world.
-    fn after_edit(&mut self) {
-        self.preview.doc_layout = None;
-        if let Some(level) = &mut self.level {
-            (self.preview).follow_document(level, &self.files, &mut self.outbox, None);
+    /// The open level was deleted: another one opens, if there is one.
+    fn close_level(&mut self) {
+        self.level = None;
+        self.preview.close();
+        self.files.reread_levels();
+        if let Some(next) = self.files.levels.first().cloned() {
+            self.open_level(&next);
         }
     }
 
@@ -420,33 +410,35 @@ impl Editor {
         if let Some(selection) = edit.select {
             level.selection = selection;
         }
-    }
-
-    /// Makes a conflict resolution's edit and says what it resolved.
-    fn resolve_conflicts(&mut self, resolved: Option<(LevelEdit, String)>) {
-        if let Some((edit, said)) = resolved {
-            self.edit(edit);
-            let next = conflicts::after_last_conflict(self.level.as_ref());
-            self.outbox.info(format!("{said}{next}"));
+        if let Some(said) = edit.said {
+            self.outbox.info(said);
         }
     }
 
     /// Performs an action: the one place where the state changes.
     pub fn apply(&mut self, action: Action) {
-        let Some(level) = &self.level else {
-            return self.apply_without_level(action);
+        let action = match &self.level {
+            Some(level) => {
+                let (clipboard, preview) = (&self.clipboard, &self.preview);
+                match level_edits::plan(action, level, clipboard, &|id| preview.world_pose(id)) {
+                    Ok(Planned::Edit(edit)) => return self.edit(*edit),
+                    Ok(Planned::Nothing) => return,
+                    Ok(Planned::Refused(why)) => return self.outbox.error(why),
+                    Err(other) => *other,
+                }
+            }
+            None => action,
         };
-        let preview = &self.preview;
-        match level_edits::plan(action, level, &|id| preview.world_pose(id)) {
-            Ok(Planned::Edit(edit)) => self.edit(*edit),
-            Ok(Planned::Nothing) => {}
-            Ok(Planned::Refused(why)) => self.outbox.error(why),
-            Err(other) => self.apply_without_level(*other),
+        let (mut parts, history) = self.split();
+        match parts.apply_file_action(action, history) {
+            Ok(true) => self.close_level(),
+            Ok(false) => {}
+            Err(other) => self.apply_other(*other),
         }
     }
 
-    /// The actions that do not edit entities of the open level.
-    fn apply_without_level(&mut self, action: Action) {
+    /// The actions that neither edit entities nor change project files.
+    fn apply_other(&mut self, action: Action) {
         match action {
             Action::Run(c) => self.run(c),
             // Opening the open level again would reload it from disk: a jump to a
@@ -459,24 +451,18 @@ impl Editor {
                 }
             }
             Action::EndGesture => self.history.end_merge(),
-            Action::MoveAssets(plan) => {
-                if let Err(e) = self.apply_move(&plan) {
-                    self.outbox.error(format!("{e:#}"));
-                }
-            }
-            Action::FixReference { place, old, new } => self.fix_reference(&place, &old, &new),
-            Action::FixStalePaths => self.fix_stale_paths(),
             Action::ResolveRecovery { restore } => {
                 let Some(level) = &mut self.level else { return };
                 if let Some(edit) = level.resolve_recovery(restore, &self.files.project) {
-                    let file = level.file.clone();
-                    self.edit(LevelEdit::rebuild(edit));
-                    self.outbox
-                        .info(format!("restored the unsaved edits of {file}"));
+                    let said = format!("restored the unsaved edits of {}", level.file);
+                    self.edit(LevelEdit::rebuild(edit).saying(said));
                 }
             }
-            Action::ResolveDiskConflict { take_disk } => self.resolve_disk_conflict(take_disk),
-            Action::AnswerTrust { trust } => self.answer_trust(trust),
+            Action::ResolveDiskConflict { take_disk } => {
+                let (mut parts, history) = self.split();
+                parts.resolve_disk_conflict(take_disk, history);
+            }
+            Action::AnswerTrust { trust } => self.parts().answer_trust(trust),
             Action::DiscardUnsavedEdits => {
                 // Forgotten on purpose: the recovery file goes, and none is
                 // written again for them.
@@ -485,115 +471,41 @@ impl Editor {
                     level.remove_recovery(&self.files.project);
                 }
             }
-            Action::SetAssetField {
-                file,
-                field,
-                value,
-                continuing,
-            } => self.set_asset_field(&file, &field, value, continuing),
-            Action::CreateAsset { file } => self.create_asset(&file),
-            Action::CreateFolder { folder } => self.create_folder(&folder),
-            Action::DuplicateAsset { file, copy } => self.duplicate_asset(&file, &copy),
-            Action::DeleteAssets {
-                paths,
-                replace_with,
-            } => self.delete_assets(&paths, replace_with.as_deref()),
-            Action::ImportFiles {
-                sources,
-                folder,
-                on_conflict,
-            } => {
-                self.files.import_question = None;
-                self.import_files(sources, &folder, on_conflict);
-            }
-            Action::CancelImport => self.files.import_question = None,
-            Action::PasteText(text) => self.paste_text(&text),
-            Action::ResolveConflict { index, how } => {
-                let resolved =
-                    (self.level.as_ref()).and_then(|l| conflicts::resolve_one(l, index, how));
-                self.resolve_conflicts(resolved);
-            }
-            Action::ResolveAllConflicts(side) => {
-                let resolved = (self.level.as_ref()).and_then(|l| conflicts::resolve_all(l, side));
-                self.resolve_conflicts(resolved);
-            }
-            Action::ApplyOverrides { instance } => self.apply_overrides(&instance),
-            // Entity edits without a level, and the window's own actions (handled by
-            // the app before they reach the editor).
-            Action::Rename { .. }
-            | Action::Reparent { .. }
-            | Action::SetField { .. }
-            | Action::SetFieldEach { .. }
-            | Action::RevertOverride { .. }
-            | Action::AddComponent { .. }
-            | Action::RemoveComponent { .. }
-            | Action::CreateEntity { .. }
-            | Action::PlaceAsset { .. }
-            | Action::OpenProject(_)
-            | Action::CreateProject { .. }
-            | Action::RevealFile(_)
-            | Action::AnswerUnsaved(_)
-            | Action::Quit => {}
+            Action::PasteText(text) => match clipboard::pasted(&text) {
+                Some(Ok(copied)) => {
+                    self.clipboard = copied;
+                    self.apply(Action::Run(UiCommand::Paste));
+                }
+                Some(Err(why)) => self.outbox.error(why),
+                None => self.apply(Action::Run(UiCommand::Paste)),
+            },
+            // Entity edits and changes of files where they do nothing (no level
+            // open, or the command is the window's), and the window's own actions
+            // (handled by the app before they reach the editor).
+            _ => {}
         }
     }
 
     fn run(&mut self, c: UiCommand) {
         match c {
-            UiCommand::Save => {
-                if let Err(e) = self.save() {
-                    self.outbox.error(format!("{e:#}"));
-                }
+            UiCommand::Undo => {
+                let (mut parts, history) = self.split();
+                let undone = history.undo(&mut parts);
+                self.after_step(undone, "undo");
             }
-            UiCommand::Undo => self.undo(),
-            UiCommand::Redo => self.redo(),
-            // Without a camera to put it in front of (tests, scripts): at the origin.
-            UiCommand::NewEntity => self.apply(Action::CreateEntity { position: [0.0; 3] }),
-            UiCommand::Delete => {
-                if let Some(level) = &self.level
-                    && let Some(made) =
-                        entity_edits::delete(&level.doc, &level.tree, &level.selection)
-                {
-                    self.edit(LevelEdit::select(made));
-                }
-            }
-            UiCommand::Duplicate => {
-                let copies = self
-                    .level
-                    .as_ref()
-                    .map_or_else(Vec::new, OpenLevel::selected_subtrees);
-                self.paste(&copies);
+            UiCommand::Redo => {
+                let (mut parts, history) = self.split();
+                let redone = history.redo(&mut parts);
+                self.after_step(redone, "redo");
             }
             UiCommand::Copy => self.copy_selection(),
             UiCommand::Cut => {
                 self.copy_selection();
-                self.run(UiCommand::Delete);
-            }
-            UiCommand::Paste => {
-                let copies = std::mem::take(&mut self.clipboard);
-                self.paste(&copies);
-                self.clipboard = copies;
-            }
-            UiCommand::MoveUp | UiCommand::MoveDown | UiCommand::Indent | UiCommand::Outdent => {
-                let way = match c {
-                    UiCommand::MoveUp => entity_edits::Nudge::Up,
-                    UiCommand::MoveDown => entity_edits::Nudge::Down,
-                    UiCommand::Indent => entity_edits::Nudge::Indent,
-                    _ => entity_edits::Nudge::Outdent,
-                };
-                if let Some(level) = &self.level
-                    && let Some((entities, parent, before)) =
-                        entity_edits::nudge(&level.doc, &level.tree, &level.selection, way)
-                {
-                    self.apply(Action::Reparent {
-                        entities,
-                        parent,
-                        before,
-                    });
-                }
+                self.apply(Action::Run(UiCommand::Delete));
             }
             UiCommand::BeginRename => {
-                if let Some(id) = self.selection().first() {
-                    self.outbox.push(Effect::BeginRename(id.clone()));
+                if let Some(id) = self.selection().first().cloned() {
+                    self.outbox.push(Effect::BeginRename(id));
                 }
             }
             UiCommand::PlayPause => self.preview.runtime.playing = !self.preview.runtime.playing,
@@ -605,13 +517,26 @@ impl Editor {
             }
             UiCommand::FrameSelection => self.outbox.push(Effect::FrameSelection),
             UiCommand::ToggleTopView => self.preview.top_view = !self.preview.top_view,
-            UiCommand::RefreshProblems => self.refresh_problems(),
-            UiCommand::ReloadPlugins => self.rebuild_plugins(),
-            UiCommand::TrustProject => self.ask_trust(),
-            UiCommand::CreatePrefab => self.create_prefab(),
-            // The handle's tool is the viewport's state, and the new project dialog
+            UiCommand::RefreshProblems => self.parts().refresh_problems(),
+            UiCommand::ReloadPlugins => self.parts().rebuild_plugins(),
+            UiCommand::TrustProject => {
+                (self.plugins).ask_trust(&self.files.project, &mut self.outbox)
+            }
+            // Entity edits (`level_edits`) where no level is open; saving and
+            // making a prefab change files (`file_changes`); the handle's tool is
+            // the viewport's state, and the new project dialog and the import
             // the window's (the app handles them).
-            UiCommand::MoveTool
+            UiCommand::NewEntity
+            | UiCommand::Delete
+            | UiCommand::Duplicate
+            | UiCommand::Paste
+            | UiCommand::MoveUp
+            | UiCommand::MoveDown
+            | UiCommand::Indent
+            | UiCommand::Outdent
+            | UiCommand::Save
+            | UiCommand::CreatePrefab
+            | UiCommand::MoveTool
             | UiCommand::RotateTool
             | UiCommand::ScaleTool
             | UiCommand::NewProject
@@ -620,69 +545,14 @@ impl Editor {
     }
 
     /// Copies the selected entities (with their children), here and to the system
-    /// clipboard as JSON, so that another Kiln window can paste them too.
+    /// clipboard.
     fn copy_selection(&mut self) {
         let Some(level) = &self.level else { return };
-        self.clipboard = level.selected_subtrees();
-        if self.clipboard.is_empty() {
-            return;
-        }
-        let wrapped = serde_json::json!({ CLIPBOARD_KEY: self.clipboard });
-        if let Ok(text) = serde_json::to_string_pretty(&wrapped) {
+        let (copied, text) = clipboard::copy(level);
+        self.clipboard = copied;
+        if let Some(text) = text {
             self.outbox.push(Effect::CopyText(text));
         }
-    }
-
-    /// Pastes entities copied in Kiln from `text` (the system clipboard), or the
-    /// ones copied here last.
-    fn paste_text(&mut self, text: &str) {
-        #[derive(serde::Deserialize)]
-        struct Copied {
-            kiln_entities: Vec<EntityDocument>,
-        }
-        match serde_json::from_str::<Copied>(text) {
-            Ok(copied) if !copied.kiln_entities.is_empty() => {
-                // Text anyone could have put there: ids as a level has them, once each.
-                let mut seen = std::collections::HashSet::new();
-                let bad = copied.kiln_entities.iter().find(|e| {
-                    !kiln_core::level::valid_authoring_id(&e.id) || !seen.insert(e.id.as_str())
-                });
-                if let Some(bad) = bad {
-                    return self.outbox.error(format!(
-                        "cannot paste: the copied entity id \"{}\" is not a valid authoring id or comes twice",
-                        bad.id
-                    ));
-                }
-                self.paste(&copied.kiln_entities);
-                self.clipboard = copied.kiln_entities;
-            }
-            _ => self.run(UiCommand::Paste),
-        }
-    }
-
-    fn paste(&mut self, entities: &[EntityDocument]) {
-        if let Some(level) = &self.level
-            && let Some(made) = entity_edits::paste(&level.doc, entities)
-        {
-            self.edit(LevelEdit::select(made));
-        }
-    }
-
-    // The history is out of the editor while its step runs through the editor
-    // (`StepContext`): a step changes the document and the files, never the
-    // history.
-    fn undo(&mut self) {
-        let mut history = std::mem::take(&mut self.history);
-        let undone = history.undo(self);
-        self.history = history;
-        self.after_step(undone, "undo");
-    }
-
-    fn redo(&mut self) {
-        let mut history = std::mem::take(&mut self.history);
-        let redone = history.redo(self);
-        self.history = history;
-        self.after_step(redone, "redo");
     }
 
     /// Selects what an undone or redone step touched (what came back from a
@@ -698,39 +568,5 @@ impl Editor {
             }
             Some(Err(e)) => self.outbox.error(format!("cannot {what}: {e:#}")),
         }
-    }
-}
-
-/// The editor as the history's steps see it: its open document, its checker's
-/// operations and its writes of whole files (see `history.rs`).
-impl StepContext for Editor {
-    fn document(&mut self) -> Option<&mut LevelDocument> {
-        self.level.as_mut().map(|level| &mut level.doc)
-    }
-
-    fn document_changed(&mut self) {
-        self.after_edit();
-    }
-
-    fn run_operation(&mut self, operation: &Operation) -> anyhow::Result<()> {
-        self.execute(operation).map(drop)
-    }
-
-    fn put_files(
-        &mut self,
-        writes: &[FileWrite],
-        folders: &[FolderWrite],
-        forward: bool,
-    ) -> anyhow::Result<()> {
-        self.files
-            .step_files(writes, folders, forward, &mut self.outbox)
-    }
-
-    fn files_written(&mut self, writes: &[FileWrite], document_edited: bool) {
-        self.after_files_written(writes, document_edited);
-    }
-
-    fn warn(&mut self, message: String) {
-        self.outbox.error(message);
     }
 }

@@ -12,16 +12,19 @@ use kiln_core::Registry;
 use kiln_plugin_host::project::{Choice, PluginFolder};
 use kiln_plugin_host::{LoadedPlugin, PluginError};
 
-use super::{Editor, Severity};
+use kiln_core::Project;
+
+use super::outbox::{Outbox, Severity};
+use super::parts::Parts;
 
 /// What the editor knows of the project's plugins.
 #[derive(Default)]
-pub(crate) struct EditorPlugins {
+pub struct EditorPlugins {
     pub(super) loaded: Vec<LoadedPlugin>,
     /// Why listed plugins are not loaded, for Problems.
     pub(super) errors: Vec<String>,
     /// Plugins loaded with a caveat (a prebuilt library from other sources).
-    warnings: Vec<String>,
+    pub(super) warnings: Vec<String>,
     /// The build running in the background, if any: its folders and its result.
     building: Option<(Vec<String>, Receiver<BuildOutcome>)>,
     /// Folders whose sources changed while a build was running: built next.
@@ -35,7 +38,7 @@ pub(crate) struct EditorPlugins {
 
 /// Whether the open project's plugins may be built and run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum PluginTrust {
+pub enum PluginTrust {
     /// Trusted (or it has no plugins).
     #[default]
     Trusted,
@@ -71,6 +74,15 @@ pub struct PluginSwapTiming {
     pub respawn_ms: f64,
 }
 
+impl std::fmt::Debug for EditorPlugins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EditorPlugins")
+            .field("errors", &self.errors)
+            .field("trust", &self.trust)
+            .finish_non_exhaustive()
+    }
+}
+
 impl EditorPlugins {
     pub(super) fn new(waker: Option<dependency_checker::watch::Waker>) -> Self {
         EditorPlugins {
@@ -80,42 +92,87 @@ impl EditorPlugins {
     }
 }
 
-impl Editor {
+impl EditorPlugins {
     /// The plugins that are loaded.
-    pub fn plugins(&self) -> &[LoadedPlugin] {
-        &self.plugins.loaded
+    pub fn loaded(&self) -> &[LoadedPlugin] {
+        &self.loaded
     }
 
     /// Why plugins the project lists are not loaded (shown in Problems).
-    pub fn plugin_errors(&self) -> &[String] {
-        &self.plugins.errors
+    pub fn errors(&self) -> &[String] {
+        &self.errors
     }
 
     /// Plugins loaded with a caveat: a prebuilt library built from other sources
     /// than the folder holds, where nothing can build them (shown in Problems).
-    pub fn plugin_warnings(&self) -> &[String] {
-        &self.plugins.warnings
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The plugin folders being built in the background.
-    pub fn plugins_building(&self) -> &[String] {
-        self.plugins.building.as_ref().map_or(&[], |(f, _)| f)
+    pub fn building(&self) -> &[String] {
+        self.building.as_ref().map_or(&[], |(f, _)| f)
     }
 
     /// How long the last hot reload of plugins took.
-    pub fn last_plugin_swap(&self) -> Option<PluginSwapTiming> {
-        self.plugins.last_swap
+    pub fn last_swap(&self) -> Option<PluginSwapTiming> {
+        self.last_swap
     }
 
-    /// A registry of the built-in types plus the plugins whose libraries are up to
-    /// date; the others are returned to be built in the background.
-    pub(super) fn load_plugins(&mut self) -> (Registry, Vec<String>) {
+    /// The project's plugins and what of each would run, while the editor asks
+    /// whether the project is trusted to build and load them.
+    pub fn trust_question(&self, project: &Project) -> Option<Vec<(String, &'static str)>> {
+        if self.trust != PluginTrust::Asking {
+            return None;
+        }
+        let root = project.root();
+        let described = (project.config().plugins.iter())
+            .map(|entry| {
+                let what = match PluginFolder::find(root, entry).map(|f| f.source) {
+                    Ok(kiln_plugin_host::project::PluginSource::Cargo(_)) => {
+                        "a Rust crate, built with cargo (its build script runs too) and loaded"
+                    }
+                    Ok(kiln_plugin_host::project::PluginSource::C(_)) => {
+                        "C sources, compiled and loaded"
+                    }
+                    Ok(kiln_plugin_host::project::PluginSource::Library(_)) => {
+                        "a built library, loaded"
+                    }
+                    Err(_) => "cannot be loaded as it is",
+                };
+                (entry.clone(), what)
+            })
+            .collect();
+        Some(described)
+    }
+
+    /// Asks (again) whether the project is trusted to build and load its plugins.
+    pub(super) fn ask_trust(&mut self, project: &Project, outbox: &mut Outbox) {
+        if project.config().plugins.is_empty() {
+            outbox.info("this project lists no plugins (\"plugins\" in kiln.project)".to_owned());
+            return;
+        }
+        if crate::trust::trusted_by_flag() {
+            return outbox
+                .info("every project is trusted in this run (--trust or KILN_TRUST=1)".to_owned());
+        }
+        self.trust = PluginTrust::Asking;
+    }
+
+    /// A registry of the built-in types plus the plugins of `project` whose
+    /// libraries are up to date; the others are returned to be built in the
+    /// background.
+    pub(super) fn load(
+        &mut self,
+        project: &Project,
+        outbox: &mut Outbox,
+    ) -> (Registry, Vec<String>) {
         let mut registry = Registry::with_builtins();
-        let root = self.files.project.root().to_owned();
-        if self.plugins.trust != PluginTrust::Trusted {
+        let root = project.root().to_owned();
+        if self.trust != PluginTrust::Trusted {
             // Nothing of theirs is built or run; their types say where they come
             // from.
-            let entries = self.files.project.config().plugins.clone();
+            let entries = project.config().plugins.clone();
             let left = kiln_plugin_host::project::leave_out_project(
                 &root,
                 &entries,
@@ -126,15 +183,15 @@ impl Editor {
                 "plugins not loaded ({}): this project is not trusted, and plugins are code Kiln builds and runs (Simulation > Trust this project… to load them)",
                 entries.join(", ")
             );
-            self.plugins.errors = left.errors.iter().map(ToString::to_string).collect();
-            self.plugins.warnings = vec![note];
+            self.errors = left.errors.iter().map(ToString::to_string).collect();
+            self.warnings = vec![note];
             return (registry, Vec::new());
         }
         kiln_plugin_host::project::remove_stale_copies(&root);
         let mut to_build = Vec::new();
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
-        for entry in &self.files.project.config().plugins {
+        for entry in &project.config().plugins {
             let folder = match PluginFolder::find(&root, entry) {
                 Ok(folder) => folder,
                 Err(e) => {
@@ -154,7 +211,7 @@ impl Editor {
             match loaded {
                 Ok((plugin, warning)) => {
                     folder.record_types(&plugin.component_types);
-                    self.plugins.loaded.push(plugin);
+                    self.loaded.push(plugin);
                     warnings.extend(warning);
                 }
                 Err(e) => {
@@ -164,46 +221,43 @@ impl Editor {
             }
         }
         for e in &errors {
-            self.outbox.note(Severity::Error, e.clone(), false);
+            outbox.note(Severity::Error, e.clone(), false);
         }
         for w in &warnings {
-            self.outbox.note(Severity::Warning, w.clone(), true);
+            outbox.note(Severity::Warning, w.clone(), true);
         }
-        self.plugins.warnings = warnings;
-        if !self.plugins.loaded.is_empty() {
+        self.warnings = warnings;
+        if !self.loaded.is_empty() {
             let names: Vec<String> = self
-                .plugins
                 .loaded
                 .iter()
                 .map(|p| format!("{} ({})", p.name, p.component_types.join(", ")))
                 .collect();
-            self.outbox
-                .info(format!("plugins loaded: {}", names.join("; ")));
+            outbox.info(format!("plugins loaded: {}", names.join("; ")));
         }
-        self.plugins.errors = errors;
-        self.take_plugin_messages();
+        self.errors = errors;
+        take_messages(outbox);
         (registry, to_build)
     }
 
-    /// Builds `folders` on another thread; [`Editor::poll_plugins`] swaps them in
+    /// Builds `folders` on another thread; `Parts::poll_plugins` swaps them in
     /// when done. A build already running finishes first.
-    pub(super) fn build_plugins(&mut self, folders: Vec<String>) {
-        if folders.is_empty() || self.plugins.trust != PluginTrust::Trusted {
+    pub(super) fn build(&mut self, project: &Project, folders: Vec<String>, outbox: &mut Outbox) {
+        if folders.is_empty() || self.trust != PluginTrust::Trusted {
             return;
         }
-        if self.plugins.building.is_some() {
+        if self.building.is_some() {
             for f in folders {
-                if !self.plugins.queued.contains(&f) {
-                    self.plugins.queued.push(f);
+                if !self.queued.contains(&f) {
+                    self.queued.push(f);
                 }
             }
             return;
         }
-        self.outbox
-            .info(format!("building plugin {}", folders.join(", ")));
-        let root = self.files.project.root().to_owned();
+        outbox.info(format!("building plugin {}", folders.join(", ")));
+        let root = project.root().to_owned();
         let (send, receive) = channel();
-        let waker = self.plugins.waker.clone();
+        let waker = self.waker.clone();
         let list = folders.clone();
         let spawned = std::thread::Builder::new()
             .name("kiln plugin build".into())
@@ -229,31 +283,30 @@ impl Editor {
                 }
             });
         match spawned {
-            Ok(_) => self.plugins.building = Some((folders, receive)),
-            Err(e) => self
-                .outbox
-                .error(format!("could not start building plugins: {e}")),
+            Ok(_) => self.building = Some((folders, receive)),
+            Err(e) => outbox.error(format!("could not start building plugins: {e}")),
         }
     }
+}
 
-    /// Waits for the background build, if any, at most `timeout`, and applies it.
-    /// For tests and the headless frame: the window polls without waiting.
-    pub fn wait_for_plugin_builds(&mut self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        while !self.plugins_building().is_empty() {
-            self.poll_plugins();
-            if Instant::now() > deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        true
+/// Moves what plugins logged into the editor's log (warnings and errors are
+/// toasts too).
+fn take_messages(outbox: &mut Outbox) {
+    for m in kiln_plugin_host::take_messages() {
+        let severity = match m.level {
+            0 => Severity::Info,
+            1 => Severity::Warning,
+            _ => Severity::Error,
+        };
+        outbox.note(severity, m.text, m.level > 0);
     }
+}
 
+impl Parts<'_> {
     /// Applies a finished background build: swaps in what built, reports what did
     /// not, and starts the next queued build. Called every frame; cheap otherwise.
-    pub fn poll_plugins(&mut self) {
-        self.take_plugin_messages();
+    pub(super) fn poll_plugins(&mut self) {
+        take_messages(self.outbox);
         let Some((_, receive)) = &self.plugins.building else {
             return;
         };
@@ -297,12 +350,12 @@ impl Editor {
             self.after_edit();
         }
         let queued = std::mem::take(&mut self.plugins.queued);
-        self.build_plugins(queued);
+        self.plugins.build(&self.files.project, queued, self.outbox);
     }
 
     /// Hot reload: despawns the level, shuts every plugin down and unloads it, loads
     /// them again from fresh copies, and recompiles and respawns the open level.
-    pub fn reload_plugins(&mut self) {
+    pub(super) fn reload_plugins(&mut self) {
         let start = Instant::now();
         // The instances live in the plugins: the world goes before they do.
         self.preview.runtime.clear();
@@ -315,7 +368,7 @@ impl Editor {
         // Built with the old plugins' code.
         self.disk.forget_disk_build();
         self.files.checker = None;
-        let (registry, to_build) = self.load_plugins();
+        let (registry, to_build) = self.plugins.load(&self.files.project, self.outbox);
         self.files.registry = Arc::new(registry);
         let swap_ms = start.elapsed().as_secs_f64() * 1000.0;
         let start = Instant::now();
@@ -338,21 +391,22 @@ impl Editor {
         ));
         // New schemas: the index's typed references follow them.
         self.refresh_problems();
-        self.build_plugins(to_build);
+        self.plugins
+            .build(&self.files.project, to_build, self.outbox);
     }
 
     /// Builds every plugin the project lists and swaps them in (the menu's
     /// "Rebuild and reload plugins").
     pub(super) fn rebuild_plugins(&mut self) {
         if self.plugins.trust != PluginTrust::Trusted {
-            return self.ask_trust();
+            return self.plugins.ask_trust(&self.files.project, self.outbox);
         }
         let all = self.files.project.config().plugins.clone();
         if all.is_empty() {
             self.outbox
                 .info("this project lists no plugins (\"plugins\" in kiln.project)".to_owned());
         }
-        self.build_plugins(all);
+        self.plugins.build(&self.files.project, all, self.outbox);
     }
 
     /// Plugin folders holding any of the `changed` files: rebuilt (when their
@@ -384,51 +438,14 @@ impl Editor {
             self.reload_plugins();
             return;
         }
-        self.build_plugins(build.into_iter().chain(swap).collect());
+        self.plugins.build(
+            &self.files.project,
+            build.into_iter().chain(swap).collect(),
+            self.outbox,
+        );
     }
 
-    /// The project's plugins and what of each would run, while the editor asks
-    /// whether the project is trusted to build and load them.
-    pub fn trust_question(&self) -> Option<Vec<(String, &'static str)>> {
-        if self.plugins.trust != PluginTrust::Asking {
-            return None;
-        }
-        let root = self.files.project.root();
-        let described = (self.files.project.config().plugins.iter())
-            .map(|entry| {
-                let what = match PluginFolder::find(root, entry).map(|f| f.source) {
-                    Ok(kiln_plugin_host::project::PluginSource::Cargo(_)) => {
-                        "a Rust crate, built with cargo (its build script runs too) and loaded"
-                    }
-                    Ok(kiln_plugin_host::project::PluginSource::C(_)) => {
-                        "C sources, compiled and loaded"
-                    }
-                    Ok(kiln_plugin_host::project::PluginSource::Library(_)) => {
-                        "a built library, loaded"
-                    }
-                    Err(_) => "cannot be loaded as it is",
-                };
-                (entry.clone(), what)
-            })
-            .collect();
-        Some(described)
-    }
-
-    /// Asks (again) whether the project is trusted to build and load its plugins.
-    pub(super) fn ask_trust(&mut self) {
-        if self.files.project.config().plugins.is_empty() {
-            self.outbox
-                .info("this project lists no plugins (\"plugins\" in kiln.project)".to_owned());
-            return;
-        }
-        if crate::trust::trusted_by_flag() {
-            return self
-                .info("every project is trusted in this run (--trust or KILN_TRUST=1)".to_owned());
-        }
-        self.plugins.trust = PluginTrust::Asking;
-    }
-
-    /// The user's answer to [`Editor::trust_question`]: remembered for the
+    /// The user's answer to [`EditorPlugins::trust_question`]: remembered for the
     /// project; trusted, the plugins are built and loaded now.
     pub(super) fn answer_trust(&mut self, trust: bool) {
         let answer = if trust {
@@ -448,19 +465,6 @@ impl Editor {
         } else {
             self.plugins.trust = PluginTrust::Declined;
             self.refresh_problems();
-        }
-    }
-
-    /// Moves what plugins logged into the editor's log (warnings and errors are
-    /// toasts too).
-    fn take_plugin_messages(&mut self) {
-        for m in kiln_plugin_host::take_messages() {
-            let severity = match m.level {
-                0 => Severity::Info,
-                1 => Severity::Warning,
-                _ => Severity::Error,
-            };
-            self.outbox.note(severity, m.text, m.level > 0);
         }
     }
 }

@@ -131,6 +131,19 @@ impl ProjectFiles {
     pub fn levels(&self) -> &[String] {
         &self.levels
     }
+    /// Indexes the project again (its files, and the types of the registry as it
+    /// is now), and takes what the new index finds.
+    pub(super) fn reindex(&mut self) -> Result<(), dependency_checker::CheckerError> {
+        let checker = Checker::open(
+            self.project.root(),
+            self.registry.clone(),
+            &dependency_checker::index::BuildOptions::default(),
+        )?;
+        self.findings = checker.findings();
+        self.checker = Some(checker);
+        Ok(())
+    }
+
     /// Reads the list of levels again.
     pub(super) fn reread_levels(&mut self) {
         self.levels = self.project.levels().unwrap_or_default();

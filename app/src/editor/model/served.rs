@@ -23,7 +23,7 @@ impl Answerer for Editor {
     }
 
     fn answer(&mut self, query: &Query) -> Answer {
-        let plugin_errors = self.plugins.errors.clone();
+        let plugin_errors = self.plugins.errors().to_vec();
         match query {
             Query::Mv { paths, options } => {
                 query_service::answer(query, &plugin_errors, |_, out, err| {
@@ -41,7 +41,12 @@ impl Answerer for Editor {
                 });
                 let changed = self.files.checker.as_mut().map(Checker::take_changed);
                 if let Some(changed) = changed {
-                    self.follow_files(&changed, ChangedBy::Outside { first_event: None });
+                    let (mut parts, history) = self.split();
+                    let by = ChangedBy::Outside {
+                        first_event: None,
+                        history,
+                    };
+                    parts.follow_files(&changed, by);
                 }
                 answer
             }
@@ -56,7 +61,8 @@ impl Mover for Editor {
     }
 
     fn apply(&mut self, plan: &MovePlan) -> anyhow::Result<()> {
-        self.apply_move(plan)?;
+        let (mut parts, history) = self.split();
+        parts.apply_move(plan, history)?;
         // Followed as the editor's own change already.
         if let Some(checker) = &mut self.files.checker {
             checker.take_changed();

@@ -102,8 +102,8 @@ pub fn show(
                 let problems = editor.findings().len()
                     + usize::from(editor.compile_error().is_some())
                     + editor.preview_state().left_out().len()
-                    + editor.plugin_errors().len()
-                    + editor.plugin_warnings().len()
+                    + editor.plugins().errors().len()
+                    + editor.plugins().warnings().len()
                     + editor.preview_state().resources().errors.len()
                     + drawing.len();
                 ui.selectable_value(&mut state.bottom, BottomTab::Assets, "Assets");

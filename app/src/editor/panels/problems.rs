@@ -68,16 +68,16 @@ pub fn show(
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            for folder in editor.plugins_building() {
+            for folder in editor.plugins().building() {
                 ui.horizontal(|ui| {
                     ui.spinner();
                     ui.label(format!("building plugin {folder}…"));
                 });
             }
-            for e in editor.plugin_errors() {
+            for e in editor.plugins().errors() {
                 ui.colored_label(red, format!("⛔ {e}"));
             }
-            for w in editor.plugin_warnings() {
+            for w in editor.plugins().warnings() {
                 ui.colored_label(yellow, format!("⚠ {w}"));
             }
             if let Some(e) = editor.compile_error() {
@@ -121,8 +121,8 @@ pub fn show(
             if editor.findings().is_empty()
                 && editor.compile_error().is_none()
                 && editor.preview_state().left_out().is_empty()
-                && editor.plugin_errors().is_empty()
-                && editor.plugin_warnings().is_empty()
+                && editor.plugins().errors().is_empty()
+                && editor.plugins().warnings().is_empty()
                 && editor.preview_state().resources().errors.is_empty()
                 && drawing.is_empty()
             {
