@@ -37,7 +37,7 @@ use crate::checker_commands::{self, CheckOptions, MoveOptions};
 use crate::outcome::Outcome;
 
 /// The server's socket, relative to the project root.
-pub const SOCKET: &str = ".kiln/query.sock";
+pub const SOCKET: &str = kiln_core::own_folder::QUERY_SOCKET;
 
 /// The largest request a server reads (a `kiln mv` of many files is a few KB).
 const MAX_REQUEST: u64 = 1 << 20;
@@ -353,7 +353,10 @@ impl QueryServer {
         queries: Sender<PendingQuery>,
     ) -> anyhow::Result<Self> {
         if dependency_checker::fs::existing_kiln_dir(root).is_none() {
-            anyhow::bail!("{} is not a folder", root.join(".kiln").display());
+            anyhow::bail!(
+                "{} is not a folder",
+                root.join(kiln_core::own_folder::DIR).display()
+            );
         }
         let path = root.join(SOCKET);
         match std::fs::symlink_metadata(&path) {

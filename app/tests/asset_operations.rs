@@ -208,9 +208,9 @@ fn deleting_a_used_material_lists_its_references_and_can_point_them_elsewhere() 
     let tree = fs::read_to_string(dir.path().join("units/tree.unit")).unwrap();
     assert!(tree.contains("\"material\": \"materials/wood\""), "{tree}");
     assert!(
-        !e.findings().iter().any(|f| f.is_error()),
+        !e.files().findings().iter().any(|f| f.is_error()),
         "{:?}",
-        e.findings()
+        e.files().findings()
     );
     assert_eq!(
         e.history().undo_label().as_deref(),
@@ -231,15 +231,16 @@ fn deleting_a_used_material_lists_its_references_and_can_point_them_elsewhere() 
         replace_with: None,
     });
     assert!(
-        e.findings()
+        e.files()
+            .findings()
             .iter()
             .any(|f| f.is_error() && f.to_string().contains("materials/bark")),
         "{:?}",
-        e.findings()
+        e.files().findings()
     );
     undo(&mut e);
     assert_eq!(snapshot(dir.path()), before);
-    assert!(!e.findings().iter().any(|f| f.is_error()));
+    assert!(!e.files().findings().iter().any(|f| f.is_error()));
 }
 
 #[test]
@@ -358,9 +359,9 @@ fn importing_a_model_and_an_image_copies_them_with_what_they_need_and_asks_befor
     }
     // What it made checks clean: the model's URIs, the mesh and material references.
     assert!(
-        !e.findings().iter().any(|f| f.is_error()),
+        !e.files().findings().iter().any(|f| f.is_error()),
         "{:?}",
-        e.findings()
+        e.files().findings()
     );
     let mesh = fs::read_to_string(dir.path().join("art/imported/big_rock.mesh")).unwrap();
     assert!(
@@ -452,5 +453,5 @@ fn a_mesh_or_a_prefab_is_placed_in_the_level_as_one_step() {
     undo(&mut e);
     undo(&mut e);
     assert_eq!(e.level().unwrap().doc.entities.len(), count);
-    assert_eq!(e.compile_error(), None);
+    assert_eq!(e.preview_state().compile_error(), None);
 }

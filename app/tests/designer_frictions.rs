@@ -92,16 +92,18 @@ fn a_broken_unit_keeps_the_last_good_world_and_says_where_it_broke() {
     let text = fs::read_to_string(&unit).unwrap();
     atomic_write(&unit, &text.replacen("\"id\"", "\"id\" \"", 1));
     until(&mut editor, "the compile error", |e| {
-        e.compile_error().is_some()
+        e.preview_state().compile_error().is_some()
     });
-    let error = editor.compile_error().unwrap().to_string();
+    let error = editor.preview_state().compile_error().unwrap().to_string();
     assert!(error.starts_with("units/tree.unit:4:12: "), "{error}");
     assert_eq!(
         editor.preview().level.as_ref().unwrap().entities.len(),
         entities
     );
     atomic_write(&unit, &text);
-    until(&mut editor, "the fix", |e| e.compile_error().is_none());
+    until(&mut editor, "the fix", |e| {
+        e.preview_state().compile_error().is_none()
+    });
 }
 
 mod in_the_window {
@@ -279,7 +281,7 @@ fn a_prefab_made_from_a_selection_sits_where_it_was() {
     let before = poses(&editor, &["grove", "tree_01", "tree_03"]);
     editor.apply(Action::Select(vec!["grove".into()]));
     editor.apply(Action::Run(UiCommand::CreatePrefab));
-    assert_eq!(editor.compile_error(), None);
+    assert_eq!(editor.preview_state().compile_error(), None);
     let instance = editor.entity("grove").unwrap().clone();
     assert_eq!(instance.prefab.as_deref(), Some("units/grove"));
     assert_eq!(
@@ -317,7 +319,7 @@ fn a_prefab_made_from_a_selection_sits_where_it_was() {
     let centre = (before[0].translation + before[1].translation) / 2.0;
     editor.apply(Action::Select(roots.clone()));
     editor.apply(Action::Run(UiCommand::CreatePrefab));
-    assert_eq!(editor.compile_error(), None);
+    assert_eq!(editor.preview_state().compile_error(), None);
     let instance = editor.selection()[0].clone();
     let at = editor.world_pose(&instance).unwrap().translation;
     assert!((at - centre).length() < 1e-3, "{at:?} vs {centre:?}");

@@ -344,9 +344,9 @@ fn the_problems_list_fixes_a_non_canonical_reference() {
         text.replace("\"Materials/Wood\"", "\"materials/wood\"")
     );
     assert!(
-        editor(&h).findings().is_empty(),
+        editor(&h).files().findings().is_empty(),
         "{:?}",
-        editor(&h).findings()
+        editor(&h).files().findings()
     );
     // A fix is one step of the history, like a move.
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
@@ -416,14 +416,15 @@ fn the_rename_preview_lists_ambiguous_references_it_leaves_alone() {
 fn problems_follow_changes_made_outside_the_editor() {
     let dir = demo_copy();
     let mut h = open(dir.path());
-    assert!(editor(&h).findings().is_empty());
+    assert!(editor(&h).files().findings().is_empty());
     std::fs::remove_file(dir.path().join("materials/metal.material")).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while editor(&h).findings().is_empty() && std::time::Instant::now() < deadline {
+    while editor(&h).files().findings().is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
         h.run_steps(1);
     }
     let text: Vec<String> = editor(&h)
+        .files()
         .findings()
         .iter()
         .map(ToString::to_string)
@@ -441,7 +442,7 @@ fn a_folder_that_is_not_a_project_is_explained_and_the_current_project_stays() {
     let mut h = open(dir.path());
     let message = open_a_folder_that_is_not_a_project(&mut h);
     assert_eq!(
-        editor(&h).project().root(),
+        editor(&h).files().project().root(),
         std::fs::canonicalize(dir.path()).unwrap()
     );
     h.get_by_label_contains(message);
@@ -453,6 +454,7 @@ fn a_missing_prefab_is_reported_and_the_level_stays_editable() {
     std::fs::remove_file(dir.path().join("units/lamp.unit")).unwrap();
     let mut h = open(dir.path());
     let error = editor(&h)
+        .preview_state()
         .compile_error()
         .expect("the level does not compile")
         .to_string();
@@ -587,9 +589,9 @@ fn adding_a_mesh_component_keeps_the_level_compiling() {
             .contains_key("mesh")
     );
     assert!(
-        editor(&h).compile_error().is_none(),
+        editor(&h).preview_state().compile_error().is_none(),
         "{:?}",
-        editor(&h).compile_error()
+        editor(&h).preview_state().compile_error()
     );
     h.get_by_label("⚠ nothing drawn");
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::S);
@@ -759,7 +761,7 @@ fn editing_a_prefab_part_records_an_override_and_revert_removes_it() {
         "the other trees keep the prefab's trunk"
     );
     // The preview uses the override.
-    assert_eq!(editor(&h).compile_error(), None);
+    assert_eq!(editor(&h).preview_state().compile_error(), None);
     h.get_by_label("Revert to prefab").click();
     h.run_steps(4);
     assert_eq!(editor(&h).entity("tree_01").unwrap(), &before);
@@ -951,7 +953,7 @@ fn creating_a_prefab_from_a_selection_and_undoing_it() {
         rotor_after.abs_diff_eq(rotor_before, 1e-4),
         "nothing moved: {rotor_before:?} vs {rotor_after:?}"
     );
-    assert_eq!(editor(&h).compile_error(), None);
+    assert_eq!(editor(&h).preview_state().compile_error(), None);
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
     h.run_steps(4);
     assert!(!unit_path.exists());
@@ -1344,6 +1346,7 @@ fn a_compile_error_is_listed_with_its_entity_component_and_field() {
     std::fs::write(&level, &broken).unwrap();
     let mut h = open(dir.path());
     let error = editor(&h)
+        .preview_state()
         .compile_error()
         .expect("the level compiles")
         .to_string();

@@ -93,6 +93,7 @@ fn field_edits_are_written_into_the_running_world_and_agree_with_a_fresh_build()
         continuing: false,
     });
     let error = editor
+        .preview_state()
         .compile_error()
         .map(ToString::to_string)
         .unwrap_or_default();
@@ -103,7 +104,7 @@ fn field_edits_are_written_into_the_running_world_and_agree_with_a_fresh_build()
     assert_eq!(editor.preview().blob, good);
     // Undo brings the good value back, and the preview follows (spawned).
     editor.apply(Action::Run(UiCommand::Undo));
-    assert!(editor.compile_error().is_none());
+    assert!(editor.preview_state().compile_error().is_none());
     assert!(!editor.preview().timing.in_place);
     assert_fresh(&editor, "after undo");
     editor.apply(Action::Run(UiCommand::Undo));

@@ -786,6 +786,6 @@ mod conflicts_in_the_editor {
                 .any(|x| x.parent.as_deref() == Some("path_lights"))
         );
         assert!((e.world_pose("boulder").unwrap().translation.x - 1.0).abs() < 1e-4);
-        assert_eq!(e.compile_error(), None);
+        assert_eq!(e.preview_state().compile_error(), None);
     }
 }

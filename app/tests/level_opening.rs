@@ -64,7 +64,7 @@ fn a_large_level_opens_on_a_worker_with_its_progress_shown() {
         e.preview().entities.len(),
         20_000,
         "spawned from the worker's compile: {:?}",
-        e.compile_error()
+        e.preview_state().compile_error()
     );
     assert!(h.query_by_label("Opening levels/copy.level").is_none());
 }
@@ -99,6 +99,7 @@ fn a_compile_error_found_on_the_worker_opens_the_level_for_fixing() {
     let e = editor(&h);
     assert_eq!(e.level().unwrap().file, "levels/wrong.level");
     let error = e
+        .preview_state()
         .compile_error()
         .expect("the compile error is shown")
         .to_string();

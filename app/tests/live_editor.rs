@@ -74,15 +74,18 @@ fn the_open_level_changed_on_disk_is_reloaded_and_a_broken_one_keeps_the_last_go
         &level,
         "{\n  \"entities\": [\n    {\"id\": \"a\",}\n  ]\n}\n",
     );
-    until(&mut editor, "the error", |e| e.compile_error().is_some());
+    until(&mut editor, "the error", |e| {
+        e.preview_state().compile_error().is_some()
+    });
     assert!(
         editor
+            .preview_state()
             .compile_error()
             .unwrap()
             .to_string()
             .contains("levels/forest.level:3:16"),
         "{:?}",
-        editor.compile_error()
+        editor.preview_state().compile_error()
     );
     assert_eq!(
         editor.preview().entities.len(),
@@ -102,7 +105,7 @@ fn the_open_level_changed_on_disk_is_reloaded_and_a_broken_one_keeps_the_last_go
         &text.replace("\"position\": [-2, 0.6, 6]", "\"position\": [-2, 0.6, 9]"),
     );
     until(&mut editor, "the fix", |e| {
-        e.compile_error().is_none() && (position(e, "boulder").z - 9.0).abs() < 1e-4
+        e.preview_state().compile_error().is_none() && (position(e, "boulder").z - 9.0).abs() < 1e-4
     });
 }
 
@@ -141,7 +144,7 @@ fn a_change_no_level_uses_reloads_nothing() {
     let mut editor = support::open_editor(dir.path()).unwrap();
     fs::write(dir.path().join("materials/spare.material"), "{}").unwrap();
     until(&mut editor, "the problems list to see the new file", |e| {
-        !e.findings().is_empty()
+        !e.files().findings().is_empty()
     });
     assert!(
         editor.disk().last_reload().is_none(),
@@ -167,7 +170,14 @@ fn a_burst_of_changes_reloads_once() {
     fs::write(dir.path().join("notes.txt"), "the burst is over").unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     editor.poll_changes();
-    let seen = |e: &Editor| e.checker().unwrap().index().file("notes.txt").is_some();
+    let seen = |e: &Editor| {
+        e.files()
+            .checker()
+            .unwrap()
+            .index()
+            .file("notes.txt")
+            .is_some()
+    };
     assert!(
         seen(&editor),
         "one poll 1.5 s after the burst did not see all of it"
@@ -199,7 +209,14 @@ fn saving_in_the_editor_does_not_respawn_the_world() {
     // A positive control first: a file written after the save is seen, so the
     // save's own event (which came before it) has been followed too.
     fs::write(dir.path().join("notes.txt"), "after the save").unwrap();
-    let seen = |e: &Editor| e.checker().unwrap().index().file("notes.txt").is_some();
+    let seen = |e: &Editor| {
+        e.files()
+            .checker()
+            .unwrap()
+            .index()
+            .file("notes.txt")
+            .is_some()
+    };
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !seen(&editor) {
         assert!(
@@ -247,20 +264,28 @@ fn a_project_folder_renamed_away_is_reported() {
 fn a_move_from_the_command_line_reaches_the_open_editor() {
     let dir = support::demo_copy();
     let mut editor = support::open_editor(dir.path()).unwrap();
-    assert!(editor.findings().is_empty(), "{:?}", editor.findings());
+    assert!(
+        editor.files().findings().is_empty(),
+        "{:?}",
+        editor.files().findings()
+    );
     let (code, out, err) = support::kiln(
         &["mv", "materials/bark.material", "materials/oak.material"],
         dir.path(),
     );
     assert_eq!(code, 0, "{out}{err}");
     until(&mut editor, "the editor to see the move", |e| {
-        e.checker().as_ref().is_some_and(|c| {
+        e.files().checker().as_ref().is_some_and(|c| {
             c.index().contains("materials/oak.material")
                 && !c.index().contains("materials/bark.material")
                 && c.references_to("materials/oak.material").len() == 1
         })
     });
-    assert!(editor.findings().is_empty(), "{:?}", editor.findings());
+    assert!(
+        editor.files().findings().is_empty(),
+        "{:?}",
+        editor.files().findings()
+    );
 }
 
 /// Dragging the move handle with several entities selected: every frame of the drag
@@ -308,7 +333,7 @@ fn outside_saves_reload_incrementally_and_agree_with_a_fresh_read() {
     let mut editor = support::open_editor(root).unwrap();
     // Saves are shown before the index takes them in (as the editor does for
     // big levels; the demo's is small), and the index follows on the next frame.
-    editor.show_saves_before_indexing_from(0);
+    editor.disk_mut().show_saves_before_indexing_from(0);
     let file = "levels/forest.level";
     let path = root.join(file);
     let original = fs::read_to_string(&path).unwrap();
@@ -344,7 +369,7 @@ fn outside_saves_reload_incrementally_and_agree_with_a_fresh_read() {
             e.level().is_some_and(|l| l.doc == expected_doc)
         });
         let fresh = kiln_core::compiler::compile_level_with(
-            editor.registry(),
+            editor.files().registry(),
             &mut project.resource_source(),
             file,
             &text,
@@ -357,9 +382,13 @@ fn outside_saves_reload_incrementally_and_agree_with_a_fresh_read() {
         );
         // Patched in place or spawned, the world holds what a fresh spawn does.
         let (mut entities, mut world) = (kiln_core::EntityManager::new(), kiln_core::World::new());
-        let spawned =
-            kiln_core::spawn_level(&fresh.blob, editor.registry(), &mut entities, &mut world)
-                .unwrap();
+        let spawned = kiln_core::spawn_level(
+            &fresh.blob,
+            editor.files().registry(),
+            &mut entities,
+            &mut world,
+        )
+        .unwrap();
         let preview = editor.preview();
         assert_eq!(
             preview.level.as_ref().unwrap().state_in(&preview.world),
@@ -398,11 +427,14 @@ fn outside_saves_reload_incrementally_and_agree_with_a_fresh_read() {
     for _ in 0..3 {
         editor.tick(0.0, Duration::from_millis(50));
     }
-    let fresh =
-        dependency_checker::Checker::open(root, editor.registry().clone(), &Default::default())
-            .unwrap()
-            .findings();
-    assert_eq!(editor.findings(), &fresh[..]);
+    let fresh = dependency_checker::Checker::open(
+        root,
+        editor.files().registry().clone(),
+        &Default::default(),
+    )
+    .unwrap()
+    .findings();
+    assert_eq!(editor.files().findings(), &fresh[..]);
     assert!(
         fresh
             .iter()

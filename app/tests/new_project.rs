@@ -52,7 +52,7 @@ fn kiln_new_makes_projects_that_check_clean_and_compile_from_either_template() {
         // It opens in the editor with its level on screen.
         let editor = support::open_editor(&dir).unwrap();
         assert!(editor.level().is_some());
-        assert_eq!(editor.compile_error(), None);
+        assert_eq!(editor.preview_state().compile_error(), None);
         assert!(editor.preview().level.as_ref().unwrap().entities.len() >= 2);
     }
     // A folder that holds something is refused, and left alone.
@@ -122,8 +122,8 @@ fn file_new_project_makes_one_from_the_demo_and_opens_it() {
     h.get_by_label("Create").click();
     h.run_steps(6);
     let made = std::fs::canonicalize(tmp.path().join("forest_game")).unwrap();
-    assert_eq!(editor(&h).project().root(), made);
-    assert_eq!(editor(&h).project().name(), "forest_game");
+    assert_eq!(editor(&h).files().project().root(), made);
+    assert_eq!(editor(&h).files().project().name(), "forest_game");
     assert!(made.join("levels/forest.level").is_file());
     assert!(editor(&h).level().is_some());
     assert!(h.query_by_label("Create").is_none(), "the dialog closed");
@@ -138,5 +138,5 @@ fn file_new_project_makes_one_from_the_demo_and_opens_it() {
     h.get_by_label("Cancel").click();
     h.run_steps(3);
     assert!(h.query_by_label("Create").is_none());
-    assert_eq!(editor(&h).project().root(), made);
+    assert_eq!(editor(&h).files().project().root(), made);
 }

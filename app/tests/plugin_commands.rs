@@ -188,7 +188,7 @@ fn a_plugin_that_does_not_load_is_named_and_the_rest_of_the_level_is_previewed()
     // The editor draws everything else and says what it left out, and why.
     let mut editor = support::open_editor(root).unwrap();
     assert!(editor.wait_for_plugin_builds(std::time::Duration::from_secs(120)));
-    assert_eq!(editor.compile_error(), None);
+    assert_eq!(editor.preview_state().compile_error(), None);
     let left_out: Vec<String> = editor
         .preview_state()
         .left_out()

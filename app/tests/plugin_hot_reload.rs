@@ -151,7 +151,12 @@ fn a_rust_plugin_edited_while_the_editor_runs_is_rebuilt_and_swapped_in() {
     h.run_steps(2);
     assert_eq!(editor(&h).plugins().errors(), [] as [String; 0]);
     assert_eq!(editor(&h).plugins().loaded()[0].name, "sway");
-    assert_eq!(editor(&h).compile_error(), None, "{:#?}", editor(&h).log());
+    assert_eq!(
+        editor(&h).preview_state().compile_error(),
+        None,
+        "{:#?}",
+        editor(&h).log()
+    );
 
     h.get_by_label("Flag").click();
     h.run_steps(3);
@@ -168,7 +173,8 @@ fn a_rust_plugin_edited_while_the_editor_runs_is_rebuilt_and_swapped_in() {
     std::thread::sleep(Duration::from_millis(20));
     plugin_crate(&root.join("plugins/sway"), true);
     until(&mut h, "the rebuilt plugin", 300, |e| {
-        e.registry()
+        e.files()
+            .registry()
             .component("sway")
             .is_some_and(|t| t.fields.iter().any(|f| f.name == "lift"))
     });
@@ -182,7 +188,7 @@ fn a_rust_plugin_edited_while_the_editor_runs_is_rebuilt_and_swapped_in() {
         serde_json::json!(2),
         "the level's data is kept"
     );
-    assert_eq!(e.compile_error(), None);
+    assert_eq!(e.preview_state().compile_error(), None);
     // The new code runs: the new field's default lifts it.
     assert_eq!(x_of(e, "flag"), Vec3::new(2.0, 1.0, 0.0));
     h.get_by_label("lift");
@@ -207,7 +213,7 @@ fn the_demo_plugins_load_edit_compile_and_simulate_in_the_editor() {
         .collect();
     assert_eq!(names, ["wind", "blink"]);
     assert_eq!(editor(&h).plugins().errors(), [] as [String; 0]);
-    assert_eq!(editor(&h).compile_error(), None);
+    assert_eq!(editor(&h).preview_state().compile_error(), None);
     // Their component types are in Add component, with their schemas.
     h.get_by_label("Boulder").click();
     h.run_steps(3);
@@ -257,7 +263,7 @@ fn a_plugin_that_does_not_build_is_in_problems_and_the_editor_carries_on() {
     );
     // The last good plugin stays: the level still compiles and shows.
     assert_eq!(e.plugins().loaded().len(), 2);
-    assert_eq!(e.compile_error(), None);
+    assert_eq!(e.preview_state().compile_error(), None);
     h.get_by_label_contains("the build failed");
     // Fixed: built and swapped in, and the problem is gone.
     fs::write(&blink, source).unwrap();

@@ -93,7 +93,7 @@ fn a_copy_of_the_demo_outside_the_repository_works_in_every_command_and_the_edit
         "{:?}",
         editor.plugins().errors()
     );
-    assert_eq!(editor.compile_error(), None);
+    assert_eq!(editor.preview_state().compile_error(), None);
     let level = editor
         .preview()
         .level

@@ -291,7 +291,7 @@ fn an_open_editor_answers_too_and_sees_its_own_watchers_changes() {
     }
     let after = fresh();
     assert_ne!(after, before, "the move changed no finding");
-    assert_eq!(editor.findings(), &after[..]);
+    assert_eq!(editor.files().findings(), &after[..]);
     // The served move is a step of the editor's history, as its own moves are:
     // undoing it puts every file back.
     assert_eq!(
@@ -300,7 +300,7 @@ fn an_open_editor_answers_too_and_sees_its_own_watchers_changes() {
     );
     editor.apply(Action::Run(UiCommand::Undo));
     assert_eq!(support::snapshot(root), files_before);
-    assert_eq!(editor.findings(), &before[..]);
+    assert_eq!(editor.files().findings(), &before[..]);
     drop(server);
     assert!(
         !root.join(".kiln/query.sock").exists(),
@@ -421,7 +421,7 @@ fn an_editor_showing_a_save_before_indexing_answers_after_the_index_took_it() {
     let dir = support::demo_copy();
     let root = dir.path();
     let mut editor = support::open_editor(root).unwrap();
-    editor.show_saves_before_indexing_from(0);
+    editor.disk_mut().show_saves_before_indexing_from(0);
     let mut server = CommandServer::start(&editor).unwrap();
     let alone = |args: &[&str]| kiln("off", args, root);
     let level = root.join("levels/forest.level");

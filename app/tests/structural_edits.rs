@@ -141,12 +141,19 @@ fn the_first_outside_save_of_a_big_level_is_taken_by_what_it_changed() {
         "the level's build and layout to be made",
         |e| {
             e.disk().outside_saves_prepared()
-                && e.checker()
+                && e.files()
+                    .checker()
                     .is_some_and(|c| c.index().level_layouts_kept() == 1)
         },
     );
     // Positive control: no save was scanned by change yet.
-    let scanned = |e: &Editor| e.checker().unwrap().index().levels_scanned_by_change();
+    let scanned = |e: &Editor| {
+        e.files()
+            .checker()
+            .unwrap()
+            .index()
+            .levels_scanned_by_change()
+    };
     assert_eq!(scanned(&editor), 0);
 
     doc["entities"][1200] = entity(1200, 5.0);

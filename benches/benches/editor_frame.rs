@@ -47,7 +47,7 @@ fn bench(c: &mut Criterion) {
             editor.preview().entities.len(),
             n,
             "{:?}",
-            editor.compile_error()
+            editor.preview_state().compile_error()
         );
         editor.apply(Action::Select(vec!["e10".into()]));
         let ctx = egui::Context::default();

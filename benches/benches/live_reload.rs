@@ -35,7 +35,7 @@ fn main() {
         editor.preview().entities.len(),
         10_000,
         "{:?}",
-        editor.compile_error()
+        editor.preview_state().compile_error()
     );
     let text = fs::read_to_string(&path).unwrap();
 
@@ -126,7 +126,7 @@ fn main() {
             drags.push(start.elapsed().as_secs_f64() * 1000.0);
         }
         editor.apply(Action::EndGesture);
-        assert!(editor.compile_error().is_none());
+        assert!(editor.preview_state().compile_error().is_none());
         let start = Instant::now();
         editor.apply(Action::Run(UiCommand::Undo));
         undos.push(start.elapsed().as_secs_f64() * 1000.0);

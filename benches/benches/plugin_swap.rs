@@ -64,7 +64,7 @@ fn main() {
         editor.preview().entities.len(),
         10_000,
         "{:?} {:?}",
-        editor.compile_error(),
+        editor.preview_state().compile_error(),
         editor.plugins().errors()
     );
     let runs = 30;

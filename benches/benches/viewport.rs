@@ -35,7 +35,7 @@ fn bench(c: &mut Criterion) {
         let world = &editor.preview().world;
         let resources = editor.preview_state().resources();
         let versions = editor.preview_state().asset_versions();
-        let mut assets = AssetCache::new(editor.project().clone(), None);
+        let mut assets = AssetCache::new(editor.files().project().clone(), None);
         let mut renderer = SceneRenderer::new(&gpu.device, &gpu.queue);
         let camera = Camera {
             distance: 120.0,
@@ -133,7 +133,7 @@ fn bench_software_frames(c: &mut Criterion) {
         let world = &editor.preview().world;
         let resources = editor.preview_state().resources();
         let versions = editor.preview_state().asset_versions();
-        let mut assets = AssetCache::new(editor.project().clone(), None);
+        let mut assets = AssetCache::new(editor.files().project().clone(), None);
         let mut renderer = SceneRenderer::new(&gpu.device, &gpu.queue);
         let camera = Camera {
             distance: if name == "demo project" { 25.0 } else { 120.0 },

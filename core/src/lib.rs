@@ -49,6 +49,7 @@ mod id_index;
 pub mod incremental;
 pub mod json_format;
 pub mod level;
+pub mod own_folder;
 pub mod path;
 pub mod project;
 mod raw_level;

@@ -15,6 +15,9 @@ use crate::{Registry, ResourcePath};
 
 /// The name of the file that marks a project root.
 pub const PROJECT_FILE: &str = "kiln.project";
+/// The redirect log at the project root: every move appends `old -> new` (the
+/// dependency checker keeps it; `kiln merge` merges it as a union).
+pub const REDIRECT_FILE: &str = "kiln.redirects";
 pub use crate::fs::BUILD_DIR;
 
 /// The largest project file Kiln reads (a bound, so that a file that never ends

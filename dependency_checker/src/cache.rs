@@ -119,7 +119,7 @@ pub(crate) fn keyed_checksum(body: &[u8]) -> u64 {
 /// 6: one string table, varints, references decoded on use, findings stored.
 const VERSION: u32 = 6;
 /// The cache file, relative to the project root.
-pub const CACHE_FILE: &str = ".kiln/index.bin";
+pub const CACHE_FILE: &str = kiln_core::own_folder::INDEX_CACHE;
 /// Its name in `.kiln/`.
 const CACHE_NAME: &str = "index.bin";
 
@@ -490,11 +490,12 @@ pub fn save(index: &Index, findings: Option<&[Finding]>) -> Result<(), CheckerEr
 fn cache_folder(root: &Path) -> Result<(OwnedFd, PathBuf), CheckerError> {
     let dir = crate::fs::kiln_dir(root)?;
     let folder =
-        kiln_core::fs::open_folder_below(root, Path::new(".kiln"), false).map_err(io_err(&dir))?;
-    if crate::fs::stat_below(root, ".kiln/.gitignore").is_err() {
+        kiln_core::fs::open_folder_below(root, Path::new(kiln_core::own_folder::DIR), false)
+            .map_err(io_err(&dir))?;
+    if crate::fs::stat_below(root, kiln_core::own_folder::GITIGNORE).is_err() {
         kiln_core::fs::write_below(
             root,
-            Path::new(".kiln/.gitignore"),
+            Path::new(kiln_core::own_folder::GITIGNORE),
             b"# Kiln's caches and journals: local to this machine.\n*\n",
         )
         .map_err(io_err(dir.join(".gitignore")))?;

@@ -778,7 +778,7 @@ impl Checker {
             let mut aside: Vec<String> = entries
                 .flatten()
                 .filter_map(|e| e.file_name().to_str().map(str::to_owned))
-                .filter(|name| name.starts_with(".kiln.not-a-folder"))
+                .filter(|name| name.starts_with(kiln_core::own_folder::NOT_A_FOLDER))
                 .collect();
             aside.sort();
             findings.extend(
@@ -794,7 +794,7 @@ impl Checker {
                 text: text.clone(),
             });
         }
-        for own in [".kiln", kiln_core::project::BUILD_DIR] {
+        for own in [kiln_core::own_folder::DIR, kiln_core::project::BUILD_DIR] {
             let link = matches!(
                 crate::fs::stat_below(self.project.root(), own),
                 Ok((rustix::fs::FileType::Symlink, _))

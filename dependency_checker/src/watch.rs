@@ -40,7 +40,7 @@ pub struct ChangeBatch {
 
 /// The prefix of sync cookie files under `.kiln/`, followed by the process id, `-`,
 /// and the cookie's number.
-const COOKIE_PREFIX: &str = ".kiln/sync-";
+const COOKIE_PREFIX: &str = kiln_core::own_folder::SYNC_COOKIE_PREFIX;
 
 /// Writes sync cookies for one [`ProjectWatcher`]; cheap to clone and to send to
 /// another thread.

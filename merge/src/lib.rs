@@ -48,8 +48,7 @@ pub enum Outcome {
     NotKilns(String),
 }
 
-/// The file name of the redirect log.
-const REDIRECT_FILE: &str = "kiln.redirects";
+use kiln_core::project::REDIRECT_FILE;
 
 /// Merges the three versions of the project file `path` (its type is its
 /// extension). An empty base is a file both sides added.

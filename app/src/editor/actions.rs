@@ -387,6 +387,16 @@ impl UiCommand {
         }
     }
 
+    /// A tooltip saying `what` the command does and its shortcut as this
+    /// platform writes it ("New entity (Ctrl+N)"), read from [`Self::shortcut`]
+    /// so that the two cannot drift.
+    pub fn hover_text(self, ctx: &egui::Context, what: &str) -> String {
+        match self.shortcut() {
+            Some(sc) => format!("{what} ({})", ctx.format_shortcut(&sc)),
+            None => what.to_owned(),
+        }
+    }
+
     /// Whether the shortcut should fire while a text field has focus (only the ones
     /// with Ctrl; plain keys like F or Delete belong to the text field then).
     pub fn works_while_typing(self) -> bool {

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use egui::{Color32, ViewportCommand};
 
 use super::actions::{Action, UiCommand, UnsavedAnswer};
-use super::model::level_loading::LoadStage;
 use super::model::{Editor, Effect, Severity};
 use super::panels::{self, PanelState, Tool};
 use super::settings::Settings;
@@ -121,7 +120,8 @@ impl KilnApp {
                     // Commands in a terminal then work alone: slower, as correct.
                     Err(e) => editor.info(format!("not answering kiln commands: {e:#}")),
                 }
-                self.settings.remember(editor.project().root().to_owned());
+                self.settings
+                    .remember(editor.files().project().root().to_owned());
                 self.panels = PanelState::default();
                 self.editor = Some(editor);
                 self.open_error = None;
@@ -161,7 +161,7 @@ impl KilnApp {
             Some(e) => {
                 let level = e.level().as_ref().map_or("no level", |l| l.file.as_str());
                 let dirty = if e.is_dirty() { " *" } else { "" };
-                format!("Kiln - {} - {level}{dirty}", e.project().name())
+                format!("Kiln - {} - {level}{dirty}", e.files().project().name())
             }
             None => "Kiln".into(),
         }
@@ -188,7 +188,7 @@ impl KilnApp {
                     let location = self
                         .editor
                         .as_ref()
-                        .and_then(|e| e.project().root().parent().map(Path::to_owned))
+                        .and_then(|e| e.files().project().root().parent().map(Path::to_owned))
                         .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
                         .unwrap_or_else(|| PathBuf::from("."));
                     self.new_project =
@@ -334,13 +334,7 @@ impl KilnApp {
             || self.pending.is_some()
             || assets.name_dialog.is_some()
             || assets.delete_dialog.is_some()
-            || self.editor.as_ref().is_some_and(|e| {
-                e.level().is_some_and(|l| l.recovery().is_some())
-                    || e.disk().disk_conflict().is_some()
-                    || e.trust_question().is_some()
-                    || e.files().import_question().is_some()
-                    || e.opening().is_some()
-            })
+            || self.editor.as_ref().is_some_and(super::dialogs::asked)
     }
 
     fn shortcuts(&mut self, ctx: &egui::Context, actions: &mut Vec<Action>) {
@@ -472,267 +466,6 @@ impl KilnApp {
         }
     }
 
-    fn menu_bar(&mut self, ui: &mut egui::Ui, actions: &mut Vec<Action>) {
-        egui::MenuBar::new().ui(ui, |ui| {
-            ui.menu_button("File", |ui| {
-                command_button(ui, UiCommand::NewProject, actions);
-                if ui.button("Open project…").clicked() {
-                    if let Some(dir) = rfd::FileDialog::new()
-                        .set_title("Open a Kiln project")
-                        .pick_folder()
-                    {
-                        actions.push(Action::OpenProject(dir));
-                    }
-                    ui.close();
-                }
-                ui.menu_button("Recent projects", |ui| {
-                    for p in self.settings.recent_projects.clone() {
-                        if ui.button(p.display().to_string()).clicked() {
-                            actions.push(Action::OpenProject(p));
-                            ui.close();
-                        }
-                    }
-                });
-                if let Some(editor) = &self.editor {
-                    ui.menu_button("Open level", |ui| {
-                        for l in editor.files().levels() {
-                            if ui.button(l).clicked() {
-                                actions.push(Action::OpenLevel(l.clone()));
-                                ui.close();
-                            }
-                        }
-                    });
-                }
-                command_button(ui, UiCommand::Save, actions);
-                command_button(ui, UiCommand::Import, actions);
-                ui.separator();
-                if ui.button("Quit").clicked() {
-                    actions.push(Action::Quit);
-                }
-            });
-            ui.menu_button("Edit", |ui| {
-                let history = self.editor.as_ref().map(Editor::history);
-                let labels = [
-                    (UiCommand::Undo, history.and_then(|h| h.undo_label())),
-                    (UiCommand::Redo, history.and_then(|h| h.redo_label())),
-                ];
-                for (c, what) in labels {
-                    // "Undo rename to "Rock"": the menu says what the step is.
-                    let text = what
-                        .as_ref()
-                        .map_or_else(|| c.label().to_owned(), |w| format!("{} {w}", c.label()));
-                    let mut button = egui::Button::new(text);
-                    if let Some(sc) = c.shortcut() {
-                        button = button.shortcut_text(ui.ctx().format_shortcut(&sc));
-                    }
-                    if ui.add_enabled(what.is_some(), button).clicked() {
-                        actions.push(Action::Run(c));
-                        ui.close();
-                    }
-                }
-                ui.separator();
-                for c in [
-                    UiCommand::NewEntity,
-                    UiCommand::Duplicate,
-                    UiCommand::Cut,
-                    UiCommand::Copy,
-                    UiCommand::Paste,
-                    UiCommand::BeginRename,
-                    UiCommand::Delete,
-                ] {
-                    command_button(ui, c, actions);
-                }
-                ui.menu_button("Hierarchy", |ui| {
-                    for c in [
-                        UiCommand::MoveUp,
-                        UiCommand::MoveDown,
-                        UiCommand::Indent,
-                        UiCommand::Outdent,
-                    ] {
-                        command_button(ui, c, actions);
-                    }
-                });
-                ui.separator();
-                command_button(ui, UiCommand::CreatePrefab, actions);
-            });
-            ui.menu_button("View", |ui| {
-                for c in [
-                    UiCommand::MoveTool,
-                    UiCommand::RotateTool,
-                    UiCommand::ScaleTool,
-                ] {
-                    command_button(ui, c, actions);
-                }
-                ui.separator();
-                for c in [
-                    UiCommand::FrameSelection,
-                    UiCommand::ToggleTopView,
-                    UiCommand::RefreshProblems,
-                ] {
-                    command_button(ui, c, actions);
-                }
-                ui.checkbox(&mut self.settings.show_grid, "Grid");
-            });
-            ui.menu_button("Simulation", |ui| {
-                for c in [
-                    UiCommand::PlayPause,
-                    UiCommand::Step,
-                    UiCommand::Restart,
-                    UiCommand::ReloadPlugins,
-                    UiCommand::TrustProject,
-                ] {
-                    command_button(ui, c, actions);
-                }
-            });
-        });
-    }
-
-    /// The "save changes?" dialog.
-    fn unsaved_dialog(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
-        let (Some(_), Some(editor)) = (&self.pending, &self.editor) else {
-            return;
-        };
-        let file = editor.level().map_or("", |l| l.file.as_str());
-        egui::Modal::new(egui::Id::unique("kiln unsaved changes")).show(ctx, |ui| {
-            ui.heading("Unsaved changes");
-            ui.label(format!("{file} has changes that are not saved."));
-            ui.horizontal(|ui| {
-                if ui.button("Save").clicked() {
-                    actions.push(Action::AnswerUnsaved(Some(UnsavedAnswer::Save)));
-                }
-                if ui.button("Discard").clicked() {
-                    actions.push(Action::AnswerUnsaved(Some(UnsavedAnswer::Discard)));
-                }
-                if ui.button("Cancel").clicked() {
-                    actions.push(Action::AnswerUnsaved(None));
-                }
-            });
-        });
-    }
-
-    /// Asks which version to keep when the open level changed on disk while it had
-    /// unsaved edits.
-    fn disk_conflict_dialog(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
-        let Some(editor) = &self.editor else {
-            return;
-        };
-        if editor.disk().disk_conflict().is_none() {
-            return;
-        }
-        let file = editor.level().map_or("", |l| l.file.as_str());
-        egui::Modal::new(egui::Id::unique("kiln disk conflict")).show(ctx, |ui| {
-            ui.heading("The level changed on disk");
-            ui.label(format!(
-                "{file} was changed by another program while you have unsaved edits."
-            ));
-            ui.horizontal(|ui| {
-                if ui.button("Keep my edits").clicked() {
-                    actions.push(Action::ResolveDiskConflict { take_disk: false });
-                }
-                if ui
-                    .button("Load the version on disk")
-                    .on_hover_text("Your edits stay undoable")
-                    .clicked()
-                {
-                    actions.push(Action::ResolveDiskConflict { take_disk: true });
-                }
-            });
-        });
-    }
-
-    /// Asks whether the project is trusted to build and load its plugins, naming
-    /// each and what of it would run.
-    fn trust_dialog(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
-        let Some(plugins) = self.editor.as_ref().and_then(Editor::trust_question) else {
-            return;
-        };
-        egui::Modal::new(egui::Id::unique("kiln trust")).show(ctx, |ui| {
-            ui.set_max_width(520.0);
-            ui.heading("Trust this project's plugins?");
-            ui.label(
-                "This project has plugins: code that Kiln builds and runs inside the editor, \
-                 with your rights on this machine. Trust the project only if you trust \
-                 where it comes from.",
-            );
-            ui.add_space(4.0);
-            for (entry, what) in &plugins {
-                ui.label(format!("• {entry}: {what}"));
-            }
-            ui.add_space(4.0);
-            ui.label(
-                "Without them the project opens all the same; components of their types \
-                 are shown but not run. Your answer is remembered for this project \
-                 (Simulation > Trust this project… asks again).",
-            );
-            ui.horizontal(|ui| {
-                if ui.button("Trust and load plugins").clicked() {
-                    actions.push(Action::AnswerTrust { trust: true });
-                }
-                if ui.button("Open without plugins").clicked() {
-                    actions.push(Action::AnswerTrust { trust: false });
-                }
-            });
-        });
-    }
-
-    /// While a large level opens on a worker thread: its stage, size and time, over a
-    /// window that takes no input until it is open.
-    fn opening_dialog(&self, ctx: &egui::Context) {
-        let Some(status) = self.editor.as_ref().and_then(Editor::opening) else {
-            return;
-        };
-        egui::Modal::new(egui::Id::unique("kiln opening level")).show(ctx, |ui| {
-            ui.heading(format!("Opening {}", status.file));
-            // The stage's share of the whole, crept through while it lasts (no stage
-            // reports its own progress), so the bar is seen to move.
-            let creep = 1.0 - (-status.seconds / 8.0).exp();
-            let next = match status.stage {
-                LoadStage::Reading => LoadStage::Parsing.fraction(),
-                LoadStage::Parsing => LoadStage::Compiling.fraction(),
-                LoadStage::Compiling => LoadStage::Spawning.fraction(),
-                LoadStage::Spawning => 1.0,
-            };
-            let start = status.stage.fraction();
-            let bar = egui::ProgressBar::new(start + (next - start) * creep * 0.9)
-                .desired_width(360.0)
-                .text(format!("{}…", status.stage.describe()))
-                .animate(true);
-            ui.add(bar);
-            ui.label(format!(
-                "{:.0} MB, {:.1} s",
-                status.bytes as f64 / 1e6,
-                status.seconds
-            ));
-        });
-        // The worker wakes the window at each stage; this keeps the time moving.
-        ctx.request_repaint_after(Duration::from_millis(250));
-    }
-
-    /// Offers to restore unsaved edits recovered from a crash.
-    fn recovery_dialog(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
-        let Some(editor) = &self.editor else {
-            return;
-        };
-        if editor.level().is_none_or(|l| l.recovery().is_none()) {
-            return;
-        }
-        let file = editor.level().map_or("", |l| l.file.as_str());
-        egui::Modal::new(egui::Id::unique("kiln recovery")).show(ctx, |ui| {
-            ui.heading("Recover unsaved edits?");
-            ui.label(format!(
-                "Kiln closed without saving {file}. Its last unsaved edits were kept."
-            ));
-            ui.horizontal(|ui| {
-                if ui.button("Restore").clicked() {
-                    actions.push(Action::ResolveRecovery { restore: true });
-                }
-                if ui.button("Discard").clicked() {
-                    actions.push(Action::ResolveRecovery { restore: false });
-                }
-            });
-        });
-    }
-
     /// Sets up what a README screenshot shows, as a user would have: a selection, the
     /// rename preview, a find-references result, or the problems tab.
     fn screenshot_scene(&mut self) {
@@ -833,18 +566,6 @@ impl KilnApp {
     }
 }
 
-/// A menu entry for a command, with its shortcut shown.
-fn command_button(ui: &mut egui::Ui, c: UiCommand, actions: &mut Vec<Action>) {
-    let mut button = egui::Button::new(c.label());
-    if let Some(sc) = c.shortcut() {
-        button = button.shortcut_text(ui.ctx().format_shortcut(&sc));
-    }
-    if ui.add(button).clicked() {
-        actions.push(Action::Run(c));
-        ui.close();
-    }
-}
-
 impl eframe::App for KilnApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         FRAME_BUILT.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -880,7 +601,10 @@ impl KilnApp {
         self.shortcuts(&ctx, &mut actions);
         self.dropped_files(&ctx, &mut actions);
 
-        egui::Panel::top("menu").show(ui, |ui| self.menu_bar(ui, &mut actions));
+        let (editor, settings) = (self.editor.as_ref(), &mut self.settings);
+        egui::Panel::top("menu").show(ui, |ui| {
+            super::menu_bar::show(ui, editor, settings, &mut actions);
+        });
 
         // Advance the simulation in real time while playing.
         let now = Instant::now();
@@ -937,12 +661,13 @@ impl KilnApp {
             }
         }
 
-        self.opening_dialog(&ctx);
+        let editor = self.editor.as_ref();
+        super::dialogs::opening(&ctx, editor);
         super::new_project_dialog::show(&ctx, &mut self.new_project, &mut actions);
-        self.recovery_dialog(&ctx, &mut actions);
-        self.disk_conflict_dialog(&ctx, &mut actions);
-        self.trust_dialog(&ctx, &mut actions);
-        self.unsaved_dialog(&ctx, &mut actions);
+        super::dialogs::recovery(&ctx, editor, &mut actions);
+        super::dialogs::disk_conflict(&ctx, editor, &mut actions);
+        super::dialogs::trust(&ctx, editor, &mut actions);
+        super::dialogs::unsaved(&ctx, editor, self.pending.is_some(), &mut actions);
         self.apply_actions(actions);
         if self.allowed_to_close && !self.closing {
             self.closing = true;

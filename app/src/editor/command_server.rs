@@ -24,10 +24,10 @@ impl CommandServer {
     /// Starts answering for the project `editor` has open. Without it, commands in
     /// a terminal work alone: slower, as correct.
     pub fn start(editor: &Editor) -> anyhow::Result<Self> {
-        let cookies = (editor.sync_cookies())
+        let cookies = (editor.disk().sync_cookies())
             .context("the project's files are not watched, so answers could be stale")?;
         let (questions, answering) = Answering::new(cookies.clone());
-        let server = QueryServer::start(editor.project().root(), cookies, questions)?;
+        let server = QueryServer::start(editor.files().project().root(), cookies, questions)?;
         Ok(CommandServer {
             _server: server,
             answering,
@@ -38,7 +38,7 @@ impl CommandServer {
     /// Answers the questions whose sync cookies `editor`'s watcher has reported
     /// (call it after [`Editor::tick`], which folds the watcher's batches in).
     pub fn serve(&mut self, editor: &mut Editor) -> anyhow::Result<()> {
-        let mut synced = editor.take_synced_cookies();
+        let mut synced = editor.disk_mut().take_synced_cookies();
         if !editor.plugins().building().is_empty() {
             // A command started now would load the plugins as their sources are:
             // the answer waits for the build (and, past the client's patience,

@@ -7,8 +7,10 @@
 pub mod actions;
 mod app;
 pub mod command_server;
+mod dialogs;
 pub mod document;
 pub mod history;
+mod menu_bar;
 mod model;
 mod new_project_dialog;
 mod panels;

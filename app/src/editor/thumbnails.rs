@@ -36,7 +36,7 @@ use crate::render::thumbnail::{self, Drawn, ThumbnailKind, ThumbnailScene};
 use super::model::Editor;
 
 /// Where thumbnails are kept, relative to the project root.
-pub const THUMBNAIL_DIR: &str = ".kiln/thumbnails";
+pub const THUMBNAIL_DIR: &str = kiln_core::own_folder::THUMBNAILS;
 
 /// Bumped when thumbnails are drawn differently, so that old ones are not shown.
 const DRAWING_VERSION: u64 = 1;
@@ -240,7 +240,7 @@ impl Thumbnails {
             }
             entry.stamp = Some(stamp);
             let mut files = vec![file.clone()];
-            if let Some(checker) = editor.checker() {
+            if let Some(checker) = editor.files().checker() {
                 files.extend(dependencies(checker, &file));
             }
             let job = Job::Prepare {

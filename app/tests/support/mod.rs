@@ -258,9 +258,9 @@ pub fn ask_open_editor(
 /// preview must equal, however it got there.
 pub fn fresh_build(editor: &kiln::editor::Editor) -> (Vec<u8>, Vec<String>) {
     let level = editor.level().unwrap();
-    let project = kiln_core::Project::open(editor.project().root()).unwrap();
+    let project = kiln_core::Project::open(editor.files().project().root()).unwrap();
     let blob = kiln_core::compile_document_with(
-        editor.registry(),
+        editor.files().registry(),
         &mut project.resource_source(),
         &level.file,
         &level.doc,
@@ -270,7 +270,8 @@ pub fn fresh_build(editor: &kiln::editor::Editor) -> (Vec<u8>, Vec<String>) {
     .blob;
     let (mut entities, mut world) = (kiln_core::EntityManager::new(), kiln_core::World::new());
     let spawned =
-        kiln_core::spawn_level(&blob, editor.registry(), &mut entities, &mut world).unwrap();
+        kiln_core::spawn_level(&blob, editor.files().registry(), &mut entities, &mut world)
+            .unwrap();
     let state = spawned.state_in(&world);
     (blob, state)
 }

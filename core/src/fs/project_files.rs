@@ -7,7 +7,7 @@
 pub const BUILD_DIR: &str = "build";
 /// Top-level folders that hold no resources: version control, Kiln's own folder,
 /// compiled output.
-pub const NON_RESOURCE_DIRS: &[&str] = &[".git", ".kiln", BUILD_DIR];
+pub const NON_RESOURCE_DIRS: &[&str] = &[".git", crate::own_folder::DIR, BUILD_DIR];
 
 /// Splits a file path into the path without extension and the extension: the text
 /// after the last `.` of the file's name, when the name has something before it
@@ -61,7 +61,10 @@ pub fn is_plain_relative(rel: &str) -> bool {
     !rel.is_empty()
         && !rel.contains('\\')
         && !rel.contains('\0')
-        && !matches!(rel.split('/').next(), Some(".kiln" | ".git"))
+        && !rel
+            .split('/')
+            .next()
+            .is_some_and(|first| first == crate::own_folder::DIR || first == ".git")
         && rel
             .split('/')
             .all(|s| !s.is_empty() && s != "." && s != "..")

@@ -21,7 +21,7 @@ use kiln_core::fs::{
 use super::kiln_dir::existing_kiln_dir;
 use crate::error::{CheckerError, io_err};
 
-const JOURNAL_DIR: &str = ".kiln/journal";
+const JOURNAL_DIR: &str = kiln_core::own_folder::JOURNAL;
 const JOURNAL_FILE: &str = "journal.json";
 const BACKUP_FILE: &str = "backups.bin";
 
@@ -345,7 +345,7 @@ fn set_aside(root: &Path, reason: String) -> Result<Recovery, CheckerError> {
     let mut n = 0;
     let aside = loop {
         let name = format!("{SET_ASIDE_PREFIX}{stamp}-{n}");
-        let candidate = root.join(".kiln").join(&name);
+        let candidate = root.join(kiln_core::own_folder::DIR).join(&name);
         if fs::symlink_metadata(&candidate).is_err() {
             break candidate;
         }
@@ -373,10 +373,14 @@ pub fn set_aside_journals(root: &Path) -> Vec<(String, String)> {
         .filter_map(|e| {
             let name = e.file_name().to_str()?.to_owned();
             name.starts_with(SET_ASIDE_PREFIX).then(|| {
-                let reason = read_own(root, &format!(".kiln/{name}/reason.txt"), 64 << 10)
-                    .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
-                    .unwrap_or_else(|_| "it could not be used".to_owned());
-                (format!(".kiln/{name}"), reason)
+                let reason = read_own(
+                    root,
+                    &format!("{}/{name}/reason.txt", kiln_core::own_folder::DIR),
+                    64 << 10,
+                )
+                .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+                .unwrap_or_else(|_| "it could not be used".to_owned());
+                (format!("{}/{name}", kiln_core::own_folder::DIR), reason)
             })
         })
         .collect();
@@ -473,7 +477,7 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
             // program saved since, is left as it is.
             match read_own(root, file, MAX_BACKUPS) {
                 Ok(now) if xxhash_rust::xxh3::xxh3_64(&now) == *written => {}
-                Ok(now) if file == crate::index::REDIRECT_FILE => {
+                Ok(now) if file == kiln_core::project::REDIRECT_FILE => {
                     if let Some(kept) = without_appended(&now, journal.log_appended.as_deref()) {
                         kiln_core::fs::write_below(root, Path::new(file), &kept)
                             .map_err(io_err(&path))?;

@@ -1,4 +1,7 @@
-//! Kiln's own folder in a project, `.kiln/`: caches, journals, the lock.
+//! Kiln's own folder in a project, `.kiln/` (what lives there is one table:
+//! `kiln_core::own_folder`): found, or made as a real folder.
+
+use kiln_core::own_folder::{DIR, NOT_A_FOLDER};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,7 +11,7 @@ use crate::error::{CheckerError, io_err};
 /// Kiln's own folder in the project if it exists as a real folder (not a link):
 /// only then is anything read from it.
 pub fn existing_kiln_dir(root: &Path) -> Option<PathBuf> {
-    let dir = root.join(".kiln");
+    let dir = root.join(DIR);
     fs::symlink_metadata(&dir)
         .is_ok_and(|m| m.is_dir())
         .then_some(dir)
@@ -17,7 +20,7 @@ pub fn existing_kiln_dir(root: &Path) -> Option<PathBuf> {
 /// Kiln's own folder in the project, created if missing. It must be a real folder:
 /// a symbolic link there would carry Kiln's writes outside the project.
 pub(crate) fn kiln_dir(root: &Path) -> Result<PathBuf, CheckerError> {
-    let dir = root.join(".kiln");
+    let dir = root.join(DIR);
     match fs::symlink_metadata(&dir) {
         Ok(m) if m.file_type().is_symlink() => Err(crate::error::refused(
             &dir,
@@ -29,11 +32,11 @@ pub(crate) fn kiln_dir(root: &Path) -> Result<PathBuf, CheckerError> {
             // earlier one), keep going.
             let aside = (0..)
                 .map(|n| match n {
-                    0 => root.join(".kiln.not-a-folder"),
-                    n => root.join(format!(".kiln.not-a-folder.{n}")),
+                    0 => root.join(NOT_A_FOLDER),
+                    n => root.join(format!("{NOT_A_FOLDER}.{n}")),
                 })
                 .find(|p| fs::symlink_metadata(p).is_err())
-                .unwrap_or_else(|| root.join(".kiln.not-a-folder"));
+                .unwrap_or_else(|| root.join(NOT_A_FOLDER));
             fs::rename(&dir, &aside).map_err(io_err(&dir))?;
             fs::create_dir(&dir).map_err(io_err(&dir))?;
             Ok(dir)

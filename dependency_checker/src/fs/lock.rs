@@ -35,7 +35,7 @@ use super::kiln_dir::kiln_dir;
 use crate::error::{CheckerError, io_err};
 
 /// The lock file, relative to the project root.
-pub const LOCK_FILE: &str = ".kiln/lock";
+pub const LOCK_FILE: &str = kiln_core::own_folder::LOCK;
 
 /// How long a lock is waited for before the caller is told that it waits.
 const PATIENCE: Duration = Duration::from_millis(300);
@@ -88,7 +88,9 @@ fn generation_in(file: &fs::File) -> u64 {
 /// builder held the lock, and for a long-running checker asking whether another
 /// process changed the project.
 pub(crate) fn generation_now(root: &Path) -> u64 {
-    let Ok(folder) = kiln_core::fs::open_folder_below(root, Path::new(".kiln"), false) else {
+    let Ok(folder) =
+        kiln_core::fs::open_folder_below(root, Path::new(kiln_core::own_folder::DIR), false)
+    else {
         return 0;
     };
     let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
@@ -105,7 +107,8 @@ pub(crate) fn generation_now(root: &Path) -> u64 {
 fn open_lock_file(root: &Path) -> Result<fs::File, CheckerError> {
     let path = kiln_dir(root)?.join("lock");
     let folder =
-        kiln_core::fs::open_folder_below(root, Path::new(".kiln"), false).map_err(io_err(&path))?;
+        kiln_core::fs::open_folder_below(root, Path::new(kiln_core::own_folder::DIR), false)
+            .map_err(io_err(&path))?;
     // Never through a link, never a FIFO (the open does not wait on one).
     let flags =
         OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;

@@ -17,7 +17,7 @@ use crate::error::{CheckerError, io_err};
 use crate::hash::FastMap;
 
 /// The log's file name at the project root.
-pub const REDIRECT_FILE: &str = "kiln.redirects";
+pub use kiln_core::project::REDIRECT_FILE;
 
 /// The moves recorded in a project, oldest first.
 ///

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 /// Where the SDK is unpacked, below the project root.
-pub const SDK_DIR: &str = ".kiln/sdk/kiln_plugin";
+pub const SDK_DIR: &str = kiln_core::own_folder::SDK;
 
 /// The SDK's version (its package's); plugins ask for a compatible one.
 pub const SDK_VERSION: &str = kiln_plugin::VERSION;

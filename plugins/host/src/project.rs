@@ -25,7 +25,7 @@ use kiln_core::Registry;
 use crate::{LoadedPlugin, PluginError};
 
 /// Where Kiln keeps what it builds and loads, below the project root.
-const PLUGINS_DIR: &str = ".kiln/plugins";
+const PLUGINS_DIR: &str = kiln_core::own_folder::PLUGINS;
 
 /// The most files looked at for a folder's newest source (a plugin folder holding a
 /// whole tree by mistake must not stall every command).

@@ -148,6 +148,12 @@ impl DiskFollow {
     pub fn sync_cookies(&self) -> Option<SyncCookies> {
         self.watcher.as_ref().map(|w| w.sync_cookies())
     }
+    /// Sets the size from which a saved level is shown before the index takes
+    /// it in (`live_reload::SHOWN_BEFORE_INDEXING` unless set): where frames
+    /// are cheap (a GPU), or to see the path at work on a small level.
+    pub fn show_saves_before_indexing_from(&mut self, bytes: usize) {
+        self.shown_before_indexing = bytes;
+    }
     /// The sync cookies the watcher reported since the last call.
     pub fn take_synced_cookies(&mut self) -> Vec<u64> {
         std::mem::take(&mut self.synced_cookies)

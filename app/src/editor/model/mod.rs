@@ -47,13 +47,13 @@ mod recovery;
 mod served;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kiln_core::{EntityDocument, Project};
 
 use super::actions::{Action, UiCommand};
 use super::history::History;
-use super::preview::{Preview, PreviewError};
+use super::preview::Preview;
 use super::tree::SceneTree;
 pub use disk_follow::{DiskFollow, ReloadPath, ReloadTiming};
 use level_edits::{Follow, LevelEdit, Planned};
@@ -104,6 +104,10 @@ impl Editor {
     pub fn disk(&self) -> &DiskFollow {
         &self.disk
     }
+    /// What follows changes made on disk, to take its sync cookies or tune it.
+    pub fn disk_mut(&mut self) -> &mut DiskFollow {
+        &mut self.disk
+    }
     /// The preview world and what the viewport draws.
     pub fn preview_state(&self) -> &PreviewState {
         &self.preview
@@ -124,30 +128,9 @@ impl Editor {
     pub fn log(&self) -> &[LogLine] {
         self.outbox.log()
     }
-    /// The open project.
-    pub fn project(&self) -> &Project {
-        &self.files.project
-    }
-    /// Component and resource types.
-    pub fn registry(&self) -> &std::sync::Arc<kiln_core::Registry> {
-        &self.files.registry
-    }
-    /// The project's reference index (None if indexing failed; see the log).
-    pub fn checker(&self) -> Option<&dependency_checker::Checker> {
-        self.files.checker()
-    }
-    /// What the checker reports.
-    pub fn findings(&self) -> &[dependency_checker::check::Finding] {
-        &self.files.findings
-    }
     /// The hierarchy of the open level.
     pub fn tree(&self) -> &SceneTree {
         self.level.as_ref().map_or(&NO_TREE, |l| &l.tree)
-    }
-    /// A number that changes whenever [`Self::tree`] or the prefab units it shows
-    /// may have changed: views built from them are rebuilt when it moves on.
-    pub fn tree_revision(&self) -> u64 {
-        self.level.as_ref().map_or(0, OpenLevel::tree_revision)
     }
     /// Selected authoring ids; the first is the primary one.
     pub fn selection(&self) -> &[String] {
@@ -164,10 +147,6 @@ impl Editor {
     /// The runtime world spawned from the level.
     pub fn preview(&self) -> &Preview {
         &self.preview.runtime
-    }
-    /// Why the last compile failed (the preview shows the last good world).
-    pub fn compile_error(&self) -> Option<&PreviewError> {
-        self.preview.compile_error.as_ref()
     }
     /// The world pose of an entity in the preview world, if it has a transform there.
     pub fn world_pose(&self, id: &str) -> Option<glam::Affine3A> {
@@ -215,22 +194,7 @@ impl Editor {
             plugins: EditorPlugins::new(waker.clone()),
             clipboard: Vec::new(),
         };
-        let (files, outbox) = (&mut editor.files, &mut editor.outbox);
-        editor.plugins.trust = plugins::PluginTrust::at_open(&files.project);
-        let (registry, to_build) = editor.plugins.load(&files.project, outbox);
-        files.registry = std::sync::Arc::new(registry);
-        editor.disk.start_watching(&files.project, waker, outbox);
-        editor.parts().refresh_problems();
-        editor.files.scan_folders();
-        let config = editor.files.project.config();
-        let first = (config.boot_levels.first())
-            .map(|l| format!("{l}.level"))
-            .filter(|l| editor.files.levels.contains(l))
-            .or_else(|| editor.files.levels.first().cloned());
-        // Plugins whose sources changed since their last build are built without
-        // holding up the window, and swapped in when ready.
-        (editor.plugins).build(&editor.files.project, to_build, &mut editor.outbox);
-        if let Some(level) = first {
+        if let Some(level) = editor.parts().start(waker) {
             editor.open_level(&level);
         }
         Ok(editor)
@@ -266,7 +230,7 @@ impl Editor {
         self.poll_changes();
         self.poll_plugins();
         if self.preview.runtime.playing {
-            self.step_simulation(dt);
+            self.preview.step_simulation(dt, &self.plugins);
         }
         self.write_recovery(recovery_interval);
     }
@@ -291,18 +255,9 @@ impl Editor {
     }
 
     /// Waits for the background build of plugins, if any, at most `timeout`, and
-    /// applies it. For tests and the headless frame: the window polls without
-    /// waiting.
+    /// applies it (tests and the headless frame; the window does not wait).
     pub fn wait_for_plugin_builds(&mut self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        while !self.plugins.building().is_empty() {
-            self.poll_plugins();
-            if Instant::now() > deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        true
+        self.parts().wait_for_plugin_builds(timeout)
     }
 
     /// Writes the open level's unsaved edits to its recovery file if the last
@@ -313,33 +268,6 @@ impl Editor {
             let (project, registry) = (&self.files.project, &self.files.registry);
             level.write_recovery(project, registry, dirty, interval, &mut self.outbox);
         }
-    }
-
-    /// One step of the simulation, as `kiln play` runs it: each plugin's `update`,
-    /// then every component's `simulate`.
-    fn step_simulation(&mut self, dt: f32) {
-        for plugin in self.plugins.loaded() {
-            plugin.update(dt);
-        }
-        self.preview.runtime.step(dt);
-    }
-
-    /// The sync cookies of the project's watcher: what a command server writes to
-    /// know that the editor has seen every change made before a question.
-    pub fn sync_cookies(&self) -> Option<dependency_checker::watch::SyncCookies> {
-        self.disk.sync_cookies()
-    }
-
-    /// The sync cookies the watcher reported since the last call.
-    pub fn take_synced_cookies(&mut self) -> Vec<u64> {
-        self.disk.take_synced_cookies()
-    }
-
-    /// Sets the size from which a saved level is shown before the index takes it
-    /// in (`live_reload::SHOWN_BEFORE_INDEXING` unless set): where frames are
-    /// cheap (a GPU), or to see the path at work on a small level.
-    pub fn show_saves_before_indexing_from(&mut self, bytes: usize) {
-        self.disk.shown_before_indexing = bytes;
     }
 
     /// What applying actions asked of the view since the last call.
@@ -508,15 +436,14 @@ impl Editor {
                     self.outbox.push(Effect::BeginRename(id));
                 }
             }
-            UiCommand::PlayPause => self.preview.runtime.playing = !self.preview.runtime.playing,
-            UiCommand::Step => self.step_simulation(1.0 / 60.0),
-            UiCommand::Restart => {
-                if let Err(e) = self.preview.runtime.restart(&self.files.registry) {
-                    self.outbox.error(e);
-                }
+            UiCommand::PlayPause
+            | UiCommand::Step
+            | UiCommand::Restart
+            | UiCommand::ToggleTopView => {
+                let (registry, plugins) = (&self.files.registry, &self.plugins);
+                (self.preview).run(c, registry, plugins, &mut self.outbox);
             }
             UiCommand::FrameSelection => self.outbox.push(Effect::FrameSelection),
-            UiCommand::ToggleTopView => self.preview.top_view = !self.preview.top_view,
             UiCommand::RefreshProblems => self.parts().refresh_problems(),
             UiCommand::ReloadPlugins => self.parts().rebuild_plugins(),
             UiCommand::TrustProject => {

@@ -29,6 +29,29 @@ pub(super) struct Parts<'a> {
 }
 
 impl Parts<'_> {
+    /// Starts on the project as it opens: its plugins loaded (or built off the
+    /// UI thread, and swapped in when ready), its files watched and indexed.
+    /// Returns the level to open first.
+    pub(super) fn start(
+        &mut self,
+        waker: Option<dependency_checker::watch::Waker>,
+    ) -> Option<String> {
+        self.plugins.trust = super::plugins::PluginTrust::at_open(&self.files.project);
+        let (registry, to_build) = self.plugins.load(&self.files.project, self.outbox);
+        self.files.registry = std::sync::Arc::new(registry);
+        self.disk
+            .start_watching(&self.files.project, waker, self.outbox);
+        self.refresh_problems();
+        self.files.scan_folders();
+        self.plugins
+            .build(&self.files.project, to_build, self.outbox);
+        let config = self.files.project.config();
+        (config.boot_levels.first())
+            .map(|l| format!("{l}.level"))
+            .filter(|l| self.files.levels.contains(l))
+            .or_else(|| self.files.levels.first().cloned())
+    }
+
     /// Rebuilds what follows from the open document: the tree, the selection
     /// (entities that are gone leave it), and the preview world.
     pub(super) fn after_edit(&mut self) {

@@ -303,6 +303,19 @@ fn take_messages(outbox: &mut Outbox) {
 }
 
 impl Parts<'_> {
+    /// Waits for the background build, if any, at most `timeout`, and applies it.
+    pub(super) fn wait_for_plugin_builds(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while !self.plugins.building().is_empty() {
+            self.poll_plugins();
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    }
+
     /// Applies a finished background build: swaps in what built, reports what did
     /// not, and starts the next queued build. Called every frame; cheap otherwise.
     pub(super) fn poll_plugins(&mut self) {

@@ -7,7 +7,9 @@ use kiln_core::incremental::DocumentLayout;
 
 use super::open_level::OpenLevel;
 use super::outbox::Outbox;
+use super::plugins::EditorPlugins;
 use super::project_files::ProjectFiles;
+use crate::editor::actions::UiCommand;
 use crate::editor::preview::{Preview, PreviewBuild, PreviewError, Resources};
 use crate::render::assets::AssetVersions;
 
@@ -139,6 +141,37 @@ impl PreviewState {
             }
         }
         self.runtime.playing = playing;
+    }
+
+    /// One step of the simulation, as `kiln play` runs it: each plugin's
+    /// `update`, then every component's `simulate`.
+    pub(super) fn step_simulation(&mut self, dt: f32, plugins: &EditorPlugins) {
+        for plugin in plugins.loaded() {
+            plugin.update(dt);
+        }
+        self.runtime.step(dt);
+    }
+
+    /// The simulation's and the view's commands: play or pause, one step,
+    /// restart, the top view.
+    pub(super) fn run(
+        &mut self,
+        command: UiCommand,
+        registry: &kiln_core::Registry,
+        plugins: &EditorPlugins,
+        outbox: &mut Outbox,
+    ) {
+        match command {
+            UiCommand::PlayPause => self.runtime.playing = !self.runtime.playing,
+            UiCommand::Step => self.step_simulation(1.0 / 60.0, plugins),
+            UiCommand::Restart => {
+                if let Err(e) = self.runtime.restart(registry) {
+                    outbox.error(e);
+                }
+            }
+            UiCommand::ToggleTopView => self.top_view = !self.top_view,
+            _ => {}
+        }
     }
 
     /// Forgets the world and what was said of it (the level closed).

@@ -10,7 +10,7 @@ use crate::editor::document::DocEdit;
 
 /// Where the unsaved edits of level `file` are kept, below the project root.
 fn recovery_file(file: &str) -> std::path::PathBuf {
-    std::path::Path::new(".kiln/recovery").join(file)
+    std::path::Path::new(kiln_core::own_folder::RECOVERY).join(file)
 }
 
 /// The unsaved edits of level `file` kept from a session that ended without

@@ -275,6 +275,7 @@ pub fn delete_dialog(
                 {
                     let ext = file.rsplit_once('.').map_or("", |(_, e)| e);
                     let candidates: Vec<String> = editor
+                        .files()
                         .checker()
                         .map(|c| {
                             c.index()

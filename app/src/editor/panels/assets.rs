@@ -440,7 +440,7 @@ pub fn show(
     thumbnails: &mut Thumbnails,
     actions: &mut Vec<Action>,
 ) {
-    let Some(checker) = &editor.checker() else {
+    let Some(checker) = &editor.files().checker() else {
         ui.label("The project could not be indexed; see the log.");
         return;
     };

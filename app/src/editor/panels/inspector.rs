@@ -9,7 +9,7 @@ use kiln_core::{EntityDocument, FieldKind, FieldSchema, ResourcePath};
 use serde_json::Value;
 
 use super::assets::AssetState;
-use crate::editor::actions::Action;
+use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
 use crate::editor::model::prefab_parts::{self, PartView};
 
@@ -100,8 +100,11 @@ fn show_selection(
     if assets.focused
         && let Some(file) = assets.selected.clone()
         && let Ok((_, ext)) = ResourcePath::split_file(&file)
-        && let Some(kiln_core::registry::ResourceFormat::Json(fields)) =
-            editor.registry().resource_type(&ext).map(|t| &t.format)
+        && let Some(kiln_core::registry::ResourceFormat::Json(fields)) = editor
+            .files()
+            .registry()
+            .resource_type(&ext)
+            .map(|t| &t.format)
     {
         asset(ui, editor, &file, fields, reveal, actions);
         return;
@@ -138,7 +141,7 @@ fn show_selection(
         }
     }
     ui.separator();
-    let view = SelectionView::build(editor.registry(), &targets);
+    let view = SelectionView::build(editor.files().registry(), &targets);
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
         .show(ui, |ui| {
@@ -495,7 +498,7 @@ fn header(ui: &mut egui::Ui, target: &Target) {
             } else {
                 &entity.name
             })
-            .on_hover_text("F2 renames");
+            .on_hover_text(UiCommand::BeginRename.hover_text(ui.ctx(), "Rename"));
             ui.end_row();
             if let Some(p) = &entity.parent {
                 ui.label("Parent");
@@ -586,6 +589,7 @@ fn add_component_menu(
 ) {
     ui.menu_button("Add component", |ui| {
         for ty in editor
+            .files()
             .registry()
             .components()
             .iter()
@@ -830,6 +834,7 @@ fn resource_picker(
     reveal: &mut Option<String>,
 ) {
     let candidates: Vec<String> = editor
+        .files()
         .checker()
         .as_ref()
         .map(|c| {

@@ -65,7 +65,7 @@ fn started<'a>(
     thumbnails.get_or_insert_with(|| {
         let ctx = ctx.clone();
         Thumbnails::new(
-            editor.project().clone(),
+            editor.files().project().clone(),
             std::sync::Arc::new(move || ctx.request_repaint()),
         )
     })
@@ -99,8 +99,8 @@ pub fn show(
         .default_size(210.0)
         .show(ui, |ui| {
             ui.horizontal(|ui| {
-                let problems = editor.findings().len()
-                    + usize::from(editor.compile_error().is_some())
+                let problems = editor.files().findings().len()
+                    + usize::from(editor.preview_state().compile_error().is_some())
                     + editor.preview_state().left_out().len()
                     + editor.plugins().errors().len()
                     + editor.plugins().warnings().len()

@@ -57,6 +57,7 @@ pub fn show(
             actions.push(Action::Run(UiCommand::RefreshProblems));
         }
         let stale = editor
+            .files()
             .findings()
             .iter()
             .filter(|f| matches!(f, Finding::StaleRedirect { .. }))
@@ -80,7 +81,7 @@ pub fn show(
             for w in editor.plugins().warnings() {
                 ui.colored_label(yellow, format!("⚠ {w}"));
             }
-            if let Some(e) = editor.compile_error() {
+            if let Some(e) = editor.preview_state().compile_error() {
                 let r = ui.add(
                     egui::Label::new(egui::RichText::new(format!("⛔ {e}")).color(red))
                         .sense(egui::Sense::click()),
@@ -118,8 +119,8 @@ pub fn show(
                 ui.colored_label(red, format!("⛔ cannot draw {message}"))
                     .on_hover_text("The viewport shows a magenta checker in its place");
             }
-            if editor.findings().is_empty()
-                && editor.compile_error().is_none()
+            if editor.files().findings().is_empty()
+                && editor.preview_state().compile_error().is_none()
                 && editor.preview_state().left_out().is_empty()
                 && editor.plugins().errors().is_empty()
                 && editor.plugins().warnings().is_empty()
@@ -129,7 +130,7 @@ pub fn show(
                 ui.label("No problems.");
             }
             let mut fix = None;
-            for f in editor.findings() {
+            for f in editor.files().findings() {
                 let (color, mark) = if f.is_error() {
                     (red, "⛔")
                 } else {

@@ -6,7 +6,7 @@ use crate::editor::model::Editor;
 /// Shows the status bar.
 pub fn show(ui: &mut egui::Ui, editor: &Editor) {
     ui.horizontal(|ui| {
-        ui.label(format!("Project: {}", editor.project().name()));
+        ui.label(format!("Project: {}", editor.files().project().name()));
         ui.separator();
         match editor.level() {
             Some(l) => {
@@ -52,7 +52,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor) {
                 r.detect_ms + r.compile_ms + r.spawn_ms
             ));
         }
-        if editor.compile_error().is_some() {
+        if editor.preview_state().compile_error().is_some() {
             ui.separator();
             let text = if editor.preview().level.is_some() {
                 "compile error: showing the last good world"

@@ -71,7 +71,7 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
     tree_state.rows.update(
         doc,
         editor.tree(),
-        editor.tree_revision(),
+        level.tree_revision(),
         level.prefabs(),
         &tree_state.openness,
         &state.tree_filter,
@@ -169,7 +169,7 @@ fn header(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions: &
         ui.strong("Scene");
         if ui
             .small_button("+")
-            .on_hover_text("New entity (Ctrl+N)")
+            .on_hover_text(UiCommand::NewEntity.hover_text(ui.ctx(), "New entity"))
             .clicked()
         {
             actions.push(Action::Run(UiCommand::NewEntity));

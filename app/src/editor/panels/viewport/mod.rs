@@ -101,7 +101,7 @@ impl ViewportState {
         self.assets.get_or_insert_with(|| {
             let ctx = ctx.clone();
             AssetCache::new(
-                editor.project().clone(),
+                editor.files().project().clone(),
                 Some(Arc::new(move || ctx.request_repaint())),
             )
         })
@@ -219,21 +219,26 @@ fn overlay(
         ui.horizontal(|ui| {
             if ui
                 .button(if playing { "⏸ Pause" } else { "▶ Play" })
-                .on_hover_text("Run or pause the simulation (F5)")
+                .on_hover_text(
+                    UiCommand::PlayPause.hover_text(ui.ctx(), "Run or pause the simulation"),
+                )
                 .clicked()
             {
                 actions.push(Action::Run(UiCommand::PlayPause));
             }
             if ui
                 .button("⏭ Step")
-                .on_hover_text("Advance one frame (F6)")
+                .on_hover_text(UiCommand::Step.hover_text(ui.ctx(), "Advance one frame"))
                 .clicked()
             {
                 actions.push(Action::Run(UiCommand::Step));
             }
             if ui
                 .button("⟲ Restart")
-                .on_hover_text("Respawn the level from its compiled blob (Shift+F5)")
+                .on_hover_text(
+                    UiCommand::Restart
+                        .hover_text(ui.ctx(), "Respawn the level from its compiled blob"),
+                )
                 .clicked()
             {
                 actions.push(Action::Run(UiCommand::Restart));
