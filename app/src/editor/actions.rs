@@ -210,7 +210,7 @@ pub enum Action {
         /// Its place in the list of the level's conflicts.
         index: usize,
         /// Which side, or the value as it is.
-        how: super::model::conflicts::Resolution,
+        how: Resolution,
     },
     /// Resolve every merge conflict of the open level taking one side.
     ResolveAllConflicts(kiln_core::conflict::Side),
@@ -402,4 +402,13 @@ impl UiCommand {
     pub fn works_while_typing(self) -> bool {
         matches!(self, UiCommand::Save | UiCommand::Undo | UiCommand::Redo)
     }
+}
+
+/// How a merge conflict is resolved (the Conflicts tab's answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// That side's value (or entity; for a side that deleted it, no entity).
+    Take(kiln_core::conflict::Side),
+    /// The value as it is in the editor now (ours, or what it was edited to).
+    AsItIs,
 }

@@ -9,23 +9,19 @@ use kiln_core::{EntityDocument, LevelDocument};
 use serde_json::Value;
 
 use super::entity_edits;
-use super::level_edits::LevelEdit;
 use super::open_level::OpenLevel;
 use crate::editor::document::DocEdit;
 use crate::editor::tree::SceneTree;
 
-/// How a conflict is resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resolution {
-    /// That side's value (or entity; for a side that deleted it, no entity).
-    Take(Side),
-    /// The value as it is in the editor now (ours, or what it was edited to).
-    AsItIs,
-}
+pub use crate::editor::actions::Resolution;
 
 /// The edit that resolves the conflict at `index` of `level`'s document (one undo
-/// step), saying what it resolved.
-pub(super) fn resolve_one(level: &OpenLevel, index: usize, how: Resolution) -> Option<LevelEdit> {
+/// step), and what to say once it is made.
+pub(super) fn resolve_one(
+    level: &OpenLevel,
+    index: usize,
+    how: Resolution,
+) -> Option<(DocEdit, String)> {
     let conflict = level.doc.conflicts.get(index)?;
     let edit = resolve(&level.doc, index, conflict, how);
     let left = level.doc.conflicts.len() - 1;
@@ -34,12 +30,12 @@ pub(super) fn resolve_one(level: &OpenLevel, index: usize, how: Resolution) -> O
         conflict_place(conflict),
         after(level, left)
     );
-    Some(LevelEdit::of(edit, false).saying(said))
+    Some((edit, said))
 }
 
 /// The edit that resolves every open conflict of `level` taking `side` (one undo
-/// step), saying what it resolved.
-pub(super) fn resolve_all(level: &OpenLevel, side: Side) -> Option<LevelEdit> {
+/// step), and what to say once it is made.
+pub(super) fn resolve_all(level: &OpenLevel, side: Side) -> Option<(DocEdit, String)> {
     let n = level.doc.conflicts.len();
     if n == 0 {
         return None;
@@ -59,7 +55,7 @@ pub(super) fn resolve_all(level: &OpenLevel, side: Side) -> Option<LevelEdit> {
         side.key(),
         after(level, 0)
     );
-    Some(LevelEdit::of(DocEdit::Group(edits), false).saying(said))
+    Some((DocEdit::Group(edits), said))
 }
 
 /// What to do once no conflict is `left`: git still counts the file as unmerged

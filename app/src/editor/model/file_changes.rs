@@ -14,8 +14,8 @@ use dependency_checker::ops::{Change, MovePlan, MoveRequest, Operation};
 use kiln_core::LevelDocument;
 use serde_json::Value;
 
-use super::Effect;
 use super::import::OnConflict;
+use super::outbox::{Effect, Severity};
 use super::parts::Parts;
 use super::project_files::{ImportQuestion, MAX_REWRITTEN_FILE as MAX_DELETED_FILE};
 use crate::editor::actions::{Action, UiCommand};
@@ -357,8 +357,7 @@ impl Parts<'_> {
             Err(e) => return Err(e.into()),
         };
         if !plan.moves.is_empty() {
-            self.outbox
-                .push(super::Effect::FilesMoved(plan.moves.clone()));
+            self.outbox.push(Effect::FilesMoved(plan.moves.clone()));
         }
         if let Some(level) = self.level.as_mut() {
             for edit in plan.edits.iter().filter(|e| e.file == level.file) {
@@ -379,7 +378,7 @@ impl Parts<'_> {
             .collect();
         self.follow_files(
             &changed,
-            super::live_reload::ChangedBy::Editor {
+            super::parts::ChangedBy::Editor {
                 document_edited: false,
             },
         );
@@ -655,7 +654,7 @@ impl Parts<'_> {
         let plan = self.files.plan_import(&sources, folder, on_conflict);
         for p in &plan.problems {
             self.outbox
-                .note(super::Severity::Warning, format!("not imported: {p}"), true);
+                .note(Severity::Warning, format!("not imported: {p}"), true);
         }
         if plan.files.is_empty() {
             return;

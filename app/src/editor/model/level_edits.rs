@@ -289,10 +289,16 @@ pub fn plan(
             return plan(reparent, level, clipboard, world_pose);
         }
         Action::ResolveConflict { index, how } => {
-            conflicts::resolve_one(level, index, how).map_or(Planned::Nothing, Planned::edit)
+            let resolved = conflicts::resolve_one(level, index, how);
+            resolved.map_or(Planned::Nothing, |(edit, said)| {
+                Planned::edit(LevelEdit::of(edit, false).saying(said))
+            })
         }
         Action::ResolveAllConflicts(side) => {
-            conflicts::resolve_all(level, side).map_or(Planned::Nothing, Planned::edit)
+            let resolved = conflicts::resolve_all(level, side);
+            resolved.map_or(Planned::Nothing, |(edit, said)| {
+                Planned::edit(LevelEdit::of(edit, false).saying(said))
+            })
         }
         other => return Err(Box::new(other)),
     })

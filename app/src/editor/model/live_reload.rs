@@ -6,8 +6,9 @@ use kiln_core::LevelDocument;
 use kiln_core::incremental::{IncrementalLevel, Update};
 use kiln_core::registry::ResourceFormat;
 
-use super::parts::Parts;
-use super::{LogLine, ReloadPath, ReloadTiming, Severity};
+use super::disk_follow::{ReloadPath, ReloadTiming};
+use super::outbox::{LogLine, Severity};
+use super::parts::{ChangedBy, Parts};
 use crate::editor::document::DocEdit;
 use crate::editor::history::History;
 
@@ -21,14 +22,6 @@ fn is_drawn_from_disk(registry: &kiln_core::Registry, file: &str) -> bool {
         .is_some_and(|t| matches!(t.format, ResourceFormat::Binary | ResourceFormat::Gltf))
 }
 
-/// The size from which a saved level is shown before the index takes it in.
-/// Measured on Xvfb + llvmpipe when the index re-scanned a saved level whole
-/// (236 ms for 100,000 entities, 28 MB): at 100,000 entities, save to frame
-/// 377 -> 220 ms p50; at 10,000 (3.7 MB), 37 -> 57 ms, so smaller levels keep
-/// one frame. The index now scans such a save by the entities it changed; whether
-/// the extra frame still pays at this size is not measured again yet.
-pub const SHOWN_BEFORE_INDEXING: usize = 8 << 20;
-
 /// What taking a changed level file from disk did.
 enum Reload {
     /// The document changed (or a parse error was fixed): rebuild.
@@ -41,26 +34,6 @@ enum Reload {
     Same,
     /// Unreadable, broken, or waiting for the user's choice: keep the last good world.
     Blocked,
-}
-
-/// Who changed the files [`Parts::follow_files`] catches up with.
-#[derive(Debug)]
-pub(super) enum ChangedBy<'h> {
-    /// Another program (the watcher saw it, or a command it served), first seen at
-    /// this instant: the open level is read again from disk if its file changed,
-    /// one step of `history` (it is undoable).
-    Outside {
-        /// When the first event of the batch arrived (for the reload's timing).
-        first_event: Option<std::time::Instant>,
-        /// The history the reload is a step of.
-        history: &'h mut History,
-    },
-    /// The editor itself (a move, a fix, a file it wrote, an undo of one): the open
-    /// document already holds what it wrote.
-    Editor {
-        /// The same step edited the open document too.
-        document_edited: bool,
-    },
 }
 
 impl Parts<'_> {
@@ -119,7 +92,7 @@ impl Parts<'_> {
     /// Takes a save of the open level into the document and the preview before
     /// the index takes it in (on the next frame), where `batches` hold nothing
     /// else, the level was read from disk unedited since, and it is big enough
-    /// (see [`SHOWN_BEFORE_INDEXING`]): the index re-scans the whole file, and the
+    /// (see `disk_follow::SHOWN_BEFORE_INDEXING`): the index re-scans the whole file, and the
     /// save is shown without waiting for that. Returns whether it did.
     fn show_saved_level_first(
         &mut self,

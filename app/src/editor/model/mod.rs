@@ -19,11 +19,10 @@
 //! - [`Outbox`] (`outbox`): the log, toasts and effects for the view.
 //! - the [`History`], and [`EditorPlugins`] (`plugins`).
 //!
-//! What reaches nearly every part (a step of the history, a change of files, a
-//! reload of plugins) is a method of `Parts`, the parts borrowed apart
-//! (`parts`); every change of project files is in `file_changes`. This file
-//! keeps [`Editor::apply`] (dispatch), [`Editor::tick`] and what the panels
-//! read; `served` answers commands typed in a terminal.
+//! What reaches nearly every part (a step of the history, a change of files in
+//! `file_changes`, a plugin reload) is a method of `Parts`, the parts borrowed
+//! apart (`parts`). Here: [`Editor::apply`] (dispatch), [`Editor::tick`], what
+//! panels read; `served` answers commands typed in a terminal.
 
 mod clipboard;
 pub mod conflicts;
@@ -39,6 +38,7 @@ mod open_level;
 mod opening;
 mod outbox;
 mod parts;
+mod plugin_reload;
 mod plugins;
 pub mod prefab_parts;
 mod preview_state;

@@ -10,13 +10,32 @@ use dependency_checker::ops::{MovePlan, Operation};
 use kiln_core::LevelDocument;
 
 use super::disk_follow::DiskFollow;
-use super::live_reload::ChangedBy;
 use super::open_level::OpenLevel;
-use super::outbox::Outbox;
+use super::outbox::{Outbox, Severity};
 use super::plugins::EditorPlugins;
 use super::preview_state::PreviewState;
 use super::project_files::ProjectFiles;
-use crate::editor::history::{FileWrite, FolderWrite, StepContext};
+use crate::editor::history::{FileWrite, FolderWrite, History, StepContext};
+
+/// Who changed the files [`Parts::follow_files`] catches up with.
+#[derive(Debug)]
+pub(super) enum ChangedBy<'h> {
+    /// Another program (the watcher saw it, or a command it served), first seen at
+    /// this instant: the open level is read again from disk if its file changed,
+    /// one step of `history` (it is undoable).
+    Outside {
+        /// When the first event of the batch arrived (for the reload's timing).
+        first_event: Option<std::time::Instant>,
+        /// The history the reload is a step of.
+        history: &'h mut History,
+    },
+    /// The editor itself (a move, a fix, a file it wrote, an undo of one): the open
+    /// document already holds what it wrote.
+    Editor {
+        /// The same step edited the open document too.
+        document_edited: bool,
+    },
+}
 
 /// Every part of the editor but its history and the level opening on a worker.
 pub(super) struct Parts<'a> {
@@ -113,7 +132,7 @@ impl StepContext for Parts<'_> {
             && let Err(e) = checker.refresh(&files)
         {
             (self.outbox).note(
-                super::Severity::Warning,
+                Severity::Warning,
                 format!("re-indexing {}: {e}", files.join(", ")),
                 false,
             );

@@ -10,7 +10,7 @@ use dependency_checker::Checker;
 use dependency_checker::ops::MovePlan;
 
 use super::Editor;
-use super::live_reload::ChangedBy;
+use super::parts::ChangedBy;
 use crate::checker_commands::{self, Mover};
 use crate::query_service::{self, Answer, Answerer, Query};
 

@@ -7,8 +7,8 @@ use kiln_core::conflict::{Conflict, Side};
 use serde_json::Value;
 
 use crate::editor::actions::Action;
+use crate::editor::actions::Resolution;
 use crate::editor::model::Editor;
-use crate::editor::model::conflicts::Resolution;
 
 /// What the rows of the tab show for one conflict: plain data, built first.
 #[derive(Debug, Clone, PartialEq)]
