@@ -11,7 +11,10 @@
 //! hashed again below an eighth), so that a level spawned and despawned over and over
 //! does not convert back and forth.
 
-use crate::{DenseEntityMap, Entity, EntityMap, Instance};
+use crate::component::Instance;
+use crate::dense_entity_map::DenseEntityMap;
+use crate::entity::Entity;
+use crate::entity_map::EntityMap;
 
 /// Below this many entries the index stays hashed: a small table is cheap either way.
 const MIN_DENSE: usize = 64;

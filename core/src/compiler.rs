@@ -15,9 +15,10 @@ use serde_json::{Map, Value};
 use crate::blob::{ComponentBlock, NO_PARENT, write_blob};
 use crate::flat_component::{ComponentValue, FlatComponent};
 use crate::level::{EntityDocument, LevelDocument, SyntaxError, valid_authoring_id};
+use crate::path::ResourcePath;
 use crate::raw_level::{RawEntityDocument, RawLevelDocument};
+use crate::registry::{ComponentType, Registry};
 use crate::schema::FieldValues;
-use crate::{ComponentType, Registry, ResourcePath};
 
 mod streamed;
 pub use streamed::{StreamedLevel, compile_streamed};

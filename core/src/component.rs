@@ -1,5 +1,5 @@
 //! What every component manager shares: the [`Instance`] handle, the one-pass
-//! removal, and the [`ComponentManager`] trait through which a [`World`](crate::World)
+//! removal, and the [`ComponentManager`] trait through which a [`World`](crate::world::World)
 //! collects garbage and steps behaviours without knowing the concrete type.
 //!
 //! The trait names one concrete manager, [`TransformManager`], on purpose: a
@@ -14,7 +14,7 @@
 use std::any::Any;
 
 use crate::components::TransformManager;
-use crate::{Entity, EntityManager};
+use crate::entity::{Entity, EntityManager};
 
 /// A handle to one component instance: its position in the manager's arrays.
 ///
@@ -38,19 +38,19 @@ pub(crate) const NONE: u32 = u32::MAX;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DestroyPolicy {
     /// The manager holds something external (a GPU buffer, a sound voice, a graph
-    /// link others depend on) and is told at once by [`World::destroy`](crate::World::destroy).
+    /// link others depend on) and is told at once by [`World::destroy`](crate::world::World::destroy).
     Immediate,
     /// The manager's components of dead entities are collected lazily by
     /// [`ComponentManager::gc`], which costs almost nothing when nothing died.
     Lazy,
 }
 
-/// The type-erased face of a component manager, used by [`World`](crate::World)
+/// The type-erased face of a component manager, used by [`World`](crate::world::World)
 /// for bookkeeping that applies to all of them. Each manager's real API (lookup,
 /// field access, creation) is on its concrete type.
 ///
 /// Plugins implement this for their own managers and add them with
-/// [`World::add_extension`](crate::World::add_extension).
+/// [`World::add_extension`](crate::world::World::add_extension).
 pub trait ComponentManager: Any + Send {
     /// The registered component type name, e.g. `"point_mass"`.
     fn type_name(&self) -> &str;

@@ -6,7 +6,7 @@
 //! and no probing, and a bulk spawn of consecutive entities fills consecutive slots.
 //! The cost is memory for every index up to the largest one seen, 8 bytes each, also
 //! for entities without the component. That is why sparse components keep the hash
-//! index ([`crate::EntityMap`]).
+//! index ([`crate::entity_map::EntityMap`]).
 //!
 //! A slot holds one generation of its index. That is enough because the entity
 //! manager hands an index out again only after its previous entity was destroyed. A
@@ -14,7 +14,8 @@
 //! runs. The new entity then takes the slot, and removing or redirecting the dead one
 //! (its full id no longer matches) leaves the slot alone.
 
-use crate::{Entity, Instance};
+use crate::component::Instance;
+use crate::entity::Entity;
 
 /// Marks an empty slot: the instance no manager hands out (instances are array
 /// positions, and an array of 2^32 - 1 components would not fit in memory first).

@@ -162,7 +162,7 @@ impl EntityManager {
     /// Destroys `entity`. Returns `false` (and does nothing) if it was not alive.
     ///
     /// Component managers learn of it either through
-    /// [`World::destroy`](crate::World::destroy) (managers that must react at once) or
+    /// [`World::destroy`](crate::world::World::destroy) (managers that must react at once) or
     /// lazily through their `gc`.
     #[inline]
     pub fn destroy(&mut self, entity: Entity) -> bool {

@@ -1,5 +1,5 @@
 //! The hash index from [`Entity`] to component [`Instance`]: the layout
-//! [`crate::AdaptiveEntityMap`] uses while few entities have the component.
+//! [`crate::adaptive_entity_map::AdaptiveEntityMap`] uses while few entities have the component.
 //!
 //! A purpose-built open-addressing table instead of `std::collections::HashMap`: keys
 //! are unique 64-bit ids whose index part is dense, so the hash keeps neighbouring
@@ -16,7 +16,8 @@
 //! entry closer to its home than the probe is, and a removal shifts back only the
 //! displaced entries after the hole, with no tombstones.
 
-use crate::{Entity, Instance};
+use crate::component::Instance;
+use crate::entity::Entity;
 
 /// Marks an empty slot. Entity index `u32::MAX` is never handed out, so no live
 /// entity has these bits.

@@ -37,12 +37,12 @@ use std::ops::Range;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::Registry;
 use crate::compiler::{
     BlobLayout, CompileError, CompileOptions, CompiledLevel, ResourceSource, compile_level_layout,
 };
 use crate::flat_component::ComponentValue;
 use crate::raw_level::RawEntityDocument;
+use crate::registry::Registry;
 use crate::schema::FieldValues;
 use crate::spawn::PatchedInstances;
 
@@ -64,7 +64,7 @@ pub enum Update {
         /// Their places among the level's entities, in file order (see
         /// [`IncrementalLevel::entity_text`]).
         positions: Vec<usize>,
-        /// The instances written over, for [`crate::SpawnedLevel::patch`] to
+        /// The instances written over, for [`crate::spawn::SpawnedLevel::patch`] to
         /// write into a running world.
         instances: Vec<PatchedInstances>,
     },
@@ -232,7 +232,7 @@ impl DocumentLayout {
         registry: &Registry,
         source: &mut dyn ResourceSource,
         file: &str,
-        doc: &crate::LevelDocument,
+        doc: &crate::level::LevelDocument,
         options: CompileOptions,
     ) -> Result<(CompiledLevel, DocumentLayout), CompileError> {
         crate::compiler::compile_document_layout(registry, source, file, doc, options)

@@ -39,8 +39,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::Registry;
 use crate::json_format::to_canonical_string;
+use crate::registry::Registry;
 
 /// One entity of a level or unit.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -11,7 +11,8 @@ use serde::Deserialize;
 use crate::compiler::{
     CompileError, CompileOptions, CompiledLevel, ResourceSource, compile_level_with,
 };
-use crate::{Registry, ResourcePath};
+use crate::path::ResourcePath;
+use crate::registry::Registry;
 
 /// The name of the file that marks a project root.
 pub const PROJECT_FILE: &str = "kiln.project";
@@ -409,7 +410,7 @@ impl Project {
             let reader = io::BufReader::with_capacity(1 << 16, file.take(MAX_FILE));
             let mut source = ProjectSource(self);
             if let Some(streamed) =
-                crate::compile_streamed(registry, &mut source, level, reader, options)
+                crate::compiler::compile_streamed(registry, &mut source, level, reader, options)
             {
                 return Ok(LevelBuild::Streamed(streamed));
             }

@@ -1,7 +1,7 @@
 //! A level read only to be compiled: its entities' ids and names borrowed from the
 //! text, and each component kept as the text of its JSON value until it is compiled.
 //!
-//! [`LevelDocument`](crate::LevelDocument) holds every component as a tree of
+//! [`LevelDocument`](crate::level::LevelDocument) holds every component as a tree of
 //! `serde_json` maps: what the editor edits, and about 3 KB per entity of two
 //! components. A compile reads each component once, so building that tree only to
 //! walk it cost a million-entity level (181 MB of text) 3 GB of memory, half of its
@@ -9,7 +9,7 @@
 //! parsed when the compiler reaches it and dropped once it is compiled.
 //!
 //! This reader accepts exactly what
-//! [`LevelDocument::parse`](crate::LevelDocument::parse) accepts. Both first walk the
+//! [`LevelDocument::parse`](crate::level::LevelDocument::parse) accepts. Both first walk the
 //! whole text for repeated keys, which also checks every value as `serde_json` parses
 //! it (a number too large for an `f64` included); then their fields are the same, in
 //! the same order, with the same defaults, each taking the same JSON types (a string,
@@ -104,7 +104,7 @@ impl<'a> RawLevelDocument<'a> {
     /// The level in `text`, or `None` where [`LevelDocument::parse`] would report
     /// an error (or might: the caller asks it for the error).
     ///
-    /// [`LevelDocument::parse`]: crate::LevelDocument::parse
+    /// [`LevelDocument::parse`]: crate::level::LevelDocument::parse
     pub fn parse(text: &'a str) -> Option<Self> {
         crate::json_format::reject_duplicate_keys(text).ok()?;
         serde_json::from_str(text).ok()
@@ -122,7 +122,8 @@ mod tests {
     use super::*;
     use crate::compiler::{Source, compile_flattened};
     use crate::flat_component::is_object;
-    use crate::{LevelDocument, Registry};
+    use crate::level::LevelDocument;
+    use crate::registry::Registry;
 
     /// The lean reading must serve the levels it is for, not fall back to the
     /// editor's document on every one (which would compile the same, only slower

@@ -29,9 +29,10 @@
 pub use crate::record::{RecordReader, RecordWriter};
 use std::collections::HashMap;
 
+use crate::entity::{Entity, EntityManager};
 use crate::path::fnv1a32;
 use crate::schema::{FieldSchema, FieldValues};
-use crate::{Entity, EntityManager, World};
+use crate::world::World;
 
 /// Turns one component instance's validated fields into its instance bytes,
 /// appended to `out`. Returns a sentence on a semantic error.

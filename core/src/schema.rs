@@ -7,7 +7,7 @@
 use glam::{EulerRot, Quat, Vec3, Vec4};
 use serde_json::Value;
 
-use crate::{ResourceId, ResourcePath};
+use crate::path::{ResourceId, ResourcePath};
 
 /// The type of one field.
 #[derive(Debug, Clone, PartialEq)]

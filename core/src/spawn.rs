@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use crate::blob::{BlobError, LevelBlob};
+use crate::entity::{Entity, EntityManager};
+use crate::registry::Registry;
 use crate::registry::{ComponentBatch, ReadsTransform, SpawnContext};
-use crate::{Entity, EntityManager, Registry, World};
+use crate::world::World;
 
 mod respawn;
 pub use respawn::Respawned;
@@ -41,7 +43,7 @@ pub struct SpawnedLevel {
     pub warnings: Vec<String>,
     /// Authoring id -> position, built on the first lookup by id: a spawn that is
     /// never asked pays nothing, an editor asking every frame pays once.
-    index: std::sync::OnceLock<crate::IdIndex>,
+    index: std::sync::OnceLock<crate::id_index::IdIndex>,
 }
 
 impl SpawnedLevel {
@@ -129,7 +131,7 @@ impl SpawnedLevel {
     }
 
     /// Writes `patches` into the running world: each entity's instances of each
-    /// type are written over (see [`crate::ComponentType::rewrite`]), in spawn
+    /// type are written over (see [`crate::registry::ComponentType::rewrite`]), in spawn
     /// order, and so are the instances that read a transform that changed (see
     /// [`crate::registry::ReadsTransform`]); every other entity and instance, and
     /// the state the simulation gave them, stays. `blob` is the level's new blob, with the same entities and

@@ -8,7 +8,7 @@ use crate::components::{
     DebugNameManager, MeshManager, OscillatorManager, PointMassManager, RotatorManager,
     TransformManager,
 };
-use crate::{Entity, EntityManager};
+use crate::entity::{Entity, EntityManager};
 
 /// The component managers of one world.
 ///
@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn every_built_in_type_finds_its_manager_by_name() {
         let mut world = World::new();
-        for ty in crate::Registry::with_builtins().components() {
+        for ty in crate::registry::Registry::with_builtins().components() {
             let manager = world.manager_named_mut(&ty.name);
             assert_eq!(
                 manager.map(|m| m.type_name().to_owned()),

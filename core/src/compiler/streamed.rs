@@ -31,7 +31,7 @@ use super::{
 use crate::blob::{FORMAT_VERSION, HEADER_SIZE, MAGIC, NO_PARENT};
 use crate::level::valid_authoring_id;
 use crate::raw_level::RawEntityDocument;
-use crate::{ComponentType, Registry};
+use crate::registry::{ComponentType, Registry};
 
 /// The most brackets an entity's text may hold to be compiled as it is read (see
 /// `Reading::entity`).
@@ -701,7 +701,8 @@ mod tests {
     fn whole(text: &str) -> Result<Vec<u8>, CompileError> {
         let registry = Registry::with_builtins();
         let mut units: HashMap<String, String> = HashMap::new();
-        crate::compile_level(&registry, &mut units, "levels/a.level", text).map(|c| c.blob)
+        crate::compiler::compile_level(&registry, &mut units, "levels/a.level", text)
+            .map(|c| c.blob)
     }
 
     /// A positive control, then what only the whole text shows: each is given up

@@ -4,13 +4,14 @@
 
 use glam::{Quat, Vec3};
 
-use crate::World;
+use crate::adaptive_entity_map::AdaptiveEntityMap;
 use crate::component::{ComponentManager, GcRng, Instance, OwnedInstances, random_gc, sweep_dead};
 use crate::components::TransformManager;
+use crate::entity::{Entity, EntityManager};
 use crate::record::{RecordReader, RecordWriter};
 use crate::registry::{ComponentBatch, ComponentType, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
-use crate::{AdaptiveEntityMap, Entity, EntityManager};
+use crate::world::World;
 
 /// Moves an entity along `amplitude * sin(2π · frequency · t + phase)` around the
 /// local position it had when spawned.

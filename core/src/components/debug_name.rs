@@ -6,14 +6,14 @@
 //! Names from a level blob are checked for UTF-8 when read, not when spawned: debug
 //! names are read rarely, levels are spawned often.
 
-use crate::DenseEntityMap;
 use crate::component::{
     Compaction, ComponentManager, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead,
 };
+use crate::dense_entity_map::DenseEntityMap;
+use crate::entity::{Entity, EntityManager};
 use crate::record::RecordWriter;
 use crate::registry::{ComponentBatch, ComponentType, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
-use crate::{Entity, EntityManager};
 
 /// Associates at most one debug name with an entity.
 #[derive(Debug, Default, Clone)]
@@ -344,7 +344,7 @@ mod tests {
         };
         let spawn = |data: &[u8], count: usize| {
             let mut em = EntityManager::new();
-            let mut world = crate::World::new();
+            let mut world = crate::world::World::new();
             let mut owners = Vec::new();
             em.create_many(count, &mut owners);
             let index: Vec<u32> = (0..count as u32).collect();

@@ -6,16 +6,16 @@
 //! `next_instance`, starting from the instance the hash index points at (the seed's
 //! "exercise for the reader").
 
-use crate::DenseEntityMap;
-use crate::ResourceId;
 use crate::component::{
     Compaction, ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, random_gc,
     sweep_dead,
 };
+use crate::dense_entity_map::DenseEntityMap;
+use crate::entity::{Entity, EntityManager};
+use crate::path::ResourceId;
 use crate::record::{RecordWriter, record, u32_in, u64_in};
 use crate::registry::{ComponentBatch, ComponentType, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
-use crate::{Entity, EntityManager};
 
 /// The data of one mesh instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,15 +6,16 @@
 
 use glam::Vec3;
 
-use crate::World;
+use crate::adaptive_entity_map::AdaptiveEntityMap;
 use crate::component::{
     Compaction, ComponentManager, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
 };
 use crate::components::TransformManager;
+use crate::entity::{Entity, EntityManager};
 use crate::record::{RecordWriter, f32_in, record, vec3_in};
 use crate::registry::{ComponentBatch, ComponentType, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
-use crate::{AdaptiveEntityMap, Entity, EntityManager};
+use crate::world::World;
 
 /// The data of one point mass, for creating instances.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -13,14 +13,14 @@ use std::collections::HashMap;
 
 use glam::{Affine3A, Quat, Vec3};
 
-use crate::DenseEntityMap;
 use crate::component::{
     Compaction, ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, sweep_dead,
 };
+use crate::dense_entity_map::DenseEntityMap;
+use crate::entity::{Entity, EntityManager};
 use crate::record::RecordWriter;
 use crate::registry::{ComponentBatch, ComponentType, SpawnContext};
 use crate::schema::{FieldSchema, FieldValues};
-use crate::{Entity, EntityManager};
 
 /// Owns the transforms of one world and the parent/child links between them.
 #[derive(Debug, Default, Clone)]

@@ -11,8 +11,10 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 
 use super::RawLevelDocument;
+use crate::compiler::{CompileError, compile_document, compile_level};
 use crate::compiler::{Source, compile_flattened};
-use crate::{CompileError, LevelDocument, Registry, compile_document, compile_level};
+use crate::level::LevelDocument;
+use crate::registry::Registry;
 
 /// `s` as a JSON string, each character written as an escape where `escape` says.
 fn string(s: &str, escape: &[bool]) -> String {
@@ -231,11 +233,11 @@ proptest! {
     ) {
         let registry = Registry::with_builtins();
         let file = "levels/random.level";
-        let options = crate::CompileOptions { skip_unknown_components };
+        let options = crate::compiler::CompileOptions { skip_unknown_components };
         let text = if bom { format!("\u{feff}{text}") } else { text };
         let reader = Trickle { bytes: text.as_bytes(), piece: buffer };
-        let streamed = crate::compile_streamed(&registry, &mut units(), file, reader, options);
-        let whole = crate::compile_level_with(&registry, &mut units(), file, &text, options);
+        let streamed = crate::compiler::compile_streamed(&registry, &mut units(), file, reader, options);
+        let whole = crate::compiler::compile_level_with(&registry, &mut units(), file, &text, options);
         match (streamed, whole) {
             (Some(s), Ok(w)) => {
                 prop_assert_eq!(s.blob(), w.blob.clone(), "{}", text);

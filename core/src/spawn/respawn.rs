@@ -11,9 +11,11 @@
 //! entities the comparison costs a few milliseconds, a spawn of the level tens.
 
 use crate::blob::{LevelBlob, NO_PARENT};
+use crate::entity::{Entity, EntityManager};
+use crate::registry::Registry;
 use crate::registry::{ComponentBatch, RecordLayout};
 use crate::spawn::{SpawnError, SpawnedLevel};
-use crate::{Entity, EntityManager, Registry, World};
+use crate::world::World;
 
 /// One component type's instances in a blob, owners in order (what the compiler
 /// writes), each one's bytes told apart by the type's [`RecordLayout`].
@@ -348,7 +350,7 @@ impl SpawnedLevel {
     pub(super) fn index_of(&self, id: &str) -> Option<usize> {
         let index = self
             .index
-            .get_or_init(|| crate::IdIndex::build(self.ids(), self.id_ends.len()));
+            .get_or_init(|| crate::id_index::IdIndex::build(self.ids(), self.id_ends.len()));
         index.find(id, |k| self.id(k))
     }
 }
