@@ -36,6 +36,7 @@
 
 mod adaptive_entity_map;
 pub mod blob;
+mod builtins;
 pub mod compiler;
 mod component;
 pub mod components;

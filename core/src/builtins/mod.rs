@@ -1,8 +1,17 @@
-//! The registry every project starts from: the built-in component types (each
-//! described by its own manager's file) and resource types.
+//! The registry every project starts from: the built-in component types, each
+//! registered in a file of its own here, apart from its manager's storage in
+//! `components/` (so that the registry, the world and the managers import only
+//! downward), and the built-in resource types.
 
-use super::{behaviours, debug_name, mesh, point_mass, transform};
+mod behaviours;
+mod debug_name;
+mod mesh;
+mod point_mass;
+mod transform;
+
 use crate::registry::{ComponentType, Registry, builtin_resource_types};
+#[cfg(test)]
+pub(crate) use debug_name::spawn_debug_name;
 
 impl Registry {
     /// The built-in component and resource types.
