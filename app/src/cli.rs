@@ -23,6 +23,25 @@ pub struct Cli {
     pub trust: bool,
 }
 
+/// `kiln new --template`: the command line's names of the templates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TemplateArg {
+    /// A level with a ground and a box, two meshes, two materials and the folders.
+    Empty,
+    /// The demo: two levels, nested prefabs, materials, meshes, textures, glTF art,
+    /// and two plugins (Rust and C, prebuilt for Linux).
+    Demo,
+}
+
+impl From<TemplateArg> for crate::new_project::Template {
+    fn from(arg: TemplateArg) -> Self {
+        match arg {
+            TemplateArg::Empty => crate::new_project::Template::Empty,
+            TemplateArg::Demo => crate::new_project::Template::Demo,
+        }
+    }
+}
+
 /// The subcommands (tools), named `Tool` so that "command" means only the editor's
 /// [`crate::editor::UiCommand`].
 #[derive(Debug, Subcommand)]
@@ -32,8 +51,8 @@ pub enum Tool {
         /// The folder to make the project in (made if it does not exist).
         dir: PathBuf,
         /// What to start from.
-        #[arg(long, value_enum, default_value_t = crate::new_project::Template::Empty)]
-        template: crate::new_project::Template,
+        #[arg(long, value_enum, default_value_t = TemplateArg::Empty)]
+        template: TemplateArg,
         /// The project's name (default: the folder's name).
         #[arg(long)]
         name: Option<String>,
@@ -269,7 +288,9 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             dir,
             template,
             name,
-        } => crate::new_project::create(&dir, template, name.as_deref()).and_then(|made| {
+        } => {
+            let template = crate::new_project::Template::from(template);
+            crate::new_project::create(&dir, template, name.as_deref()).and_then(|made| {
             writeln!(
                 out,
                 "created \"{}\" from the {} template in {} ({} files)\nopen it in the editor: kiln edit {}",
@@ -280,7 +301,8 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
                 crate::shell::shell_quoted(&made.root),
             )?;
             Ok(Outcome::Done)
-        }),
+            })
+        }
         Tool::Edit { project } => {
             let project = project.or_else(default_project);
             crate::editor::run_editor(project).map(|()| Outcome::Done)
@@ -308,7 +330,7 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             deny_warnings,
             json,
         } => {
-            let options = crate::checker_commands::CheckOptions {
+            let options = crate::checker_reports::CheckOptions {
                 fix,
                 dry_run,
                 json,
@@ -349,8 +371,16 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             ours,
             theirs,
             path,
-        } => crate::git_commands::merge(&base, &ours, &theirs, path.as_deref(), &mut std::io::stderr()),
-        Tool::Diff { old, new, path } => crate::git_commands::diff(&old, &new, path.as_deref(), out),
+        } => crate::git_commands::merge(
+            &base,
+            &ours,
+            &theirs,
+            path.as_deref(),
+            &mut std::io::stderr(),
+        ),
+        Tool::Diff { old, new, path } => {
+            crate::git_commands::diff(&old, &new, path.as_deref(), out)
+        }
         Tool::GitDiff { args } => crate::git_commands::git_diff(&args, out),
         Tool::SetupGit { project } => crate::git_commands::setup_git(&project, out),
         Tool::AfterMerge { project } => crate::git_commands::after_merge(&project, out),
@@ -377,7 +407,7 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             json,
             paths,
         } => {
-            let options = crate::checker_commands::MoveOptions {
+            let options = crate::checker_reports::MoveOptions {
                 dry_run,
                 as_json: json,
             };

@@ -353,7 +353,7 @@ pub fn after_merge(project: &Path, out: &mut dyn Write) -> anyhow::Result<Outcom
         if plan.change_count() == 1 { "" } else { "s" },
         if plan.change_count() == 1 { "s" } else { "" }
     )?;
-    crate::checker_commands::print_patches(&plan, "  ", out)?;
+    crate::checker_reports::print_patches(&plan, "  ", out)?;
     writeln!(
         out,
         "kiln: commit them (git commit -am \"Follow moved files\")"

@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod checker_commands;
+pub mod checker_reports;
 pub mod cli;
 pub mod compile_command;
 pub mod editor;

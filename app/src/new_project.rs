@@ -11,7 +11,7 @@ mod embedded {
 }
 
 /// Which project a new one starts as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Template {
     /// A level with a ground and a box, two meshes, two materials and the folders.
     #[default]

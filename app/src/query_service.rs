@@ -33,7 +33,7 @@ use dependency_checker::Checker;
 use dependency_checker::watch::SyncCookies;
 use serde::{Deserialize, Serialize};
 
-use crate::checker_commands::{self, CheckOptions, MoveOptions};
+use crate::checker_reports::{self, CheckOptions, MoveOptions};
 use crate::outcome::Outcome;
 
 /// The server's socket, relative to the project root.
@@ -276,20 +276,16 @@ pub fn run_on_checker(
 ) -> anyhow::Result<Outcome> {
     match query {
         Query::Check(options) => {
-            checker_commands::check_with(checker, plugin_errors, *options, (out, err))
+            checker_reports::check_with(checker, plugin_errors, *options, (out, err))
         }
-        Query::Refs { resource, json } => {
-            checker_commands::refs_with(checker, resource, *json, out)
-        }
-        Query::Deps { resource, json } => {
-            checker_commands::deps_with(checker, resource, *json, out)
-        }
+        Query::Refs { resource, json } => checker_reports::refs_with(checker, resource, *json, out),
+        Query::Deps { resource, json } => checker_reports::deps_with(checker, resource, *json, out),
         Query::Mv { paths, options } => {
-            let mut mover = checker_commands::CheckerMover {
+            let mut mover = checker_reports::CheckerMover {
                 checker,
                 reread: |checker: &mut Checker| Ok(checker.rescan()?),
             };
-            checker_commands::mv_with(&mut mover, paths, *options, (out, err))
+            checker_reports::mv_with(&mut mover, paths, *options, (out, err))
         }
     }
 }

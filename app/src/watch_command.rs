@@ -221,7 +221,7 @@ pub fn run(
             kept.prepare_updates();
         }
     }
-    let mut plugin_errors = crate::checker_commands::plugin_errors(&plugins);
+    let mut plugin_errors = crate::checker_reports::plugin_errors(&plugins);
     let _server = match QueryServer::start(&root, watcher.sync_cookies(), queries) {
         Ok(server) => {
             writeln!(
@@ -308,7 +308,7 @@ pub fn run(
         let plugin_types = if touches_plugins(&checker, &changed) {
             let types;
             (checker, plugins, types) = reload_plugins(project_dir, (checker, plugins), out)?;
-            plugin_errors = crate::checker_commands::plugin_errors(&plugins);
+            plugin_errors = crate::checker_reports::plugin_errors(&plugins);
             // Blobs compiled with the old plugins' code are built again in full.
             built.clear();
             types

@@ -172,7 +172,7 @@ pub enum Action {
         /// The project folder they go in (`""`: the root).
         folder: String,
         /// What to do with files in the way.
-        on_conflict: Option<super::model::import::OnConflict>,
+        on_conflict: Option<OnConflict>,
     },
     /// Forget an import that waited for an answer about files in its way.
     CancelImport,
@@ -411,4 +411,13 @@ pub enum Resolution {
     Take(kiln_core::conflict::Side),
     /// The value as it is in the editor now (ours, or what it was edited to).
     AsItIs,
+}
+
+/// What an import does where a file it writes exists already (the user's answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnConflict {
+    /// Write over it (references to it keep working: its path is the same).
+    Replace,
+    /// Give the imported file a free name (`rock_2.png`).
+    KeepBoth,
 }

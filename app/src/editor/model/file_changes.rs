@@ -304,24 +304,22 @@ impl Parts<'_> {
         Ok(())
     }
 
-    /// Plans `operation` and applies it (an undone or redone step): planned
-    /// again, up to three times, where the project changed in between.
+    /// Plans `operation` and applies it (an undone or redone step), planned
+    /// again, as `kiln mv` is, where another Kiln command changed the project
+    /// between the plan and the apply (`apply_plan` reads it again then).
     pub(super) fn execute(&mut self, operation: &Operation) -> anyhow::Result<Operation> {
-        // Planned again, as `kiln mv` does, when another Kiln command changed the
-        // project between the plan and the apply.
-        let mut attempts = 0;
-        loop {
-            let checker = self
-                .files
-                .checker
-                .as_ref()
-                .context("the project is not indexed")?;
-            let plan = operation.plan(checker)?;
-            match self.apply_plan(&plan) {
-                Err(e) if plans_again(&e) && attempts < 3 => attempts += 1,
-                done => return done,
-            }
-        }
+        let plan_on = |parts: &mut Self| -> anyhow::Result<MovePlan> {
+            let checker = (parts.files.checker.as_ref()).context("the project is not indexed")?;
+            Ok(operation.plan(checker)?)
+        };
+        let mut plan = plan_on(self)?;
+        dependency_checker::ops::apply_planning_again(
+            self,
+            &mut plan,
+            |parts, plan| parts.apply_plan(plan),
+            |parts, _| plan_on(parts),
+            |e: &anyhow::Error| e.downcast_ref::<dependency_checker::CheckerError>(),
+        )
     }
 
     /// Applies a plan of patches (a fix) as one undoable step.
@@ -727,11 +725,4 @@ fn patch_reference(doc: &mut LevelDocument, change: &Change) {
             *entity = patched;
         }
     }
-}
-
-/// Whether `e` refused an operation because what it was planned on changed
-/// (see [`dependency_checker::CheckerError::asks_to_plan_again`]).
-fn plans_again(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<dependency_checker::CheckerError>()
-        .is_some_and(dependency_checker::CheckerError::asks_to_plan_again)
 }

@@ -21,14 +21,7 @@ use serde_json::{Value, json};
 /// The most bytes one imported file may have.
 const MAX_IMPORTED_FILE: u64 = 1 << 30;
 
-/// What to do where a file the import writes exists already.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnConflict {
-    /// Write over it (references to it keep working: its path is the same).
-    Replace,
-    /// Give the imported file a free name (`rock_2.png`).
-    KeepBoth,
-}
+pub use crate::editor::actions::OnConflict;
 
 /// One file an import writes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use dependency_checker::ops::MovePlan;
 
 use super::Editor;
 use super::parts::ChangedBy;
-use crate::checker_commands::{self, Mover};
+use crate::checker_reports::{self, Mover};
 use crate::query_service::{self, Answer, Answerer, Query};
 
 impl Answerer for Editor {
@@ -27,7 +27,7 @@ impl Answerer for Editor {
         match query {
             Query::Mv { paths, options } => {
                 query_service::answer(query, &plugin_errors, |_, out, err| {
-                    checker_commands::mv_with(self, paths, *options, (out, err))
+                    checker_reports::mv_with(self, paths, *options, (out, err))
                 })
             }
             _ => {
