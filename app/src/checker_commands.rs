@@ -6,8 +6,8 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use dependency_checker::BuildOptions;
 use dependency_checker::Checker;
-use dependency_checker::index::BuildOptions;
 use indicatif::{ProgressBar, ProgressStyle};
 use kiln_core::Registry;
 

@@ -578,7 +578,7 @@ impl Answering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dependency_checker::index::BuildOptions;
+    use dependency_checker::BuildOptions;
     use dependency_checker::watch::{Debounce, ProjectWatcher};
 
     fn pending(cookie: u64, state: u8) -> (PendingQuery, Receiver<Answer>) {

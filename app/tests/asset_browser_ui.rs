@@ -197,6 +197,32 @@ fn a_mesh_dragged_onto_the_viewport_is_placed_there() {
         e.entity(&id).unwrap().components["mesh"]["mesh"],
         "meshes/rock"
     );
+    // There: the placed entity's position, seen through the viewport's camera,
+    // is where the pointer let go (within a pixel or two of rounding).
+    let position = e.entity(&id).unwrap().components["transform"]["position"]
+        .as_array()
+        .expect("a position")
+        .iter()
+        .map(|v| v.as_f64().unwrap() as f32)
+        .collect::<Vec<_>>();
+    let world = glam::Vec3::new(position[0], position[1], position[2]);
+    let panels = &h.state().panels;
+    let rect = panels.viewport.rect.expect("the viewport was drawn");
+    let top = e.preview_state().top_view();
+    let ndc = panels
+        .camera
+        .view_projection(rect.width() / rect.height(), top)
+        .project_point3(world);
+    let seen = egui::pos2(
+        rect.center().x + ndc.x * rect.width() * 0.5,
+        rect.center().y - ndc.y * rect.height() * 0.5,
+    );
+    assert!(
+        seen.distance(to) < 3.0,
+        "placed at {world:?}, seen at {seen:?}, dropped at {to:?}"
+    );
+    // A drop elsewhere is placed elsewhere: the position follows the pointer.
+    assert!(world.length() > 0.01, "{world:?} is not the default place");
     undo(&mut h);
     assert_eq!(editor(&h).level().unwrap().doc.entities.len(), count);
 }

@@ -1071,7 +1071,7 @@ fn f_frames_a_mesh_by_its_size() {
 /// A material's colour set from the inspector's action is written to the file and
 /// the viewport's colours follow at once.
 #[test]
-fn a_material_edit_reaches_the_viewport() {
+fn a_material_edit_reaches_the_resources_the_viewport_draws() {
     let dir = demo_copy();
     let mut h = open(dir.path());
     h.state_mut()

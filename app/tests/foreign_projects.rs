@@ -54,11 +54,23 @@ fn check_fix_never_retargets_a_reference_that_resolves() {
     assert_eq!(deps["references"][0]["target"], "props/rock.json");
     assert_eq!(deps["references"][0]["status"], "resolved");
 
+    // A positive control in the same project: a reference that names the old
+    // path itself, and resolves to nothing, is stale and fixed.
+    write(dir, &[("stale.json", r#"{"tex": "props/rock.png"}"#)]);
+
     let (code, out, _) = kiln(&["check", "--fix"], dir);
     assert_eq!(code, 0, "{out}");
-    assert!(!out.contains("stale"), "{out}");
-    assert!(out.contains("fixed 0 references"), "{out}");
-    assert_eq!(read(dir, "data.json"), r#"{"rock": "props/rock"}"#);
+    assert!(out.contains("fixed 1 references"), "{out}");
+    assert_eq!(
+        read(dir, "stale.json"),
+        r#"{"tex": "props/rock_tex.png"}"#,
+        "the stale one is fixed"
+    );
+    assert_eq!(
+        read(dir, "data.json"),
+        r#"{"rock": "props/rock"}"#,
+        "the one that resolves is left alone"
+    );
 }
 
 /// Bug 1, the other half: text that resolves to nothing is stale only when the

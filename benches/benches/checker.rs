@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dependency_checker::Checker;
-use dependency_checker::index::{BuildOptions, Index};
 use dependency_checker::ops::{MoveRequest, apply, plan};
 use dependency_checker::resolve::Graph;
+use dependency_checker::{BuildOptions, Index};
 use kiln_benches::project_gen::{HERO, Shape, generate};
 use kiln_core::{Project, Registry};
 

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use dependency_checker::index::{BuildOptions, Index};
 use dependency_checker::resolve::Graph;
+use dependency_checker::{BuildOptions, Index};
 use kiln_core::{Project, Registry};
 
 fn main() {
@@ -33,14 +33,14 @@ fn main() {
         cold.stats().files
     );
     let t = Instant::now();
-    let bytes = dependency_checker::cache::encode(&cold, None);
+    let bytes = dependency_checker::encode_cache(&cold, None);
     println!(
         "cache encode    {:>7.1} ms ({} bytes)",
         t.elapsed().as_secs_f64() * 1e3,
         bytes.len()
     );
     let t = Instant::now();
-    let cached = dependency_checker::cache::decode(bytes, project.root(), &registry, cold.rules())
+    let cached = dependency_checker::decode_cache(bytes, project.root(), &registry, cold.rules())
         .expect("decodes")
         .index;
     println!(

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use dependency_checker::BuildOptions;
 use dependency_checker::Checker;
-use dependency_checker::index::BuildOptions;
 use dependency_checker::ops::{MoveRequest, apply, plan};
 use kiln_core::Registry;
 

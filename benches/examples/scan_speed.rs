@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::time::Instant;
 
-use dependency_checker::scan::DeclaredRules;
-use dependency_checker::scan::scan_file;
+use dependency_checker::DeclaredRules;
+use dependency_checker::scan_file;
 use kiln_core::{Project, Registry};
 
 fn files(dir: &std::path::Path, out: &mut Vec<(String, Vec<u8>)>) {

@@ -5,6 +5,19 @@
 //! through a [`ResourceSource`], cycles are errors naming the cycle); order entities
 //! parents-first (depth first, siblings in file order); validate every component
 //! against its schema; call each type's compile function; write the blob.
+//!
+//! Which compile to call (they all give the same blob for the same level):
+//!
+//! | you have | call |
+//! |---|---|
+//! | a level file of a project, to compile once | [`Project::compile`](crate::project::Project::compile) (it reads the file and its units) |
+//! | a big level file, to compile in bounded memory | [`compile_streamed`] (`kiln compile`): entity by entity as it is read |
+//! | a level's text and a [`ResourceSource`] for its units | [`compile_level`] (read lean: components stay text until compiled) |
+//! | a parsed [`LevelDocument`] (the editor's) | [`compile_document`] |
+//! | a level to compile again and again as it is saved | [`IncrementalLevel::compile`](crate::incremental::IncrementalLevel::compile), then `update` with each new text |
+//! | the editor's document, whose fields change one by one | [`DocumentLayout::compile`](crate::incremental::DocumentLayout::compile), then `rewrite` |
+//!
+//! The `_with` forms take [`CompileOptions`].
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};

@@ -11,9 +11,6 @@
 //! implements this trait, and the two are one concept in the seed: components
 //! and the scene graph they hang from).
 
-use std::any::Any;
-
-use crate::components::TransformManager;
 use crate::entity::{Entity, EntityManager};
 
 /// A handle to one component instance: its position in the manager's arrays.
@@ -33,63 +30,6 @@ impl Instance {
 
 /// Marks "no instance" in the link arrays of the transform graph.
 pub(crate) const NONE: u32 = u32::MAX;
-
-/// How a manager learns that its entities died.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum DestroyPolicy {
-    /// The manager holds something external (a GPU buffer, a sound voice, a graph
-    /// link others depend on) and is told at once by [`World::destroy`](crate::world::World::destroy).
-    Immediate,
-    /// The manager's components of dead entities are collected lazily by
-    /// [`ComponentManager::gc`], which costs almost nothing when nothing died.
-    Lazy,
-}
-
-/// The type-erased face of a component manager, used by [`World`](crate::world::World)
-/// for bookkeeping that applies to all of them. Each manager's real API (lookup,
-/// field access, creation) is on its concrete type.
-///
-/// Plugins implement this for their own managers and add them with
-/// [`World::add_extension`](crate::world::World::add_extension).
-pub trait ComponentManager: Any + Send {
-    /// The registered component type name, e.g. `"point_mass"`.
-    fn type_name(&self) -> &str;
-
-    /// Number of component instances.
-    fn len(&self) -> usize;
-
-    /// Whether there are no instances.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// See [`DestroyPolicy`].
-    fn destroy_policy(&self) -> DestroyPolicy {
-        DestroyPolicy::Lazy
-    }
-
-    /// Destroys every instance owned by `entity`. Called right after the entity
-    /// died for [`DestroyPolicy::Immediate`] managers.
-    fn destroy_entity(&mut self, entity: Entity);
-
-    /// The seed's randomized collection: pick random instances and destroy those
-    /// whose entity is dead, until four living ones in a row are hit.
-    fn gc(&mut self, entities: &EntityManager);
-
-    /// Destroys every instance whose entity is dead, in one linear pass. Used after
-    /// a bulk despawn, where random probing would be slow to converge.
-    fn sweep(&mut self, entities: &EntityManager);
-
-    /// Steps this manager's behaviour over all its instances at once. Behaviours
-    /// that move things write through the transform manager of the same world.
-    fn simulate(
-        &mut self,
-        _dt: f32,
-        _transforms: &mut TransformManager,
-        _entities: &EntityManager,
-    ) {
-    }
-}
 
 /// Small xorshift generator for the randomized gc; no external crate needed and
 /// deterministic per manager, which keeps tests reproducible.

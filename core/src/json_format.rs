@@ -85,11 +85,19 @@ fn write_scalar(out: &mut String, value: &Value) {
     }
 }
 
-/// `text` without a leading UTF-8 byte-order mark. Editors on Windows write one; a
-/// file with it is the same JSON to every command (the checker's scanner passes it
-/// by too), and Kiln never writes one back.
+/// The UTF-8 byte-order mark. Editors on Windows write one at the start of a file;
+/// a file with it is the same JSON to every command and every crate (the compile,
+/// the checker's scanner, the merge), and Kiln never writes one back.
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `text` without a leading byte-order mark ([`BOM`]).
 pub fn without_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// `bytes` without a leading byte-order mark ([`BOM`]).
+pub fn bytes_without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(BOM).unwrap_or(bytes)
 }
 
 #[cfg(test)]

@@ -46,10 +46,12 @@ pub mod entity;
 mod entity_map;
 mod flat_component;
 pub mod fs;
+pub mod gltf;
 mod id_index;
 pub mod incremental;
 pub mod json_format;
 pub mod level;
+mod manager;
 pub mod own_folder;
 pub mod path;
 pub mod project;
@@ -59,6 +61,7 @@ pub mod reference_rules;
 pub mod registry;
 pub mod schema;
 mod spawn;
+mod transform;
 pub mod user_config;
 mod world;
 
@@ -67,7 +70,7 @@ pub use compiler::{
     CompileError, CompileOptions, CompiledLevel, ResourceSource, compile_document,
     compile_document_with, compile_level, compile_level_with, compile_streamed,
 };
-pub use component::{ComponentManager, DestroyPolicy, Instance};
+pub use component::Instance;
 pub use components::TransformManager;
 pub use dense_entity_map::DenseEntityMap;
 pub use entity::{Entity, EntityManager, MINIMUM_FREE_INDICES};
@@ -77,6 +80,7 @@ pub use fs::{
 };
 pub use id_index::IdIndex;
 pub use level::{EntityDocument, LevelDocument};
+pub use manager::{ComponentManager, DestroyPolicy};
 pub use path::{PathError, ResourceId, ResourcePath};
 pub use project::{Project, ProjectConfig, ProjectError, ReferenceRules};
 pub use registry::{ComponentBatch, ComponentType, Registry, SpawnContext};

@@ -299,14 +299,8 @@ impl Project {
         {
             return Err(outside());
         }
-        let mut at = self.root.clone();
-        for part in rel.components() {
-            at.push(part);
-            match fs::symlink_metadata(&at) {
-                Ok(m) if m.file_type().is_symlink() => return Err(outside()),
-                Ok(_) => {}
-                Err(_) => break,
-            }
+        if crate::fs::goes_through_link(&self.root, rel) {
+            return Err(outside());
         }
         Ok(self.root.join(rel))
     }
@@ -345,23 +339,24 @@ impl Project {
     /// link. Files whose names are not canonical are skipped here; the dependency
     /// checker reports them.
     pub fn levels(&self) -> Result<Vec<String>, ProjectError> {
+        use crate::fs::{Entries, Kind, Step, Unreadable, walk_below};
         let mut out = Vec::new();
-        let mut dirs = vec![String::new()];
-        while let Some(dir) = dirs.pop() {
-            let entries =
-                crate::fs::list_below(&self.root, &dir).map_err(io_error(&self.root.join(&dir)))?;
-            for (rel, kind) in entries {
-                match kind {
-                    rustix::fs::FileType::Directory => dirs.push(rel),
-                    rustix::fs::FileType::RegularFile
-                        if rel.ends_with(".level") && ResourcePath::split_file(&rel).is_ok() =>
-                    {
-                        out.push(rel)
-                    }
-                    _ => {}
+        walk_below(
+            &self.root,
+            "",
+            Entries::OfTheProject,
+            Unreadable::Fails,
+            |rel, kind| {
+                if kind == Kind::File
+                    && rel.ends_with(".level")
+                    && ResourcePath::split_file(rel).is_ok()
+                {
+                    out.push(rel.to_owned());
                 }
-            }
-        }
+                Step::Enter
+            },
+        )
+        .map_err(io_error(&self.root))?;
         out.sort();
         Ok(out)
     }

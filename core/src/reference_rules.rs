@@ -11,7 +11,7 @@
 //!   only where the object holding the field has those sibling values;
 //! - a list of such cases, the first that holds deciding.
 //!
-//! The patterns themselves are matched by `dependency_checker::scan::rules`.
+//! The patterns themselves are matched by the dependency checker (`scan/rules.rs`).
 
 use std::collections::BTreeMap;
 

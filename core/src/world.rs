@@ -3,12 +3,12 @@
 
 use std::any::Any;
 
-use crate::component::{ComponentManager, DestroyPolicy};
 use crate::components::{
     DebugNameManager, MeshManager, OscillatorManager, PointMassManager, RotatorManager,
-    TransformManager,
 };
 use crate::entity::{Entity, EntityManager};
+use crate::manager::{ComponentManager, DestroyPolicy};
+use crate::transform::TransformManager;
 
 /// The component managers of one world.
 ///

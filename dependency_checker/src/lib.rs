@@ -10,20 +10,22 @@
 //!    project's, reaching them below the root without following a link, the
 //!    parallel walk, Kiln's own folder `.kiln/`, the project lock, and the
 //!    write-ahead journal that makes a change to many files one transaction.
-//! 2. [`scan`]: one file's bytes to its references, typed by the registry's
-//!    schemas or by the project's declared [`scan::rules`], or generic (any string
-//!    that could name a file), each with its byte span, line, column and JSON
-//!    pointer; [`scan::gltf`] reads the relative URIs of glTF files.
-//! 3. [`index`]: every file of the project with its references, keyed by size,
-//!    time and content hash, built by the walk and kept current file by file; the
-//!    scans stay in a compact encoding until asked for (`index/codec.rs`); the
-//!    redirect log of moves ([`index::Redirects`]). [`watch`] turns file-system
-//!    events into the paths an update takes.
+//! 2. `scan/`: one file's bytes to its references, typed by the registry's
+//!    schemas or by the project's declared rules ([`DeclaredRules`]), or generic
+//!    (any string that could name a file), each with its byte span, line, column
+//!    and JSON pointer; the relative URIs of glTF files are read with
+//!    `kiln_core::gltf`. [`watch`] turns file-system events into the paths an
+//!    update takes.
+//! 3. `index/`: every file of the project with its references ([`Index`]), keyed
+//!    by size, time and content hash, built by the walk and kept current file by
+//!    file; the scans stay in a compact encoding until asked for
+//!    (`index/codec.rs`); the redirect log of moves.
 //! 4. [`resolve`]: what each reference names, by one rule: the lean
 //!    [`resolve::Resolution`] of a check, the [`resolve::Lookup`] kept current
 //!    change by change, and the whole graph they are tested against.
 //! 5. [`check`]: what `kiln check` reports ([`check::Finding`]).
-//! 6. [`cache`]: the index and the last check's findings in `.kiln/index.bin`.
+//! 6. `cache.rs`: the index and the last check's findings in `.kiln/index.bin`
+//!    ([`encode_cache`], [`decode_cache`]).
 //! 7. The [`Checker`]: an open project's index, lookup, redirect log and cache held
 //!    together for a command or the editor.
 //! 8. [`ops`]: moves and fixes with `mv`'s semantics, planned against a checker
@@ -34,7 +36,7 @@
 //!
 //! ```no_run
 //! use std::{path::Path, sync::Arc};
-//! use dependency_checker::{Checker, index::BuildOptions};
+//! use dependency_checker::{BuildOptions, Checker};
 //! use kiln_core::Registry;
 //!
 //! let checker = Checker::open(Path::new("projects/demo"), Arc::new(Registry::with_builtins()), &BuildOptions::default())?;
@@ -45,21 +47,30 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod cache;
+mod cache;
 pub mod check;
 mod checker;
 mod error;
 pub mod fs;
 mod hash;
-pub mod index;
+mod index;
 pub mod ops;
 mod parallel;
 pub mod resolve;
-pub mod scan;
-#[cfg(test)]
-mod test_files;
+mod scan;
+#[cfg(any(test, feature = "testing"))]
+#[doc(hidden)]
+pub mod test_files;
 pub mod watch;
 
+pub use cache::{decode as decode_cache, encode as encode_cache};
 pub use checker::{ChangeReport, Checker, ProjectWrite, ReferenceView, save_file};
 pub use error::CheckerError;
+pub use index::{
+    BuildOptions, BuildStats, FileEntry, Index, KeptLevelLayout, LevelLayoutJob, Redirects,
+    Scanned, WalkIssue, Written,
+};
 pub use kiln_core::{PathError, ResourcePath};
+pub use scan::{
+    DeclaredRules, FileScan, Naming, PathSegment, RawReference, RefView, ScanError, scan_file,
+};

@@ -24,9 +24,9 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
+use dependency_checker::BuildOptions;
 use dependency_checker::check;
 use dependency_checker::check::Finding;
-use dependency_checker::index::BuildOptions;
 use dependency_checker::ops::{self, MoveRequest, Operation};
 use dependency_checker::resolve::Lookup;
 use dependency_checker::resolve::Resolution;

@@ -342,7 +342,7 @@ fn changed_reference_rules_reindex_the_project() {
 
 #[test]
 fn files_kiln_wrote_are_taken_from_their_bytes_unless_someone_wrote_them_since() {
-    use dependency_checker::index::Written;
+    use dependency_checker::Written;
     use std::time::UNIX_EPOCH;
     let dir = project();
     let mut checker = open(dir.path());

@@ -5,8 +5,8 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
+use dependency_checker::BuildOptions;
 use dependency_checker::Checker;
-use dependency_checker::index::BuildOptions;
 use kiln_core::Registry;
 
 pub const LEVEL: &str = r#"{
@@ -62,19 +62,8 @@ pub fn open(dir: &Path) -> Checker {
     .unwrap()
 }
 
-/// Every file of the project and its content, for before/after comparisons.
-pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<(String, Vec<u8>)> = walk(dir)
-        .into_iter()
-        .filter(|(_, is_dir)| !is_dir)
-        .map(|(rel, _)| {
-            let bytes = fs::read(dir.join(&rel)).unwrap();
-            (rel, bytes)
-        })
-        .collect();
-    out.sort();
-    out
-}
+#[allow(unused_imports)]
+pub use dependency_checker::test_files::snapshot;
 
 /// Every folder below `dir` (outside `.kiln`), from the root, sorted.
 pub fn folders(dir: &Path) -> Vec<String> {
@@ -116,11 +105,9 @@ fn walk(dir: &Path) -> Vec<(String, bool)> {
 
 /// `index` as a later command loads it from the cache: every file's references
 /// still encoded in the cache's bytes.
-pub fn loaded_from_cache(
-    index: &dependency_checker::index::Index,
-) -> dependency_checker::index::Index {
-    let cached = dependency_checker::cache::decode(
-        dependency_checker::cache::encode(index, None),
+pub fn loaded_from_cache(index: &dependency_checker::Index) -> dependency_checker::Index {
+    let cached = dependency_checker::decode_cache(
+        dependency_checker::encode_cache(index, None),
         index.root(),
         index.registry(),
         index.rules(),

@@ -188,15 +188,25 @@ fn a_file_changed_since_indexing_refuses_the_apply() {
 }
 
 #[test]
-fn case_only_renames_work() {
+fn a_case_only_rename_moves_the_file_and_patches_its_references() {
     let dir = project();
-    write_project(dir.path(), &[("textures/Rose.png", "png".into())]);
+    write_project(
+        dir.path(),
+        &[
+            ("textures/Rose.png", "png".into()),
+            (
+                "materials/petal.material",
+                r#"{"texture": "textures/Rose"}"#.into(),
+            ),
+        ],
+    );
     let mut checker = open(dir.path());
     let p = plan(
         &checker,
         &MoveRequest::new("textures/Rose.png", "textures/rose.png"),
     )
     .unwrap();
+    assert_eq!(p.change_count(), 1, "the material's reference is planned");
     apply(&mut checker, &p).unwrap();
     let names: Vec<String> = fs::read_dir(dir.path().join("textures"))
         .unwrap()
@@ -204,8 +214,24 @@ fn case_only_renames_work() {
         .collect();
     assert!(
         names.contains(&"rose.png".to_owned()) && !names.contains(&"Rose.png".to_owned()),
-        "{names:?}"
+        "one file, under its new name: {names:?}"
     );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("textures/rose.png")).unwrap(),
+        "png",
+        "its bytes moved with it"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("materials/petal.material")).unwrap(),
+        r#"{"texture": "textures/rose"}"#,
+        "the reference names the new spelling, and nothing else changed"
+    );
+    let about_rose: Vec<String> = (checker.findings().iter())
+        .filter(|f| f.is_error())
+        .map(|f| format!("{f:?}"))
+        .filter(|f| f.to_lowercase().contains("rose"))
+        .collect();
+    assert!(about_rose.is_empty(), "nothing left broken: {about_rose:?}");
 }
 
 /// On a case-sensitive file system `Rose.png` and `rose.png` can be two files: a
@@ -324,7 +350,7 @@ fn a_crafted_journal_cannot_reach_outside_the_project() {
         let result = dependency_checker::Checker::open(
             dir.path(),
             std::sync::Arc::new(kiln_core::Registry::with_builtins()),
-            &dependency_checker::index::BuildOptions::default(),
+            &dependency_checker::BuildOptions::default(),
         );
         // The journal is set aside, untouched, and reported; the project opens.
         let checker = result.unwrap_or_else(|e| panic!("{manifest}: {e}"));
@@ -425,7 +451,7 @@ fn special_files_in_place_of_kilns_own_do_not_hang() {
     let err = dependency_checker::Checker::open(
         dir.path(),
         std::sync::Arc::new(kiln_core::Registry::with_builtins()),
-        &dependency_checker::index::BuildOptions::default(),
+        &dependency_checker::BuildOptions::default(),
     )
     .unwrap_err();
     assert!(err.to_string().contains("symbolic link"), "{err}");

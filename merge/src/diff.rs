@@ -14,7 +14,7 @@ use crate::json::same;
 /// file Kiln expects.
 pub fn diff_file(path: &str, old: &[u8], new: &[u8]) -> Result<Vec<String>, String> {
     let read = |bytes: &[u8], which: &str| -> Result<Option<Value>, String> {
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let bytes = kiln_core::json_format::bytes_without_bom(bytes);
         let text =
             std::str::from_utf8(bytes).map_err(|_| format!("the {which} version is not UTF-8"))?;
         if text.trim().is_empty() {

@@ -56,7 +56,7 @@ pub fn merge_file(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Outcom
     // Borrowed, not copied: three versions of a big level are most of what a merge
     // holds.
     fn text<'b>(bytes: &'b [u8], side: &str) -> Result<&'b str, String> {
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let bytes = kiln_core::json_format::bytes_without_bom(bytes);
         std::str::from_utf8(bytes).map_err(|_| format!("{side} is not UTF-8 text"))
     }
     let texts = (|| {

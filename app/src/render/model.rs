@@ -159,7 +159,7 @@ fn data_uri(uri: &str) -> Option<Result<Vec<u8>, String>> {
             .decode(data)
             .map_err(|e| format!("a data: URI that is not base64 ({e})"))
     } else {
-        dependency_checker::scan::gltf::percent_decode(data).map(String::into_bytes)
+        kiln_core::gltf::percent_decode(data).map(String::into_bytes)
     })
 }
 
@@ -169,13 +169,10 @@ pub fn load_gltf(project: &Project, rel: &str) -> Result<Model, String> {
     let fetch = |uri: &str| -> Result<Vec<u8>, String> {
         match data_uri(uri) {
             Some(r) => r,
-            None if dependency_checker::scan::gltf::has_scheme(uri) => Err(format!(
+            None if kiln_core::gltf::has_scheme(uri) => Err(format!(
                 "{uri}: only relative paths and data: URIs are read"
             )),
-            None => read_asset(
-                project,
-                &dependency_checker::scan::gltf::resolve_uri(rel, uri)?,
-            ),
+            None => read_asset(project, &kiln_core::gltf::resolve_uri(rel, uri)?),
         }
     };
     parse_gltf(&bytes, &fetch).map_err(|e| format!("{rel}: {e}"))

@@ -157,37 +157,8 @@ pub fn atomic_write(path: &Path, text: &str) {
     fs::rename(&temp, path).unwrap();
 }
 
-/// Every file under `dir` (except `.kiln/`) and its bytes (a link: where it leads),
-/// sorted, for before/after comparisons.
-pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            let rel = e
-                .path()
-                .strip_prefix(dir)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if rel.starts_with(".kiln") {
-                continue;
-            }
-            let kind = e.file_type().unwrap();
-            if kind.is_symlink() {
-                let target = fs::read_link(e.path()).unwrap();
-                out.push((rel, format!("link to {}", target.display()).into_bytes()));
-            } else if kind.is_dir() {
-                stack.push(e.path());
-            } else {
-                out.push((rel, fs::read(e.path()).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
+#[allow(unused_imports)]
+pub use dependency_checker::test_files::snapshot;
 
 /// A project whose one level has `groups` roots named `Group k`, each with nine
 /// children named `Item k.j`.

@@ -507,8 +507,8 @@ impl<R: Read> EntityTexts<R> {
         };
         // The byte-order mark some editors write (see `json_format::without_bom`).
         while texts.buf.len() < 3 && texts.fill()? {}
-        if texts.buf.starts_with("\u{feff}".as_bytes()) {
-            texts.pos = 3;
+        if texts.buf.starts_with(crate::json_format::BOM) {
+            texts.pos = crate::json_format::BOM.len();
         }
         texts.expect(b'{')?;
         if texts.peek()? == Some(b'}') {

@@ -5,9 +5,10 @@
 use glam::{Quat, Vec3};
 
 use crate::adaptive_entity_map::AdaptiveEntityMap;
-use crate::component::{ComponentManager, GcRng, Instance, OwnedInstances, random_gc, sweep_dead};
-use crate::components::TransformManager;
+use crate::component::{GcRng, Instance, OwnedInstances, random_gc, sweep_dead};
 use crate::entity::{Entity, EntityManager};
+use crate::manager::ComponentManager;
+use crate::transform::TransformManager;
 
 /// Moves an entity along `amplitude * sin(2π · frequency · t + phase)` around the
 /// local position it had when spawned.

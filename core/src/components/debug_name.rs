@@ -6,11 +6,10 @@
 //! Names from a level blob are checked for UTF-8 when read, not when spawned: debug
 //! names are read rarely, levels are spawned often.
 
-use crate::component::{
-    Compaction, ComponentManager, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead,
-};
+use crate::component::{Compaction, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead};
 use crate::dense_entity_map::DenseEntityMap;
 use crate::entity::{Entity, EntityManager};
+use crate::manager::ComponentManager;
 
 /// Associates at most one debug name with an entity.
 #[derive(Debug, Default, Clone)]

@@ -6,12 +6,10 @@
 //! `next_instance`, starting from the instance the hash index points at (the seed's
 //! "exercise for the reader").
 
-use crate::component::{
-    Compaction, ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, random_gc,
-    sweep_dead,
-};
+use crate::component::{Compaction, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead};
 use crate::dense_entity_map::DenseEntityMap;
 use crate::entity::{Entity, EntityManager};
+use crate::manager::{ComponentManager, DestroyPolicy};
 use crate::path::ResourceId;
 
 /// The data of one mesh instance.

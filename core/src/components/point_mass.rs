@@ -7,11 +7,10 @@
 use glam::Vec3;
 
 use crate::adaptive_entity_map::AdaptiveEntityMap;
-use crate::component::{
-    Compaction, ComponentManager, GcRng, Instance, OwnedInstances, random_gc, sweep_dead,
-};
-use crate::components::TransformManager;
+use crate::component::{Compaction, GcRng, Instance, OwnedInstances, random_gc, sweep_dead};
 use crate::entity::{Entity, EntityManager};
+use crate::manager::ComponentManager;
+use crate::transform::TransformManager;
 
 /// The data of one point mass, for creating instances.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -6,6 +6,7 @@
 //!   and only regular files are read ([`FolderCursor`], [`read_below`],
 //!   [`write_below`], `below.rs`): a link planted in a project, or a folder swapped
 //!   for one while Kiln works, never carries a read or a write outside it;
+//! - one serial walk of a tree below a root ([`walk_below`], `walk.rs`);
 //! - a file is written whole or not at all, through one temporary-name scheme, and
 //!   one sweep removes what a killed process left ([`replace_at`],
 //!   [`sweep_leftovers`], `atomic.rs`).
@@ -13,6 +14,7 @@
 mod atomic;
 mod below;
 mod project_files;
+mod walk;
 
 pub use atomic::{
     Durability, Replacement, create_new_at, leftover_of, remove_if_leftover, replace_at,
@@ -28,3 +30,4 @@ pub use project_files::{
     BUILD_DIR, NON_RESOURCE_DIRS, is_excluded, is_plain_relative, is_scratch_name, is_within,
     split_extension,
 };
+pub use walk::{Entries, Step, Unreadable, walk_below};

@@ -490,7 +490,7 @@ fn contents_findings(
 /// path; a relative URI gets the percent-encoded path from `at`'s folder.
 pub fn replacement_text(at: &str, raw: &RefView, old_file: &str, new_file: &str) -> String {
     if raw.naming == Naming::RelativeUri {
-        crate::scan::gltf::replacement_uri(at, new_file, raw.text)
+        kiln_core::gltf::replacement_uri(at, new_file, raw.text)
     } else if raw.expected_type == Some(FULL_PATH)
         || (raw.expected_type.is_none() && raw.text == old_file)
     {

@@ -327,19 +327,19 @@ impl Index {
 
     /// Every file under the folder `rel`, recursively, skipping what is not a resource.
     fn collect_files(&self, rel: &str, out: &mut Vec<String>) {
-        let mut stack = vec![rel.to_owned()];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = crate::fs::list_below(&self.root, &dir) else {
-                continue;
-            };
-            for (child, kind) in entries {
-                match kind {
-                    rustix::fs::FileType::Directory => stack.push(child),
-                    rustix::fs::FileType::RegularFile => out.push(child),
-                    _ => {}
+        use kiln_core::fs::{Entries, Kind, Step, Unreadable, walk_below};
+        let _ = walk_below(
+            &self.root,
+            rel,
+            Entries::OfTheProject,
+            Unreadable::IsSkipped,
+            |path, kind| {
+                if kind == Kind::File {
+                    out.push(path.to_owned());
                 }
-            }
-        }
+                Step::Enter
+            },
+        );
     }
 
     /// Moves the entries of `old` (a file, or every file under a folder) to `new`,

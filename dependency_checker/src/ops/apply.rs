@@ -124,10 +124,10 @@ fn glb_json(
     bytes: &[u8],
 ) -> Result<Option<std::ops::Range<usize>>, CheckerError> {
     let ext = split_extension(file).map_or("", |(_, e)| e);
-    if !gltf_type || !crate::scan::gltf::is_binary(ext, bytes) {
+    if !gltf_type || !kiln_core::gltf::is_binary(ext, bytes) {
         return Ok(None);
     }
-    crate::scan::gltf::glb_layout(bytes)
+    kiln_core::gltf::glb_layout(bytes)
         .map(|layout| Some(layout.json))
         .map_err(|message| CheckerError::Malformed {
             file: file.to_owned(),
@@ -209,7 +209,7 @@ fn patch(
     let lengths: Vec<usize> = texts.iter().map(String::len).collect();
     if glb.is_some() {
         // Padded again, with both lengths fixed; the other chunks as they were.
-        out = crate::scan::gltf::repack_glb(bytes, &out).map_err(|message| {
+        out = kiln_core::gltf::repack_glb(bytes, &out).map_err(|message| {
             CheckerError::Malformed {
                 file: edit.file.clone(),
                 message,

@@ -696,9 +696,8 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
 /// The text a relative URI `raw` gets so that, written in a file at `at`, it names
 /// `target`; `None` when its text already does (it moved along with its file).
 fn uri_after(at: &str, raw: &RefView, target: &str) -> Option<String> {
-    let named = crate::scan::gltf::resolve_uri(at, raw.text);
-    (named.as_deref() != Ok(target))
-        .then(|| crate::scan::gltf::replacement_uri(at, target, raw.text))
+    let named = kiln_core::gltf::resolve_uri(at, raw.text);
+    (named.as_deref() != Ok(target)).then(|| kiln_core::gltf::replacement_uri(at, target, raw.text))
 }
 
 /// The references that name nothing now and will name a moved file after the move:
@@ -780,7 +779,7 @@ fn restore_spellings(
             let base = split_extension(full).map(|(b, _)| b);
             let same_file = if uri {
                 let at = renamed_path(renames, &c.place.file);
-                let named = |t: &str| crate::scan::gltf::resolve_uri(&at, t).ok();
+                let named = |t: &str| kiln_core::gltf::resolve_uri(&at, t).ok();
                 named(text).is_some() && named(text) == named(full)
             } else {
                 text == full

@@ -19,31 +19,7 @@ fn write(dir: &Path, files: &[(&str, &str)]) {
     }
 }
 
-fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            let rel = e
-                .path()
-                .strip_prefix(dir)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if rel.starts_with(".kiln") {
-                continue;
-            }
-            if e.file_type().unwrap().is_dir() {
-                stack.push(e.path());
-            } else {
-                out.push((rel, fs::read(e.path()).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
+use crate::test_files::snapshot;
 
 /// A project of `files` in a temporary folder, its files as they are, a checker
 /// on it, and the plan of moving `old` to `new`.

@@ -114,7 +114,7 @@ pub(crate) fn resolve_in<'f, F: FileSet>(
     if r.naming == Naming::RelativeUri {
         // Relative to the file's folder, with its extension; never followed
         // outside the project (only the index is consulted).
-        return Some(match crate::scan::gltf::resolve_uri(file, r.text) {
+        return Some(match kiln_core::gltf::resolve_uri(file, r.text) {
             Ok(path) => match files.file(&path) {
                 Some(found) => Resolved::File(found),
                 None => Resolved::Other(Target::Missing(Arc::from(path))),

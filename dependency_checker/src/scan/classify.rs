@@ -239,7 +239,7 @@ impl<'a, 'r> Scanner<'a, 'r> {
         };
         match naming {
             // `data:` embeds the bytes, `http:` and other schemes name no file here.
-            Naming::RelativeUri if super::gltf::has_scheme(text) => return,
+            Naming::RelativeUri if kiln_core::gltf::has_scheme(text) => return,
             Naming::RelativeUri => {}
             Naming::ProjectPath
                 if !pending && expected_type.is_none() && !could_name_a_file(text) =>

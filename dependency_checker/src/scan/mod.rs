@@ -12,7 +12,6 @@
 //! so a rename can patch exactly those bytes and leave the rest of the file untouched.
 
 mod classify;
-pub mod gltf;
 mod json;
 mod resume;
 pub mod rules;
@@ -22,10 +21,9 @@ mod store;
 use kiln_core::Registry;
 use kiln_core::registry::ResourceFormat;
 
-pub use classify::could_name_a_file;
 use classify::meant_as_json;
 pub use resume::{LevelLayout, LevelScan, scan_level};
-pub use rules::DeclaredRules;
+pub use rules::{DeclaredRules, PathSegment};
 use scanner::{BOM, EntityMarks, Scanner, Schema};
 use store::NO_TEXT;
 pub use store::{FULL_PATH, FileScan, Naming, RawReference, RefView, ScanError};
@@ -96,7 +94,7 @@ pub fn scan_file_in<'s>(
 ) -> &'s FileScan {
     let schema = match registry.resource_type(ext).map(|t| &t.format) {
         Some(ResourceFormat::Binary) => return scratch.clear(),
-        Some(ResourceFormat::Gltf) if crate::scan::gltf::is_binary(ext, bytes) => {
+        Some(ResourceFormat::Gltf) if kiln_core::gltf::is_binary(ext, bytes) => {
             scan_glb(scratch, registry, rules, ext, bytes);
             return &scratch.scan;
         }
@@ -119,7 +117,7 @@ fn scan_glb(
     ext: &str,
     bytes: &[u8],
 ) {
-    let layout = match crate::scan::gltf::glb_layout(bytes) {
+    let layout = match kiln_core::gltf::glb_layout(bytes) {
         Ok(layout) => layout,
         Err(message) => {
             scratch.clear();
@@ -750,7 +748,7 @@ mod tests {
     #[test]
     fn a_glb_files_json_chunk_is_scanned_with_spans_in_the_file() {
         let bin = [7u8; 16];
-        let bytes = crate::scan::gltf::glb(GLTF, Some(&bin));
+        let bytes = kiln_core::gltf::glb(GLTF, Some(&bin));
         let s = scan_file(
             &Registry::with_builtins(),
             &DeclaredRules::default(),
@@ -781,7 +779,7 @@ mod tests {
 
     #[test]
     fn a_broken_glb_is_an_error_without_a_line_never_a_panic() {
-        let bytes = crate::scan::gltf::glb(GLTF, Some(&[1, 2, 3, 4]));
+        let bytes = kiln_core::gltf::glb(GLTF, Some(&[1, 2, 3, 4]));
         let registry = Registry::with_builtins();
         let rules = DeclaredRules::default();
         for len in 0..bytes.len() {
@@ -797,7 +795,7 @@ mod tests {
             );
         }
         // JSON that does not parse in a valid container: its line and column.
-        let bad = crate::scan::gltf::glb("{\n  \"images\": [,]\n}", None);
+        let bad = kiln_core::gltf::glb("{\n  \"images\": [,]\n}", None);
         let e = scan_file(&registry, &rules, "glb", &bad).error.unwrap();
         assert_eq!((e.line, e.column), (2, 14));
         assert!(e.message.starts_with("in the JSON chunk: "), "{e:?}");

@@ -63,6 +63,7 @@ impl LevelLayout {
     }
 
     /// How many entities the level has.
+    #[cfg(test)]
     pub fn entities(&self) -> usize {
         self.ends.len()
     }

@@ -27,7 +27,7 @@
 //! `material` field means.
 //!
 //! ```
-//! use dependency_checker::scan::rules::{DeclaredRules, PathSegment};
+//! use dependency_checker::{DeclaredRules, PathSegment};
 //! let config = serde_json::from_str(r#"{"unit": {"/components/*/data/mesh_resource": "mesh"}}"#).unwrap();
 //! let rules = DeclaredRules::new(&config);
 //! let at = [

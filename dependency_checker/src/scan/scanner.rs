@@ -8,8 +8,9 @@ use kiln_core::{FieldSchema, Registry};
 use super::rules::DeclaredRules;
 use super::store::{FileScan, TextRange};
 
-/// The UTF-8 byte order mark some Windows tools write before JSON.
-pub(super) const BOM: &[u8] = b"\xEF\xBB\xBF";
+// The UTF-8 byte order mark some Windows tools write before JSON (one spelling,
+// core's).
+pub(super) use kiln_core::json_format::BOM;
 
 /// How a file's content is interpreted.
 #[derive(Debug, Clone, Copy)]

@@ -84,7 +84,7 @@ pub struct RefView<'a> {
 
 impl RefView<'_> {
     /// An owned copy.
-    pub fn to_owned(&self) -> RawReference {
+    pub fn owned(&self) -> RawReference {
         RawReference {
             text: self.text.to_owned(),
             span: self.span,
@@ -111,7 +111,7 @@ impl<'a> RefView<'a> {
         'a: 'k,
     {
         if self.naming == Naming::RelativeUri {
-            *buf = super::gltf::resolve_uri(file, self.text).ok()?;
+            *buf = kiln_core::gltf::resolve_uri(file, self.text).ok()?;
             return Some(buf);
         }
         match self.expected_type {
@@ -328,6 +328,6 @@ impl FileScan {
 
     /// Owned copies of every reference.
     pub fn references(&self) -> Vec<RawReference> {
-        self.iter().map(|r| r.to_owned()).collect()
+        self.iter().map(|r| r.owned()).collect()
     }
 }

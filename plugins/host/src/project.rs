@@ -703,30 +703,30 @@ fn run(
 /// (`prebuilt/`), hidden files and folders, and built libraries; as paths from
 /// `folder` with `/`. Sorted.
 fn source_files(folder: &Path) -> Vec<String> {
+    use kiln_core::fs::{Entries, Step, Unreadable, walk_below};
     let mut files = Vec::new();
-    let mut stack = vec![String::new()];
-    'walk: while let Some(dir) = stack.pop() {
-        let Ok(listing) = kiln_core::fs::read_folder_below(folder, &dir) else {
-            continue;
-        };
-        for (name, kind) in listing {
+    let _ = walk_below(
+        folder,
+        "",
+        Entries::All,
+        Unreadable::IsSkipped,
+        |rel, kind| {
             if files.len() > MAX_SOURCE_FILES {
-                break 'walk;
+                return Step::Stop;
             }
+            let name = rel.rsplit('/').next().unwrap_or(rel);
             let hidden = name.starts_with('.');
-            let output = name == "target" || (dir.is_empty() && name == PREBUILT_DIR);
-            let rel = if dir.is_empty() {
-                name
-            } else {
-                format!("{dir}/{name}")
-            };
+            let output = name == "target" || rel == PREBUILT_DIR;
             match kind {
-                Kind::Folder if !hidden && !output => stack.push(rel),
-                Kind::File if !hidden && !is_library(Path::new(&rel)) => files.push(rel),
-                _ => {}
+                Kind::Folder if !hidden && !output => Step::Enter,
+                Kind::File if !hidden && !is_library(Path::new(rel)) => {
+                    files.push(rel.to_owned());
+                    Step::Skip
+                }
+                _ => Step::Skip,
             }
-        }
-    }
+        },
+    );
     // In the order of their paths' parts, as the stamps recorded beside prebuilt
     // libraries were made (`a/b` before `a.c`).
     files.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));

@@ -3,7 +3,7 @@
 //! changes), the index's layout of it, and a save shown before the index takes
 //! it in. See `live_reload.rs` for how a change is followed.
 
-use dependency_checker::index::KeptLevelLayout;
+use dependency_checker::KeptLevelLayout;
 use dependency_checker::watch::{ChangeBatch, ProjectWatcher, SyncCookies};
 use kiln_core::LevelDocument;
 use kiln_core::incremental::IncrementalLevel;

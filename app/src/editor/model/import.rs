@@ -280,7 +280,7 @@ impl Planner<'_> {
         let target = self.name(folder, stem, ext);
         let binary = ext == "glb";
         let (json_text, layout) = if binary {
-            match dependency_checker::scan::gltf::glb_layout(&bytes) {
+            match kiln_core::gltf::glb_layout(&bytes) {
                 Ok(layout) => (bytes[layout.json.clone()].to_vec(), Some(layout)),
                 Err(e) => return self.problem(source, format!("not a binary glTF file: {e}")),
             }
@@ -314,7 +314,7 @@ impl Planner<'_> {
                 let Some(uri) = item.get("uri").and_then(Value::as_str).map(str::to_owned) else {
                     continue;
                 };
-                if dependency_checker::scan::gltf::has_scheme(&uri) {
+                if kiln_core::gltf::has_scheme(&uri) {
                     continue; // data: and remote URIs stay as they are.
                 }
                 let companion = match companion_path(&dir, &uri) {
@@ -353,7 +353,7 @@ impl Planner<'_> {
                         c_target
                     }
                 };
-                let new_uri = dependency_checker::scan::gltf::relative_uri(&target, &name);
+                let new_uri = kiln_core::gltf::relative_uri(&target, &name);
                 if new_uri != uri {
                     item["uri"] = Value::String(new_uri);
                     rewritten = true;
@@ -367,7 +367,7 @@ impl Planner<'_> {
             let mut patched = bytes[..layout.json.start].to_vec();
             patched.extend_from_slice(&json);
             patched.extend_from_slice(&bytes[layout.json.end..]);
-            match dependency_checker::scan::gltf::repack_glb(&bytes, &patched) {
+            match kiln_core::gltf::repack_glb(&bytes, &patched) {
                 Ok(b) => b,
                 Err(e) => {
                     return self.problem(source, format!("its URIs cannot be rewritten: {e}"));
@@ -420,8 +420,8 @@ fn without_extension(path: &str) -> &str {
 /// above it (a model from elsewhere must not carry other files of the disk into the
 /// project), never through a link.
 fn companion_path(dir: &Path, uri: &str) -> Result<PathBuf, String> {
-    let decoded = dependency_checker::scan::gltf::percent_decode(uri)
-        .map_err(|e| format!("cannot be decoded ({e})"))?;
+    let decoded =
+        kiln_core::gltf::percent_decode(uri).map_err(|e| format!("cannot be decoded ({e})"))?;
     if decoded.starts_with('/') || decoded.contains('\\') {
         return Err("is not a relative path".into());
     }
@@ -556,7 +556,7 @@ mod tests {
             ["art/robot.glb", "art/skin.png", "art/robot.mesh"]
         );
         let out = &plan.files[0].bytes;
-        let layout = dependency_checker::scan::gltf::glb_layout(out).unwrap();
+        let layout = kiln_core::gltf::glb_layout(out).unwrap();
         let inner: Value = serde_json::from_slice(&out[layout.json.clone()]).unwrap();
         assert_eq!(inner["images"][0]["uri"], "skin.png");
         assert!(

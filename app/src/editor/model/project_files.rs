@@ -137,7 +137,7 @@ impl ProjectFiles {
         let checker = Checker::open(
             self.project.root(),
             self.registry.clone(),
-            &dependency_checker::index::BuildOptions::default(),
+            &dependency_checker::BuildOptions::default(),
         )?;
         self.findings = checker.findings();
         self.checker = Some(checker);
@@ -181,26 +181,21 @@ impl ProjectFiles {
 
     /// Finds the project's folders that hold no project file.
     pub(super) fn scan_folders(&mut self) {
+        use kiln_core::fs::{Entries, Step, Unreadable, walk_below};
         let mut folders = BTreeSet::new();
-        let root = self.project.root();
-        let mut stack = vec![String::new()];
-        while let Some(rel) = stack.pop() {
-            let Ok(listing) = kiln_core::fs::read_folder_below(root, &rel) else {
-                continue;
-            };
-            for (name, kind) in listing {
-                let path = if rel.is_empty() {
-                    name
-                } else {
-                    format!("{rel}/{name}")
-                };
-                // Not through links, and not into Kiln's own folders.
-                if kind == Kind::Folder && !kiln_core::fs::is_excluded(&path) {
-                    stack.push(path.clone());
-                    folders.insert(path);
+        // Not through links, and not into Kiln's own folders.
+        let _ = walk_below(
+            self.project.root(),
+            "",
+            Entries::OfTheProject,
+            Unreadable::IsSkipped,
+            |path, kind| {
+                if kind == Kind::Folder {
+                    folders.insert(path.to_owned());
                 }
-            }
-        }
+                Step::Enter
+            },
+        );
         if let Some(checker) = &self.checker {
             for file in checker.index().files() {
                 let mut at = file.path.as_ref();

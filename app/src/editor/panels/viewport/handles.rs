@@ -321,7 +321,7 @@ mod click_tests {
     }
 
     #[test]
-    fn the_handles_move_rotate_and_scale_along_their_axis_and_snap_with_ctrl() {
+    fn the_handles_move_rotate_and_scale_along_their_axis_and_snap_to_the_steps_set() {
         let settings = Settings::default();
         assert_eq!(drag(Tool::Move, 0.3, None), [1.0, 0.3, 0.0]);
         assert_eq!(drag(Tool::Move, 0.3, Some(&settings)), [1.0, 0.5, 0.0]);

@@ -307,9 +307,9 @@ pub fn repack_glb(original: &[u8], patched: &[u8]) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// A binary glTF file of `json` (padded with spaces) and, optionally, a BIN chunk.
-#[cfg(test)]
-pub(crate) fn glb(json: &str, bin: Option<&[u8]>) -> Vec<u8> {
+/// A binary glTF file of `json` (padded with spaces) and, optionally, a BIN chunk
+/// (tests, and tools that write one).
+pub fn glb(json: &str, bin: Option<&[u8]>) -> Vec<u8> {
     let mut json = json.as_bytes().to_vec();
     while !json.len().is_multiple_of(4) {
         json.push(b' ');

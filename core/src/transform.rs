@@ -13,9 +13,7 @@ use std::collections::HashMap;
 
 use glam::{Affine3A, Quat, Vec3};
 
-use crate::component::{
-    Compaction, ComponentManager, DestroyPolicy, GcRng, Instance, NONE, OwnedInstances, sweep_dead,
-};
+use crate::component::{Compaction, GcRng, Instance, NONE, OwnedInstances, sweep_dead};
 use crate::dense_entity_map::DenseEntityMap;
 use crate::entity::{Entity, EntityManager};
 
@@ -518,36 +516,16 @@ impl OwnedInstances for TransformManager {
     }
 }
 
-impl ComponentManager for TransformManager {
-    fn type_name(&self) -> &str {
-        "transform"
-    }
-    fn len(&self) -> usize {
-        self.entity.len()
-    }
-    /// Transforms are destroyed at once: children of a dead entity must be unlinked
-    /// before anyone reads their world pose.
-    fn destroy_policy(&self) -> DestroyPolicy {
-        DestroyPolicy::Immediate
-    }
-    fn destroy_entity(&mut self, entity: Entity) {
-        if let Some(i) = self.lookup(entity) {
-            self.destroy(i);
-        }
-    }
-    fn gc(&mut self, entities: &EntityManager) {
-        crate::component::random_gc(self, entities);
-    }
-    fn sweep(&mut self, entities: &EntityManager) {
-        // A few dead: destroyed one by one. Many (a level despawned): one pass.
+impl TransformManager {
+    /// Destroys every transform of a dead entity: a few one by one, many (a level
+    /// despawned) in one pass.
+    pub(crate) fn sweep_dead(&mut self, entities: &EntityManager) {
         match Compaction::of_dead(&self.entity, entities) {
             Some(plan) => self.remove_in_one_pass(&plan),
             None => sweep_dead(self, entities),
         }
     }
-}
 
-impl TransformManager {
     /// Removes what `plan` removes, in one pass: what destroying them one by one
     /// would give (children of a destroyed parent become roots at the same world
     /// pose; siblings keep their order), without re-rooting children that are going
@@ -624,6 +602,7 @@ pub fn trs(translation: Vec3, rotation: Quat, scale: Vec3) -> Affine3A {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manager::ComponentManager;
     use proptest::prelude::*;
 
     fn entities(n: usize) -> Vec<Entity> {
