@@ -104,12 +104,7 @@ pub struct IncrementalLevel {
 /// text is not an object with an `entities` array (the compile has reported
 /// that).
 fn entity_spans(text: &str) -> Option<Vec<Range<usize>>> {
-    #[derive(serde::Deserialize)]
-    struct Entities<'a> {
-        #[serde(borrow, default)]
-        entities: Vec<&'a RawValue>,
-    }
-    let top: Entities = serde_json::from_str(text).ok()?;
+    let top = crate::raw_level::EntityTexts::read(text).ok()?;
     top.entities
         .iter()
         .map(|e| offset_in(text, e.get()))

@@ -55,7 +55,7 @@ mod manager;
 pub mod own_folder;
 pub mod path;
 pub mod project;
-mod raw_level;
+pub mod raw_level;
 mod record;
 pub mod reference_rules;
 pub mod registry;

@@ -1,5 +1,12 @@
-//! A level read only to be compiled: its entities' ids and names borrowed from the
-//! text, and each component kept as the text of its JSON value until it is compiled.
+//! Core's one lean level reader: a level read without building the editor's
+//! document. Two readings, one grammar:
+//!
+//! - [`EntityTexts`] and [`EntityHead`]: the entity list as the texts the file
+//!   holds, and an entity's id and parent, for what decides before it parses (a
+//!   merge, a diff, the incremental compile's entity spans);
+//! - `RawLevelDocument`: a level read only to be compiled: its entities' ids and
+//!   names borrowed from the text, and each component kept as the text of its JSON
+//!   value until it is compiled.
 //!
 //! [`LevelDocument`](crate::level::LevelDocument) holds every component as a tree of
 //! `serde_json` maps: what the editor edits, and about 3 KB per entity of two
@@ -27,6 +34,43 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::flat_component::{ComponentValue, FlatComponent};
+
+/// A level's (or unit's) entity list as the texts the file holds, in file order,
+/// nothing of each parsed: the top level is `{"entities": [...]}` and nothing else,
+/// as for every other reading of a level.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntityTexts<'a> {
+    /// Each entity's text, as written.
+    #[serde(default, borrow)]
+    pub entities: Vec<&'a RawValue>,
+}
+
+impl<'a> EntityTexts<'a> {
+    /// The entity texts of the level `text` (without its byte-order mark).
+    pub fn read(text: &'a str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+/// What is read of an entity to place it: its id and its parent's, borrowed where
+/// the text has no escapes.
+#[derive(Debug, Deserialize)]
+pub struct EntityHead<'a> {
+    /// Its authoring id.
+    #[serde(borrow)]
+    pub id: Cow<'a, str>,
+    /// Its parent's authoring id, if it has one.
+    #[serde(default, borrow)]
+    pub parent: Option<Cow<'a, str>>,
+}
+
+impl<'a> EntityHead<'a> {
+    /// The head of the entity whose text is `entity`.
+    pub fn read(entity: &'a RawValue) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(entity.get())
+    }
+}
 
 /// A `.level` file, read to be compiled (see the module docs).
 #[derive(Deserialize)]
@@ -120,6 +164,32 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
+
+    /// The entity texts are the document's entities, in its order, and their heads
+    /// its ids and parents: a merge or a diff reading them sees the level the
+    /// editor and the compile see.
+    #[test]
+    fn the_entity_texts_and_heads_are_the_documents() {
+        let text = r#"{"entities": [
+            {"id": "a", "name": "A \"quoted\" }]"},
+            {"id": "b", "parent": "a", "components": {"mesh": {"mesh": "meshes/x", "material": "]}"}}},
+            {"id": "c", "prefab": "units/lamp", "overrides": {"head": {"debug_name": {"name": "{"}}}}
+        ]}"#;
+        let doc = LevelDocument::parse(text, "t.level").unwrap();
+        let texts = EntityTexts::read(text).unwrap();
+        assert_eq!(texts.entities.len(), doc.entities.len());
+        for (raw, entity) in texts.entities.iter().zip(&doc.entities) {
+            let head = EntityHead::read(raw).unwrap();
+            assert_eq!(head.id, entity.id);
+            assert_eq!(head.parent.as_deref(), entity.parent.as_deref());
+            let again: crate::level::EntityDocument = serde_json::from_str(raw.get()).unwrap();
+            assert_eq!(&again, entity, "the text is the whole entity");
+        }
+        // The same grammar: other top-level keys are not a level.
+        assert!(LevelDocument::parse(r#"{"entities": [], "other": 1}"#, "t.level").is_err());
+        assert!(EntityTexts::read(r#"{"entities": [], "other": 1}"#).is_err());
+        assert!(EntityTexts::read("{}").unwrap().entities.is_empty());
+    }
     use crate::compiler::{Source, compile_flattened};
     use crate::flat_component::is_object;
     use crate::level::LevelDocument;

@@ -20,7 +20,6 @@
 use std::borrow::Cow;
 
 use kiln_core::conflict::Conflict;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -28,22 +27,9 @@ use crate::json::{Place, merge, same};
 
 type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
-/// A level or unit as read for merging.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawDoc<'a> {
-    #[serde(borrow, default)]
-    entities: Vec<&'a RawValue>,
-}
-
-/// What is read of every entity.
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow)]
-    id: Cow<'a, str>,
-    #[serde(borrow, default)]
-    parent: Option<Cow<'a, str>>,
-}
+// A level or unit is read with core's lean reader: the entity texts, and each
+// one's id and parent.
+use kiln_core::raw_level::{EntityHead as Head, EntityTexts};
 
 /// One side: its entities in order, and where each id is.
 struct SideDoc<'a> {
@@ -61,12 +47,11 @@ impl<'a> SideDoc<'a> {
         if text.trim().is_empty() {
             return Ok(side);
         }
-        let doc: RawDoc<'a> = serde_json::from_str(text)
+        let doc = EntityTexts::read(text)
             .map_err(|e| format!("line {}, column {}: {e}", e.line(), e.column()))?;
         side.entities.reserve(doc.entities.len());
         for raw in doc.entities {
-            let head: Head<'a> = serde_json::from_str(raw.get())
-                .map_err(|e| format!("an entity without an id: {e}"))?;
+            let head = Head::read(raw).map_err(|e| format!("an entity without an id: {e}"))?;
             side.entities.push((raw, head));
         }
         for (k, (_, head)) in side.entities.iter().enumerate() {
