@@ -54,11 +54,29 @@ impl GcRng {
 }
 
 /// The per-instance view the shared gc and sweep need of a manager.
+/// Each built-in manager gives this of its storage, and nothing else for the
+/// world's books: the one `ComponentManager` impl for all of them is in
+/// `manager.rs`.
 pub(crate) trait OwnedInstances {
+    /// The registered component type name.
+    const TYPE_NAME: &'static str;
+    /// Destroyed at once when its entity dies (`DestroyPolicy::Immediate`), not
+    /// collected lazily.
+    const IMMEDIATE: bool = false;
     fn instance_count(&self) -> usize;
     fn owner(&self, index: usize) -> Entity;
+    /// An instance `entity` owns, if any (one of them, where it can own several).
+    fn instance_of(&self, entity: Entity) -> Option<Instance>;
     fn destroy_index(&mut self, index: usize);
     fn gc_rng(&mut self) -> &mut GcRng;
+    /// Destroys every instance of a dead entity: one by one ([`sweep_dead`]),
+    /// unless the manager removes many in one pass.
+    fn sweep_dead_owners(&mut self, entities: &EntityManager)
+    where
+        Self: Sized,
+    {
+        sweep_dead(self, entities);
+    }
 }
 
 /// The seed's randomized gc, shared by every lazy manager.

@@ -8,6 +8,7 @@
 
 use std::any::Any;
 
+use crate::component::{OwnedInstances, random_gc};
 use crate::entity::{Entity, EntityManager};
 use crate::transform::TransformManager;
 
@@ -68,27 +69,50 @@ pub trait ComponentManager: Any + Send {
     }
 }
 
-impl ComponentManager for TransformManager {
+/// A manager's behaviour over all its instances at once, if it has one: what
+/// [`ComponentManager::simulate`] runs for a built-in manager.
+pub(crate) trait Simulates {
+    fn simulate_all(
+        &mut self,
+        _dt: f32,
+        _transforms: &mut TransformManager,
+        _entities: &EntityManager,
+    ) {
+    }
+}
+
+/// The one face of every built-in manager, from what its storage gives
+/// ([`OwnedInstances`]) and its behaviour ([`Simulates`]).
+impl<T: OwnedInstances + Simulates + Any + Send> ComponentManager for T {
     fn type_name(&self) -> &str {
-        "transform"
+        T::TYPE_NAME
     }
     fn len(&self) -> usize {
-        TransformManager::len(self)
+        self.instance_count()
     }
-    /// Transforms are destroyed at once: children of a dead entity must be unlinked
-    /// before anyone reads their world pose.
     fn destroy_policy(&self) -> DestroyPolicy {
-        DestroyPolicy::Immediate
+        if T::IMMEDIATE {
+            DestroyPolicy::Immediate
+        } else {
+            DestroyPolicy::Lazy
+        }
     }
     fn destroy_entity(&mut self, entity: Entity) {
-        if let Some(i) = self.lookup(entity) {
-            self.destroy(i);
+        // Every instance: a mesh entity may own several.
+        while let Some(i) = self.instance_of(entity) {
+            self.destroy_index(i.index());
         }
     }
     fn gc(&mut self, entities: &EntityManager) {
-        crate::component::random_gc(self, entities);
+        random_gc(self, entities);
     }
     fn sweep(&mut self, entities: &EntityManager) {
-        self.sweep_dead(entities);
+        self.sweep_dead_owners(entities);
+    }
+    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, entities: &EntityManager) {
+        self.simulate_all(dt, transforms, entities);
     }
 }
+
+/// The scene graph has no behaviour of its own.
+impl Simulates for TransformManager {}

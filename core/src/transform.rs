@@ -502,6 +502,10 @@ impl TransformManager {
 }
 
 impl OwnedInstances for TransformManager {
+    const TYPE_NAME: &'static str = "transform";
+    /// Transforms are destroyed at once: children of a dead entity must be
+    /// unlinked before anyone reads their world pose.
+    const IMMEDIATE: bool = true;
     fn instance_count(&self) -> usize {
         self.entity.len()
     }
@@ -513,6 +517,12 @@ impl OwnedInstances for TransformManager {
     }
     fn gc_rng(&mut self) -> &mut GcRng {
         &mut self.rng
+    }
+    fn instance_of(&self, entity: Entity) -> Option<Instance> {
+        self.lookup(entity)
+    }
+    fn sweep_dead_owners(&mut self, entities: &EntityManager) {
+        self.sweep_dead(entities);
     }
 }
 

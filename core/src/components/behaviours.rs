@@ -5,9 +5,9 @@
 use glam::{Quat, Vec3};
 
 use crate::adaptive_entity_map::AdaptiveEntityMap;
-use crate::component::{GcRng, Instance, OwnedInstances, random_gc, sweep_dead};
+use crate::component::{GcRng, Instance, OwnedInstances};
 use crate::entity::{Entity, EntityManager};
-use crate::manager::ComponentManager;
+use crate::manager::Simulates;
 use crate::transform::TransformManager;
 
 /// Moves an entity along `amplitude * sin(2π · frequency · t + phase)` around the
@@ -79,6 +79,7 @@ impl OscillatorManager {
 }
 
 impl OwnedInstances for OscillatorManager {
+    const TYPE_NAME: &'static str = "oscillator";
     fn instance_count(&self) -> usize {
         self.entity.len()
     }
@@ -91,27 +92,18 @@ impl OwnedInstances for OscillatorManager {
     fn gc_rng(&mut self) -> &mut GcRng {
         &mut self.rng
     }
+    fn instance_of(&self, entity: Entity) -> Option<Instance> {
+        self.lookup(entity)
+    }
 }
 
-impl ComponentManager for OscillatorManager {
-    fn type_name(&self) -> &str {
-        "oscillator"
-    }
-    fn len(&self) -> usize {
-        self.entity.len()
-    }
-    fn destroy_entity(&mut self, entity: Entity) {
-        if let Some(i) = self.lookup(entity) {
-            self.destroy(i);
-        }
-    }
-    fn gc(&mut self, entities: &EntityManager) {
-        random_gc(self, entities);
-    }
-    fn sweep(&mut self, entities: &EntityManager) {
-        sweep_dead(self, entities);
-    }
-    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, _entities: &EntityManager) {
+impl Simulates for OscillatorManager {
+    fn simulate_all(
+        &mut self,
+        dt: f32,
+        transforms: &mut TransformManager,
+        _entities: &EntityManager,
+    ) {
         self.time += dt;
         let t = self.time;
         for (&e, o) in self.entity.iter().zip(&self.data) {
@@ -186,6 +178,7 @@ impl RotatorManager {
 }
 
 impl OwnedInstances for RotatorManager {
+    const TYPE_NAME: &'static str = "rotator";
     fn instance_count(&self) -> usize {
         self.entity.len()
     }
@@ -198,27 +191,18 @@ impl OwnedInstances for RotatorManager {
     fn gc_rng(&mut self) -> &mut GcRng {
         &mut self.rng
     }
+    fn instance_of(&self, entity: Entity) -> Option<Instance> {
+        self.lookup(entity)
+    }
 }
 
-impl ComponentManager for RotatorManager {
-    fn type_name(&self) -> &str {
-        "rotator"
-    }
-    fn len(&self) -> usize {
-        self.entity.len()
-    }
-    fn destroy_entity(&mut self, entity: Entity) {
-        if let Some(i) = self.lookup(entity) {
-            self.destroy(i);
-        }
-    }
-    fn gc(&mut self, entities: &EntityManager) {
-        random_gc(self, entities);
-    }
-    fn sweep(&mut self, entities: &EntityManager) {
-        sweep_dead(self, entities);
-    }
-    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, _entities: &EntityManager) {
+impl Simulates for RotatorManager {
+    fn simulate_all(
+        &mut self,
+        dt: f32,
+        transforms: &mut TransformManager,
+        _entities: &EntityManager,
+    ) {
         for (&e, r) in self.entity.iter().zip(&self.data) {
             if let Some(ti) = transforms.lookup(e) {
                 let spin = Quat::from_axis_angle(r.axis, (r.speed * dt).to_radians());
@@ -232,6 +216,7 @@ impl ComponentManager for RotatorManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manager::ComponentManager;
     use glam::Affine3A;
 
     #[test]

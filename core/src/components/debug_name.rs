@@ -6,10 +6,10 @@
 //! Names from a level blob are checked for UTF-8 when read, not when spawned: debug
 //! names are read rarely, levels are spawned often.
 
-use crate::component::{Compaction, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead};
+use crate::component::{Compaction, GcRng, Instance, NONE, OwnedInstances, sweep_dead};
 use crate::dense_entity_map::DenseEntityMap;
 use crate::entity::{Entity, EntityManager};
-use crate::manager::ComponentManager;
+use crate::manager::Simulates;
 
 /// Associates at most one debug name with an entity.
 #[derive(Debug, Default, Clone)]
@@ -191,6 +191,7 @@ impl DebugNameManager {
 }
 
 impl OwnedInstances for DebugNameManager {
+    const TYPE_NAME: &'static str = "debug_name";
     fn instance_count(&self) -> usize {
         self.entity.len()
     }
@@ -203,24 +204,11 @@ impl OwnedInstances for DebugNameManager {
     fn gc_rng(&mut self) -> &mut GcRng {
         &mut self.rng
     }
-}
-
-impl ComponentManager for DebugNameManager {
-    fn type_name(&self) -> &str {
-        "debug_name"
+    fn instance_of(&self, entity: Entity) -> Option<Instance> {
+        self.lookup(entity)
     }
-    fn len(&self) -> usize {
-        self.entity.len()
-    }
-    fn destroy_entity(&mut self, entity: Entity) {
-        if let Some(i) = self.lookup(entity) {
-            self.destroy(i);
-        }
-    }
-    fn gc(&mut self, entities: &EntityManager) {
-        random_gc(self, entities);
-    }
-    fn sweep(&mut self, entities: &EntityManager) {
+    fn sweep_dead_owners(&mut self, entities: &EntityManager) {
+        // A few dead: destroyed one by one. Many (a level despawned): one pass.
         match Compaction::of_dead(&self.entity, entities) {
             Some(plan) => self.remove_in_one_pass(&plan),
             None => sweep_dead(self, entities),
@@ -228,10 +216,13 @@ impl ComponentManager for DebugNameManager {
     }
 }
 
+impl Simulates for DebugNameManager {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::builtins::spawn_debug_name;
+    use crate::manager::ComponentManager;
     use crate::record::RecordWriter;
     use crate::registry::{ComponentBatch, SpawnContext};
 

@@ -6,10 +6,10 @@
 //! `next_instance`, starting from the instance the hash index points at (the seed's
 //! "exercise for the reader").
 
-use crate::component::{Compaction, GcRng, Instance, NONE, OwnedInstances, random_gc, sweep_dead};
+use crate::component::{Compaction, GcRng, Instance, NONE, OwnedInstances, sweep_dead};
 use crate::dense_entity_map::DenseEntityMap;
 use crate::entity::{Entity, EntityManager};
-use crate::manager::{ComponentManager, DestroyPolicy};
+use crate::manager::Simulates;
 use crate::path::ResourceId;
 
 /// The data of one mesh instance.
@@ -202,6 +202,10 @@ impl MeshManager {
 }
 
 impl OwnedInstances for MeshManager {
+    const TYPE_NAME: &'static str = "mesh";
+    /// Meshes stand for render resources (GPU buffers in a full engine), which
+    /// must be released when the entity dies, so they use the destruction callback.
+    const IMMEDIATE: bool = true;
     fn instance_count(&self) -> usize {
         self.entity.len()
     }
@@ -214,35 +218,19 @@ impl OwnedInstances for MeshManager {
     fn gc_rng(&mut self) -> &mut GcRng {
         &mut self.rng
     }
-}
-
-impl ComponentManager for MeshManager {
-    fn type_name(&self) -> &str {
-        "mesh"
+    fn instance_of(&self, entity: Entity) -> Option<Instance> {
+        self.lookup(entity)
     }
-    fn len(&self) -> usize {
-        self.entity.len()
-    }
-    /// Meshes stand for render resources (GPU buffers in a full engine), which must be
-    /// released when the entity dies, so they use the destruction callback.
-    fn destroy_policy(&self) -> DestroyPolicy {
-        DestroyPolicy::Immediate
-    }
-    fn destroy_entity(&mut self, entity: Entity) {
-        while let Some(i) = self.lookup(entity) {
-            self.destroy(i);
-        }
-    }
-    fn gc(&mut self, entities: &EntityManager) {
-        random_gc(self, entities);
-    }
-    fn sweep(&mut self, entities: &EntityManager) {
+    fn sweep_dead_owners(&mut self, entities: &EntityManager) {
+        // A few dead: destroyed one by one. Many (a level despawned): one pass.
         match Compaction::of_dead(&self.entity, entities) {
             Some(plan) => self.remove_in_one_pass(&plan),
             None => sweep_dead(self, entities),
         }
     }
 }
+
+impl Simulates for MeshManager {}
 
 impl MeshManager {
     /// Removes what `plan` removes. An entity's meshes die together, so a kept

@@ -7,9 +7,9 @@
 use glam::Vec3;
 
 use crate::adaptive_entity_map::AdaptiveEntityMap;
-use crate::component::{Compaction, GcRng, Instance, OwnedInstances, random_gc, sweep_dead};
+use crate::component::{Compaction, GcRng, Instance, OwnedInstances, sweep_dead};
 use crate::entity::{Entity, EntityManager};
-use crate::manager::ComponentManager;
+use crate::manager::Simulates;
 use crate::transform::TransformManager;
 
 /// The data of one point mass, for creating instances.
@@ -162,6 +162,7 @@ impl PointMassManager {
 }
 
 impl OwnedInstances for PointMassManager {
+    const TYPE_NAME: &'static str = "point_mass";
     fn instance_count(&self) -> usize {
         self.entity.len()
     }
@@ -174,31 +175,26 @@ impl OwnedInstances for PointMassManager {
     fn gc_rng(&mut self) -> &mut GcRng {
         &mut self.rng
     }
-}
-
-impl ComponentManager for PointMassManager {
-    fn type_name(&self) -> &str {
-        "point_mass"
+    fn instance_of(&self, entity: Entity) -> Option<Instance> {
+        self.lookup(entity)
     }
-    fn len(&self) -> usize {
-        self.entity.len()
-    }
-    fn destroy_entity(&mut self, entity: Entity) {
-        if let Some(i) = self.lookup(entity) {
-            self.destroy(i);
-        }
-    }
-    fn gc(&mut self, entities: &EntityManager) {
-        random_gc(self, entities);
-    }
-    fn sweep(&mut self, entities: &EntityManager) {
+    fn sweep_dead_owners(&mut self, entities: &EntityManager) {
+        // A few dead: destroyed one by one. Many (a level despawned): one pass.
         match Compaction::of_dead(&self.entity, entities) {
             Some(plan) => self.remove_in_one_pass(&plan),
             None => sweep_dead(self, entities),
         }
     }
+}
+
+impl Simulates for PointMassManager {
     /// Integrates all masses, then writes each position to its owner's transform.
-    fn simulate(&mut self, dt: f32, transforms: &mut TransformManager, _entities: &EntityManager) {
+    fn simulate_all(
+        &mut self,
+        dt: f32,
+        transforms: &mut TransformManager,
+        _entities: &EntityManager,
+    ) {
         self.integrate(dt);
         for (&e, &p) in self.entity.iter().zip(&self.position) {
             if let Some(t) = transforms.lookup(e) {
@@ -213,6 +209,7 @@ impl ComponentManager for PointMassManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manager::ComponentManager;
 
     #[test]
     fn simulate_integrates_and_moves_the_transform() {
