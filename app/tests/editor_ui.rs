@@ -1358,3 +1358,45 @@ fn a_compile_error_is_listed_with_its_entity_component_and_field() {
     h.run_steps(2);
     h.get_by_label_contains("⛔ levels/forest.level: entity \"boulder\"");
 }
+
+/// Problems puts the errors first and leaves the files no boot level reaches out
+/// until asked: a missing mesh is what a designer sees, and one click shows the
+/// unused file below it.
+#[test]
+fn problems_show_errors_first_and_unused_files_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, text) in [
+        ("kiln.project", r#"{"boot_levels": ["levels/a"]}"#),
+        (
+            "levels/a.level",
+            r#"{"entities": [{"id": "rock", "components": {"mesh": {"mesh": "meshes/gone"}}}]}"#,
+        ),
+        ("materials/spare.material", "{}"),
+    ] {
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let mut h = open(dir.path());
+    // What the checker found: the error and the unused file.
+    let found: Vec<String> = (editor(&h).files().findings().iter())
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    h.get_by_label("Problems (1)").click();
+    h.run_steps(2);
+    assert!(h.query_by_label_contains("meshes/gone").is_some());
+    assert!(
+        h.query_by_label_contains("spare.material").is_none(),
+        "the unused file is left out"
+    );
+    h.get_by_label("Show 1 unused file").click();
+    h.run_steps(2);
+    let missing = h.get_by_label_contains("meshes/gone").rect();
+    let unused = h.get_by_label_contains("spare.material").rect();
+    assert!(
+        missing.top() < unused.top(),
+        "the error is above the warning"
+    );
+    assert!(h.query_by_label("Problems (2)").is_some());
+}

@@ -54,6 +54,9 @@ pub struct PanelState {
     pub assets: assets::AssetState,
     /// The asset browser's thumbnails (started on first use).
     pub thumbnails: Option<Thumbnails>,
+    /// Problems lists the files no boot level reaches ("unused"; `kiln check`
+    /// reports them either way).
+    pub show_unused: bool,
 }
 
 /// The thumbnails of the open project, started on first use.
@@ -99,7 +102,9 @@ pub fn show(
         .default_size(210.0)
         .show(ui, |ui| {
             ui.horizontal(|ui| {
-                let problems = editor.files().findings().len()
+                let (rows, _) =
+                    problems::finding_rows(editor.files().findings(), state.show_unused);
+                let problems = rows.len()
                     + usize::from(editor.preview_state().compile_error().is_some())
                     + editor.preview_state().left_out().len()
                     + editor.plugins().errors().len()
@@ -130,9 +135,7 @@ pub fn show(
                     let thumbnails = started(&mut state.thumbnails, editor, ui.ctx());
                     assets::show(ui, editor, &mut state.assets, thumbnails, actions);
                 }
-                BottomTab::Problems => {
-                    problems::show(ui, editor, &mut state.assets, &drawing, actions)
-                }
+                BottomTab::Problems => problems::show(ui, editor, state, &drawing, actions),
                 BottomTab::Log => log::show(ui, editor),
                 BottomTab::Conflicts => conflicts::show(ui, editor, actions),
             }

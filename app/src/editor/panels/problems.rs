@@ -5,7 +5,6 @@ use dependency_checker::check::Finding;
 
 use kiln_core::ResourcePath;
 
-use super::assets::AssetState;
 use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
 
@@ -42,12 +41,14 @@ fn fix_for(f: &Finding) -> Option<Fix> {
 pub fn show(
     ui: &mut egui::Ui,
     editor: &Editor,
-    assets: &mut AssetState,
+    state: &mut super::PanelState,
     drawing: &[(String, String)],
     actions: &mut Vec<Action>,
 ) {
     let red = egui::Color32::from_rgb(220, 80, 70);
     let yellow = egui::Color32::from_rgb(220, 170, 60);
+    let (rows, _) = finding_rows(editor.files().findings(), state.show_unused);
+    let assets = &mut state.assets;
     ui.horizontal(|ui| {
         if ui
             .button("Refresh")
@@ -64,6 +65,17 @@ pub fn show(
             .count();
         if stale > 0 && ui.button(format!("Fix {stale} stale paths")).clicked() {
             actions.push(Action::FixStalePaths);
+        }
+        let unused = count_unused(editor.files().findings());
+        if unused > 0 {
+            ui.checkbox(
+                &mut state.show_unused,
+                format!(
+                    "Show {unused} unused file{}",
+                    if unused == 1 { "" } else { "s" }
+                ),
+            )
+            .on_hover_text("Files no boot level reaches: kiln check lists them as warnings");
         }
     });
     egui::ScrollArea::vertical()
@@ -119,7 +131,7 @@ pub fn show(
                 ui.colored_label(red, format!("⛔ cannot draw {message}"))
                     .on_hover_text("The viewport shows a magenta checker in its place");
             }
-            if editor.files().findings().is_empty()
+            if rows.is_empty()
                 && editor.preview_state().compile_error().is_none()
                 && editor.preview_state().left_out().is_empty()
                 && editor.plugins().errors().is_empty()
@@ -130,7 +142,7 @@ pub fn show(
                 ui.label("No problems.");
             }
             let mut fix = None;
-            for f in editor.files().findings() {
+            for f in rows {
                 let (color, mark) = if f.is_error() {
                     (red, "⛔")
                 } else {
@@ -179,6 +191,32 @@ pub fn show(
         });
 }
 
+/// The checker's findings as the list shows them: errors first, then warnings,
+/// each in the checker's order; the files no boot level reaches ("unused") left
+/// out unless `show_unused` (`kiln check` reports them either way). Also how
+/// many were left out.
+pub fn finding_rows(findings: &[Finding], show_unused: bool) -> (Vec<&Finding>, usize) {
+    let is_unused = |f: &&Finding| matches!(f, Finding::Unused { .. });
+    let shown = |f: &&Finding| show_unused || !is_unused(f);
+    let errors = findings.iter().filter(|f| f.is_error()).filter(shown);
+    let warnings = findings.iter().filter(|f| !f.is_error()).filter(shown);
+    let rows: Vec<&Finding> = errors.chain(warnings).collect();
+    let left_out = if show_unused {
+        0
+    } else {
+        findings.iter().filter(is_unused).count()
+    };
+    (rows, left_out)
+}
+
+/// How many of `findings` are unused files.
+fn count_unused(findings: &[Finding]) -> usize {
+    findings
+        .iter()
+        .filter(|f| matches!(f, Finding::Unused { .. }))
+        .count()
+}
+
 /// Where a double-click on a compile error goes, and what the row's hover says.
 struct ErrorJump {
     action: Action,
@@ -223,6 +261,39 @@ mod tests {
 
     use super::*;
     use crate::editor::preview::PreviewError;
+
+    #[test]
+    fn errors_come_first_and_unused_files_only_when_asked() {
+        let unused = Finding::Unused {
+            file: "materials/spare.material".into(),
+        };
+        let non_canonical = Finding::NonCanonicalName {
+            file: "Textures/A.png".into(),
+            reason: "upper case".into(),
+        };
+        let broken = Finding::ParseError {
+            file: "levels/b.level".into(),
+            line: 1,
+            column: 2,
+            message: "expected value".into(),
+        };
+        assert!(broken.is_error() && !unused.is_error() && !non_canonical.is_error());
+        let findings = [unused.clone(), non_canonical.clone(), broken.clone()];
+        let (rows, left_out) = finding_rows(&findings, false);
+        assert_eq!(
+            rows,
+            [&broken, &non_canonical],
+            "the error first, unused left out"
+        );
+        assert_eq!(left_out, 1);
+        let (rows, left_out) = finding_rows(&findings, true);
+        assert_eq!(
+            rows,
+            [&broken, &unused, &non_canonical],
+            "warnings keep their order"
+        );
+        assert_eq!(left_out, 0);
+    }
 
     #[test]
     fn a_compile_error_jumps_to_its_entity_or_its_file() {
