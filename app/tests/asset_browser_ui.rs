@@ -226,3 +226,30 @@ fn a_mesh_dragged_onto_the_viewport_is_placed_there() {
     undo(&mut h);
     assert_eq!(editor(&h).level().unwrap().doc.entities.len(), count);
 }
+
+/// Enter confirms the name dialog and Escape cancels it, as in every dialog a
+/// designer meets elsewhere.
+#[test]
+fn enter_confirms_the_name_dialog_and_escape_cancels_it() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    right_click(&mut h, "📁 materials");
+    click(&mut h, "New material…");
+    type_name(&mut h, "oak_bark");
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    assert!(dir.path().join("materials/oak_bark.material").is_file());
+    assert!(h.query_by_label("Create").is_none(), "the dialog closed");
+
+    drop(h);
+
+    let mut h = open(dir.path());
+    right_click(&mut h, "📁 levels");
+    click(&mut h, "New level…");
+    type_name(&mut h, "cave");
+    assert!(h.query_by_label("Create").is_some(), "the dialog is open");
+    h.key_press(Key::Escape);
+    h.run_steps(3);
+    assert!(h.query_by_label("Create").is_none(), "the dialog closed");
+    assert!(!dir.path().join("levels/cave.level").exists());
+}

@@ -132,7 +132,10 @@ pub fn name_dialog(
         let field = ui
             .add(egui::TextEdit::singleline(&mut dialog.name).desired_width(f32::INFINITY))
             .labelled_by(label.id);
-        if field.gained_focus() || ui.memory(|m| m.focused().is_none()) {
+        // Read before the field is given its focus back: asking for it again
+        // undoes the focus Enter took away, and the Enter with it.
+        let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if !enter && (field.gained_focus() || ui.memory(|m| m.focused().is_none())) {
             field.request_focus();
         }
         let path = dialog.path();
@@ -147,7 +150,6 @@ pub fn name_dialog(
                 }
             }
         }
-        let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
         ui.horizontal(|ui| {
             let ok = check.is_ok();
             let label = match dialog.kind {
