@@ -253,3 +253,30 @@ fn enter_confirms_the_name_dialog_and_escape_cancels_it() {
     assert!(h.query_by_label("Create").is_none(), "the dialog closed");
     assert!(!dir.path().join("levels/cave.level").exists());
 }
+
+/// After the file shown in the inspector is deleted, the inspector shows what is
+/// selected now, not an error about a file that is gone.
+#[test]
+fn deleting_the_file_in_the_inspector_shows_the_selection_again() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("Select an entity in the scene or the viewport.");
+    click(&mut h, "📁 materials");
+    click(&mut h, "🎨 bark.material");
+    h.get_by_label("materials/bark.material");
+    assert!(
+        h.query_by_label("Select an entity in the scene or the viewport.")
+            .is_none(),
+        "the inspector shows the file"
+    );
+    h.key_press(Key::Delete);
+    h.run_steps(3);
+    click(&mut h, "Delete anyway");
+    h.run_steps(3);
+    assert!(!dir.path().join("materials/bark.material").exists());
+    assert!(
+        h.query_by_label_contains("os error").is_none(),
+        "no error about the file that is gone"
+    );
+    h.get_by_label("Select an entity in the scene or the viewport.");
+}

@@ -292,6 +292,7 @@ impl KilnApp {
                 Effect::OpenLevel(file) => follow.push(Action::OpenLevel(file)),
                 Effect::CopyText(text) => self.clipboard_out = Some(text),
                 Effect::FilesMoved(moves) => self.panels.assets.follow_moves(&moves),
+                Effect::FilesDeleted(paths) => self.panels.assets.forget_deleted(&paths),
                 Effect::ShowConflicts => self.panels.bottom = panels::BottomTab::Conflicts,
             }
         }

@@ -636,6 +636,7 @@ impl Parts<'_> {
             return false;
         }
         self.outbox.info(label);
+        self.outbox.push(Effect::FilesDeleted(paths.to_vec()));
         closes_open_level
     }
 

@@ -44,6 +44,9 @@ pub enum Effect {
     /// Files moved (old, new): what shows them (the asset browser's selection, the
     /// inspector) follows them.
     FilesMoved(Vec<(String, String)>),
+    /// Files or folders deleted: what showed them (the asset browser's selection,
+    /// the inspector) lets them go.
+    FilesDeleted(Vec<String>),
     /// The open level has merge conflicts: show them.
     ShowConflicts,
 }

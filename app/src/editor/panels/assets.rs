@@ -142,6 +142,23 @@ impl AssetState {
         }
     }
 
+    /// Lets go of what `paths` (files, or folders with what is in them) deleted:
+    /// the inspector then shows what is selected now, not a file that is gone.
+    pub fn forget_deleted(&mut self, paths: &[String]) {
+        let gone = |path: &str| {
+            paths.iter().any(|p| {
+                path.strip_prefix(p.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            })
+        };
+        if self.selected.as_deref().is_some_and(gone) {
+            self.selected = None;
+        }
+        if self.folder.as_deref().is_some_and(gone) {
+            self.folder = None;
+        }
+    }
+
     /// Where new files and imports go: the selected folder (or the selected file's),
     /// or the project root.
     pub fn target_folder(&self) -> String {
