@@ -751,11 +751,14 @@ pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
     };
     let named = named_renderer();
     options.renderer = named.unwrap_or(eframe::Renderer::Wgpu);
-    // Screenshots start from a clean state, not from whatever the last session left.
-    if std::env::var_os("KILN_SCREENSHOT").is_some() {
-        options.persistence_path =
-            Some(std::env::temp_dir().join(format!("kiln-screenshot-{}", std::process::id())));
-    }
+    // The editor's preferences and window layout live with the user's other Kiln
+    // settings (see `settings_file`); screenshots start from a clean state, not
+    // from whatever the last session left.
+    options.persistence_path = if std::env::var_os("KILN_SCREENSHOT").is_some() {
+        Some(std::env::temp_dir().join(format!("kiln-screenshot-{}", std::process::id())))
+    } else {
+        super::settings::settings_file(kiln_core::user_config::user_config_dir())
+    };
     let ran = eframe::run_native(
         "Kiln",
         options,

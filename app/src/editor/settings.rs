@@ -39,6 +39,15 @@ impl Default for Settings {
     }
 }
 
+/// The file the editor keeps its preferences and window layout in: beside the
+/// user's other Kiln settings (the trusted projects, the cache key), in the one
+/// folder `kiln_core::user_config` names (`$KILN_CONFIG_DIR`, else
+/// `$XDG_CONFIG_HOME/kiln`, else `~/.config/kiln`). `None` where there is no such
+/// folder: eframe's own place then.
+pub fn settings_file(config_dir: Option<PathBuf>) -> Option<PathBuf> {
+    config_dir.map(|dir| dir.join("editor.ron"))
+}
+
 impl Settings {
     /// The key under which eframe stores them.
     pub const KEY: &'static str = "kiln-settings";
@@ -48,5 +57,20 @@ impl Settings {
         self.recent_projects.retain(|p| p != &project);
         self.recent_projects.insert(0, project);
         self.recent_projects.truncate(10);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_settings_file_is_in_kilns_settings_folder() {
+        let dir = PathBuf::from("/home/ana/.config/kiln");
+        assert_eq!(
+            settings_file(Some(dir.clone())),
+            Some(dir.join("editor.ron"))
+        );
+        assert_eq!(settings_file(None), None);
     }
 }
