@@ -463,7 +463,7 @@ impl Parts<'_> {
         self.outbox.info(format!("saved {file}"));
         if let Some(checker) = &mut self.files.checker {
             let _ = checker.refresh(&[file]);
-            self.files.findings = checker.findings();
+            self.files.take_findings();
         }
         Ok(())
     }

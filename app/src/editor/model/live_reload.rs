@@ -190,10 +190,10 @@ impl Parts<'_> {
             level.tree_changed();
         }
         self.plugin_folders_changed(changed);
+        self.files.take_findings();
         let Some(checker) = &self.files.checker else {
             return false;
         };
-        self.files.findings = checker.findings();
         // Everything the change reaches through references, worked out once.
         let reached = crate::live::referrers(checker, changed);
         let affected = crate::live::levels_among(checker, &reached);

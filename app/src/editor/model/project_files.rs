@@ -32,6 +32,9 @@ pub struct ProjectFiles {
     /// The project's reference index (None if indexing failed; see the log).
     pub(super) checker: Option<Checker>,
     pub(super) findings: Vec<Finding>,
+    /// How many of `findings` are files no boot level reaches: counted once per
+    /// check, not on every frame that shows the Problems tab's count.
+    unused_files: usize,
     pub(super) levels: Vec<String>,
     /// Folders holding no project file (see [`ProjectFiles::empty_folders`]).
     pub(super) empty_folders: BTreeSet<String>,
@@ -105,6 +108,7 @@ impl ProjectFiles {
             registry: Arc::new(Registry::with_builtins()),
             checker: None,
             findings: Vec::new(),
+            unused_files: 0,
             levels,
             empty_folders: BTreeSet::new(),
             import_question: None,
@@ -127,6 +131,19 @@ impl ProjectFiles {
     pub fn findings(&self) -> &[Finding] {
         &self.findings
     }
+    /// How many of [`Self::findings`] are files no boot level reaches.
+    pub fn unused_files(&self) -> usize {
+        self.unused_files
+    }
+    /// Takes what the index finds now.
+    pub(super) fn take_findings(&mut self) {
+        if let Some(checker) = &self.checker {
+            self.findings = checker.findings();
+            self.unused_files = (self.findings.iter())
+                .filter(|f| matches!(f, Finding::Unused { .. }))
+                .count();
+        }
+    }
     /// Every level of the project.
     pub fn levels(&self) -> &[String] {
         &self.levels
@@ -139,8 +156,8 @@ impl ProjectFiles {
             self.registry.clone(),
             &dependency_checker::BuildOptions::default(),
         )?;
-        self.findings = checker.findings();
         self.checker = Some(checker);
+        self.take_findings();
         Ok(())
     }
 

@@ -102,9 +102,13 @@ pub fn show(
         .default_size(210.0)
         .show(ui, |ui| {
             ui.horizontal(|ui| {
-                let (rows, _) =
-                    problems::finding_rows(editor.files().findings(), state.show_unused);
-                let problems = rows.len()
+                let files = editor.files();
+                let hidden = if state.show_unused {
+                    0
+                } else {
+                    files.unused_files()
+                };
+                let problems = files.findings().len() - hidden
                     + usize::from(editor.preview_state().compile_error().is_some())
                     + editor.preview_state().left_out().len()
                     + editor.plugins().errors().len()

@@ -66,7 +66,7 @@ pub fn show(
         if stale > 0 && ui.button(format!("Fix {stale} stale paths")).clicked() {
             actions.push(Action::FixStalePaths);
         }
-        let unused = count_unused(editor.files().findings());
+        let unused = editor.files().unused_files();
         if unused > 0 {
             ui.checkbox(
                 &mut state.show_unused,
@@ -207,14 +207,6 @@ pub fn finding_rows(findings: &[Finding], show_unused: bool) -> (Vec<&Finding>, 
         findings.iter().filter(is_unused).count()
     };
     (rows, left_out)
-}
-
-/// How many of `findings` are unused files.
-fn count_unused(findings: &[Finding]) -> usize {
-    findings
-        .iter()
-        .filter(|f| matches!(f, Finding::Unused { .. }))
-        .count()
 }
 
 /// Where a double-click on a compile error goes, and what the row's hover says.
