@@ -197,8 +197,17 @@ fn a_mesh_dragged_onto_the_viewport_is_placed_there() {
         e.entity(&id).unwrap().components["mesh"]["mesh"],
         "meshes/rock"
     );
-    // There: the placed entity's position, seen through the viewport's camera,
-    // is where the pointer let go (within a pixel or two of rounding).
+    // It rests on what is under the pointer once its model is drawn.
+    for _ in 0..500 {
+        if h.state().panels.viewport.settle.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        h.run_steps(1);
+    }
+    assert!(h.state().panels.viewport.settle.is_none(), "never settled");
+    h.run_steps(2);
+    let e = editor(&h);
     let position = e.entity(&id).unwrap().components["transform"]["position"]
         .as_array()
         .expect("a position")
@@ -206,23 +215,35 @@ fn a_mesh_dragged_onto_the_viewport_is_placed_there() {
         .map(|v| v.as_f64().unwrap() as f32)
         .collect::<Vec<_>>();
     let world = glam::Vec3::new(position[0], position[1], position[2]);
+    // The ray through the point the pointer let go of, from the viewport's camera.
     let panels = &h.state().panels;
     let rect = panels.viewport.rect.expect("the viewport was drawn");
-    let top = e.preview_state().top_view();
-    let ndc = panels
-        .camera
-        .view_projection(rect.width() / rect.height(), top)
-        .project_point3(world);
-    let seen = egui::pos2(
-        rect.center().x + ndc.x * rect.width() * 0.5,
-        rect.center().y - ndc.y * rect.height() * 0.5,
-    );
+    let vp = panels.camera.view_projection(rect.width() / rect.height());
+    let ndc = [
+        (to.x - rect.center().x) / (rect.width() * 0.5),
+        -(to.y - rect.center().y) / (rect.height() * 0.5),
+    ];
+    let ray = kiln::render::picking::Ray::through(vp, ndc).unwrap();
+    // Across the ground, the rock is where the ray comes down: the point of the ray
+    // at its x has its z.
+    let t = (world.x - ray.origin.x) / ray.direction.x;
+    let surface = ray.origin + ray.direction * t;
     assert!(
-        seen.distance(to) < 3.0,
-        "placed at {world:?}, seen at {seen:?}, dropped at {to:?}"
+        (surface.z - world.z).abs() < 0.02,
+        "placed at {world:?}, the ray passes {surface:?}"
     );
+    // And it stands on that point by its box: the bottom at the surface's height,
+    // its origin above it (a drop that put the origin on the surface, as before,
+    // sank half the rock).
+    let state = h.state_mut();
+    let (lo, _) = (state.panels.viewport)
+        .drawn_bounds(state.editor.as_ref().unwrap(), std::slice::from_ref(&id))
+        .expect("the rock is drawn");
+    assert!((lo.y - surface.y).abs() < 0.02, "bottom {lo} on {surface}");
+    assert!(world.y - surface.y > 0.05, "origin {world} above {surface}");
     // A drop elsewhere is placed elsewhere: the position follows the pointer.
     assert!(world.length() > 0.01, "{world:?} is not the default place");
+    // One undo takes the placement back, resting and all.
     undo(&mut h);
     assert_eq!(editor(&h).level().unwrap().doc.entities.len(), count);
 }

@@ -58,7 +58,7 @@ fn every_type_with_a_schema_is_made_with_its_defaults_and_checks_clean() {
     }
     assert_eq!(
         fs::read_to_string(dir.path().join("new_things/fresh.material")).unwrap(),
-        "{\n  \"color\": [0.8, 0.8, 0.8, 1.0],\n  \"roughness\": 0.5\n}\n"
+        "{\n  \"color\": [0.8, 0.8, 0.8, 1],\n  \"roughness\": 0.5\n}\n"
     );
     assert_eq!(
         fs::read_to_string(dir.path().join("new_things/fresh.level")).unwrap(),

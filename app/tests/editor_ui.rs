@@ -118,7 +118,7 @@ fn add_a_component_edit_a_field_undo_and_redo() {
     h.run_steps(3);
     assert_eq!(
         rotator(&h).unwrap()["speed"],
-        serde_json::json!(90.0),
+        serde_json::json!(90),
         "{:?}",
         rotator(&h)
     );
@@ -151,7 +151,7 @@ fn add_a_component_edit_a_field_undo_and_redo() {
     h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, Key::Z);
     h.key_press_modifiers(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, Key::Z);
     h.run_steps(3);
-    assert_eq!(rotator(&h).unwrap()["speed"], serde_json::json!(90.0));
+    assert_eq!(rotator(&h).unwrap()["speed"], serde_json::json!(90));
     assert!(editor(&h).is_dirty());
 
     // Ctrl+S writes canonical JSON that compiles.
@@ -160,7 +160,7 @@ fn add_a_component_edit_a_field_undo_and_redo() {
     assert!(!editor(&h).is_dirty());
     let text = std::fs::read_to_string(dir.path().join("levels/forest.level")).unwrap();
     assert!(
-        text.contains("\"rotator\": {\n          \"speed\": 90.0\n        }"),
+        text.contains("\"rotator\": {\n          \"speed\": 90\n        }"),
         "{text}"
     );
     assert_eq!(support::kiln(&["compile"], dir.path()).0, 0);
@@ -690,32 +690,42 @@ fn f_frames_a_groups_children() {
     assert!(camera.distance > 8.0, "{}", camera.distance);
 }
 
-/// A new entity appears where the camera looks (in its parent's space), not at the
-/// world origin off screen.
+/// A new entity lands on what is under the middle of the view when the pointer is
+/// elsewhere (here, in the tree): on the surface of the windmill the camera frames,
+/// under its parent, not inside the windmill at the orbit target nor at the origin.
 #[test]
-fn a_new_entity_appears_in_front_of_the_camera() {
+fn a_new_entity_lands_on_the_surface_in_the_middle_of_the_view() {
     let dir = demo_copy();
     let mut h = open(dir.path());
     h.get_by_label("Windmill").click();
     h.run_steps(3);
     h.key_press(Key::F);
     h.run_steps(3);
-    let target = h.state().panels.camera.target;
+    let camera = h.state().panels.camera;
+    let target = camera.target;
     assert!(
         target.length() > 1.0,
         "the windmill is away from the origin"
     );
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::N);
-    h.run_steps(3);
+    h.run_steps(5);
     let id = editor(&h).selection()[0].clone();
     assert_eq!(
         editor(&h).entity(&id).unwrap().parent.as_deref(),
         Some("windmill")
     );
-    let world = editor(&h).world_pose(&id).unwrap().translation;
+    let world = glam::Vec3::from(editor(&h).world_pose(&id).unwrap().translation);
+    // On the line of sight through the middle of the view...
+    let eye = camera.eye();
+    let sight = (target - eye).normalize();
+    let along = (world - eye).dot(sight);
+    let off = (world - eye - sight * along).length();
+    assert!(off < 0.02, "{world:?} is {off} m off the line of sight");
+    // ...where it meets the windmill, in front of the point orbited inside it.
+    let to_target = (target - eye).length();
     assert!(
-        (glam::Vec3::from(world) - target).length() < 1e-3,
-        "{world:?} vs {target:?}"
+        along < to_target - 0.2 && along > 1.0,
+        "{along} m along the sight, the target at {to_target} m"
     );
 }
 
@@ -748,7 +758,7 @@ fn editing_a_prefab_part_records_an_override_and_revert_removes_it() {
     let instance = editor(&h).entity("tree_01").unwrap();
     assert_eq!(
         instance.overrides["trunk"]["transform"]["position"],
-        serde_json::json!([5.0, 1.5, 0.0]),
+        serde_json::json!([5, 1.5, 0]),
         "{instance:?}"
     );
     let part = editor(&h).level().unwrap().part("tree_01/trunk").unwrap();
@@ -810,7 +820,7 @@ fn a_unit_opens_from_the_asset_browser_and_levels_using_it_follow() {
     let unit: serde_json::Value = serde_json::from_str(&unit).unwrap();
     assert_eq!(
         unit["entities"][0]["components"]["transform"]["position"],
-        serde_json::json!([2.0, 1.5, 0.0])
+        serde_json::json!([2, 1.5, 0])
     );
     h.state_mut()
         .apply_actions(vec![kiln::editor::Action::OpenLevel(
@@ -1199,10 +1209,7 @@ fn dragging_the_move_handle_moves_the_selection_and_leaves_the_camera_alone() {
     let screen = |h: &Harness<'_, KilnApp>, p: glam::Vec3| {
         let panels = &h.state().panels;
         let rect = panels.viewport.rect.unwrap();
-        let c = panels
-            .camera
-            .view_projection(rect.width() / rect.height(), false)
-            * p.extend(1.0);
+        let c = panels.camera.view_projection(rect.width() / rect.height()) * p.extend(1.0);
         egui::pos2(
             rect.center().x + c.x / c.w * rect.width() * 0.5,
             rect.center().y - c.y / c.w * rect.height() * 0.5,

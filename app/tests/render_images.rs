@@ -134,8 +134,8 @@ impl Scene {
 
     fn view(camera: &Camera) -> View {
         View {
-            view_projection: camera.view_projection(SIZE[0] as f32 / SIZE[1] as f32, false),
-            eye: camera.eye(false),
+            view_projection: camera.view_projection(SIZE[0] as f32 / SIZE[1] as f32),
+            eye: camera.eye(),
             grid: false,
             grid_fade: 100.0,
         }
@@ -190,6 +190,7 @@ fn looking_at(target: Vec3, yaw_degrees: f32, pitch_degrees: f32, distance: f32)
         yaw: yaw_degrees.to_radians(),
         pitch: pitch_degrees.to_radians(),
         distance,
+        ortho: false,
     }
 }
 
@@ -407,7 +408,7 @@ fn picking_returns_the_front_object_where_two_overlap() {
         red,
     );
     let camera = looking_at(Vec3::ZERO, 0.0, 0.0, 6.0);
-    let vp = camera.view_projection(1.0, false);
+    let vp = camera.view_projection(1.0);
     let project = Project::open(scene.project.path()).unwrap();
     let mut assets = AssetCache::new(project, None);
     let versions = AssetVersions::default();

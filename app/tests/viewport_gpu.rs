@@ -29,9 +29,7 @@ fn open_gpu(dir: &std::path::Path) -> Harness<'static, KilnApp> {
 fn on_screen(h: &Harness<'_, KilnApp>, p: Vec3) -> egui::Pos2 {
     let panels = &h.state().panels;
     let rect = panels.viewport.rect.expect("the viewport was shown");
-    let vp = panels
-        .camera
-        .view_projection(rect.width() / rect.height(), false);
+    let vp = panels.camera.view_projection(rect.width() / rect.height());
     let c = vp * p.extend(1.0);
     egui::pos2(
         rect.center().x + c.x / c.w * rect.width() * 0.5,
@@ -122,12 +120,12 @@ fn the_orientation_gizmo_turns_the_camera_to_look_along_an_axis() {
     h.get_by_label("View along -Y").click();
     h.run_steps(3);
     let camera = h.state().panels.camera;
-    let looking = (camera.target - camera.eye(false)).normalize();
+    let looking = (camera.target - camera.eye()).normalize();
     assert!(looking.dot(Vec3::NEG_Y) > 0.99, "{looking}");
     h.get_by_label("View along -X").click();
     h.run_steps(3);
     let camera = h.state().panels.camera;
-    let looking = (camera.target - camera.eye(false)).normalize();
+    let looking = (camera.target - camera.eye()).normalize();
     assert!(looking.dot(Vec3::NEG_X) > 0.99, "{looking}");
 }
 

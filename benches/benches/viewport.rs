@@ -42,8 +42,8 @@ fn bench(c: &mut Criterion) {
             ..Camera::default()
         };
         let view = View {
-            view_projection: camera.view_projection(1.6, false),
-            eye: camera.eye(false),
+            view_projection: camera.view_projection(1.6),
+            eye: camera.eye(),
             grid: true,
             grid_fade: 300.0,
         };
@@ -140,8 +140,8 @@ fn bench_software_frames(c: &mut Criterion) {
             ..Camera::default()
         };
         let view = View {
-            view_projection: camera.view_projection(1280.0 / 720.0, false),
-            eye: camera.eye(false),
+            view_projection: camera.view_projection(1280.0 / 720.0),
+            eye: camera.eye(),
             grid: true,
             grid_fade: 300.0,
         };

@@ -76,13 +76,22 @@ fn write_value(out: &mut String, value: &Value, depth: usize) {
     }
 }
 
-/// A number, string, boolean or null; a negative zero is written as a zero, so
-/// that a value dragged back through zero saves as it was.
+/// A number, string, boolean or null. A number with no fraction is written as a
+/// whole number (`0`, `2`, `-3`, whether it was read as `2.0` or `2`), and a
+/// negative zero as `0`, so that one value has one spelling in every file Kiln
+/// writes and a value dragged back through zero saves as it was.
 fn write_scalar(out: &mut String, value: &Value) {
-    match value.as_f64() {
-        Some(f) if f == 0.0 && f.is_sign_negative() => out.push_str("0.0"),
+    match value.as_f64().and_then(whole_number) {
+        Some(whole) if value.is_f64() => out.push_str(&whole.to_string()),
         _ => out.push_str(&value.to_string()),
     }
+}
+
+/// `f` as a whole number, when it is one that a JSON reader takes back exactly
+/// (within 2^53); `None` for a fraction, a huge value or not a number.
+pub fn whole_number(f: f64) -> Option<i64> {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    (f.fract() == 0.0 && f.abs() < EXACT).then_some(f as i64)
 }
 
 /// The UTF-8 byte-order mark. Editors on Windows write one at the start of a file;
@@ -105,11 +114,16 @@ mod canonical_tests {
     use super::*;
 
     #[test]
-    fn negative_zero_is_written_as_zero() {
+    fn a_whole_number_and_negative_zero_have_one_spelling() {
+        // Positive control: fractions and huge values keep theirs.
+        let v = serde_json::json!([2.5, -0.125, 1e300, 2.0, 2, -3.0]);
+        assert_eq!(to_canonical_string(&v), "[2.5, -0.125, 1e+300, 2, 2, -3]\n");
+        assert_eq!(crate::schema::json_f32(2.0), serde_json::json!(2));
+        assert_eq!(crate::schema::json_f32(0.1), serde_json::json!(0.1));
         let v = serde_json::json!({"rotation": [-0.0, 0.0, -0.0], "speed": -0.0, "n": 0});
         assert_eq!(
             to_canonical_string(&v),
-            "{\n  \"rotation\": [0.0, 0.0, 0.0],\n  \"speed\": 0.0,\n  \"n\": 0\n}\n"
+            "{\n  \"rotation\": [0, 0, 0],\n  \"speed\": 0,\n  \"n\": 0\n}\n"
         );
         assert_eq!(crate::schema::json_f32(-0.0), crate::schema::json_f32(0.0));
     }

@@ -307,6 +307,11 @@ pub fn json_f32(v: f32) -> Value {
     // -0.0 (a rotation dragged back through zero) is saved as 0: saves stay stable
     // and diffs minimal.
     let v = if v == 0.0 { 0.0 } else { v };
+    // A whole number is written as one (`0`, not `0.0`), as people write them and as
+    // the canonical writer prints every number: one form in a file, whoever wrote it.
+    if let Some(whole) = crate::json_format::whole_number(f64::from(v)) {
+        return Value::Number(whole.into());
+    }
     let shortest: f64 = v.to_string().parse().unwrap_or(v as f64);
     serde_json::Number::from_f64(shortest).map_or(Value::Null, Value::Number)
 }
@@ -491,6 +496,6 @@ mod tests {
     #[test]
     fn json_f32_prints_shortest() {
         assert_eq!(json_f32(0.1).to_string(), "0.1");
-        assert_eq!(json_f32(2.0).to_string(), "2.0");
+        assert_eq!(json_f32(2.0).to_string(), "2");
     }
 }

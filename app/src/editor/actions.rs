@@ -64,6 +64,26 @@ pub enum Action {
         /// Part of the same gesture as the previous edit (one undo step).
         continuing: bool,
     },
+    /// Set several fields of one component on each of several entities or parts
+    /// (a rotation about the selection's centre sets rotations and positions), as
+    /// one undo step; a drag sends many with `continuing`.
+    SetFieldsEach {
+        /// Component type.
+        component: String,
+        /// (authoring id or part path, field, new value).
+        values: Vec<(String, String, Value)>,
+        /// Part of the same gesture as the previous edit (one undo step).
+        continuing: bool,
+    },
+    /// Settle entities just placed onto the surface they were put on (their
+    /// bounds known only once their models loaded): new positions, joined to the
+    /// placing step `step` when it is still the last one (one undo takes both back).
+    Settle {
+        /// (authoring id or part path, new `transform.position`).
+        values: Vec<(String, Value)>,
+        /// The placing step.
+        step: u64,
+    },
     /// Write a prefab instance's overrides into its `.unit` and remove them from the
     /// instance (one undo step; every other instance of the unit gets them too).
     ApplyOverrides {
@@ -184,6 +204,26 @@ pub enum Action {
         /// Where, in the world; `None`: where the camera looks.
         position: Option<[f32; 3]>,
     },
+    /// Hide an entity (or part) and what is below it in the viewport, or show it
+    /// again: the designer's view, not the level.
+    SetHidden {
+        /// Authoring id or part path.
+        id: String,
+        /// Hidden rather than shown.
+        hidden: bool,
+    },
+    /// Lock an entity (or part) and what is below it against picking in the
+    /// viewport, or unlock it.
+    SetLocked {
+        /// Authoring id or part path.
+        id: String,
+        /// Locked rather than not.
+        locked: bool,
+    },
+    /// Keep the camera as bookmark 1-9 of the open level (Ctrl+Shift+digit).
+    KeepBookmark(u8),
+    /// Move the camera to bookmark 1-9 of the open level (Ctrl+digit).
+    GoToBookmark(u8),
     /// Forget the open level's unsaved edits on purpose (and their recovery file).
     DiscardUnsavedEdits,
     /// Show a file in the asset browser (switches to its tab, opens its folder).
@@ -254,8 +294,14 @@ pub enum UiCommand {
     Restart,
     /// Point the camera at the selection.
     FrameSelection,
-    /// Switch between perspective and top view.
-    ToggleTopView,
+    /// Look straight down without perspective (7, as in Blender).
+    TopView,
+    /// Look from the front without perspective (1).
+    FrontView,
+    /// Look from the right without perspective (3).
+    SideView,
+    /// Back to the perspective view (5).
+    PerspectiveView,
     /// Re-index the project and refresh the problems list.
     RefreshProblems,
     /// Write the selected entities to a new `.unit` and replace them with an
@@ -285,11 +331,26 @@ pub enum UiCommand {
     Indent,
     /// Move the selected entities out of their parent, just after it.
     Outdent,
+    /// Put each selected entity on the surface below it (End, as in Unreal).
+    DropToFloor,
+    /// Switch the handle between the world's axes and the entity's own (X).
+    ToggleSpace,
+    /// Select the children of the selected entities.
+    SelectChildren,
+    /// Hide the selected entities and what is below them in the viewport (H).
+    Hide,
+    /// Hide everything but the selection (Shift+H).
+    Isolate,
+    /// Show everything hidden (Alt+H).
+    ShowAll,
+    /// Lock the selected entities, or unlock them: a locked entity is not picked
+    /// in the viewport (Ctrl+L).
+    ToggleLock,
 }
 
 impl UiCommand {
     /// Every command, in menu order.
-    pub const ALL: [UiCommand; 28] = [
+    pub const ALL: [UiCommand; 38] = [
         UiCommand::Save,
         UiCommand::Undo,
         UiCommand::Redo,
@@ -303,7 +364,10 @@ impl UiCommand {
         UiCommand::Step,
         UiCommand::Restart,
         UiCommand::FrameSelection,
-        UiCommand::ToggleTopView,
+        UiCommand::TopView,
+        UiCommand::FrontView,
+        UiCommand::SideView,
+        UiCommand::PerspectiveView,
         UiCommand::RefreshProblems,
         UiCommand::CreatePrefab,
         UiCommand::MoveTool,
@@ -318,6 +382,13 @@ impl UiCommand {
         UiCommand::MoveDown,
         UiCommand::Indent,
         UiCommand::Outdent,
+        UiCommand::DropToFloor,
+        UiCommand::ToggleSpace,
+        UiCommand::SelectChildren,
+        UiCommand::Hide,
+        UiCommand::Isolate,
+        UiCommand::ShowAll,
+        UiCommand::ToggleLock,
     ];
 
     /// The menu label.
@@ -336,7 +407,10 @@ impl UiCommand {
             UiCommand::Step => "Step",
             UiCommand::Restart => "Restart",
             UiCommand::FrameSelection => "Frame selection",
-            UiCommand::ToggleTopView => "Top view",
+            UiCommand::TopView => "Top view",
+            UiCommand::FrontView => "Front view",
+            UiCommand::SideView => "Side view",
+            UiCommand::PerspectiveView => "Perspective view",
             UiCommand::RefreshProblems => "Refresh problems",
             UiCommand::CreatePrefab => "Create prefab from selection",
             UiCommand::MoveTool => "Move tool",
@@ -351,6 +425,13 @@ impl UiCommand {
             UiCommand::MoveDown => "Move down",
             UiCommand::Indent => "Into the entity above",
             UiCommand::Outdent => "Out of the parent",
+            UiCommand::DropToFloor => "Drop to floor",
+            UiCommand::ToggleSpace => "Local / world axes",
+            UiCommand::SelectChildren => "Select children",
+            UiCommand::Hide => "Hide",
+            UiCommand::Isolate => "Isolate",
+            UiCommand::ShowAll => "Show all",
+            UiCommand::ToggleLock => "Lock / unlock",
         }
     }
 
@@ -371,8 +452,14 @@ impl UiCommand {
             UiCommand::Step => k(Modifiers::NONE, Key::F6),
             UiCommand::Restart => k(Modifiers::SHIFT, Key::F5),
             UiCommand::FrameSelection => k(Modifiers::NONE, Key::F),
-            UiCommand::ToggleTopView => k(Modifiers::NONE, Key::T),
-            UiCommand::RefreshProblems | UiCommand::CreatePrefab | UiCommand::TrustProject => None,
+            UiCommand::TopView => k(Modifiers::NONE, Key::Num7),
+            UiCommand::FrontView => k(Modifiers::NONE, Key::Num1),
+            UiCommand::SideView => k(Modifiers::NONE, Key::Num3),
+            UiCommand::PerspectiveView => k(Modifiers::NONE, Key::Num5),
+            UiCommand::RefreshProblems
+            | UiCommand::CreatePrefab
+            | UiCommand::TrustProject
+            | UiCommand::SelectChildren => None,
             UiCommand::MoveTool => k(Modifiers::NONE, Key::W),
             UiCommand::RotateTool => k(Modifiers::NONE, Key::E),
             UiCommand::ScaleTool => k(Modifiers::NONE, Key::R),
@@ -384,6 +471,12 @@ impl UiCommand {
             UiCommand::MoveDown => k(Modifiers::ALT, Key::ArrowDown),
             UiCommand::Indent => k(Modifiers::ALT, Key::ArrowRight),
             UiCommand::Outdent => k(Modifiers::ALT, Key::ArrowLeft),
+            UiCommand::DropToFloor => k(Modifiers::NONE, Key::End),
+            UiCommand::ToggleSpace => k(Modifiers::NONE, Key::X),
+            UiCommand::Hide => k(Modifiers::NONE, Key::H),
+            UiCommand::Isolate => k(Modifiers::SHIFT, Key::H),
+            UiCommand::ShowAll => k(Modifiers::ALT, Key::H),
+            UiCommand::ToggleLock => k(Modifiers::COMMAND, Key::L),
         }
     }
 

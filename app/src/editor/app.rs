@@ -8,8 +8,22 @@ use egui::{Color32, ViewportCommand};
 
 use super::actions::{Action, UiCommand, UnsavedAnswer};
 use super::model::{Editor, Effect, Severity};
-use super::panels::{self, PanelState, Tool};
+use super::panels::{self, PanelState};
 use super::settings::Settings;
+use super::view_commands;
+
+/// The digit keys 1 to 9, for camera bookmarks.
+const DIGITS: [egui::Key; 9] = [
+    egui::Key::Num1,
+    egui::Key::Num2,
+    egui::Key::Num3,
+    egui::Key::Num4,
+    egui::Key::Num5,
+    egui::Key::Num6,
+    egui::Key::Num7,
+    egui::Key::Num8,
+    egui::Key::Num9,
+];
 
 /// What to do once the user answered "save changes?".
 #[derive(Debug, Clone, PartialEq)]
@@ -227,24 +241,81 @@ impl KilnApp {
                         });
                     }
                 }
-                // The handle's tool is the viewport's, not the editor's.
-                Action::Run(UiCommand::MoveTool) => self.panels.viewport.tool = Tool::Move,
-                Action::Run(UiCommand::RotateTool) => self.panels.viewport.tool = Tool::Rotate,
-                Action::Run(UiCommand::ScaleTool) => self.panels.viewport.tool = Tool::Scale,
-                // A placed asset too.
-                // What was placed is selected: the inspector shows it, not the file.
-                Action::PlaceAsset { file, position } => {
-                    let position = position.or_else(|| Some(self.panels.camera.target.to_array()));
-                    self.panels.assets.focused = false;
-                    if let Some(editor) = &mut self.editor {
-                        editor.apply(Action::PlaceAsset { file, position });
+                // The handle's tool, the views, hiding and locking are the
+                // designer's view of the level, not the level.
+                Action::Run(c)
+                    if let Some(follow) = view_commands::run(
+                        c,
+                        self.editor.as_ref(),
+                        &mut self.panels,
+                        &mut self.settings,
+                    ) =>
+                {
+                    queue.extend(follow);
+                }
+                Action::SetHidden { id, hidden } => {
+                    let view = &mut self.panels.level_view.hidden;
+                    if hidden {
+                        view.insert(id)
+                    } else {
+                        view.remove(&id)
+                    };
+                }
+                Action::SetLocked { id, locked } => {
+                    let view = &mut self.panels.level_view.locked;
+                    if locked {
+                        view.insert(id)
+                    } else {
+                        view.remove(&id)
+                    };
+                }
+                Action::KeepBookmark(slot) => {
+                    if let Some(said) =
+                        view_commands::keep_bookmark(slot, &self.panels, &mut self.settings)
+                    {
+                        self.toasts.push(Severity::Info, said);
                     }
                 }
-                // A new entity appears where the camera looks, not at the origin.
-                Action::Run(UiCommand::NewEntity) => {
-                    let position = self.panels.camera.target.to_array();
+                Action::GoToBookmark(slot) => {
+                    if let Err(why) =
+                        view_commands::go_to_bookmark(slot, &mut self.panels, &self.settings)
+                    {
+                        self.toasts.push(Severity::Warning, why);
+                    }
+                }
+                // New and placed entities land on the surface under the pointer (or
+                // the view's middle) and rest on it; what was placed is selected:
+                // the inspector shows it, not the file.
+                Action::PlaceAsset { file, position } => {
+                    self.panels.assets.focused = false;
                     if let Some(editor) = &mut self.editor {
-                        editor.apply(Action::CreateEntity { position });
+                        let point = position.map(glam::Vec3::from_array).unwrap_or_else(|| {
+                            view_commands::landing(editor, &mut self.panels, &self.settings)
+                        });
+                        let position = Some(point.to_array());
+                        let place = Action::PlaceAsset { file, position };
+                        view_commands::place(editor, &mut self.panels, place, point, false);
+                    }
+                }
+                Action::Run(UiCommand::NewEntity) => {
+                    if let Some(editor) = &mut self.editor {
+                        let point =
+                            view_commands::landing(editor, &mut self.panels, &self.settings);
+                        let position = point.to_array();
+                        let create = Action::CreateEntity { position };
+                        view_commands::place(editor, &mut self.panels, create, point, false);
+                    }
+                }
+                // A paste with the pointer over the viewport lands under it.
+                paste @ (Action::PasteText(_) | Action::Run(UiCommand::Paste)) => {
+                    if let Some(editor) = &mut self.editor {
+                        match view_commands::paste_landing(editor, &mut self.panels, &self.settings)
+                        {
+                            Some(point) => {
+                                view_commands::place(editor, &mut self.panels, paste, point, true)
+                            }
+                            None => editor.apply(paste),
+                        }
                     }
                 }
                 // Jumping within the open level only selects: nothing to save.
@@ -350,6 +421,22 @@ impl KilnApp {
         let on_entities = |c: UiCommand| {
             !matches!(c, UiCommand::Copy | UiCommand::Cut | UiCommand::Paste) || !browsing
         };
+        // Camera bookmarks: Ctrl+Shift+digit keeps one, Ctrl+digit goes back to it
+        // (before the plain digits, which are the views).
+        if !typing {
+            for (slot, key) in (1u8..).zip(DIGITS) {
+                let keep = egui::KeyboardShortcut::new(
+                    egui::Modifiers::COMMAND | egui::Modifiers::SHIFT,
+                    key,
+                );
+                let go = egui::KeyboardShortcut::new(egui::Modifiers::COMMAND, key);
+                if ctx.input_mut(|i| i.consume_shortcut(&keep)) {
+                    actions.push(Action::KeepBookmark(slot));
+                } else if ctx.input_mut(|i| i.consume_shortcut(&go)) {
+                    actions.push(Action::GoToBookmark(slot));
+                }
+            }
+        }
         // egui matches modifiers logically (Ctrl+Z also matches Ctrl+Shift+Z), so the
         // shortcuts with more modifiers must get their turn first.
         let mut commands = UiCommand::ALL;
@@ -359,8 +446,13 @@ impl KilnApp {
                 u8::from(m.command) + u8::from(m.ctrl) + u8::from(m.shift) + u8::from(m.alt)
             }))
         });
+        let tree_keys = self.panels.tree.has_keys;
         for c in commands {
             if (typing && !c.works_while_typing()) || !on_entities(c) {
+                continue;
+            }
+            // End moves to the last row while the tree has the keys.
+            if tree_keys && c == UiCommand::DropToFloor {
                 continue;
             }
             if let Some(sc) = c.shortcut()
@@ -574,6 +666,7 @@ impl eframe::App for KilnApp {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        view_commands::remember_level(&self.panels, &mut self.settings);
         eframe::set_value(storage, Settings::KEY, &self.settings);
     }
 }
@@ -636,7 +729,7 @@ impl KilnApp {
                     ui,
                     editor,
                     &mut self.panels,
-                    &self.settings,
+                    &mut self.settings,
                     self.render_state.as_ref(),
                     &mut actions,
                 );
@@ -670,6 +763,7 @@ impl KilnApp {
         super::dialogs::trust(&ctx, editor, &mut actions);
         super::dialogs::unsaved(&ctx, editor, self.pending.is_some(), &mut actions);
         self.apply_actions(actions);
+        view_commands::follow_level(self.editor.as_ref(), &mut self.panels, &mut self.settings);
         if self.allowed_to_close && !self.closing {
             self.closing = true;
             ctx.send_viewport_cmd(ViewportCommand::Close);

@@ -337,6 +337,40 @@ impl History {
         self.trim();
     }
 
+    /// The id of the last step done (`None`: nothing is done): what a later
+    /// [`History::push_into`] names to join that step.
+    pub fn last_step(&self) -> Option<u64> {
+        self.done.last().map(|s| s.id)
+    }
+
+    /// [`History::push`], or, with `amends` naming the last step done, applies
+    /// `edit` and folds it into that step, undone with it in reverse order: what
+    /// settles an entity just placed onto the surface once its model is loaded, so
+    /// that one undo takes the placement back. When another step came in between,
+    /// the edit is a step of its own.
+    pub fn push_into(
+        &mut self,
+        doc: &mut LevelDocument,
+        mut edit: DocEdit,
+        continuing: bool,
+        amends: Option<u64>,
+    ) {
+        let Some(last) = self.done.last_mut().filter(|s| Some(s.id) == amends) else {
+            return self.push(doc, edit, continuing);
+        };
+        let Entry::Doc(previous) = &mut last.entry else {
+            return self.push(doc, edit, continuing);
+        };
+        edit.apply(doc);
+        let earlier = std::mem::replace(previous, DocEdit::Group(Vec::new()));
+        *previous = DocEdit::Group(vec![earlier, edit]);
+        // A different state from the one a save may have marked.
+        self.next_id += 1;
+        last.id = self.next_id;
+        self.merging = false;
+        self.undone.clear();
+    }
+
     /// Drops the oldest steps beyond the capacity or the snapshot limit, moving the
     /// saved marker to the bottom if its step went.
     fn trim(&mut self) {

@@ -100,18 +100,35 @@ pub fn show(
                 UiCommand::MoveTool,
                 UiCommand::RotateTool,
                 UiCommand::ScaleTool,
+                UiCommand::ToggleSpace,
+                UiCommand::DropToFloor,
             ] {
                 command_button(ui, c, actions);
             }
             ui.separator();
             for c in [
                 UiCommand::FrameSelection,
-                UiCommand::ToggleTopView,
-                UiCommand::RefreshProblems,
+                UiCommand::PerspectiveView,
+                UiCommand::TopView,
+                UiCommand::FrontView,
+                UiCommand::SideView,
             ] {
                 command_button(ui, c, actions);
             }
+            ui.separator();
+            for c in [
+                UiCommand::SelectChildren,
+                UiCommand::Hide,
+                UiCommand::Isolate,
+                UiCommand::ShowAll,
+                UiCommand::ToggleLock,
+            ] {
+                command_button(ui, c, actions);
+            }
+            ui.separator();
+            command_button(ui, UiCommand::RefreshProblems, actions);
             ui.checkbox(&mut settings.show_grid, "Grid");
+            ui.checkbox(&mut settings.shadows, "Shadows");
         });
         ui.menu_button("Simulation", |ui| {
             for c in [

@@ -19,6 +19,7 @@ mod settings;
 pub mod thumbnails;
 mod toasts;
 pub mod tree;
+mod view_commands;
 
 pub use actions::{Action, UiCommand, UnsavedAnswer};
 pub use app::{KilnApp, run_editor};
@@ -26,5 +27,6 @@ pub use model::{
     DiskFollow, Editor, Effect, LogLine, OpenLevel, PluginSwapTiming, PreviewState, ProjectFiles,
     ReloadPath, ReloadTiming, Severity, import, project_files,
 };
-pub use panels::{BottomTab, Camera, Tool};
+pub use panels::{BottomTab, Camera, StandardView, Tool};
 pub use settings::Settings;
+pub use settings::{LevelView, SavedCamera};

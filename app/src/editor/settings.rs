@@ -1,6 +1,7 @@
 //! Preferences that survive restarts, in one `#[serde(default)]` struct (stored by
 //! eframe's persistence with the window layout).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -17,12 +18,64 @@ pub struct Settings {
     pub simulation_rate: f32,
     /// How many steps Undo can go back.
     pub undo_steps: usize,
-    /// Move handle step with Ctrl held, in metres.
+    /// Move step, in metres (also the grid new entities land on).
     pub snap_move: f32,
-    /// Rotate handle step with Ctrl held, in degrees.
+    /// Rotate step, in degrees.
     pub snap_rotate: f32,
-    /// Scale handle step with Ctrl held.
+    /// Scale step.
     pub snap_scale: f32,
+    /// Whether moves snap to `snap_move` (holding Ctrl during a drag does the
+    /// opposite), and placed entities land on its grid.
+    pub snap_move_on: bool,
+    /// Whether rotations snap to `snap_rotate` (Ctrl inverts).
+    pub snap_rotate_on: bool,
+    /// Whether scaling snaps to `snap_scale` (Ctrl inverts).
+    pub snap_scale_on: bool,
+    /// The handle moves and rotates along the entity's own axes (X switches);
+    /// otherwise along the world's. Scaling is always along the entity's own.
+    pub local_space: bool,
+    /// Several selected entities rotate and scale about the centre of the
+    /// selection; otherwise each about its own pivot.
+    pub about_centre: bool,
+    /// Directional light casts shadows in the viewport.
+    pub shadows: bool,
+    /// Where the camera was in each level, by [`Settings::level_key`]: a level
+    /// opens as it was left.
+    pub cameras: BTreeMap<String, SavedCamera>,
+    /// Camera bookmarks of each level (Ctrl+Shift+1..9 keeps one, Ctrl+1..9 goes
+    /// back to it), by [`Settings::level_key`].
+    pub bookmarks: BTreeMap<String, BTreeMap<u8, SavedCamera>>,
+    /// What is hidden and locked in each level, by [`Settings::level_key`].
+    pub level_views: BTreeMap<String, LevelView>,
+}
+
+/// The designer's view of a level, kept in the settings and never in the level's
+/// file: entities hidden in the viewport and entities locked against picking
+/// (each with what is below it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LevelView {
+    /// Authoring ids (or part paths) not drawn, with what is below them.
+    pub hidden: std::collections::BTreeSet<String>,
+    /// Authoring ids (or part paths) not picked in the viewport, with what is below.
+    pub locked: std::collections::BTreeSet<String>,
+}
+
+/// A viewport camera as the settings keep it (the designer's view, never in the
+/// level's file).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct SavedCamera {
+    /// The point orbited.
+    pub target: [f32; 3],
+    /// Radians around the vertical.
+    pub yaw: f32,
+    /// Radians above the ground.
+    pub pitch: f32,
+    /// From the target.
+    pub distance: f32,
+    /// Without perspective.
+    pub ortho: bool,
 }
 
 impl Default for Settings {
@@ -35,6 +88,15 @@ impl Default for Settings {
             snap_move: 0.5,
             snap_rotate: 15.0,
             snap_scale: 0.1,
+            snap_move_on: false,
+            snap_rotate_on: false,
+            snap_scale_on: false,
+            local_space: false,
+            about_centre: false,
+            shadows: true,
+            cameras: BTreeMap::new(),
+            bookmarks: BTreeMap::new(),
+            level_views: BTreeMap::new(),
         }
     }
 }
@@ -51,6 +113,12 @@ pub fn settings_file(config_dir: Option<PathBuf>) -> Option<PathBuf> {
 impl Settings {
     /// The key under which eframe stores them.
     pub const KEY: &'static str = "kiln-settings";
+
+    /// The key of a level's camera and bookmarks: its project's folder and its
+    /// path in the project.
+    pub fn level_key(project: &std::path::Path, level: &str) -> String {
+        format!("{}#{level}", project.display())
+    }
 
     /// Records `project` as the most recent one.
     pub fn remember(&mut self, project: PathBuf) {

@@ -1,6 +1,6 @@
 //! The viewport's renderer, apart from the editor's panels: the scene as plain data
 //! ([`scene`]), models and textures ([`model`], [`geometry`], loaded off the UI
-//! thread by [`assets`]), picking by ray casts ([`picking`]), the asset browser's thumbnails
+//! thread by [`assets`]), picking by ray casts ([`picking`]), where placed things land ([`placement`]), the asset browser's thumbnails
 //! ([`thumbnail`]) and drawing with wgpu
 //! into an offscreen colour and depth target ([`gpu`]), in the editor's window or
 //! headless ([`headless`]) for tests, benchmarks and thumbnails.
@@ -11,6 +11,7 @@ pub mod gpu;
 pub mod headless;
 pub mod model;
 pub mod picking;
+pub mod placement;
 pub mod resources;
 pub mod scene;
 pub mod thumbnail;

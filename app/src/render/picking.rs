@@ -44,7 +44,18 @@ impl Ray {
 pub fn pick(
     list: &DrawList,
     ray: Ray,
+    model: impl FnMut(ResourceId) -> Option<Arc<Model>>,
+) -> Option<(Entity, f32)> {
+    pick_except(list, ray, model, |_| false)
+}
+
+/// [`pick`], looking through the instances of entities `skip` says yes to (what is
+/// being placed must not be found under itself).
+pub fn pick_except(
+    list: &DrawList,
+    ray: Ray,
     mut model: impl FnMut(ResourceId) -> Option<Arc<Model>>,
+    skip: impl Fn(Entity) -> bool,
 ) -> Option<(Entity, f32)> {
     let mut best: Option<(Entity, f32)> = None;
     for batch in &list.batches {
@@ -57,6 +68,9 @@ pub fn pick(
             .iter()
             .zip(&list.owners[range])
         {
+            if skip(*owner) {
+                continue;
+            }
             let to_local = Mat4::from_cols_array_2d(&data.model).inverse();
             let origin = to_local.transform_point3(ray.origin);
             // Not normalized: t along it is t along the world ray.
@@ -128,4 +142,92 @@ fn triangle_hit(origin: Vec3, direction: Vec3, [a, b, c]: [Vec3; 3]) -> Option<f
     }
     let t = e2.dot(q) * inv;
     (t >= 0.0).then_some(t)
+}
+
+/// The entities with an instance whose box's middle is inside `area` of the screen
+/// (in normalized device coordinates, x right and y up, corners in any order) and
+/// in front of the camera: what a box drawn over the viewport selects. An entity
+/// `skip` says yes to (locked) is left out.
+pub fn inside_area(
+    list: &DrawList,
+    view_projection: Mat4,
+    area: [[f32; 2]; 2],
+    mut model: impl FnMut(ResourceId) -> Option<Arc<Model>>,
+    skip: impl Fn(Entity) -> bool,
+) -> Vec<Entity> {
+    let (x0, x1) = (area[0][0].min(area[1][0]), area[0][0].max(area[1][0]));
+    let (y0, y1) = (area[0][1].min(area[1][1]), area[0][1].max(area[1][1]));
+    let mut out = Vec::new();
+    for batch in &list.batches {
+        let centre = model(batch.mesh).map_or(Vec3::ZERO, |m| {
+            let (lo, hi) = m.bounds();
+            (lo + hi) * 0.5
+        });
+        let range = batch.first as usize..(batch.first + batch.count) as usize;
+        for (data, owner) in list.instances[range.clone()]
+            .iter()
+            .zip(&list.owners[range])
+        {
+            if skip(*owner) {
+                continue;
+            }
+            let world = Mat4::from_cols_array_2d(&data.model).transform_point3(centre);
+            let clip = view_projection * world.extend(1.0);
+            if clip.w <= 1e-6 {
+                continue;
+            }
+            let (x, y) = (clip.x / clip.w, clip.y / clip.w);
+            if (x0..=x1).contains(&x) && (y0..=y1).contains(&y) && !out.contains(owner) {
+                out.push(*owner);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod area_tests {
+    use glam::Affine3A;
+
+    use super::*;
+    use crate::render::scene::{Batch, InstanceData};
+
+    #[test]
+    fn a_box_on_screen_finds_what_is_drawn_inside_it() {
+        // Three cubes along x, seen from above without perspective: x maps to
+        // screen x, -z to screen y.
+        let at = [-4.0f32, 0.0, 4.0];
+        let list = DrawList {
+            instances: at
+                .iter()
+                .map(|x| InstanceData {
+                    model: Mat4::from(Affine3A::from_translation(Vec3::new(*x, 0.0, 0.0)))
+                        .to_cols_array_2d(),
+                    params: [0.0; 4],
+                })
+                .collect(),
+            owners: (1..=3).map(Entity::from_bits).collect(),
+            batches: vec![Batch {
+                mesh: ResourceId(1),
+                material: ResourceId::NONE,
+                first: 0,
+                count: 3,
+            }],
+        };
+        let view = glam::camera::rh::view::look_at_mat4(Vec3::Y * 10.0, Vec3::ZERO, Vec3::NEG_Z);
+        let proj =
+            glam::camera::rh::proj::directx::orthographic(-10.0, 10.0, -10.0, 10.0, 100.0, 0.0);
+        let vp = proj * view;
+        let cube = Arc::new(Model::shape("cube"));
+        let model = |_| Some(cube.clone());
+        let found = |area, skip: &dyn Fn(Entity) -> bool| inside_area(&list, vp, area, model, skip);
+        // Positive control: the whole screen finds all three.
+        assert_eq!(found([[-1.0, -1.0], [1.0, 1.0]], &|_| false).len(), 3);
+        // The right half, drawn from either corner: the one at x = 4 (screen 0.4).
+        let right = Entity::from_bits(3);
+        assert_eq!(found([[0.2, -0.5], [0.9, 0.5]], &|_| false), [right]);
+        assert_eq!(found([[0.9, 0.5], [0.2, -0.5]], &|_| false), [right]);
+        // A locked entity is not found.
+        assert!(found([[0.2, -0.5], [0.9, 0.5]], &|e| e == right).is_empty());
+    }
 }

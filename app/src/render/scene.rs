@@ -56,27 +56,78 @@ pub struct SceneKey {
     pub selection: u64,
     /// Which load of the mesh resources (their sizes scale instances).
     pub resources: u64,
+    /// A hash of the entities hidden in the viewport.
+    pub hidden: u64,
+}
+
+/// An order-independent hash of a set of entities.
+fn hash_of(set: &HashSet<Entity>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut ids: Vec<Entity> = set.iter().copied().collect();
+    ids.sort_unstable_by_key(|e| e.to_bits());
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ids.hash(&mut h);
+    h.finish()
 }
 
 impl SceneKey {
     /// The key of `world` with `selected`, spawn number and resources version.
     pub fn of(world: &World, spawn: u64, selected: &HashSet<Entity>, resources: u64) -> Self {
-        use std::hash::{Hash, Hasher};
-        let mut ids: Vec<Entity> = selected.iter().copied().collect();
-        ids.sort_unstable_by_key(|e| e.to_bits());
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        ids.hash(&mut h);
         SceneKey {
             spawn,
             transforms: world.transforms.change_count(),
             meshes: world.meshes.change_count(),
-            selection: h.finish(),
+            selection: hash_of(selected),
             resources,
+            hidden: 0,
+        }
+    }
+
+    /// The key with `hidden` left out of the picture.
+    pub fn hiding(self, hidden: &HashSet<Entity>) -> Self {
+        SceneKey {
+            hidden: if hidden.is_empty() {
+                0
+            } else {
+                hash_of(hidden)
+            },
+            ..self
         }
     }
 }
 
 impl DrawList {
+    /// Leaves out the instances of the entities in `hidden` (hidden in the
+    /// viewport by the designer), keeping the batches' order.
+    pub fn hide(&mut self, hidden: &HashSet<Entity>) {
+        if hidden.is_empty() {
+            return;
+        }
+        let mut kept = DrawList::default();
+        for batch in &self.batches {
+            let first = kept.instances.len();
+            let range = batch.first as usize..(batch.first + batch.count) as usize;
+            for (data, owner) in self.instances[range.clone()]
+                .iter()
+                .zip(&self.owners[range])
+            {
+                if !hidden.contains(owner) {
+                    kept.instances.push(*data);
+                    kept.owners.push(*owner);
+                }
+            }
+            let count = kept.instances.len() - first;
+            if count > 0 {
+                kept.batches.push(Batch {
+                    first: first as u32,
+                    count: count as u32,
+                    ..*batch
+                });
+            }
+        }
+        *self = kept;
+    }
+
     /// Builds the list of `world`'s visible meshes; `size` gives each `.mesh`
     /// resource's scale (`None`: the resource is missing, nothing is drawn).
     pub fn build(

@@ -111,7 +111,7 @@ fn a_c_plugin_folder_is_built_once_and_loaded_in_place_or_from_a_private_copy() 
     let rebuilt = load(&root, &["plugins/blink"], &mut third);
     assert!(rebuilt.errors.is_empty(), "{:?}", rebuilt.errors);
     let period = third.component("blink").unwrap().fields[0].clone();
-    assert_eq!(period.default, serde_json::json!(2.0));
+    assert_eq!(period.default, serde_json::json!(2));
 }
 
 #[test]

@@ -561,7 +561,7 @@ mod tests {
         assert_eq!(e.parent.as_deref(), Some("c"));
         assert_eq!(
             e.components["transform"]["position"],
-            serde_json::json!([1.0, 2.0, 3.0])
+            serde_json::json!([1, 2, 3])
         );
     }
 }

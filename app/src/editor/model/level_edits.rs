@@ -37,6 +37,9 @@ pub struct LevelEdit {
     pub follow: Follow,
     /// What to log once it is made.
     pub said: Option<String>,
+    /// The step it joins, if that is still the last one (settling what was just
+    /// placed, see [`crate::editor::history::History::push_into`]).
+    pub amends: Option<u64>,
 }
 
 impl LevelEdit {
@@ -48,6 +51,7 @@ impl LevelEdit {
             select: None,
             follow: Follow::Rebuild,
             said: None,
+            amends: None,
         }
     }
 
@@ -70,6 +74,7 @@ impl LevelEdit {
             select: None,
             follow,
             said: None,
+            amends: None,
         }
     }
 
@@ -203,6 +208,37 @@ pub fn plan(
                 return Ok(Planned::Nothing);
             }
             Planned::edit(LevelEdit::of(DocEdit::Group(edits), continuing))
+        }
+        Action::SetFieldsEach {
+            component,
+            values,
+            continuing,
+        } => {
+            let edits: Vec<DocEdit> = values
+                .into_iter()
+                .filter_map(|(entity, field, value)| {
+                    entity_edits::set_field(doc, &entity, &component, None, &field, value)
+                })
+                .collect();
+            if edits.is_empty() {
+                return Ok(Planned::Nothing);
+            }
+            Planned::edit(LevelEdit::of(DocEdit::Group(edits), continuing))
+        }
+        Action::Settle { values, step } => {
+            let edits: Vec<DocEdit> = values
+                .into_iter()
+                .filter_map(|(entity, value)| {
+                    entity_edits::set_field(doc, &entity, "transform", None, "position", value)
+                })
+                .collect();
+            if edits.is_empty() {
+                return Ok(Planned::Nothing);
+            }
+            Planned::edit(LevelEdit {
+                amends: Some(step),
+                ..LevelEdit::of(DocEdit::Group(edits), false)
+            })
         }
         Action::RevertOverride {
             part,

@@ -326,8 +326,7 @@ impl Editor {
     /// as it says.
     fn edit(&mut self, edit: LevelEdit) {
         let Some(level) = &mut self.level else { return };
-        self.history
-            .push(&mut level.doc, edit.edit, edit.continuing);
+        (self.history).push_into(&mut level.doc, edit.edit, edit.continuing, edit.amends);
         let in_place = match &edit.follow {
             Follow::Fields(fields) => self.preview.follow_fields(level, &self.files, fields),
             Follow::Rebuild => false,
@@ -436,10 +435,7 @@ impl Editor {
                     self.outbox.push(Effect::BeginRename(id));
                 }
             }
-            UiCommand::PlayPause
-            | UiCommand::Step
-            | UiCommand::Restart
-            | UiCommand::ToggleTopView => {
+            UiCommand::PlayPause | UiCommand::Step | UiCommand::Restart => {
                 let (registry, plugins) = (&self.files.registry, &self.plugins);
                 (self.preview).run(c, registry, plugins, &mut self.outbox);
             }
@@ -468,6 +464,8 @@ impl Editor {
             | UiCommand::ScaleTool
             | UiCommand::NewProject
             | UiCommand::Import => {}
+            // The viewport's and the scene tree's view of the level (the window's).
+            _ => {}
         }
     }
 

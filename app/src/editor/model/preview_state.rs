@@ -30,7 +30,6 @@ pub struct PreviewState {
     /// only fields change (see `field_edits.rs`); dropped whenever the document is
     /// compiled whole.
     pub(super) doc_layout: Option<DocumentLayout>,
-    pub(super) top_view: bool,
 }
 
 impl std::fmt::Debug for PreviewState {
@@ -61,10 +60,6 @@ impl PreviewState {
     /// names the file, entity, component and the plugin it comes from, if known).
     pub fn left_out(&self) -> &[kiln_core::CompileError] {
         &self.left_out
-    }
-    /// Top view instead of perspective.
-    pub fn top_view(&self) -> bool {
-        self.top_view
     }
     /// The world pose of an entity in the preview world, if it has a transform there.
     pub fn world_pose(&self, id: &str) -> Option<glam::Affine3A> {
@@ -169,7 +164,6 @@ impl PreviewState {
                     outbox.error(e);
                 }
             }
-            UiCommand::ToggleTopView => self.top_view = !self.top_view,
             _ => {}
         }
     }

@@ -10,11 +10,11 @@ pub(crate) mod scene_tree;
 mod status_bar;
 mod viewport;
 
-pub use viewport::{Camera, Tool};
+pub use viewport::{Camera, Settle, StandardView, Tool, placement_point, pointer_over};
 
 use super::actions::Action;
 use super::model::Editor;
-use super::settings::Settings;
+use super::settings::{LevelView, Settings};
 use super::thumbnails::Thumbnails;
 
 /// Which tab the bottom panel shows.
@@ -57,6 +57,10 @@ pub struct PanelState {
     /// Problems lists the files no boot level reaches ("unused"; `kiln check`
     /// reports them either way).
     pub show_unused: bool,
+    /// What the designer hid and locked in the open level (never in its file).
+    pub level_view: LevelView,
+    /// The level the camera and the level view belong to ([`Settings::level_key`]).
+    pub view_key: Option<String>,
 }
 
 /// The thumbnails of the open project, started on first use.
@@ -79,7 +83,7 @@ pub fn show(
     ui: &mut egui::Ui,
     editor: &Editor,
     state: &mut PanelState,
-    settings: &Settings,
+    settings: &mut Settings,
     render_state: Option<&egui_wgpu::RenderState>,
     actions: &mut Vec<Action>,
 ) {

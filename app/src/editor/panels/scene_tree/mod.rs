@@ -34,6 +34,9 @@ pub struct SceneTreeState {
     scroll_to: Option<usize>,
     /// Last frame's scroll offset and the height of the view.
     view: (f32, f32),
+    /// Whether the keys were the tree's in the last frame (Home and End move in
+    /// it then, rather than dropping the selection to the floor).
+    pub has_keys: bool,
 }
 
 /// Where a drag would drop.
@@ -135,6 +138,8 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
     let selected: std::collections::HashSet<&str> =
         editor.selection().iter().map(String::as_str).collect();
     let focused = ui.memory(|m| m.has_focus(tree_id));
+    tree_state.has_keys = focused;
+    let view = &state.level_view;
     let output = scroll.show_rows(ui, row_height, tree_state.rows.rows().len(), |ui, range| {
         let mut drawn = Vec::with_capacity(range.len());
         for k in range {
@@ -142,11 +147,21 @@ pub fn show(ui: &mut egui::Ui, editor: &Editor, state: &mut PanelState, actions:
             let id = row.id(doc);
             let (rect, response) = draw_row(ui, tree_id, doc, row, selected.contains(id), focused);
             drawn.push((k, rect));
+            let flags = (view.hidden.contains(id), view.locked.contains(id));
+            row_toggles(ui, tree_id, rect, (id, &response), flags, actions);
             row_input(ui, tree_id, editor, tree_state, k, rect, &response, actions);
         }
         drawn
     });
     tree_state.view = (output.state.clamped_offset().y, output.inner_rect.height());
+    // A visible focus ring while the keys are the tree's (Tab reached it, or a
+    // click): the arrows move in it, F2 renames in it.
+    if focused {
+        let stroke = ui.visuals().selection.stroke;
+        let ring = egui::Stroke::new(2.0, stroke.color);
+        ui.painter()
+            .rect_stroke(view_rect.shrink(1.0), 3.0, ring, egui::StrokeKind::Inside);
+    }
     drag_and_drop(
         ui,
         editor,
@@ -612,6 +627,66 @@ fn draw_row(
     );
     ui.painter().galley(text_pos, galley, text_color);
     (rect, response)
+}
+
+/// The eye and the lock at the right end of a row: shown while the row is hovered
+/// or while they are on (hidden, locked). A click hides or shows the entity with
+/// what is below it in the viewport, or locks it against picking there.
+fn row_toggles(
+    ui: &egui::Ui,
+    tree_id: egui::Id,
+    rect: Rect,
+    (id, row): (&str, &egui::Response),
+    (hidden, locked): (bool, bool),
+    actions: &mut Vec<Action>,
+) {
+    let right = rect.right().min(ui.clip_rect().right()) - 4.0;
+    let size = egui::vec2(18.0, rect.height());
+    let toggles = [
+        (0, hidden, if hidden { "Show" } else { "Hide" }, "👁"),
+        (1, locked, if locked { "Unlock" } else { "Lock" }, "🔒"),
+    ];
+    for (slot, on, verb, icon) in toggles {
+        let at = Rect::from_min_size(
+            Pos2::new(right - size.x * (2 - slot) as f32, rect.top()),
+            size,
+        );
+        let response = ui.interact(at, tree_id.with((id, slot)), Sense::click());
+        let label = format!("{verb} {id}");
+        response.widget_info(|| WidgetInfo::labeled(Role::Button, true, &label));
+        let response = response.on_hover_text(match slot {
+            0 => "Hide or show it and what is below it in the viewport (H, Alt+H)",
+            _ => "Lock it against picking in the viewport, or unlock it (Ctrl+L)",
+        });
+        if on || row.hovered() || response.hovered() {
+            let colour = if on {
+                ui.visuals().warn_fg_color
+            } else {
+                ui.visuals().weak_text_color()
+            };
+            // A struck-out eye for a hidden entity.
+            let icon = if slot == 0 && on { "◌" } else { icon };
+            ui.painter().text(
+                at.center(),
+                egui::Align2::CENTER_CENTER,
+                icon,
+                egui::FontId::proportional(12.0),
+                colour,
+            );
+        }
+        if response.clicked() {
+            actions.push(match slot {
+                0 => Action::SetHidden {
+                    id: id.to_owned(),
+                    hidden: !on,
+                },
+                _ => Action::SetLocked {
+                    id: id.to_owned(),
+                    locked: !on,
+                },
+            });
+        }
+    }
 }
 
 /// Clicks on one row: the triangle opens and closes it; a click selects it, with

@@ -4,6 +4,7 @@
 //! changes, so a frame draws the rows in view and never walks a million entities.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use kiln_core::LevelDocument;
 
@@ -159,6 +160,8 @@ enum Task<'a> {
     /// The parts of an instance (or nested instance) whose row is `parent`.
     UnitRoots {
         unit: &'a LoadedUnit,
+        /// While filtering, which of its parts match or hold a match.
+        marks: Option<Rc<Vec<bool>>>,
         prefix: String,
         nesting: usize,
         depth: u32,
@@ -166,6 +169,7 @@ enum Task<'a> {
     },
     Part {
         unit: &'a LoadedUnit,
+        marks: Option<Rc<Vec<bool>>>,
         node: usize,
         prefix: String,
         nesting: usize,
@@ -174,9 +178,56 @@ enum Task<'a> {
     },
 }
 
+/// Which parts of each prefab match a filter or hold a match below them (in a
+/// nested prefab too), worked out once per unit and filter: a deep or repeated
+/// prefab costs its size once, not once per row.
+struct PartMatches<'a, 'u> {
+    filter: String,
+    unit_of: &'u dyn Fn(&str) -> Option<&'a LoadedUnit>,
+    by_unit: HashMap<String, Rc<Vec<bool>>>,
+}
+
+impl<'a> PartMatches<'a, '_> {
+    /// The marks of the unit `path`'s entities; `None` for a unit not loaded or
+    /// nested too deep (a prefab that contains itself is cut off there too).
+    fn of(&mut self, path: &str, nesting: usize) -> Option<Rc<Vec<bool>>> {
+        if let Some(marks) = self.by_unit.get(path) {
+            return Some(marks.clone());
+        }
+        if nesting > kiln_core::compiler::MAX_PREFAB_DEPTH {
+            return None;
+        }
+        let unit = (self.unit_of)(path)?;
+        // Parents before children, then marked children first.
+        let mut order = Vec::with_capacity(unit.doc.entities.len());
+        let mut stack: Vec<usize> = unit.tree.roots.clone();
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            stack.extend(&unit.tree.children[i]);
+        }
+        let mut marks = vec![false; unit.doc.entities.len()];
+        for &i in order.iter().rev() {
+            let e = &unit.doc.entities[i];
+            let nested = e.prefab.as_deref().and_then(|p| self.of(p, nesting + 1));
+            marks[i] = matches(&e.name, &e.id, &self.filter)
+                || unit.tree.children[i].iter().any(|&c| marks[c])
+                || nested.is_some_and(|m| m.contains(&true));
+        }
+        let marks = Rc::new(marks);
+        self.by_unit.insert(path.to_owned(), marks.clone());
+        Some(marks)
+    }
+}
+
+/// Whether a name or id holds the (lower-case) filter text.
+fn matches(name: &str, id: &str, filter: &str) -> bool {
+    name.to_lowercase().contains(filter) || id.to_lowercase().contains(filter)
+}
+
 /// Flattens the tree into rows, depth first, children in file order and an
 /// instance's parts after its children. While a filter is on, only matches and their
-/// ancestors are shown, every folder among them open, and no parts.
+/// ancestors are shown, every folder among them open: prefab parts that match
+/// are shown under their instance, as the designer sees them in the viewport.
 pub fn build<'a>(
     doc: &LevelDocument,
     tree: &SceneTree,
@@ -184,11 +235,36 @@ pub fn build<'a>(
     openness: &Openness,
     filter: &str,
 ) -> Vec<Row> {
-    let visible = tree.visible(doc, filter);
+    let mut visible = tree.visible(doc, filter);
     let filtering = visible.is_some();
+    let mut parts = PartMatches {
+        filter: filter.trim().to_lowercase(),
+        unit_of,
+        by_unit: HashMap::new(),
+    };
+    // Instances with a matching part are shown, with their ancestors.
+    let mut instance_marks: HashMap<usize, Rc<Vec<bool>>> = HashMap::new();
+    if let Some(visible) = &mut visible {
+        for (i, e) in doc.entities.iter().enumerate() {
+            let Some(marks) = e.prefab.as_deref().and_then(|p| parts.of(p, 0)) else {
+                continue;
+            };
+            if !marks.contains(&true) {
+                continue;
+            }
+            instance_marks.insert(i, marks);
+            let mut node = Some(i);
+            while let Some(k) = node {
+                if !visible.insert(k) && k != i {
+                    break;
+                }
+                node = tree.parent[k];
+            }
+        }
+    }
     let shown = |i: usize| visible.as_ref().is_none_or(|v| v.contains(&i));
     let instance_unit = |node: usize| {
-        if filtering {
+        if filtering && !instance_marks.contains_key(&node) {
             return None;
         }
         unit_of(doc.entities[node].prefab.as_deref()?)
@@ -230,6 +306,7 @@ pub fn build<'a>(
                 if let Some(unit) = unit {
                     stack.push(Task::UnitRoots {
                         unit,
+                        marks: instance_marks.get(&node).cloned(),
                         prefix: doc.entities[node].id.clone(),
                         nesting: 0,
                         depth: depth + 1,
@@ -250,6 +327,7 @@ pub fn build<'a>(
             }
             Task::UnitRoots {
                 unit,
+                marks,
                 prefix,
                 nesting,
                 depth,
@@ -258,17 +336,27 @@ pub fn build<'a>(
                 if nesting > kiln_core::compiler::MAX_PREFAB_DEPTH {
                     continue;
                 }
-                stack.extend(unit.tree.roots.iter().rev().map(|&node| Task::Part {
-                    unit,
-                    node,
-                    prefix: prefix.clone(),
-                    nesting,
-                    depth,
-                    parent,
-                }));
+                let shown = |n: &usize| marks.as_ref().is_none_or(|m| m[*n]);
+                stack.extend(
+                    unit.tree
+                        .roots
+                        .iter()
+                        .rev()
+                        .filter(|n| shown(n))
+                        .map(|&node| Task::Part {
+                            unit,
+                            marks: marks.clone(),
+                            node,
+                            prefix: prefix.clone(),
+                            nesting,
+                            depth,
+                            parent,
+                        }),
+                );
             }
             Task::Part {
                 unit,
+                marks,
                 node,
                 prefix,
                 nesting,
@@ -279,9 +367,18 @@ pub fn build<'a>(
                 // Parts are named by id alone below their instance, whatever their
                 // parent inside the unit: the compiler's naming.
                 let id = format!("{prefix}/{}", e.id);
-                let nested = e.prefab.as_deref().and_then(unit_of);
-                let has_children = !unit.tree.children[node].is_empty() || nested.is_some();
-                let folder = has_children.then(|| openness.is_open(&id, open_by_default(true)));
+                let shown = |n: &usize| marks.as_ref().is_none_or(|m| m[*n]);
+                let nested_marks = if filtering {
+                    e.prefab.as_deref().and_then(|p| parts.of(p, nesting + 1))
+                } else {
+                    None
+                };
+                let nested = e.prefab.as_deref().and_then(unit_of).filter(|_| {
+                    !filtering || nested_marks.as_ref().is_some_and(|m| m.contains(&true))
+                });
+                let has_children = unit.tree.children[node].iter().any(&shown) || nested.is_some();
+                let folder =
+                    has_children.then(|| filtering || openness.is_open(&id, open_by_default(true)));
                 let row = rows.len() as u32;
                 let label = if e.name.is_empty() { &e.id } else { &e.name };
                 rows.push(Row {
@@ -299,20 +396,28 @@ pub fn build<'a>(
                 if let Some(nested) = nested {
                     stack.push(Task::UnitRoots {
                         unit: nested,
+                        marks: nested_marks,
                         prefix: id,
                         nesting: nesting + 1,
                         depth: depth + 1,
                         parent: row,
                     });
                 }
-                stack.extend(unit.tree.children[node].iter().rev().map(|&c| Task::Part {
-                    unit,
-                    node: c,
-                    prefix: prefix.clone(),
-                    nesting,
-                    depth: depth + 1,
-                    parent: row,
-                }));
+                stack.extend(
+                    unit.tree.children[node]
+                        .iter()
+                        .rev()
+                        .filter(|c| shown(c))
+                        .map(|&c| Task::Part {
+                            unit,
+                            marks: marks.clone(),
+                            node: c,
+                            prefix: prefix.clone(),
+                            nesting,
+                            depth: depth + 1,
+                            parent: row,
+                        }),
+                );
             }
         }
     }
@@ -420,17 +525,44 @@ mod tests {
     }
 
     #[test]
-    fn a_filter_shows_matches_and_their_ancestors_open_and_no_parts() {
+    fn a_filter_shows_matches_and_their_ancestors_open_with_the_parts_that_match() {
         let d = doc(LEVEL);
         let t = SceneTree::build(&d);
         let tree_unit = unit(TREE_UNIT);
-        let units = |_: &str| Some(&tree_unit);
+        let nest = unit(r#"{"entities": [{"id": "egg", "name": "Blue egg"}]}"#);
+        let units = |p: &str| match p {
+            "units/tree" => Some(&tree_unit),
+            "units/nest" => Some(&nest),
+            _ => None,
+        };
         let mut open = Openness::default();
         open.set("table", false);
         let rows = build(&d, &t, &units, &open, "BULB");
         assert_eq!(lines(&d, &rows), ["table v", "  lamp v", "    bulb"]);
-        let rows = build(&d, &t, &units, &open, "tree");
+        // Positive control: the instance's own id matches, none of its parts do.
+        let rows = build(&d, &t, &units, &open, "tree_0");
         assert_eq!(lines(&d, &rows), ["tree_01"]);
+        // A part's name: its instance is shown open with the part, closed as the
+        // parts were.
+        let rows = build(&d, &t, &units, &open, "trunk");
+        assert_eq!(lines(&d, &rows), ["tree_01 v", "  tree_01/trunk"]);
+        let rows = build(&d, &t, &units, &open, "crown");
+        assert_eq!(
+            lines(&d, &rows),
+            ["tree_01 v", "  tree_01/trunk v", "    tree_01/crown"]
+        );
+        // Inside a nested prefab, found by name.
+        let rows = build(&d, &t, &units, &open, "blue");
+        assert_eq!(
+            lines(&d, &rows),
+            ["tree_01 v", "  tree_01/nest v", "    tree_01/nest/egg"]
+        );
+        // A prefab that contains itself is cut off, not followed forever.
+        let looped = unit(r#"{"entities": [{"id": "me", "prefab": "units/loop"}]}"#);
+        let loops = |_: &str| Some(&looped);
+        let l = doc(r#"{"entities": [{"id": "x", "prefab": "units/loop"}]}"#);
+        let rows = build(&l, &SceneTree::build(&l), &loops, &open, "me");
+        assert!(lines(&l, &rows).len() < 200, "{}", rows.len());
     }
 
     #[test]

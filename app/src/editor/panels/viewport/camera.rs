@@ -3,8 +3,10 @@
 use glam::{Affine3A, Mat4, Vec3};
 
 use crate::editor::model::Editor;
+use crate::editor::settings::SavedCamera;
 
-/// An orbiting camera.
+/// An orbiting camera, in perspective or looking straight along an axis without
+/// perspective (the top, front and side views).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Camera {
     /// The point orbited.
@@ -13,8 +15,10 @@ pub struct Camera {
     pub yaw: f32,
     /// Angle above the ground, radians.
     pub pitch: f32,
-    /// Distance from the target.
+    /// Distance from the target (in an orthographic view, the height seen).
     pub distance: f32,
+    /// Orthographic: parallel lines stay parallel (the top, front and side views).
+    pub ortho: bool,
 }
 
 impl Default for Camera {
@@ -24,6 +28,7 @@ impl Default for Camera {
             yaw: 0.7,
             pitch: 0.5,
             distance: 22.0,
+            ortho: false,
         }
     }
 }
@@ -34,46 +39,137 @@ pub const FOV_Y_DEGREES: f32 = 50.0;
 /// for depth precision (depth is reversed and the far plane infinite, so precision
 /// is ample either way).
 pub const NEAR: f32 = 0.05;
+/// Just short of straight down (straight down has no "up" to look at it with).
+const STRAIGHT_DOWN: f32 = 1.5697;
+
+/// The views a key brings (as in Blender: 1 front, 3 side, 7 top, 5 perspective).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StandardView {
+    /// From above, looking down, north (-z) up.
+    Top,
+    /// From the front (+z), looking along -z.
+    Front,
+    /// From the right (+x), looking along -x.
+    Side,
+    /// Back to perspective, from where the camera is.
+    Perspective,
+}
 
 impl Camera {
     /// Where the camera is.
-    pub fn eye(&self, top: bool) -> Vec3 {
-        let pitch = if top { 1.5697 } else { self.pitch };
+    pub fn eye(&self) -> Vec3 {
         self.target
             + self.distance
                 * Vec3::new(
-                    pitch.cos() * self.yaw.sin(),
-                    pitch.sin(),
-                    pitch.cos() * self.yaw.cos(),
+                    self.pitch.cos() * self.yaw.sin(),
+                    self.pitch.sin(),
+                    self.pitch.cos() * self.yaw.cos(),
                 )
+    }
+
+    /// Which way is up on screen: the world's up, or looking straight down, the
+    /// direction away from the camera across the ground.
+    fn up(&self) -> Vec3 {
+        if self.pitch.abs() > 1.5 {
+            -Vec3::new(self.yaw.sin(), 0.0, self.yaw.cos()) * self.pitch.signum()
+        } else {
+            Vec3::Y
+        }
+    }
+
+    /// World -> camera space.
+    pub fn view(&self) -> Mat4 {
+        glam::camera::rh::view::look_at_mat4(self.eye(), self.target, self.up())
     }
 
     /// World -> clip space for a viewport of the given aspect ratio, with depth
     /// reversed (1 at the near plane, 0 at infinity) as the GPU renderer draws.
-    pub fn view_projection(&self, aspect: f32, top: bool) -> Mat4 {
-        use glam::camera::rh::{proj::directx, view};
-        let view = view::look_at_mat4(
-            self.eye(top),
-            self.target,
-            if top { Vec3::NEG_Z } else { Vec3::Y },
-        );
-        let proj = if top {
+    pub fn view_projection(&self, aspect: f32) -> Mat4 {
+        use glam::camera::rh::proj::directx;
+        let proj = if self.ortho {
             let h = self.distance * 0.5;
-            // Near and far swapped: reversed depth.
-            directx::orthographic(-h * aspect, h * aspect, -h, h, 10_000.0, 0.0)
+            // Near and far swapped: reversed depth. The near plane is behind the
+            // eye so that nothing between it and the target is cut away.
+            directx::orthographic(-h * aspect, h * aspect, -h, h, 10_000.0, -10_000.0)
         } else {
             directx::perspective_infinite_reverse(FOV_Y_DEGREES.to_radians(), aspect, NEAR)
         };
-        proj * view
+        proj * self.view()
+    }
+
+    /// Switches to `view`, keeping the target and distance.
+    pub fn set_view(&mut self, view: StandardView) {
+        let (yaw, pitch) = match view {
+            StandardView::Top => (0.0, STRAIGHT_DOWN),
+            StandardView::Front => (0.0, 0.0),
+            StandardView::Side => (std::f32::consts::FRAC_PI_2, 0.0),
+            StandardView::Perspective => {
+                self.ortho = false;
+                return;
+            }
+        };
+        self.yaw = yaw;
+        self.pitch = pitch;
+        self.ortho = true;
+    }
+
+    /// The name of the view as the viewport's corner shows it.
+    pub fn view_name(&self) -> &'static str {
+        let along = |yaw: f32, pitch: f32| {
+            (self.yaw - yaw).abs() < 1e-3 && (self.pitch - pitch).abs() < 1e-3
+        };
+        match self.ortho {
+            false => "Perspective",
+            true if along(0.0, STRAIGHT_DOWN) => "Top",
+            true if along(0.0, 0.0) => "Front",
+            true if along(std::f32::consts::FRAC_PI_2, 0.0) => "Right",
+            true => "Orthographic",
+        }
     }
 
     /// Looks along `direction` (from the camera to the target), keeping the target
     /// and distance: what clicking an axis of the orientation gizmo does.
     pub fn look_along(&mut self, direction: Vec3) {
         let back = -direction.normalize_or(Vec3::NEG_Z);
-        self.pitch = back.y.clamp(-1.0, 1.0).asin().clamp(-1.5697, 1.5697);
+        self.pitch = back
+            .y
+            .clamp(-1.0, 1.0)
+            .asin()
+            .clamp(-STRAIGHT_DOWN, STRAIGHT_DOWN);
         if back.x.abs() > 1e-4 || back.z.abs() > 1e-4 {
             self.yaw = back.x.atan2(back.z);
+        }
+    }
+}
+
+impl From<Camera> for SavedCamera {
+    fn from(c: Camera) -> Self {
+        SavedCamera {
+            target: c.target.to_array(),
+            yaw: c.yaw,
+            pitch: c.pitch,
+            distance: c.distance,
+            ortho: c.ortho,
+        }
+    }
+}
+
+impl From<SavedCamera> for Camera {
+    /// A saved camera, with any number a hand-edited file got wrong back in range.
+    fn from(c: SavedCamera) -> Self {
+        let default = Camera::default();
+        let finite = |v: f32, or: f32| if v.is_finite() { v } else { or };
+        let target = Vec3::from_array(c.target);
+        Camera {
+            target: if target.is_finite() {
+                target
+            } else {
+                default.target
+            },
+            yaw: finite(c.yaw, default.yaw),
+            pitch: finite(c.pitch, default.pitch).clamp(-STRAIGHT_DOWN, STRAIGHT_DOWN),
+            distance: finite(c.distance, default.distance).clamp(0.5, 500.0),
+            ortho: c.ortho,
         }
     }
 }
@@ -170,20 +266,62 @@ mod tests {
         let mut camera = Camera::default();
         for dir in [Vec3::NEG_X, Vec3::X, Vec3::Z, Vec3::NEG_Z, Vec3::NEG_Y] {
             camera.look_along(dir);
-            let seen = (camera.target - camera.eye(false)).normalize();
+            let seen = (camera.target - camera.eye()).normalize();
             assert!(seen.dot(dir) > 0.999, "{dir}: looks along {seen}");
         }
     }
 
     #[test]
+    fn the_top_front_and_side_views_look_along_their_axis_without_perspective() {
+        let mut camera = Camera {
+            target: Vec3::new(2.0, 1.0, -3.0),
+            ..Camera::default()
+        };
+        for (view, looking, name) in [
+            (StandardView::Top, Vec3::NEG_Y, "Top"),
+            (StandardView::Front, Vec3::NEG_Z, "Front"),
+            (StandardView::Side, Vec3::NEG_X, "Right"),
+        ] {
+            camera.set_view(view);
+            let seen = (camera.target - camera.eye()).normalize();
+            assert!(seen.dot(looking) > 0.999, "{name}: looks along {seen}");
+            assert_eq!(camera.view_name(), name);
+            // Without perspective, two points one behind the other are one point.
+            let vp = camera.view_projection(1.5);
+            let a = vp.project_point3(camera.target);
+            let b = vp.project_point3(camera.target + looking * 5.0);
+            assert!(
+                (a.x - b.x).abs() < 1e-3 && (a.y - b.y).abs() < 1e-3,
+                "{name}"
+            );
+            // Something between the eye and the target is still drawn (depth in 0..1).
+            let near = vp.project_point3(camera.eye() + looking * 0.01);
+            assert!((0.0..=1.0).contains(&near.z), "{name}: {near}");
+        }
+        // From above, north (-z) is up on screen.
+        camera.set_view(StandardView::Top);
+        let vp = camera.view_projection(1.5);
+        let north = vp.project_point3(camera.target + Vec3::NEG_Z);
+        assert!(north.y > 0.05 && north.x.abs() < 1e-3, "{north}");
+        // Positive control: perspective makes the farther point closer to the middle.
+        camera.set_view(StandardView::Perspective);
+        assert_eq!(camera.view_name(), "Perspective");
+        let vp = camera.view_projection(1.5);
+        let side = Vec3::X * 3.0;
+        let near = vp.project_point3(camera.target + side);
+        let far = vp.project_point3(camera.target + side - (camera.eye() - camera.target));
+        assert!(far.x.abs() < near.x.abs());
+    }
+
+    #[test]
     fn depth_is_reversed_nearer_is_larger() {
         let camera = Camera::default();
-        let vp = camera.view_projection(1.5, false);
+        let vp = camera.view_projection(1.5);
         let depth = |p: Vec3| {
             let c = vp * p.extend(1.0);
             c.z / c.w
         };
-        let toward = (camera.eye(false) - camera.target).normalize();
+        let toward = (camera.eye() - camera.target).normalize();
         assert!(depth(camera.target + toward) > depth(camera.target));
         assert!(depth(camera.target) > depth(camera.target - toward * 100.0));
         assert!(depth(camera.target) > 0.0 && depth(camera.target) < 1.0);

@@ -10,7 +10,10 @@ mod camera;
 mod flat;
 mod gizmo;
 mod gpu_view;
+pub mod handle_math;
 mod handles;
+pub mod placing;
+mod toolbar;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -20,8 +23,9 @@ use egui::{Color32, Pos2, Rect, Sense, pos2};
 use glam::{Mat4, Vec3, Vec4};
 use kiln_core::{Entity, ResourceId};
 
-pub use camera::{Camera, frame_bounds};
+pub use camera::{Camera, StandardView, frame_bounds};
 pub use handles::{Tool, click_target};
+pub use placing::{Settle, placement_point, pointer_over};
 
 use super::PanelState;
 use crate::editor::actions::{Action, UiCommand};
@@ -30,22 +34,29 @@ use crate::editor::settings::Settings;
 use crate::render::assets::AssetCache;
 use crate::render::gpu::View;
 use crate::render::model::Model;
-use crate::render::picking::{Ray, pick};
+use crate::render::picking::{Ray, inside_area, pick_except};
 use crate::render::scene::{DrawList, SceneKey};
 
 /// Gesture state of the viewport, the draw list and the renderer, kept between
 /// frames.
 #[derive(Debug, Default)]
 pub struct ViewportState {
-    /// The handle axis being dragged.
-    dragging_axis: Option<usize>,
-    /// Each dragged entity's position, rotation and scale fields when the drag
-    /// started, and its parent's world pose.
-    drag_starts: Vec<(String, [Vec3; 3], glam::Affine3A)>,
+    /// The handle drag under way.
+    drag: Option<handles::HandleDrag>,
+    /// The handle's grip under the pointer (or dragged).
+    pub hovered_grip: Option<handle_math::Grip>,
     /// What dragging the handle does (W, E, R).
     pub tool: Tool,
-    /// Accumulated drag along the axis, in metres.
-    drag_amount: f32,
+    /// The last frame's view (world -> clip) and where it was on screen.
+    view: Option<(Mat4, Rect)>,
+    /// Where the pointer was over the viewport in the last frame.
+    hover: Option<Pos2>,
+    /// Entities just placed, to rest on their surface once drawn.
+    pub settle: Option<Settle>,
+    /// Drop the selection to the floor on the next frame (End).
+    pub drop_request: bool,
+    /// Where a box being drawn to select started.
+    box_from: Option<Pos2>,
     /// Frame the selection on the next frame (asked by F or by opening a level).
     pub frame_request: bool,
     /// What is drawn, and what it was built from.
@@ -146,15 +157,6 @@ fn pointer_ndc(rect: Rect, p: Pos2) -> [f32; 2] {
     ]
 }
 
-/// The point of the ground plane (y = 0) under `ndc`, if the ray through it meets
-/// the ground in front of the camera and not absurdly far.
-fn ground_under(view_projection: Mat4, ndc: [f32; 2]) -> Option<Vec3> {
-    let ray = Ray::through(view_projection, ndc)?;
-    let t = -ray.origin.y / ray.direction.y;
-    (ray.direction.y.abs() > 1e-6 && t > 0.0 && t < 10_000.0)
-        .then(|| ray.origin + ray.direction * t)
-}
-
 /// The selection after a click that hit `hit` (or nothing): the hit alone, or,
 /// with Ctrl or Shift (`additive`), the selection with the hit toggled and put
 /// first.
@@ -174,31 +176,132 @@ fn selection_after_click(current: &[String], hit: Option<String>, additive: bool
     selection
 }
 
+/// How a box drawn over the viewport changes the selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BoxMode {
+    /// What is inside, alone.
+    Replace,
+    /// What is inside, added (Shift).
+    Add,
+    /// The selection without what is inside (Ctrl).
+    Remove,
+}
+
+/// The selection after a box found `inside`.
+fn selection_after_box(current: &[String], inside: Vec<String>, mode: BoxMode) -> Vec<String> {
+    match mode {
+        BoxMode::Replace => inside,
+        BoxMode::Add => {
+            let mut out = current.to_vec();
+            out.extend(inside.into_iter().filter(|id| !current.contains(id)));
+            out
+        }
+        BoxMode::Remove => current
+            .iter()
+            .filter(|id| !inside.contains(id))
+            .cloned()
+            .collect(),
+    }
+}
+
+/// A left drag that starts on nothing (not on the handle, not with Alt, which
+/// orbits) draws a box; letting go selects what is drawn inside it (not what is
+/// locked): alone, added with Shift, taken away with Ctrl.
+#[allow(clippy::too_many_arguments)]
+fn box_select(
+    ui: &egui::Ui,
+    response: &egui::Response,
+    painter: &egui::Painter,
+    editor: &Editor,
+    viewport: &mut ViewportState,
+    (vp, rect): (Mat4, Rect),
+    locked: &HashSet<Entity>,
+    actions: &mut Vec<Action>,
+) {
+    let modifiers = ui.input(|i| i.modifiers);
+    if response.drag_started_by(egui::PointerButton::Primary)
+        && viewport.drag.is_none()
+        && !modifiers.alt
+    {
+        viewport.box_from = response.interact_pointer_pos();
+    }
+    let (Some(from), Some(to)) = (viewport.box_from, response.interact_pointer_pos()) else {
+        return;
+    };
+    let area = Rect::from_two_pos(from, to);
+    painter.rect(
+        area,
+        0.0,
+        Color32::from_rgba_unmultiplied(120, 170, 255, 30),
+        egui::Stroke::new(1.0, Color32::from_rgb(120, 170, 255)),
+        egui::StrokeKind::Inside,
+    );
+    if !response.drag_stopped() {
+        return;
+    }
+    viewport.box_from = None;
+    let (Some(assets), Some(level)) = (viewport.assets.as_mut(), editor.preview().level.as_ref())
+    else {
+        return;
+    };
+    let resources = editor.preview_state().resources();
+    let versions = editor.preview_state().asset_versions();
+    let model = |id| assets.mesh_model(resources, id, versions).map(|(_, m)| m);
+    let ndc = [pointer_ndc(rect, from), pointer_ndc(rect, to)];
+    let found = inside_area(&viewport.draw_list, vp, ndc, model, |e| locked.contains(&e));
+    // A big box: one map rather than a search of the level per entity found.
+    let by_entity: std::collections::HashMap<Entity, &str> = if found.len() > 32 {
+        level.id_map().into_iter().map(|(id, e)| (e, id)).collect()
+    } else {
+        Default::default()
+    };
+    let id_of = |e: Entity| by_entity.get(&e).copied().or_else(|| level.authoring_id(e));
+    let mut inside: Vec<String> = Vec::new();
+    for id in found.into_iter().filter_map(id_of) {
+        let id = click_target(&[], id, false);
+        if !inside.contains(&id) {
+            inside.push(id);
+        }
+    }
+    let mode = if modifiers.command {
+        BoxMode::Remove
+    } else if modifiers.shift {
+        BoxMode::Add
+    } else {
+        BoxMode::Replace
+    };
+    actions.push(Action::Select(selection_after_box(
+        editor.selection(),
+        inside,
+        mode,
+    )));
+}
+
 /// The viewport's overlay: the view's name (and whether it is the flat view), the
 /// models still loading, and the simulation's buttons.
 fn overlay(
     ui: &mut egui::Ui,
     painter: &egui::Painter,
     rect: Rect,
-    (top, flat): (bool, bool),
+    (view_name, flat): (&str, bool),
     loading: usize,
     playing: bool,
     actions: &mut Vec<Action>,
 ) {
-    let mut label = if top { "Top" } else { "Perspective" }.to_owned();
+    let mut label = view_name.to_owned();
     if flat {
         label.push_str(" · flat view (no GPU renderer: depth is approximate)");
     }
     painter.text(
-        rect.left_top() + egui::vec2(8.0, 6.0),
-        egui::Align2::LEFT_TOP,
+        rect.left_bottom() + egui::vec2(8.0, -8.0),
+        egui::Align2::LEFT_BOTTOM,
         label,
         egui::FontId::proportional(13.0),
         Color32::from_gray(200),
     );
     if loading > 0 {
         let at = Rect::from_min_size(
-            rect.left_top() + egui::vec2(8.0, 24.0),
+            rect.left_top() + egui::vec2(8.0, 34.0),
             egui::vec2(220.0, 18.0),
         );
         ui.scope_builder(egui::UiBuilder::new().max_rect(at), |ui| {
@@ -252,17 +355,23 @@ pub fn show(
     ui: &mut egui::Ui,
     editor: &Editor,
     state: &mut PanelState,
-    settings: &Settings,
+    settings: &mut Settings,
     render_state: Option<&egui_wgpu::RenderState>,
     actions: &mut Vec<Action>,
 ) {
     let started = Instant::now();
     let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
     let painter = ui.painter_at(rect);
+    // What the designer hid or locked, with everything below it.
+    let below = |ids: &std::collections::BTreeSet<String>| {
+        let ids: Vec<String> = ids.iter().cloned().collect();
+        editor.preview_state().drawn_selected(&ids)
+    };
+    let hidden = below(&state.level_view.hidden);
+    let locked = below(&state.level_view.locked);
     let camera = &mut state.camera;
     let viewport = &mut state.viewport;
     viewport.rect = Some(rect);
-    let top = editor.preview_state().top_view();
     // The scene renderer is made from the second frame on: the window appears
     // once its first frame is painted, and making the scene's pipelines is most of
     // that first paint on a software renderer (their shaders are compiled on the
@@ -291,11 +400,13 @@ pub fn show(
         &selected,
         resources.generation,
     );
+    let key = key.hiding(&hidden);
     let list_changed = viewport.scene_key != Some(key);
     if list_changed {
         viewport.draw_list = DrawList::build(world, &selected, |id| {
             resources.meshes.get(&id).map(|m| m.size)
         });
+        viewport.draw_list.hide(&hidden);
         viewport.scene_key = Some(key);
     }
 
@@ -319,20 +430,25 @@ pub fn show(
     // Camera gestures (not while dragging the handle). Not on the frame a drag
     // starts either: whether it grabbed a handle is only known once the handle is
     // drawn below, and orbiting first made every handle drag turn the view a little.
-    if viewport.dragging_axis.is_none() && !response.drag_started() {
+    let alt = ui.input(|i| i.modifiers.alt);
+    if viewport.drag.is_none() && viewport.box_from.is_none() && !response.drag_started() {
         let shift = ui.input(|i| i.modifiers.shift);
         if response.dragged_by(egui::PointerButton::Middle)
-            || (shift && response.dragged_by(egui::PointerButton::Primary))
+            || (shift && response.dragged_by(egui::PointerButton::Secondary))
         {
+            // Pan across the screen, in every view.
             let d = response.drag_delta();
-            let right = Vec3::new(camera.yaw.cos(), 0.0, -camera.yaw.sin());
-            let up = if top { Vec3::NEG_Z } else { Vec3::Y };
+            let to_world = camera.view().inverse();
+            let (right, up) = (to_world.x_axis.truncate(), to_world.y_axis.truncate());
             let scale = camera.distance * 0.0015;
             camera.target += (-right * d.x + up * d.y) * scale;
         } else if response.dragged_by(egui::PointerButton::Secondary)
-            || response.dragged_by(egui::PointerButton::Primary)
+            || (alt && response.dragged_by(egui::PointerButton::Primary))
         {
+            // Orbiting leaves a top, front or side view for perspective, as in
+            // Blender.
             let d = response.drag_delta();
+            camera.ortho = false;
             camera.yaw -= d.x * 0.008;
             camera.pitch = (camera.pitch + d.y * 0.008).clamp(-1.5, 1.5);
         }
@@ -345,8 +461,10 @@ pub fn show(
     }
 
     let aspect = rect.width() / rect.height().max(1.0);
-    let vp = camera.view_projection(aspect, top);
-    let eye = camera.eye(top);
+    let vp = camera.view_projection(aspect);
+    let eye = camera.eye();
+    viewport.view = Some((vp, rect));
+    viewport.hover = response.hover_pos();
 
     // The scene.
     let Some(assets) = viewport.assets.as_mut() else {
@@ -397,27 +515,46 @@ pub fn show(
         }
     }
 
+    let handle_view = handles::HandleView {
+        vp,
+        rect,
+        eye,
+        length: camera.distance * 0.12,
+    };
     handles::show(
         ui,
         &response,
         &painter,
         editor,
         viewport,
-        camera.distance,
-        &vp,
-        rect,
+        &handle_view,
         settings,
         actions,
     );
+    box_select(
+        ui,
+        &response,
+        &painter,
+        editor,
+        viewport,
+        (vp, rect),
+        &locked,
+        actions,
+    );
+    placing::settle(viewport, editor, actions);
+    if std::mem::take(&mut viewport.drop_request) {
+        placing::drop_to_floor(viewport, editor, actions);
+    }
 
     // A mesh or prefab dragged from the asset browser is placed where it is
-    // dropped: on the ground under the pointer (or where the camera looks).
+    // dropped: on the surface under the pointer (then rests on it by its bounds).
     if let Some(dragged) = response.dnd_release_payload::<super::assets::DraggedFile>()
         && super::assets::placeable(&dragged.0)
     {
-        let on_ground = (ui.input(|i| i.pointer.interact_pos()))
-            .and_then(|p| ground_under(vp, pointer_ndc(rect, p)));
-        let position = on_ground.unwrap_or(camera.target);
+        if let Some(p) = ui.input(|i| i.pointer.interact_pos()) {
+            viewport.hover = Some(p);
+        }
+        let position = placement_point(viewport, editor, settings).unwrap_or(camera.target);
         actions.push(Action::PlaceAsset {
             file: dragged.0.clone(),
             position: Some(position.to_array()),
@@ -434,9 +571,8 @@ pub fn show(
         && let Some(p) = response.interact_pointer_pos()
     {
         let hit = Ray::through(vp, pointer_ndc(rect, p)).and_then(|ray| {
-            pick(&viewport.draw_list, ray, |id| {
-                assets.mesh_model(resources, id, versions).map(|(_, m)| m)
-            })
+            let model = |id| assets.mesh_model(resources, id, versions).map(|(_, m)| m);
+            pick_except(&viewport.draw_list, ray, model, |e| locked.contains(&e))
         });
         let hit_id = hit.and_then(|(e, _)| level?.authoring_id(e));
         let alt = ui.input(|i| i.modifiers.alt);
@@ -454,16 +590,18 @@ pub fn show(
         ui,
         &painter,
         rect,
-        (top, viewport.gpu.is_none()),
+        (camera.view_name(), viewport.gpu.is_none()),
         assets.loading(),
         editor.preview().playing,
         actions,
     );
-    if !top {
-        let view = glam::camera::rh::view::look_at_mat4(eye, camera.target, Vec3::Y);
-        if let Some(direction) = gizmo::show(ui, rect, &view) {
-            camera.look_along(direction);
-        }
+    let bar = Rect::from_min_size(
+        rect.left_top() + egui::vec2(4.0, 4.0),
+        egui::vec2((rect.width() - 260.0).max(100.0), 26.0),
+    );
+    toolbar::show(ui, bar, viewport.tool, camera, settings, actions);
+    if let Some(direction) = gizmo::show(ui, rect, &camera.view()) {
+        camera.look_along(direction);
     }
     viewport.last_cpu_time = started.elapsed();
 }
@@ -498,6 +636,28 @@ mod tests {
         assert_eq!(selection_after_click(&current, None, true), ["a", "b"]);
     }
 
+    fn ground_under(vp: Mat4, ndc: [f32; 2]) -> Option<Vec3> {
+        Ray::through(vp, ndc).and_then(crate::render::placement::ground_hit)
+    }
+
+    #[test]
+    fn a_box_replaces_adds_to_or_takes_from_the_selection() {
+        let current = ids(&["a", "b"]);
+        let inside = ids(&["b", "c"]);
+        assert_eq!(
+            selection_after_box(&current, inside.clone(), BoxMode::Replace),
+            ["b", "c"]
+        );
+        assert_eq!(
+            selection_after_box(&current, inside.clone(), BoxMode::Add),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            selection_after_box(&current, inside, BoxMode::Remove),
+            ["a"]
+        );
+    }
+
     #[test]
     fn the_pointer_at_the_centre_meets_the_ground_where_the_camera_looks() {
         let rect = Rect::from_min_size(pos2(10.0, 20.0), egui::vec2(400.0, 300.0));
@@ -507,7 +667,7 @@ mod tests {
             target: Vec3::new(3.0, 0.0, -2.0),
             ..Camera::default()
         };
-        let vp = camera.view_projection(4.0 / 3.0, false);
+        let vp = camera.view_projection(4.0 / 3.0);
         let hit = ground_under(vp, [0.0, 0.0]).unwrap();
         assert!(hit.distance(camera.target) < 1e-2, "{hit}");
         // Looking nearly level, the top of the view is above the horizon: no ground.
@@ -515,7 +675,7 @@ mod tests {
             pitch: 0.2,
             ..camera
         };
-        let vp = level.view_projection(4.0 / 3.0, false);
+        let vp = level.view_projection(4.0 / 3.0);
         assert!(ground_under(vp, [0.0, 0.0]).is_some());
         assert!(ground_under(vp, [0.0, 1.0]).is_none());
     }
