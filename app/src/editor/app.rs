@@ -711,6 +711,7 @@ impl KilnApp {
         match &mut self.editor {
             Some(editor) => {
                 editor.tick(dt, Duration::from_secs(3));
+                view_commands::follow_level(Some(editor), &mut self.panels, &mut self.settings);
                 if let Some(commands) = &mut self.commands
                     && let Err(e) = commands.serve(editor)
                 {

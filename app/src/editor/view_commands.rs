@@ -161,7 +161,9 @@ pub fn paste_landing(
 
 /// Keeps each level's camera and view (hidden, locked) across level switches and
 /// restarts: when the open level changes, the last one's are stored and the new
-/// one's brought back (a level seen for the first time is framed whole).
+/// one's brought back (a level seen for the first time is framed whole). Called
+/// once the frame's level is known and before the viewport draws, so that the
+/// camera stored is the one the last level was left with.
 pub fn follow_level(editor: Option<&Editor>, panels: &mut PanelState, settings: &mut Settings) {
     let key = editor.and_then(|e| {
         let level = e.level()?;
@@ -180,9 +182,9 @@ pub fn follow_level(editor: Option<&Editor>, panels: &mut PanelState, settings: 
         }
     }
     if let Some(new) = &key {
-        if let Some(saved) = settings.cameras.get(new) {
-            panels.camera = Camera::from(*saved);
-            panels.viewport.frame_request = false;
+        match settings.cameras.get(new) {
+            Some(saved) => panels.camera = Camera::from(*saved),
+            None => panels.viewport.frame_request = true,
         }
         panels.level_view = settings.level_views.get(new).cloned().unwrap_or_default();
     }

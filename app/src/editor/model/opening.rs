@@ -143,7 +143,8 @@ impl Parts<'_> {
         self.preview.runtime = Preview::default();
         let level = self.level.insert(level);
         (self.preview).follow_document(level, self.files, self.outbox, compiled);
-        self.outbox.push(Effect::FrameSelection);
+        // The window frames a level seen for the first time, or brings back the
+        // camera it was left with (`view_commands::follow_level`).
         self.outbox.info(format!("opened {file}"));
         if let Some(text) = text {
             self.disk.build_disk_text(self.files, &file, text);

@@ -664,8 +664,6 @@ fn row_toggles(
             } else {
                 ui.visuals().weak_text_color()
             };
-            // A struck-out eye for a hidden entity.
-            let icon = if slot == 0 && on { "◌" } else { icon };
             ui.painter().text(
                 at.center(),
                 egui::Align2::CENTER_CENTER,

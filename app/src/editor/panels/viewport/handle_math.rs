@@ -148,6 +148,14 @@ pub fn screen_angle(dx: f32, dy: f32) -> f32 {
     (-dy).atan2(dx)
 }
 
+/// The angle of `offset` (from the handle's middle, in the ring's plane) around the
+/// ring about axis `k` of `axes`, right-handed about that axis: what a ring seen
+/// at a slant measures, where the angle on screen would be squeezed.
+pub fn ring_angle(offset: Vec3, k: usize, axes: &[Vec3; 3]) -> f32 {
+    let (u, v) = (axes[(k + 1) % 3], axes[(k + 2) % 3]);
+    offset.dot(v).atan2(offset.dot(u))
+}
+
 /// How far the pointer turned, from `previous` to `now` (screen angles), taking
 /// the shorter way round: summed frame by frame, a drag can turn several times.
 pub fn turned(previous: f32, now: f32) -> f32 {
@@ -359,6 +367,19 @@ mod tests {
         assert!(
             (ring_degrees(std::f32::consts::FRAC_PI_2, Vec3::Y, Vec3::NEG_Y) + 90.0).abs() < 1e-3
         );
+    }
+
+    #[test]
+    fn the_angle_around_a_ring_is_the_turn_about_its_axis() {
+        let axes = [Vec3::X, Vec3::Y, Vec3::Z];
+        for degrees in [30.0f32, 120.0, -75.0] {
+            let turn = Quat::from_axis_angle(Vec3::Y, degrees.to_radians());
+            // The ring about y starts at z (u) and goes towards x (v).
+            let start = ring_angle(Vec3::Z * 2.0, 1, &axes);
+            let now = ring_angle(turn * (Vec3::Z * 2.0), 1, &axes);
+            let measured = turned(start, now).to_degrees();
+            assert!((measured - degrees).abs() < 1e-3, "{degrees}: {measured}");
+        }
     }
 
     #[test]

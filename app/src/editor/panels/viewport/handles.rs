@@ -10,8 +10,8 @@ use glam::{Affine3A, Mat4, Vec3};
 use serde_json::Value;
 
 use super::handle_math::{
-    DragStart, Grip, HandleFrame, Motion, Snap, along_axis, drag_values, on_plane, ring_degrees,
-    screen_angle, turned,
+    DragStart, Grip, HandleFrame, Motion, Snap, along_axis, drag_values, on_plane, ring_angle,
+    ring_degrees, screen_angle, turned,
 };
 use super::{ViewportState, placing, pointer_ndc, project};
 use crate::editor::actions::Action;
@@ -37,7 +37,14 @@ pub struct HandleDrag {
 enum Anchor {
     Along(f32),
     On(Vec3),
-    Angle { last: f32, total: f32 },
+    /// Round a ring: the angle last measured and the turn so far; measured in the
+    /// ring's plane (`in_plane`), or on screen for the view ring and a ring seen
+    /// edge-on.
+    Angle {
+        last: f32,
+        total: f32,
+        in_plane: bool,
+    },
     Screen,
 }
 
@@ -380,10 +387,14 @@ fn begin(
         (Tool::Move, Grip::Plane(k)) => Anchor::On(on_plane(frame.origin, frame.axes[k], ray)?),
         (Tool::Move, Grip::Centre) => Anchor::On(on_plane(frame.origin, toward, ray)?),
         (_, Grip::Ring(_) | Grip::ViewRing) => {
-            let (o, _) = project(&view.vp, view.rect, frame.origin)?;
+            let in_plane = match grip {
+                Grip::Ring(k) => frame.axes[k].dot(toward).abs() > 0.2,
+                _ => false,
+            };
             Anchor::Angle {
-                last: screen_angle(p.x - o.x, p.y - o.y),
+                last: pointer_angle(grip, &frame, view, p, in_plane)?,
                 total: 0.0,
+                in_plane,
             }
         }
         _ => Anchor::Screen,
@@ -441,20 +452,30 @@ fn motion(drag: &mut HandleDrag, tool: Tool, view: &HandleView, p: Pos2) -> Opti
         (Anchor::On(h0), Grip::Centre) => {
             Motion::Translate(on_plane(frame.origin, toward, ray)? - *h0)
         }
-        (Anchor::Angle { last, total }, grip) => {
-            let (o, _) = project(&view.vp, view.rect, frame.origin)?;
-            let now = screen_angle(p.x - o.x, p.y - o.y);
+        (
+            Anchor::Angle {
+                last,
+                total,
+                in_plane,
+            },
+            grip,
+        ) => {
+            let now = pointer_angle(grip, &frame, view, p, *in_plane)?;
             *total += turned(*last, now);
             *last = now;
             let axis = match grip {
                 Grip::Ring(k) => Some(k),
                 _ => None,
             };
-            let axis_dir = axis.map_or(toward, |k| frame.axes[k]);
+            let degrees = if *in_plane {
+                total.to_degrees()
+            } else {
+                ring_degrees(*total, axis.map_or(toward, |k| frame.axes[k]), toward)
+            };
             Motion::Rotate {
                 axis,
                 view: toward,
-                degrees: ring_degrees(*total, axis_dir, toward),
+                degrees,
             }
         }
         (Anchor::Screen, _) => {
@@ -466,6 +487,23 @@ fn motion(drag: &mut HandleDrag, tool: Tool, view: &HandleView, p: Pos2) -> Opti
         }
         _ => return None,
     })
+}
+
+/// The pointer's angle round a ring: in the ring's plane where it faces the
+/// camera enough, else on screen around the handle's middle.
+fn pointer_angle(
+    grip: Grip,
+    frame: &HandleFrame,
+    view: &HandleView,
+    p: Pos2,
+    in_plane: bool,
+) -> Option<f32> {
+    if let (true, Grip::Ring(k)) = (in_plane, grip) {
+        let hit = on_plane(frame.origin, frame.axes[k], view.ray(p)?)?;
+        return Some(ring_angle(hit - frame.origin, k, &frame.axes));
+    }
+    let (o, _) = project(&view.vp, view.rect, frame.origin)?;
+    Some(screen_angle(p.x - o.x, p.y - o.y))
 }
 
 /// Whether an ancestor of `id` is selected too (it moves with that ancestor, and

@@ -28,7 +28,7 @@ pub use handles::{Tool, click_target};
 pub use placing::{Settle, placement_point, pointer_over};
 
 use super::PanelState;
-use crate::editor::actions::{Action, UiCommand};
+use crate::editor::actions::Action;
 use crate::editor::model::Editor;
 use crate::editor::settings::Settings;
 use crate::render::assets::AssetCache;
@@ -223,7 +223,10 @@ fn box_select(
         && viewport.drag.is_none()
         && !modifiers.alt
     {
-        viewport.box_from = response.interact_pointer_pos();
+        // Where the button went down, not where the drag was noticed.
+        viewport.box_from = ui
+            .input(|i| i.pointer.press_origin())
+            .or(response.interact_pointer_pos());
     }
     let (Some(from), Some(to)) = (viewport.box_from, response.interact_pointer_pos()) else {
         return;
@@ -277,16 +280,14 @@ fn box_select(
     )));
 }
 
-/// The viewport's overlay: the view's name (and whether it is the flat view), the
-/// models still loading, and the simulation's buttons.
+/// The viewport's overlay: the view's name (and whether it is the flat view) and
+/// the models still loading.
 fn overlay(
     ui: &mut egui::Ui,
     painter: &egui::Painter,
     rect: Rect,
     (view_name, flat): (&str, bool),
     loading: usize,
-    playing: bool,
-    actions: &mut Vec<Action>,
 ) {
     let mut label = view_name.to_owned();
     if flat {
@@ -301,7 +302,7 @@ fn overlay(
     );
     if loading > 0 {
         let at = Rect::from_min_size(
-            rect.left_top() + egui::vec2(8.0, 34.0),
+            rect.left_bottom() + egui::vec2(8.0, -46.0),
             egui::vec2(220.0, 18.0),
         );
         ui.scope_builder(egui::UiBuilder::new().max_rect(at), |ui| {
@@ -314,40 +315,6 @@ fn overlay(
             });
         });
     }
-    let bar = Rect::from_min_size(
-        rect.right_top() + egui::vec2(-250.0, 4.0),
-        egui::vec2(246.0, 24.0),
-    );
-    ui.scope_builder(egui::UiBuilder::new().max_rect(bar), |ui| {
-        ui.horizontal(|ui| {
-            if ui
-                .button(if playing { "⏸ Pause" } else { "▶ Play" })
-                .on_hover_text(
-                    UiCommand::PlayPause.hover_text(ui.ctx(), "Run or pause the simulation"),
-                )
-                .clicked()
-            {
-                actions.push(Action::Run(UiCommand::PlayPause));
-            }
-            if ui
-                .button("⏭ Step")
-                .on_hover_text(UiCommand::Step.hover_text(ui.ctx(), "Advance one frame"))
-                .clicked()
-            {
-                actions.push(Action::Run(UiCommand::Step));
-            }
-            if ui
-                .button("⟲ Restart")
-                .on_hover_text(
-                    UiCommand::Restart
-                        .hover_text(ui.ctx(), "Respawn the level from its compiled blob"),
-                )
-                .clicked()
-            {
-                actions.push(Action::Run(UiCommand::Restart));
-            }
-        });
-    });
 }
 
 /// Shows the viewport.
@@ -592,14 +559,13 @@ pub fn show(
         rect,
         (camera.view_name(), viewport.gpu.is_none()),
         assets.loading(),
-        editor.preview().playing,
-        actions,
     );
     let bar = Rect::from_min_size(
         rect.left_top() + egui::vec2(4.0, 4.0),
-        egui::vec2((rect.width() - 260.0).max(100.0), 26.0),
+        egui::vec2(rect.width() - 8.0, 60.0),
     );
-    toolbar::show(ui, bar, viewport.tool, camera, settings, actions);
+    let playing = editor.preview().playing;
+    toolbar::show(ui, bar, (viewport.tool, playing), camera, settings, actions);
     if let Some(direction) = gizmo::show(ui, rect, &camera.view()) {
         camera.look_along(direction);
     }

@@ -1,6 +1,7 @@
 //! The viewport's toolbar along its top: the handle's tool, its axes (world or
 //! local) and pivot, snapping for move, rotate and scale with their steps (as
-//! Unity's Grid and Snap overlay and Godot's toolbar show them), and the view.
+//! Unity's Grid and Snap overlay and Godot's toolbar show them), the view, and the
+//! simulation's buttons. It wraps onto a second line in a narrow viewport.
 //! Snapping is kept in the settings; Ctrl inverts it during a drag.
 
 use egui::{Color32, Rect};
@@ -13,7 +14,7 @@ use crate::editor::settings::Settings;
 pub(super) fn show(
     ui: &mut egui::Ui,
     bar: Rect,
-    tool: Tool,
+    (tool, playing): (Tool, bool),
     camera: &Camera,
     settings: &mut Settings,
     actions: &mut Vec<Action>,
@@ -24,7 +25,7 @@ pub(super) fn show(
             .corner_radius(4.0)
             .inner_margin(egui::Margin::symmetric(6, 2))
             .show(ui, |ui| {
-                ui.horizontal(|ui| {
+                ui.horizontal_wrapped(|ui| {
                     for (t, name, command, what) in [
                         (Tool::Move, "Move", UiCommand::MoveTool, "Move the selection"),
                         (Tool::Rotate, "Rotate", UiCommand::RotateTool, "Rotate the selection"),
@@ -84,6 +85,8 @@ pub(super) fn show(
                         ui.separator();
                         ui.label("Ctrl+Shift+1…9 keeps a camera bookmark, Ctrl+1…9 goes back to it");
                     });
+                    ui.separator();
+                    simulation(ui, playing, actions);
                 });
             });
     });
@@ -109,4 +112,29 @@ fn snap(
             .max_decimals(3),
     )
     .on_hover_text(format!("{name}: step"));
+}
+
+/// Play or pause, step, restart.
+fn simulation(ui: &mut egui::Ui, playing: bool, actions: &mut Vec<Action>) {
+    for (label, command, what) in [
+        (
+            if playing { "⏸ Pause" } else { "▶ Play" },
+            UiCommand::PlayPause,
+            "Run or pause the simulation",
+        ),
+        ("⏭ Step", UiCommand::Step, "Advance one frame"),
+        (
+            "⟲ Restart",
+            UiCommand::Restart,
+            "Respawn the level from its compiled blob",
+        ),
+    ] {
+        if ui
+            .button(label)
+            .on_hover_text(command.hover_text(ui.ctx(), what))
+            .clicked()
+        {
+            actions.push(Action::Run(command));
+        }
+    }
 }
