@@ -405,3 +405,42 @@ fn the_filter_finds_prefab_parts() {
         editor(&h).selection()
     );
 }
+
+/// Create prefab from selection asks for a name, offers the canonical spelling of
+/// what was typed, and names the file and the instance after it (it used to name
+/// both after the first entity's generated id).
+#[test]
+fn a_prefab_is_named_by_the_designer() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.get_by_label("Grove").click();
+    h.run_steps(2);
+    h.get_by_label("Edit").click();
+    h.run_steps(2);
+    h.get_by_label("Create prefab from selection").click();
+    h.run_steps(3);
+    // Offered after the selection's name.
+    h.get_by_label("Makes units/grove.unit");
+    // The name field has the keys (the inspector has a Name field too).
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.event(egui::Event::Text("Birch Grove".into()));
+    h.run_steps(2);
+    h.get_by_label("Use \"birch_grove\"").click();
+    h.run_steps(2);
+    h.key_press(Key::Enter);
+    h.run_steps(4);
+    assert!(dir.path().join("units/birch_grove.unit").is_file());
+    assert!(!dir.path().join("units/grove.unit").exists());
+    let e = editor(&h);
+    let instance = e
+        .entity("birch_grove")
+        .expect("the instance is named after it");
+    assert_eq!(instance.name, "Birch grove");
+    assert_eq!(instance.prefab.as_deref(), Some("units/birch_grove"));
+    assert_eq!(e.selection(), ["birch_grove".to_owned()]);
+    // One undo takes it back, file and all.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(3);
+    assert!(!dir.path().join("units/birch_grove.unit").exists());
+    assert!(editor(&h).entity("grove").is_some());
+}

@@ -220,6 +220,12 @@ pub enum Action {
         /// Locked rather than not.
         locked: bool,
     },
+    /// Write the selected entities to the new prefab `file` (`units/rock_pile.unit`)
+    /// and replace them with an instance of it named after it; one undo step.
+    CreatePrefab {
+        /// Project path with its `.unit` extension.
+        file: String,
+    },
     /// Keep the camera as bookmark 1-9 of the open level (Ctrl+Shift+digit).
     KeepBookmark(u8),
     /// Move the camera to bookmark 1-9 of the open level (Ctrl+digit).

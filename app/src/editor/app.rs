@@ -253,6 +253,18 @@ impl KilnApp {
                 {
                     queue.extend(follow);
                 }
+                // A prefab is named by the designer before it is made.
+                Action::Run(UiCommand::CreatePrefab) => {
+                    if let Some(editor) = &self.editor {
+                        if editor.selection().is_empty() {
+                            let why = "select the entities to make a prefab of";
+                            self.toasts.push(Severity::Warning, why.to_owned());
+                        } else {
+                            let kind = super::panels::assets::NameKind::Prefab;
+                            self.panels.assets.open_name_dialog(editor, kind, "units");
+                        }
+                    }
+                }
                 Action::SetHidden { id, hidden } => {
                     let view = &mut self.panels.level_view.hidden;
                     if hidden {

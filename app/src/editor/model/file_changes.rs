@@ -72,7 +72,8 @@ impl Parts<'_> {
                     self.outbox.error(format!("{e:#}"));
                 }
             }
-            Action::Run(UiCommand::CreatePrefab) => self.create_prefab(history),
+            Action::Run(UiCommand::CreatePrefab) => self.create_prefab(None, history),
+            Action::CreatePrefab { file } => self.create_prefab(Some(file), history),
             other => return Err(Box::new(other)),
         }
         Ok(false)
@@ -80,13 +81,25 @@ impl Parts<'_> {
 
     /// Writes the selected entities to a new unit (`units/<first id>.unit`, the
     /// first free name) and replaces them with an instance of it: one undo step.
-    pub(super) fn create_prefab(&mut self, history: &mut History) {
+    pub(super) fn create_prefab(&mut self, file: Option<String>, history: &mut History) {
         let Some(level) = self.level.as_ref() else {
             return;
         };
         let Some(first) = level.selection.first() else {
             return self.outbox.error("select the entities to make a prefab of");
         };
+        // A name the designer chose (the window asks), checked as every new file.
+        if let Some(file) = file {
+            let Some(prefab) = file.strip_suffix(".unit") else {
+                return self
+                    .outbox
+                    .error(format!("{file}: a prefab's file ends in .unit"));
+            };
+            if let Err(problem) = self.files.check_new_path(&file) {
+                return self.outbox.error(format!("{file}: {problem}"));
+            }
+            return self.write_prefab(prefab.to_owned(), history);
+        }
         let stem: String = first
             .to_lowercase()
             .chars()
@@ -108,6 +121,15 @@ impl Parts<'_> {
             return self
                 .outbox
                 .error(format!("no free name for units/{stem}.unit"));
+        };
+        self.write_prefab(prefab, history);
+    }
+
+    /// Writes the selection to the prefab `prefab` (without `.unit`) and puts an
+    /// instance of it in its place: one undo step.
+    fn write_prefab(&mut self, prefab: String, history: &mut History) {
+        let Some(level) = self.level.as_ref() else {
+            return;
         };
         let made = match super::prefab_parts::create_prefab(
             &level.doc,

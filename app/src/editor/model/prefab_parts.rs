@@ -326,6 +326,16 @@ pub struct NewPrefab {
     pub instance: String,
 }
 
+/// A file's stem as a name to show: `rock_pile` -> `Rock pile`.
+pub fn display_name(stem: &str) -> String {
+    let spaced = stem.replace(['_', '-'], " ");
+    let mut chars = spaced.trim().chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => stem.to_owned(),
+    }
+}
+
 /// Builds a [`NewPrefab`] for `selection`, with the instance naming `prefab`
 /// (`units/crates`).
 pub fn create_prefab(
@@ -455,12 +465,8 @@ pub fn create_prefab(
     } else {
         stem.to_owned()
     };
-    let first = &doc.entities[roots[0]];
-    let name = if roots.len() == 1 && !first.name.is_empty() {
-        first.name.clone()
-    } else {
-        stem.to_owned()
-    };
+    // Named after the prefab, as the designer named it: "rock_pile" -> "Rock pile".
+    let name = display_name(stem);
     // A transform even where it is the identity, so that the instance can be moved
     // with the handle and shows a transform in the inspector.
     let mut components = Map::new();

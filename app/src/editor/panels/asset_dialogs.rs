@@ -23,6 +23,9 @@ pub enum NameKind {
     NewFolder,
     /// A copy of this file.
     Duplicate(String),
+    /// A prefab (`.unit`) made from the selected entities, which an instance of it
+    /// then replaces.
+    Prefab,
 }
 
 /// The name dialog: where, what, and the name being typed.
@@ -47,6 +50,15 @@ impl NameDialog {
                 let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
                 format!("{stem}_copy")
             }
+            // After what is selected, as the designer named it ("Rock pile" ->
+            // "rock_pile"), not its generated id.
+            NameKind::Prefab => {
+                let first = editor.selection().first().and_then(|id| editor.entity(id));
+                let named = first.map(|e| if e.name.is_empty() { &e.id } else { &e.name });
+                let stem = named.map(|n| kiln_core::path::canonical_segment(n));
+                stem.filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| "new_prefab".to_owned())
+            }
         };
         let mut dialog = NameDialog {
             kind,
@@ -68,6 +80,7 @@ impl NameDialog {
             NameKind::NewFile(ext) => Some(ext.as_str()),
             NameKind::NewFolder => None,
             NameKind::Duplicate(file) => file.rsplit_once('.').map(|(_, e)| e),
+            NameKind::Prefab => Some("unit"),
         };
         let name = self.name.trim();
         let file = match ext {
@@ -86,6 +99,7 @@ impl NameDialog {
             NameKind::NewFile(ext) => format!("New {}", type_name(ext)),
             NameKind::NewFolder => "New folder".to_owned(),
             NameKind::Duplicate(file) => format!("Duplicate {file}"),
+            NameKind::Prefab => "Create prefab from selection".to_owned(),
         }
     }
 
@@ -99,6 +113,7 @@ impl NameDialog {
                 file: file.clone(),
                 copy: self.path(),
             },
+            NameKind::Prefab => Action::CreatePrefab { file: self.path() },
         }
     }
 }
