@@ -301,3 +301,75 @@ fn deleting_the_file_in_the_inspector_shows_the_selection_again() {
     );
     h.get_by_label("Select an entity in the scene or the viewport.");
 }
+
+/// A level just made is no boot level: Problems offers to make it one (with the
+/// unused files shown), and so does its menu in the asset browser; the filters
+/// by file and by severity hide its row; Ctrl+Z puts kiln.project back.
+#[test]
+fn a_new_level_is_made_a_boot_level_from_problems_or_its_menu() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let project_before = fs::read(dir.path().join("kiln.project")).unwrap();
+    right_click(&mut h, "📁 levels");
+    click(&mut h, "New level…");
+    type_name(&mut h, "cave");
+    click(&mut h, "Create");
+    h.run_steps(3);
+    for _ in 0..200 {
+        if editor(&h).files().unused_files() > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        h.run_steps(1);
+    }
+    h.get_by_label_contains("Problems").click();
+    h.run_steps(2);
+    // Unused files are out of the list until asked for.
+    assert!(h.query_by_label("Make it a boot level").is_none());
+    h.get_by_label_contains("unused file").click();
+    h.run_steps(2);
+    h.get_by_label("Make it a boot level");
+    // The filters: by file, then by severity.
+    h.get_by_label("Filter problems by file").click();
+    h.get_by_label("Filter problems by file")
+        .type_text("materials/");
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Make it a boot level").is_none(),
+        "not in materials/"
+    );
+    h.get_by_label("Filter problems by file").focus();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.key_press(Key::Backspace);
+    h.run_steps(2);
+    h.get_by_label("Make it a boot level");
+    h.get_by_label_contains("⚠ Warnings").click();
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Make it a boot level").is_none(),
+        "warnings hidden"
+    );
+    h.get_by_label_contains("⚠ Warnings").click();
+    h.run_steps(2);
+    click(&mut h, "Make it a boot level");
+    let project = fs::read_to_string(dir.path().join("kiln.project")).unwrap();
+    assert!(project.contains("\"levels/cave\""), "{project}");
+    assert!(
+        project.contains("\"plugins\""),
+        "the rest of the file is kept: {project}"
+    );
+    assert_eq!(editor(&h).files().unused_files(), 0);
+    undo(&mut h);
+    assert_eq!(
+        fs::read(dir.path().join("kiln.project")).unwrap(),
+        project_before
+    );
+    assert_eq!(editor(&h).files().unused_files(), 1, "unused again");
+    // The same from the level's menu in the asset browser.
+    h.get_by_label("Assets").click();
+    h.run_steps(2);
+    right_click(&mut h, "🗺 cave.level");
+    click(&mut h, "Make a boot level");
+    let project = fs::read_to_string(dir.path().join("kiln.project")).unwrap();
+    assert!(project.contains("\"levels/cave\""), "{project}");
+}

@@ -226,6 +226,9 @@ pub enum Action {
         /// Project path with its `.unit` extension.
         file: String,
     },
+    /// Add a level (`levels/cave.level`) to the project's boot levels in
+    /// `kiln.project`; one undo step.
+    MakeBootLevel(String),
     /// Keep the camera as bookmark 1-9 of the open level (Ctrl+Shift+digit).
     KeepBookmark(u8),
     /// Move the camera to bookmark 1-9 of the open level (Ctrl+digit).

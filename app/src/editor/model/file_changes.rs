@@ -74,9 +74,52 @@ impl Parts<'_> {
             }
             Action::Run(UiCommand::CreatePrefab) => self.create_prefab(None, history),
             Action::CreatePrefab { file } => self.create_prefab(Some(file), history),
+            Action::MakeBootLevel(level) => self.make_boot_level(&level, history),
             other => return Err(Box::new(other)),
         }
         Ok(false)
+    }
+
+    /// Adds `level` (`levels/cave.level`) to the project's boot levels in
+    /// `kiln.project`, keeping everything else in the file: one undo step. What it
+    /// reaches is in use from then on (no longer "unused").
+    pub(super) fn make_boot_level(&mut self, level: &str, history: &mut History) {
+        use kiln_core::project::PROJECT_FILE;
+        let Some(entry) = level.strip_suffix(".level") else {
+            return self.outbox.error(format!("{level} is not a level"));
+        };
+        let text = match self.files.read_for_history(PROJECT_FILE) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return self.outbox.error(format!("{PROJECT_FILE} is missing")),
+            Err(e) => return self.outbox.error(format!("{e:#}")),
+        };
+        let parsed = serde_json::from_slice::<serde_json::Value>(
+            kiln_core::json_format::bytes_without_bom(&text),
+        );
+        let mut config = match parsed {
+            Ok(serde_json::Value::Object(map)) => map,
+            Ok(_) => {
+                return self
+                    .outbox
+                    .error(format!("{PROJECT_FILE} is not a JSON object"));
+            }
+            Err(e) => return self.outbox.error(format!("{PROJECT_FILE}: {e}")),
+        };
+        let boot = config
+            .entry("boot_levels")
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        let Some(list) = boot.as_array_mut() else {
+            return (self.outbox).error(format!("{PROJECT_FILE}: boot_levels is not a list"));
+        };
+        if list.iter().any(|l| l.as_str() == Some(entry)) {
+            return self.outbox.info(format!("{level} is a boot level already"));
+        }
+        list.push(serde_json::Value::String(entry.to_owned()));
+        let value = serde_json::Value::Object(config);
+        let bytes = kiln_core::json_format::to_canonical_string(&value).into_bytes();
+        let files = vec![(PROJECT_FILE.to_owned(), Some(bytes))];
+        let label = format!("make {level} a boot level");
+        self.write_files(files, None, label, false, history);
     }
 
     /// Writes the selected entities to a new unit (`units/<first id>.unit`, the

@@ -417,6 +417,22 @@ impl ProjectFiles {
         if let Some(checker) = &mut self.checker {
             checker.wrote(generations);
         }
+        // The project's settings changed (a boot level made, undone): read them
+        // again, and index again, since what is in use follows the boot levels.
+        if writes
+            .iter()
+            .any(|w| w.file == kiln_core::project::PROJECT_FILE)
+        {
+            match Project::open(self.project.root()) {
+                Ok(project) => {
+                    self.project = project;
+                    if let Err(e) = self.reindex() {
+                        outbox.error(format!("indexing the project again: {e}"));
+                    }
+                }
+                Err(e) => outbox.error(format!("{e}")),
+            }
+        }
         Ok(())
     }
 

@@ -424,6 +424,18 @@ impl TreeView<'_, '_> {
                 });
                 ui.close();
             }
+            if let Some(entry) = file.strip_suffix(".level")
+                && !editor.files().project().config().boot_levels.iter().any(|b| b == entry)
+                && ui
+                    .button("Make a boot level")
+                    .on_hover_text(
+                        "Add it to boot_levels in kiln.project: the game can start in it, and what it uses is in use",
+                    )
+                    .clicked()
+            {
+                actions.push(Action::MakeBootLevel(file.to_owned()));
+                ui.close();
+            }
             if ui.button("Find references").clicked() {
                 state.results = Some(ResultsQuery::ReferencesTo(file.to_owned()));
                 ui.close();

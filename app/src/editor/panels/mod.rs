@@ -57,6 +57,8 @@ pub struct PanelState {
     /// Problems lists the files no boot level reaches ("unused"; `kiln check`
     /// reports them either way).
     pub show_unused: bool,
+    /// Which problems the Problems tab shows.
+    pub problems_filter: problems::ProblemsFilter,
     /// What the designer hid and locked in the open level (never in its file).
     pub level_view: LevelView,
     /// The level the camera and the level view belong to ([`Settings::level_key`]).

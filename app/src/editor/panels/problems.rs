@@ -8,12 +8,46 @@ use kiln_core::ResourcePath;
 use crate::editor::actions::{Action, UiCommand};
 use crate::editor::model::Editor;
 
+/// Which problems the list shows: by severity, and by the file they are in
+/// (part of its path, any case).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProblemsFilter {
+    /// Show errors.
+    pub errors: bool,
+    /// Show warnings.
+    pub warnings: bool,
+    /// Show only problems in files whose path holds this.
+    pub file: String,
+}
+
+impl Default for ProblemsFilter {
+    fn default() -> Self {
+        ProblemsFilter {
+            errors: true,
+            warnings: true,
+            file: String::new(),
+        }
+    }
+}
+
+impl ProblemsFilter {
+    /// Whether a problem of this severity in `file` (`None`: not about one file)
+    /// is shown.
+    pub fn shows(&self, error: bool, file: Option<&str>) -> bool {
+        let severity = if error { self.errors } else { self.warnings };
+        let wanted = self.file.trim().to_lowercase();
+        severity && (wanted.is_empty() || file.is_some_and(|f| f.to_lowercase().contains(&wanted)))
+    }
+}
+
 /// What a finding's fix button does.
 enum Fix {
     /// Rewrite a reference to its canonical spelling.
     Reference(dependency_checker::check::Place, String, String),
     /// Rename a file to its canonical name (previewed first).
     RenameFile(String, String),
+    /// A level no boot level reaches: make it one.
+    BootLevel(String),
 }
 
 fn fix_for(f: &Finding) -> Option<Fix> {
@@ -32,6 +66,7 @@ fn fix_for(f: &Finding) -> Option<Fix> {
             let suggestion = ResourcePath::split_file(target).err()?.suggestion?;
             Some(Fix::RenameFile(target.clone(), suggestion))
         }
+        Finding::Unused { file } if file.ends_with(".level") => Some(Fix::BootLevel(file.clone())),
         _ => None,
     }
 }
@@ -47,7 +82,8 @@ pub fn show(
 ) {
     let red = egui::Color32::from_rgb(220, 80, 70);
     let yellow = egui::Color32::from_rgb(220, 170, 60);
-    let (rows, _) = finding_rows(editor.files().findings(), state.show_unused);
+    let filter = state.problems_filter.clone();
+    let (rows, _) = finding_rows(editor.files().findings(), state.show_unused, &filter);
     let assets = &mut state.assets;
     ui.horizontal(|ui| {
         if ui
@@ -66,6 +102,33 @@ pub fn show(
         if stale > 0 && ui.button(format!("Fix {stale} stale paths")).clicked() {
             actions.push(Action::FixStalePaths);
         }
+        let count = |error: bool| {
+            (editor.files().findings().iter())
+                .filter(|f| {
+                    f.is_error() == error
+                        && (state.show_unused || !matches!(f, Finding::Unused { .. }))
+                })
+                .count()
+        };
+        let (errors, warnings) = (count(true), count(false));
+        ui.toggle_value(
+            &mut state.problems_filter.errors,
+            format!("⛔ Errors ({errors})"),
+        )
+        .on_hover_text("Show the errors");
+        ui.toggle_value(
+            &mut state.problems_filter.warnings,
+            format!("⚠ Warnings ({warnings})"),
+        )
+        .on_hover_text("Show the warnings");
+        ui.add(
+            egui::TextEdit::singleline(&mut state.problems_filter.file)
+                .hint_text("Filter by file")
+                .desired_width(160.0),
+        )
+        .widget_info(|| {
+            egui::WidgetInfo::labeled(egui::Role::TextInput, true, "Filter problems by file")
+        });
         let unused = editor.files().unused_files();
         if unused > 0 {
             ui.checkbox(
@@ -87,13 +150,18 @@ pub fn show(
                     ui.label(format!("building plugin {folder}…"));
                 });
             }
-            for e in editor.plugins().errors() {
+            // A plugin's problems are about no one file: shown while no file is asked.
+            let (errors_shown, warnings_shown) = (filter.shows(true, None), filter.shows(false, None));
+            for e in editor.plugins().errors().iter().filter(|_| errors_shown) {
                 ui.colored_label(red, format!("⛔ {e}"));
             }
-            for w in editor.plugins().warnings() {
+            for w in editor.plugins().warnings().iter().filter(|_| warnings_shown) {
                 ui.colored_label(yellow, format!("⚠ {w}"));
             }
-            if let Some(e) = editor.preview_state().compile_error() {
+            let compile_error = editor.preview_state().compile_error().filter(|e| {
+                filter.shows(true, Some(&e.to_string()))
+            });
+            if let Some(e) = compile_error {
                 let r = ui.add(
                     egui::Label::new(egui::RichText::new(format!("⛔ {e}")).color(red))
                         .sense(egui::Sense::click()),
@@ -105,7 +173,9 @@ pub fn show(
                     }
                 }
             }
-            for e in editor.preview_state().left_out() {
+            for e in (editor.preview_state().left_out().iter())
+                .filter(|e| filter.shows(false, Some(&e.to_string())))
+            {
                 let r = ui
                     .add(
                         egui::Label::new(
@@ -123,11 +193,17 @@ pub fn show(
                     actions.push(Action::Select(vec![entity.clone()]));
                 }
             }
-            for message in editor.preview_state().resources().errors.values() {
+            for (file, message) in editor.preview_state().resources().errors.iter() {
+                if !filter.shows(true, Some(file.as_str())) {
+                    continue;
+                }
                 ui.colored_label(red, format!("⛔ {message}"))
                     .on_hover_text("The viewport draws its last good version until it is fixed");
             }
-            for (_, message) in drawing {
+            for (file, message) in drawing {
+                if !filter.shows(true, Some(file)) {
+                    continue;
+                }
                 ui.colored_label(red, format!("⛔ cannot draw {message}"))
                     .on_hover_text("The viewport shows a magenta checker in its place");
             }
@@ -154,6 +230,7 @@ pub fn show(
                             let label = match &candidate {
                                 Fix::Reference(_, _, new) => format!("Fix: use \"{new}\""),
                                 Fix::RenameFile(_, new) => format!("Fix: rename to {new}"),
+                                Fix::BootLevel(_) => "Make it a boot level".to_owned(),
                             };
                             if ui.small_button(label).clicked() {
                                 fix = Some(candidate);
@@ -186,18 +263,24 @@ pub fn show(
                     actions.push(Action::FixReference { place, old, new })
                 }
                 Some(Fix::RenameFile(old, new)) => assets.open_rename(editor, &old, &new),
+                Some(Fix::BootLevel(level)) => actions.push(Action::MakeBootLevel(level)),
                 None => {}
             }
         });
 }
 
 /// The checker's findings as the list shows them: errors first, then warnings,
-/// each in the checker's order; the files no boot level reaches ("unused") left
-/// out unless `show_unused` (`kiln check` reports them either way). Also how
-/// many were left out.
-pub fn finding_rows(findings: &[Finding], show_unused: bool) -> (Vec<&Finding>, usize) {
+/// each in the checker's order, as `filter` lets through; the files no boot level
+/// reaches ("unused") left out unless `show_unused` (`kiln check` reports them
+/// either way). Also how many unused ones were left out.
+pub fn finding_rows<'a>(
+    findings: &'a [Finding],
+    show_unused: bool,
+    filter: &ProblemsFilter,
+) -> (Vec<&'a Finding>, usize) {
     let is_unused = |f: &&Finding| matches!(f, Finding::Unused { .. });
-    let shown = |f: &&Finding| show_unused || !is_unused(f);
+    let shown =
+        |f: &&Finding| (show_unused || !is_unused(f)) && filter.shows(f.is_error(), Some(f.file()));
     let errors = findings.iter().filter(|f| f.is_error()).filter(shown);
     let warnings = findings.iter().filter(|f| !f.is_error()).filter(shown);
     let rows: Vec<&Finding> = errors.chain(warnings).collect();
@@ -271,20 +354,41 @@ mod tests {
         };
         assert!(broken.is_error() && !unused.is_error() && !non_canonical.is_error());
         let findings = [unused.clone(), non_canonical.clone(), broken.clone()];
-        let (rows, left_out) = finding_rows(&findings, false);
+        let all = ProblemsFilter::default();
+        let (rows, left_out) = finding_rows(&findings, false, &all);
         assert_eq!(
             rows,
             [&broken, &non_canonical],
             "the error first, unused left out"
         );
         assert_eq!(left_out, 1);
-        let (rows, left_out) = finding_rows(&findings, true);
+        let (rows, left_out) = finding_rows(&findings, true, &all);
         assert_eq!(
             rows,
             [&broken, &unused, &non_canonical],
             "warnings keep their order"
         );
         assert_eq!(left_out, 0);
+        // By severity, and by file (part of its path, any case).
+        let warnings = ProblemsFilter {
+            errors: false,
+            ..ProblemsFilter::default()
+        };
+        assert_eq!(
+            finding_rows(&findings, false, &warnings).0,
+            [&non_canonical]
+        );
+        let in_levels = ProblemsFilter {
+            file: "LEVELS/".into(),
+            ..ProblemsFilter::default()
+        };
+        assert_eq!(finding_rows(&findings, true, &in_levels).0, [&broken]);
+        // An unused level can be made a boot level from its row.
+        let level = Finding::Unused {
+            file: "levels/cave.level".into(),
+        };
+        assert!(matches!(fix_for(&level), Some(Fix::BootLevel(l)) if l == "levels/cave.level"));
+        assert!(fix_for(&unused).is_none());
     }
 
     #[test]
