@@ -373,3 +373,49 @@ fn a_new_level_is_made_a_boot_level_from_problems_or_its_menu() {
     let project = fs::read_to_string(dir.path().join("kiln.project")).unwrap();
     assert!(project.contains("\"levels/cave\""), "{project}");
 }
+
+/// On a desktop without a file dialog service, File > Import… shows Kiln's own
+/// dialog in the window (it used to do nothing at all): a folder typed in, a file
+/// chosen, imported; Escape closes it; Open project… and New project's Browse…
+/// use it too.
+#[test]
+fn without_a_desktop_file_dialog_import_uses_the_windows_own() {
+    let dir = demo_copy();
+    let outside = tempfile::tempdir().unwrap();
+    image::RgbImage::from_pixel(2, 2, image::Rgb([200, 40, 40]))
+        .save(outside.path().join("brick.png"))
+        .unwrap();
+    std::fs::create_dir(outside.path().join("more")).unwrap();
+    let mut h = open(dir.path());
+    h.state_mut().file_dialogs = kiln::editor::file_picker::FileDialogs::Builtin;
+    h.get_by_label("📁 textures").click();
+    h.run_steps(2);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::I);
+    h.run_steps(3);
+    h.get_by_label("Import files into the project");
+    // Typed to the folder, as into any file dialog's path field.
+    h.get_by_label("Folder path").focus();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::A);
+    h.get_by_label("Folder path")
+        .type_text(&outside.path().display().to_string());
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    h.get_by_label("📁 more");
+    assert!(
+        h.get_by_label("Import 0 files")
+            .accesskit_node()
+            .is_disabled()
+    );
+    click(&mut h, "brick.png");
+    click(&mut h, "Import 1 file");
+    assert!(dir.path().join("textures/brick.png").is_file());
+    assert!(h.query_by_label("Import files into the project").is_none());
+    // Escape closes it; Open project… asks the same way.
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    click(&mut h, "Open project…");
+    h.get_by_label("Open a Kiln project");
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert!(h.query_by_label("Open a Kiln project").is_none());
+}

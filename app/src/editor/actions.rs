@@ -229,6 +229,11 @@ pub enum Action {
     /// Add a level (`levels/cave.level`) to the project's boot levels in
     /// `kiln.project`; one undo step.
     MakeBootLevel(String),
+    /// Ask for files or a folder (the desktop's dialog, or the window's own where
+    /// there is none), for what `Purpose` says.
+    ChooseFiles(crate::editor::file_picker::Purpose),
+    /// The folder New project makes the project's folder in (Browse…'s answer).
+    SetProjectLocation(std::path::PathBuf),
     /// Keep the camera as bookmark 1-9 of the open level (Ctrl+Shift+digit).
     KeepBookmark(u8),
     /// Move the camera to bookmark 1-9 of the open level (Ctrl+digit).

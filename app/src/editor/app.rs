@@ -69,6 +69,10 @@ pub struct KilnApp {
     clipboard_out: Option<String>,
     /// Frames built so far (for `KILN_FRAME_LOG`).
     frames_built: u64,
+    /// The window's own file dialog, while open.
+    file_picker: Option<super::file_picker::FilePicker>,
+    /// Which file dialog to use (`KILN_FILE_DIALOG`).
+    pub file_dialogs: super::file_picker::FileDialogs,
 }
 
 impl std::fmt::Debug for KilnApp {
@@ -118,6 +122,8 @@ impl KilnApp {
             new_project: None,
             clipboard_out: None,
             frames_built: 0,
+            file_picker: None,
+            file_dialogs: super::file_picker::FileDialogs::from_env(),
         }
     }
 
@@ -230,15 +236,34 @@ impl KilnApp {
                 }
                 Action::Run(UiCommand::Import) => {
                     let folder = self.panels.assets.target_folder();
-                    if let Some(sources) = rfd::FileDialog::new()
-                        .set_title("Import files into the project")
-                        .pick_files()
-                    {
-                        queue.push_back(Action::ImportFiles {
-                            sources,
-                            folder,
-                            on_conflict: None,
-                        });
+                    let purpose = super::file_picker::Purpose::Import { folder };
+                    queue.push_back(Action::ChooseFiles(purpose));
+                }
+                Action::ChooseFiles(purpose) => {
+                    use super::file_picker::{Chosen, Purpose, choose};
+                    let home = std::env::var_os("HOME").map(PathBuf::from);
+                    let beside_project = self
+                        .editor
+                        .as_ref()
+                        .and_then(|e| e.files().project().root().parent().map(Path::to_owned));
+                    let start = match &purpose {
+                        Purpose::ProjectLocation => self
+                            .new_project
+                            .as_ref()
+                            .map(|d| PathBuf::from(d.location.trim())),
+                        Purpose::OpenProject => beside_project,
+                        Purpose::Import { .. } => None,
+                    }
+                    .or(home)
+                    .unwrap_or_else(|| PathBuf::from("/"));
+                    match choose(purpose, &start, self.file_dialogs) {
+                        Chosen::Done(next) => queue.extend(next),
+                        Chosen::InWindow(picker) => self.file_picker = Some(picker),
+                    }
+                }
+                Action::SetProjectLocation(dir) => {
+                    if let Some(dialog) = &mut self.new_project {
+                        dialog.location = dir.display().to_string();
                     }
                 }
                 // The handle's tool, the views, hiding and locking are the
@@ -415,6 +440,7 @@ impl KilnApp {
     fn dialog_open(&self) -> bool {
         let assets = &self.panels.assets;
         self.new_project.is_some()
+            || self.file_picker.is_some()
             || self.pending.is_some()
             || assets.name_dialog.is_some()
             || assets.delete_dialog.is_some()
@@ -758,10 +784,9 @@ impl KilnApp {
                         if ui.button("New project…").clicked() {
                             actions.push(Action::Run(UiCommand::NewProject));
                         }
-                        if ui.button("Open project…").clicked()
-                            && let Some(dir) = rfd::FileDialog::new().pick_folder()
-                        {
-                            actions.push(Action::OpenProject(dir));
+                        if ui.button("Open project…").clicked() {
+                            let purpose = super::file_picker::Purpose::OpenProject;
+                            actions.push(Action::ChooseFiles(purpose));
                         }
                     });
                 });
@@ -775,6 +800,7 @@ impl KilnApp {
         super::dialogs::disk_conflict(&ctx, editor, &mut actions);
         super::dialogs::trust(&ctx, editor, &mut actions);
         super::dialogs::unsaved(&ctx, editor, self.pending.is_some(), &mut actions);
+        super::file_picker::show(&ctx, &mut self.file_picker, &mut actions);
         self.apply_actions(actions);
         view_commands::follow_level(self.editor.as_ref(), &mut self.panels, &mut self.settings);
         if self.allowed_to_close && !self.closing {

@@ -17,12 +17,8 @@ pub fn show(
         ui.menu_button("File", |ui| {
             command_button(ui, UiCommand::NewProject, actions);
             if ui.button("Open project…").clicked() {
-                if let Some(dir) = rfd::FileDialog::new()
-                    .set_title("Open a Kiln project")
-                    .pick_folder()
-                {
-                    actions.push(Action::OpenProject(dir));
-                }
+                let purpose = crate::editor::file_picker::Purpose::OpenProject;
+                actions.push(Action::ChooseFiles(purpose));
                 ui.close();
             }
             ui.menu_button("Recent projects", |ui| {

@@ -9,6 +9,7 @@ mod app;
 pub mod command_server;
 mod dialogs;
 pub mod document;
+pub mod file_picker;
 pub mod history;
 mod menu_bar;
 mod model;

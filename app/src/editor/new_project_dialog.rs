@@ -64,11 +64,9 @@ pub fn show(ctx: &egui::Context, dialog: &mut Option<NewProjectDialog>, actions:
                         .button("Browse…")
                         .on_hover_text("Choose the folder the project's folder is made in")
                         .clicked()
-                        && let Some(dir) = rfd::FileDialog::new()
-                            .set_title("Where to make the project")
-                            .pick_folder()
                     {
-                        state.location = dir.display().to_string();
+                        let purpose = crate::editor::file_picker::Purpose::ProjectLocation;
+                        actions.push(Action::ChooseFiles(purpose));
                     }
                 });
                 ui.end_row();
