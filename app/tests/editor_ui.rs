@@ -936,9 +936,9 @@ fn applying_overrides_writes_the_unit_and_undo_restores_it() {
     assert_ne!(glass(&h, "lamp_1"), "materials/red_glow");
 }
 
-/// "Create prefab from selection" writes the selected entities to a new unit and
-/// replaces them with one instance of it, where they were; one undo removes the
-/// unit and brings them back.
+/// "Create prefab from selection" asks for a name, writes the selected entities to
+/// a new unit and replaces them with one instance of it, where they were; one undo
+/// removes the unit and brings them back.
 #[test]
 fn creating_a_prefab_from_a_selection_and_undoing_it() {
     let dir = demo_copy();
@@ -949,6 +949,10 @@ fn creating_a_prefab_from_a_selection_and_undoing_it() {
     h.get_by_label("Edit").click();
     h.run_steps(2);
     h.get_by_label("Create prefab from selection").click();
+    h.run_steps(3);
+    // Named after the selection, confirmed with Enter.
+    h.get_by_label("Makes units/windmill.unit");
+    h.key_press(Key::Enter);
     h.run_steps(4);
     let unit_path = dir.path().join("units/windmill.unit");
     assert!(unit_path.is_file(), "{:?}", editor(&h).log());

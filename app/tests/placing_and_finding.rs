@@ -444,3 +444,26 @@ fn a_prefab_is_named_by_the_designer() {
     assert!(!dir.path().join("units/birch_grove.unit").exists());
     assert!(editor(&h).entity("grove").is_some());
 }
+
+/// View > Shadows switches the sun's shadows in the viewport: the setting follows
+/// the checkbox, and the picture is drawn again (image tests of the shadow itself
+/// are in `render_images.rs`).
+#[test]
+fn view_shadows_switches_the_viewports_shadows() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    h.run_steps(4);
+    assert!(h.state().settings.shadows, "on by default");
+    let before = h.state().panels.viewport.pictures_drawn();
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Shadows").click();
+    h.run_steps(4);
+    assert!(!h.state().settings.shadows);
+    if h.state().panels.viewport.uses_gpu() {
+        assert!(
+            h.state().panels.viewport.pictures_drawn() > before,
+            "drawn again"
+        );
+    }
+}

@@ -47,6 +47,8 @@ struct Scene {
     project: tempfile::TempDir,
     /// Samples per pixel: 4 as on a GPU, 1 as on a software renderer.
     samples: u32,
+    /// The sun casts shadows.
+    shadows: bool,
 }
 
 impl Scene {
@@ -62,6 +64,7 @@ impl Scene {
             },
             project,
             samples: kiln::render::gpu::SAMPLES,
+            shadows: false,
         }
     }
 
@@ -132,12 +135,13 @@ impl Scene {
         })
     }
 
-    fn view(camera: &Camera) -> View {
+    fn view(&self, camera: &Camera) -> View {
         View {
             view_projection: camera.view_projection(SIZE[0] as f32 / SIZE[1] as f32),
             eye: camera.eye(),
             grid: false,
             grid_fade: 100.0,
+            shadows: self.shadows,
         }
     }
 
@@ -148,7 +152,7 @@ impl Scene {
         let project = Project::open(self.project.path()).unwrap();
         let mut assets = AssetCache::new(project, None);
         let versions = AssetVersions::default();
-        let view = Self::view(camera);
+        let view = self.view(camera);
         renderer.render(
             SIZE,
             &view,
@@ -255,6 +259,79 @@ fn a_cube_in_front_of_a_plane_occludes_it_in_any_draw_order() {
     let below = looking_at(Vec3::new(0.0, 1.0, 0.0), 30.0, -35.0, 8.0);
     let image = scene.render(&below, &scene.list());
     assert_eq!(dominant(pixel(&image, SIZE[0] / 2, SIZE[1] / 2)), 'r');
+}
+
+/// Where `p` is in a `SIZE` picture taken by `camera`.
+fn on_screen(camera: &Camera, p: Vec3) -> (u32, u32) {
+    let ndc = camera
+        .view_projection(SIZE[0] as f32 / SIZE[1] as f32)
+        .project_point3(p);
+    (
+        ((ndc.x * 0.5 + 0.5) * SIZE[0] as f32) as u32,
+        ((0.5 - ndc.y * 0.5) * SIZE[1] as f32) as u32,
+    )
+}
+
+fn brightness(p: [u8; 3]) -> i32 {
+    p.iter().map(|&c| i32::from(c)).sum()
+}
+
+/// With shadows on, a cube held above the ground darkens the ground where the sun
+/// is behind it, and nowhere else: the shadow's middle (straight away from the
+/// sun) is much darker than with shadows off; ground towards the sun, and the
+/// cube's own lit top, are as bright either way.
+#[test]
+fn a_raised_cube_casts_a_shadow_on_the_ground_when_shadows_are_on() {
+    let _turn = turn();
+    let mut scene = Scene::new();
+    let grey = scene.material("materials/grey", [0.7, 0.7, 0.7], None);
+    scene.add(
+        "plane",
+        Vec3::new(20.0, 0.0, 20.0),
+        Vec3::ZERO,
+        Vec3::ZERO,
+        grey,
+    );
+    let cube = Vec3::new(0.0, 1.5, 0.0);
+    scene.add("cube", Vec3::splat(1.2), cube, Vec3::ZERO, grey);
+    let camera = looking_at(Vec3::ZERO, 200.0, 70.0, 11.0);
+    let sun = kiln::render::gpu::SUN.normalize();
+    // Where the sun's ray through the cube's middle meets the ground, and a point
+    // as far off on the sun's side.
+    let shadow = cube - sun * (cube.y / sun.y);
+    let lit = Vec3::new(-shadow.x, 0.0, -shadow.z);
+    let list = scene.list();
+    let off = scene.render(&camera, &list);
+    scene.shadows = true;
+    let on = scene.render(&camera, &list);
+    let at = |image: &image::RgbaImage, p: Vec3| {
+        let (x, y) = on_screen(&camera, p);
+        brightness(pixel(image, x, y))
+    };
+    // Positive control: shadows off, the two ground points are alike.
+    assert!(
+        (at(&off, shadow) - at(&off, lit)).abs() < 20,
+        "{} vs {}",
+        at(&off, shadow),
+        at(&off, lit)
+    );
+    assert!(
+        at(&on, shadow) < at(&off, shadow) * 7 / 10,
+        "in shadow: {} with shadows, {} without",
+        at(&on, shadow),
+        at(&off, shadow)
+    );
+    assert!(
+        (at(&on, lit) - at(&off, lit)).abs() < 12,
+        "lit ground: {} vs {}",
+        at(&on, lit),
+        at(&off, lit)
+    );
+    let top = cube + Vec3::Y * 0.6;
+    assert!(
+        (at(&on, top) - at(&off, top)).abs() < 12,
+        "the cube's top stays lit"
+    );
 }
 
 /// One sample per pixel (a software renderer) draws the picture four samples do,
@@ -450,7 +527,7 @@ fn only_the_instances_that_changed_are_uploaded() {
     let mut renderer = SceneRenderer::new(&gpu.device, &gpu.queue);
     let mut assets = AssetCache::new(Project::open(scene.project.path()).unwrap(), None);
     let versions = AssetVersions::default();
-    let view = Scene::view(&looking_at(Vec3::ZERO, 0.0, 30.0, 50.0));
+    let view = scene.view(&looking_at(Vec3::ZERO, 0.0, 30.0, 50.0));
     let stride = std::mem::size_of::<kiln::render::scene::InstanceData>() as u64;
     let mut list = scene.list();
     let mut frame = |list: &DrawList, changed: bool| {

@@ -46,6 +46,7 @@ fn bench(c: &mut Criterion) {
             eye: camera.eye(),
             grid: true,
             grid_fade: 300.0,
+            shadows: false,
         };
         // A small target: the software rasterizer's work is not what is measured.
         let size = [320, 200];
@@ -144,6 +145,7 @@ fn bench_software_frames(c: &mut Criterion) {
             eye: camera.eye(),
             grid: true,
             grid_fade: 300.0,
+            shadows: false,
         };
         let list = DrawList::build(world, &HashSet::new(), |m| {
             resources.meshes.get(&m).map(|l| l.size)

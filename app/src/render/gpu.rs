@@ -47,6 +47,8 @@ pub struct View {
     pub grid: bool,
     /// The distance at which the grid has faded out.
     pub grid_fade: f32,
+    /// The sun casts shadows (one shadow map over the whole scene).
+    pub shadows: bool,
 }
 
 #[repr(C)]
@@ -55,7 +57,17 @@ struct Globals {
     view_projection: [[f32; 4]; 4],
     eye: [f32; 4],
     sun: [f32; 4],
+    /// World -> the shadow map's clip space (depth 0 near the sun, 1 far).
+    light_view_projection: [[f32; 4]; 4],
+    /// x: shadows on (1) or off (0); y: one texel of the map in its uv; z: depth
+    /// bias; w: how far along the normal a surface is looked up (world units).
+    shadow: [f32; 4],
 }
+
+/// The shadow map's size in texels, each way: one map over the whole scene. 2048
+/// would sharpen shadows on a large level at four times the memory (on a software
+/// renderer, the process's own).
+pub const SHADOW_MAP_SIZE: u32 = 1024;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -72,7 +84,7 @@ struct LineVertex {
 }
 
 /// The direction towards the sun.
-const SUN: Vec3 = Vec3::new(0.45, 0.8, 0.35);
+pub const SUN: Vec3 = Vec3::new(0.45, 0.8, 0.35);
 
 /// The background: egui's dark panel grey, in linear values.
 const CLEAR: wgpu::Color = wgpu::Color {
@@ -138,6 +150,12 @@ pub struct SceneRenderer {
     closed_pipeline: wgpu::RenderPipeline,
     open_pipeline: wgpu::RenderPipeline,
     line_pipeline: wgpu::RenderPipeline,
+    /// Depth from the sun into the shadow map.
+    shadow_pipeline: wgpu::RenderPipeline,
+    shadow_map: wgpu::TextureView,
+    /// The globals alone, for the shadow pass (which writes the map the main
+    /// pass's globals read).
+    shadow_bind: wgpu::BindGroup,
     globals: wgpu::Buffer,
     globals_bind: wgpu::BindGroup,
     material_layout: wgpu::BindGroupLayout,
@@ -182,6 +200,7 @@ struct DrawnKey {
     eye: [f32; 3],
     grid: bool,
     grid_fade: f32,
+    shadows: bool,
     list_revision: u64,
     resources: u64,
     assets: u64,
@@ -217,14 +236,37 @@ impl SceneRenderer {
             label: Some("kiln scene"),
             source: wgpu::ShaderSource::Wgsl(include_str!("scene.wgsl").into()),
         });
+        let globals_entry = wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+            ty: uniform_binding(),
+            count: None,
+        };
         let globals_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("kiln globals"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                ty: uniform_binding(),
-                count: None,
-            }],
+            entries: &[
+                globals_entry,
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Depth,
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
+                    count: None,
+                },
+            ],
+        });
+        let shadow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("kiln shadow globals"),
+            entries: &[globals_entry],
         });
         let material_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("kiln material"),
@@ -323,14 +365,57 @@ impl SceneRenderer {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        let shadow_map = device
+            .create_texture(&wgpu::TextureDescriptor {
+                label: Some("kiln shadow map"),
+                size: wgpu::Extent3d {
+                    width: SHADOW_MAP_SIZE,
+                    height: SHADOW_MAP_SIZE,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: DEPTH_FORMAT,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                    | wgpu::TextureUsages::TEXTURE_BINDING,
+                view_formats: &[],
+            })
+            .create_view(&Default::default());
+        let shadow_sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("kiln shadow map"),
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            compare: Some(wgpu::CompareFunction::LessEqual),
+            ..Default::default()
+        });
         let globals_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("kiln globals"),
             layout: &globals_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: globals.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&shadow_map),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: wgpu::BindingResource::Sampler(&shadow_sampler),
+                },
+            ],
+        });
+        let shadow_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("kiln shadow globals"),
+            layout: &shadow_layout,
             entries: &[wgpu::BindGroupEntry {
                 binding: 0,
                 resource: globals.as_entire_binding(),
             }],
         });
+        let shadow_pipeline = shadow_pipeline(device, &shader, &shadow_layout, &mesh_buffers);
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("kiln textures"),
             address_mode_u: wgpu::AddressMode::Repeat,
@@ -361,6 +446,9 @@ impl SceneRenderer {
             closed_pipeline,
             open_pipeline,
             line_pipeline,
+            shadow_pipeline,
+            shadow_map,
+            shadow_bind,
             globals,
             globals_bind,
             material_layout,
@@ -419,6 +507,7 @@ impl SceneRenderer {
             eye: view.eye.to_array(),
             grid: view.grid,
             grid_fade: view.grid_fade,
+            shadows: view.shadows,
             list_revision: self.list_revision,
             resources: resources.generation,
             assets: assets.generation(),
@@ -438,13 +527,31 @@ impl SceneRenderer {
             self.materials.clear();
             self.materials_made_for = made_for;
         }
+        let sun = SUN.normalize();
+        let light = if view.shadows {
+            scene_bounds(list, |mesh| assets.mesh_model(resources, mesh, versions))
+                .map(|b| light_frame(sun, b))
+        } else {
+            None
+        };
+        let (light_view_projection, light_size) = light.unwrap_or((Mat4::IDENTITY, 1.0));
+        let texel = 1.0 / SHADOW_MAP_SIZE as f32;
         self.queue.write_buffer(
             &self.globals,
             0,
             bytemuck::bytes_of(&Globals {
                 view_projection: view.view_projection.to_cols_array_2d(),
                 eye: view.eye.extend(view.grid_fade).to_array(),
-                sun: SUN.normalize().extend(0.0).to_array(),
+                sun: sun.extend(0.0).to_array(),
+                light_view_projection: light_view_projection.to_cols_array_2d(),
+                // Offsets of about one texel of the map, in its depth and along the
+                // normal, keep surfaces from shadowing themselves (acne).
+                shadow: [
+                    f32::from(u8::from(light.is_some())),
+                    texel,
+                    0.0015,
+                    light_size * texel * 1.5,
+                ],
             }),
         );
 
@@ -481,6 +588,41 @@ impl SceneRenderer {
                 label: Some("kiln scene"),
             });
         let Some(targets) = &self.targets else { return };
+        // The shadow map: depth as the sun sees the scene (cleared to "far" when
+        // shadows are off, so the main pass's lookups find nothing in the way).
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("kiln shadow map"),
+                color_attachments: &[],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &self.shadow_map,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                occlusion_query_set: None,
+                timestamp_writes: None,
+                multiview_mask: None,
+            });
+            if light.is_some() {
+                pass.set_pipeline(&self.shadow_pipeline);
+                pass.set_bind_group(0, &self.shadow_bind, &[]);
+                pass.set_vertex_buffer(1, self.instances.slice(..));
+                for draw in &draws {
+                    let Some(part) =
+                        (self.models.get(&draw.model)).and_then(|m| m.parts.get(draw.part))
+                    else {
+                        continue;
+                    };
+                    pass.set_vertex_buffer(0, part.vertices.slice(..));
+                    pass.set_index_buffer(part.indices.slice(..), wgpu::IndexFormat::Uint32);
+                    pass.draw_indexed(0..part.index_count, 0, draw.instances.clone());
+                    self.stats.draws += 1;
+                }
+            }
+        }
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("kiln scene"),
@@ -853,6 +995,105 @@ fn pipeline(
     })
 }
 
+/// The pipeline that draws depth from the sun into the shadow map: the mesh
+/// vertices only, both faces (thin and open surfaces cast shadows too), standard
+/// depth (0 near the sun), a slope bias against acne.
+fn shadow_pipeline(
+    device: &wgpu::Device,
+    shader: &wgpu::ShaderModule,
+    globals: &wgpu::BindGroupLayout,
+    buffers: &[Option<wgpu::VertexBufferLayout>],
+) -> wgpu::RenderPipeline {
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("kiln shadow map"),
+        bind_group_layouts: &[Some(globals)],
+        immediate_size: 0,
+    });
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("kiln shadow map"),
+        layout: Some(&layout),
+        vertex: wgpu::VertexState {
+            module: shader,
+            entry_point: Some("vs_shadow"),
+            compilation_options: Default::default(),
+            buffers,
+        },
+        primitive: wgpu::PrimitiveState {
+            topology: wgpu::PrimitiveTopology::TriangleList,
+            front_face: wgpu::FrontFace::Ccw,
+            cull_mode: None,
+            ..Default::default()
+        },
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::Less),
+            stencil: Default::default(),
+            bias: wgpu::DepthBiasState {
+                constant: 2,
+                slope_scale: 2.0,
+                clamp: 0.0,
+            },
+        }),
+        multisample: Default::default(),
+        fragment: None,
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+/// The world box around every instance drawn (the models' own boxes, or a unit
+/// box for a model still loading).
+pub fn scene_bounds(
+    list: &DrawList,
+    mut model: impl FnMut(ResourceId) -> Option<(ModelKey, Arc<Model>)>,
+) -> Option<(Vec3, Vec3)> {
+    let mut out: Option<(Vec3, Vec3)> = None;
+    for batch in &list.batches {
+        let (lo, hi) =
+            model(batch.mesh).map_or((Vec3::splat(-0.5), Vec3::splat(0.5)), |(_, m)| m.bounds());
+        let range = batch.first as usize..(batch.first + batch.count) as usize;
+        for data in &list.instances[range] {
+            let to_world = Mat4::from_cols_array_2d(&data.model);
+            for k in 0..8 {
+                let corner = Vec3::new(
+                    if k & 1 == 0 { lo.x } else { hi.x },
+                    if k & 2 == 0 { lo.y } else { hi.y },
+                    if k & 4 == 0 { lo.z } else { hi.z },
+                );
+                let p = to_world.transform_point3(corner);
+                out = Some(out.map_or((p, p), |(a, b)| (a.min(p), b.max(p))));
+            }
+        }
+    }
+    out
+}
+
+/// The sun's view of the box `bounds` for the shadow map: an orthographic
+/// projection along `sun` (the direction towards it) that holds the whole box,
+/// and the width it covers in world units.
+pub fn light_frame(sun: Vec3, (lo, hi): (Vec3, Vec3)) -> (Mat4, f32) {
+    let centre = (lo + hi) * 0.5;
+    let radius = ((hi - lo).length() * 0.5).max(0.5);
+    let up = if sun.normalize().y.abs() > 0.99 {
+        Vec3::Z
+    } else {
+        Vec3::Y
+    };
+    let eye = centre + sun.normalize() * radius * 2.0;
+    let view = glam::camera::rh::view::look_at_mat4(eye, centre, up);
+    // Depth 0..1 from the sun (not reversed: the map is compared "less or equal").
+    let projection = glam::camera::rh::proj::directx::orthographic(
+        -radius,
+        radius,
+        -radius,
+        radius,
+        0.0,
+        radius * 4.0,
+    );
+    (projection * view, radius * 2.0)
+}
+
 /// One instanced draw: a part of a model, with a material, for a run of instances.
 struct Draw {
     model: ModelKey,
@@ -1051,6 +1292,7 @@ mod drawn_tests {
             eye: Vec3::new(0.0, 1.0, 5.0),
             grid: true,
             grid_fade: 40.0,
+            shadows: false,
         };
         let mut draw = |r: &mut SceneRenderer, size: [u32; 2], x: f32, changed: bool| {
             r.render(

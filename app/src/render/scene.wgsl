@@ -1,14 +1,21 @@
-// The viewport's shading: a directional sun, a sky/ground hemisphere ambient and a
+// The viewport's shading: a directional sun that casts shadows (one shadow map over
+// the scene, filtered over 3x3 texels), a sky/ground hemisphere ambient and a
 // Blinn-Phong highlight whose sharpness follows the material's roughness. Depth is
-// reversed (1 near, 0 far) for precision across a large ground.
+// reversed (1 near, 0 far) for precision across a large ground; the shadow map's is
+// not (0 at the sun).
 
 struct Globals {
     view_projection: mat4x4<f32>,
     eye: vec4<f32>,
     // xyz: direction towards the sun.
     sun: vec4<f32>,
+    light_view_projection: mat4x4<f32>,
+    // x: shadows on, y: a texel of the map, z: depth bias, w: normal offset.
+    shadow: vec4<f32>,
 };
 @group(0) @binding(0) var<uniform> globals: Globals;
+@group(0) @binding(1) var shadow_map: texture_depth_2d;
+@group(0) @binding(2) var shadow_sampler: sampler_comparison;
 
 struct Material {
     base_color: vec4<f32>,
@@ -61,6 +68,34 @@ fn vs_mesh(v: MeshIn) -> MeshOut {
     return out;
 }
 
+// Depth as the sun sees it, into the shadow map.
+@vertex
+fn vs_shadow(v: MeshIn) -> @builtin(position) vec4<f32> {
+    let model = mat4x4<f32>(v.m0, v.m1, v.m2, v.m3);
+    return globals.light_view_projection * model * vec4<f32>(v.position, 1.0);
+}
+
+// How much of the sun reaches `world` (0 in shadow, 1 lit), looked up a little
+// along the normal `n`, averaged over 3x3 texels for a soft edge.
+fn sunlight(world: vec3<f32>, n: vec3<f32>) -> f32 {
+    if globals.shadow.x < 0.5 {
+        return 1.0;
+    }
+    let p = globals.light_view_projection * vec4<f32>(world + n * globals.shadow.w, 1.0);
+    let uv = vec2<f32>(p.x * 0.5 + 0.5, 0.5 - p.y * 0.5);
+    if uv.x < 0.0 || uv.x > 1.0 || uv.y < 0.0 || uv.y > 1.0 || p.z > 1.0 {
+        return 1.0;
+    }
+    var lit = 0.0;
+    for (var x = -1; x <= 1; x++) {
+        for (var y = -1; y <= 1; y++) {
+            let at = uv + vec2<f32>(f32(x), f32(y)) * globals.shadow.y;
+            lit += textureSampleCompareLevel(shadow_map, shadow_sampler, at, p.z - globals.shadow.z);
+        }
+    }
+    return lit / 9.0;
+}
+
 @fragment
 fn fs_mesh(in: MeshOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f32> {
     let texel = textureSample(base_texture, base_sampler, in.uv);
@@ -72,7 +107,7 @@ fn fs_mesh(in: MeshOut, @builtin(front_facing) front: bool) -> @location(0) vec4
     }
     let to_eye = normalize(globals.eye.xyz - in.world);
     let sun = normalize(globals.sun.xyz);
-    let lambert = max(dot(n, sun), 0.0);
+    let lambert = max(dot(n, sun), 0.0) * sunlight(in.world, n);
     let sky = vec3<f32>(0.52, 0.58, 0.68);
     let ground = vec3<f32>(0.26, 0.23, 0.20);
     let ambient = mix(ground, sky, n.y * 0.5 + 0.5);

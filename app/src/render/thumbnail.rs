@@ -282,6 +282,7 @@ fn framing(lo: Vec3, hi: Vec3, round: bool) -> View {
         eye,
         grid: false,
         grid_fade: 1.0,
+        shadows: false,
     }
 }
 

@@ -444,6 +444,7 @@ pub fn show(
                 eye,
                 grid: settings.show_grid,
                 grid_fade: (camera.distance * 2.5).max(40.0),
+                shadows: settings.shadows,
             };
             gpu.paint(
                 &painter,
