@@ -467,3 +467,75 @@ fn view_shadows_switches_the_viewports_shadows() {
         );
     }
 }
+
+/// X switches the handle between the world's axes and the entity's own, as the
+/// toolbar shows; the middle box of the scale tool scales all three axes at once,
+/// and a plane square of the move tool moves across its plane only.
+#[test]
+fn x_switches_the_axes_and_the_middle_box_scales_uniformly() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let boulder = world_position(&h, "boulder");
+    let at = screen(&h, boulder + Vec3::Y * 0.3);
+    click_at(&mut h, at);
+    assert_eq!(editor(&h).selection(), ["boulder".to_owned()]);
+    h.get_by_label("World");
+    h.key_press(Key::X);
+    h.run_steps(2);
+    assert!(h.state().settings.local_space);
+    h.get_by_label("Local").click();
+    h.run_steps(2);
+    assert!(!h.state().settings.local_space, "the toolbar switches back");
+    // A plane square: the one across y moves x and z, never y.
+    let before = authored(&h, "boulder", "position");
+    let len = h.state().panels.camera.distance * 0.12;
+    let square = screen(&h, boulder + Vec3::new(0.3, 0.0, 0.3) * len);
+    let away = screen(&h, boulder + Vec3::new(1.2, 0.0, 0.9) * len);
+    drag_through(&mut h, &[square, away], Modifiers::NONE);
+    let after = authored(&h, "boulder", "position");
+    assert!(
+        after[0] != before[0] && after[2] != before[2],
+        "{before:?} -> {after:?}"
+    );
+    assert_eq!(after[1], before[1], "across the plane only");
+    // The scale tool's middle box: all three axes by one factor.
+    h.key_press(Key::R);
+    h.run_steps(2);
+    let scale_before = authored(&h, "boulder", "scale");
+    let middle = screen(&h, world_position(&h, "boulder"));
+    drag_through(
+        &mut h,
+        &[middle, middle + egui::vec2(40.0, -20.0)],
+        Modifiers::NONE,
+    );
+    let scale_after = authored(&h, "boulder", "scale");
+    let factors: Vec<f64> = (0..3).map(|k| scale_after[k] / scale_before[k]).collect();
+    assert!(factors[0] > 1.2, "{scale_before:?} -> {scale_after:?}");
+    assert!(
+        factors.iter().all(|f| (f - factors[0]).abs() < 0.01),
+        "uniform: {factors:?}"
+    );
+}
+
+/// Holding Shift while dragging the move tool's middle square slides the
+/// selection along what is under the pointer: the firefly, dragged over open
+/// ground, comes down to rest on it.
+#[test]
+fn shift_dragging_the_middle_square_slides_along_surfaces() {
+    let dir = demo_copy();
+    let mut h = open(dir.path());
+    let firefly = world_position(&h, "firefly");
+    let at = screen(&h, firefly);
+    click_at(&mut h, at);
+    assert_eq!(editor(&h).selection(), ["firefly".to_owned()]);
+    let rect = h.state().panels.viewport.rect.unwrap();
+    let to = rect.center() + egui::vec2(-rect.width() * 0.25, rect.height() * 0.3);
+    drag_through(&mut h, &[at, to], Modifiers::SHIFT);
+    let state = h.state_mut();
+    let (lo, _) = (state.panels.viewport)
+        .drawn_bounds(state.editor.as_ref().unwrap(), &["firefly".to_owned()])
+        .unwrap();
+    assert!(lo.y.abs() < 0.02, "resting on the ground: {lo}");
+    let moved = world_position(&h, "firefly");
+    assert!(moved.distance(firefly) > 1.0, "{firefly} -> {moved}");
+}

@@ -298,8 +298,12 @@ pub(super) fn show(
         }
     }
 
+    // A drag is noticed once the pointer has moved a few points: what it grabbed
+    // is what was under the button when it went down (a quick drag off a small
+    // square still takes the square).
     if response.drag_started_by(egui::PointerButton::Primary)
-        && let (Some(grip), Some(p)) = (hovered, pointer)
+        && let Some(p) = ui.input(|i| i.pointer.press_origin()).or(pointer)
+        && let Some(grip) = grip_at(p, tool, &frame, view)
         && let Some(drag) = begin(editor, state, grip, frame, view, p)
     {
         state.drag = Some(drag);

@@ -57,6 +57,8 @@ pub struct ViewportState {
     pub drop_request: bool,
     /// Where a box being drawn to select started.
     box_from: Option<Pos2>,
+    /// The runtime entities hidden and locked, and what they were found for.
+    view_sets: Option<(ViewSetsKey, HashSet<Entity>, HashSet<Entity>)>,
     /// Frame the selection on the next frame (asked by F or by opening a level).
     pub frame_request: bool,
     /// What is drawn, and what it was built from.
@@ -74,6 +76,21 @@ pub struct ViewportState {
     pub last_cpu_time: Duration,
     /// The entities drawn selected, and the (world, selection) they were found for.
     tinted: Option<(TintKey, HashSet<Entity>)>,
+}
+
+/// What the hidden and locked entities were found for: the world's entities'
+/// revision and the two sets' hashes.
+type ViewSetsKey = (u64, u64, u64);
+
+/// A hash of a set of ids (0 for none, without hashing).
+fn set_hash(ids: &std::collections::BTreeSet<String>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    if ids.is_empty() {
+        return 0;
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ids.hash(&mut h);
+    h.finish()
 }
 
 /// What the entities drawn selected were found for: the world's entities'
@@ -329,13 +346,31 @@ pub fn show(
     let started = Instant::now();
     let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
     let painter = ui.painter_at(rect);
-    // What the designer hid or locked, with everything below it.
-    let below = |ids: &std::collections::BTreeSet<String>| {
-        let ids: Vec<String> = ids.iter().cloned().collect();
-        editor.preview_state().drawn_selected(&ids)
+    // What the designer hid or locked, with everything below it: walked again only
+    // when the world or the sets change (an isolated entity on a large level hides
+    // the rest, and a walk of it every frame would cost every frame).
+    let sets_key = (
+        editor.preview().entities_revision(),
+        set_hash(&state.level_view.hidden),
+        set_hash(&state.level_view.locked),
+    );
+    if (state.viewport.view_sets.as_ref()).is_none_or(|(k, _, _)| *k != sets_key) {
+        let below = |ids: &std::collections::BTreeSet<String>| {
+            let ids: Vec<String> = ids.iter().cloned().collect();
+            editor.preview_state().drawn_selected(&ids)
+        };
+        let sets = (
+            below(&state.level_view.hidden),
+            below(&state.level_view.locked),
+        );
+        state.viewport.view_sets = Some((sets_key, sets.0, sets.1));
+    }
+    // Taken for the frame and put back at its end (a frame that returns early
+    // walks them again on the next).
+    let (hidden, locked) = match state.viewport.view_sets.take() {
+        Some((_, hidden, locked)) => (hidden, locked),
+        None => Default::default(),
     };
-    let hidden = below(&state.level_view.hidden);
-    let locked = below(&state.level_view.locked);
     let camera = &mut state.camera;
     let viewport = &mut state.viewport;
     viewport.rect = Some(rect);
@@ -570,6 +605,7 @@ pub fn show(
     if let Some(direction) = gizmo::show(ui, rect, &camera.view()) {
         camera.look_along(direction);
     }
+    viewport.view_sets = Some((sets_key, hidden, locked));
     viewport.last_cpu_time = started.elapsed();
 }
 
