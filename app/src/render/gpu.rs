@@ -1056,15 +1056,7 @@ pub fn scene_bounds(
         let range = batch.first as usize..(batch.first + batch.count) as usize;
         for data in &list.instances[range] {
             let to_world = Mat4::from_cols_array_2d(&data.model);
-            for k in 0..8 {
-                let corner = Vec3::new(
-                    if k & 1 == 0 { lo.x } else { hi.x },
-                    if k & 2 == 0 { lo.y } else { hi.y },
-                    if k & 4 == 0 { lo.z } else { hi.z },
-                );
-                let p = to_world.transform_point3(corner);
-                out = Some(out.map_or((p, p), |(a, b)| (a.min(p), b.max(p))));
-            }
+            out = Some(super::placement::grow(out, &to_world, (lo, hi)));
         }
     }
     out

@@ -72,19 +72,26 @@ pub fn world_bounds(
                     b
                 }
             };
-            let to_world = Mat4::from_cols_array_2d(&data.model);
-            for k in 0..8 {
-                let corner = Vec3::new(
-                    if k & 1 == 0 { lo.x } else { hi.x },
-                    if k & 2 == 0 { lo.y } else { hi.y },
-                    if k & 4 == 0 { lo.z } else { hi.z },
-                );
-                let p = to_world.transform_point3(corner);
-                out = Some(out.map_or((p, p), |(a, b)| (a.min(p), b.max(p))));
-            }
+            out = Some(grow(out, &Mat4::from_cols_array_2d(&data.model), (lo, hi)));
         }
     }
     out
+}
+
+/// `so_far` grown by the box `(lo, hi)` as `to_world` places it (its eight
+/// corners; `so_far` `None`: that box alone).
+pub fn grow(so_far: Option<(Vec3, Vec3)>, to_world: &Mat4, (lo, hi): (Vec3, Vec3)) -> (Vec3, Vec3) {
+    let mut out = so_far;
+    for k in 0..8 {
+        let corner = Vec3::new(
+            if k & 1 == 0 { lo.x } else { hi.x },
+            if k & 2 == 0 { lo.y } else { hi.y },
+            if k & 4 == 0 { lo.z } else { hi.z },
+        );
+        let p = to_world.transform_point3(corner);
+        out = Some(out.map_or((p, p), |(a, b)| (a.min(p), b.max(p))));
+    }
+    out.unwrap_or((lo, hi))
 }
 
 /// The height of the floor under the box `bounds`: the highest surface of a drawn

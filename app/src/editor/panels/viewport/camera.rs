@@ -218,15 +218,10 @@ pub fn frame_bounds(
         if boxes.is_empty() {
             grow(Vec3::from(pose.translation));
         }
-        for (lo, hi) in boxes {
-            for k in 0..8 {
-                let corner = Vec3::new(
-                    if k & 1 == 0 { lo.x } else { hi.x },
-                    if k & 2 == 0 { lo.y } else { hi.y },
-                    if k & 4 == 0 { lo.z } else { hi.z },
-                );
-                grow(pose.transform_point3(corner));
-            }
+        for b in boxes {
+            let (lo, hi) = crate::render::placement::grow(None, &Mat4::from(pose), b);
+            grow(lo);
+            grow(hi);
         }
         stack.extend(transforms.children(i));
     }

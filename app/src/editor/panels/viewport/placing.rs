@@ -16,7 +16,9 @@ use crate::editor::actions::Action;
 use crate::editor::model::Editor;
 use crate::editor::settings::Settings;
 use crate::render::picking::Ray;
-use crate::render::placement::{floor_below, on_grid, rest_offset, surface_under, world_bounds};
+use crate::render::placement::{
+    ModelOf, floor_below, on_grid, rest_offset, surface_under, world_bounds,
+};
 
 /// How long a placed entity waits for its models before it stays where its origin
 /// was put (a model that cannot be read never loads).
@@ -45,6 +47,18 @@ pub(super) fn surface(
     ray: Ray,
     skip: &HashSet<Entity>,
 ) -> Option<Vec3> {
+    with_models(state, editor, |list, model| {
+        surface_under(list, ray, model, &|e| skip.contains(&e))
+    })
+}
+
+/// Runs `f` with the draw list and the models its meshes draw (`None` before the
+/// viewport has loaded any).
+fn with_models<T>(
+    state: &mut ViewportState,
+    editor: &Editor,
+    f: impl FnOnce(&crate::render::scene::DrawList, &mut ModelOf) -> Option<T>,
+) -> Option<T> {
     let ViewportState {
         draw_list, assets, ..
     } = state;
@@ -54,7 +68,7 @@ pub(super) fn surface(
         editor.preview_state().asset_versions(),
     );
     let mut model = |id| assets.mesh_model(resources, id, versions).map(|(_, m)| m);
-    surface_under(draw_list, ray, &mut model, &|e| skip.contains(&e))
+    f(draw_list, &mut model)
 }
 
 /// The world box around what the entities in `of` draw (with everything below
@@ -64,16 +78,9 @@ fn bounds_of(
     editor: &Editor,
     of: &HashSet<Entity>,
 ) -> Option<(Vec3, Vec3)> {
-    let ViewportState {
-        draw_list, assets, ..
-    } = state;
-    let assets = assets.as_mut()?;
-    let (resources, versions) = (
-        editor.preview_state().resources(),
-        editor.preview_state().asset_versions(),
-    );
-    let mut model = |id| assets.mesh_model(resources, id, versions).map(|(_, m)| m);
-    world_bounds(draw_list, &|e| of.contains(&e), &mut model)
+    with_models(state, editor, |list, model| {
+        world_bounds(list, &|e| of.contains(&e), model)
+    })
 }
 
 impl ViewportState {
@@ -197,18 +204,10 @@ pub(super) fn drop_to_floor(state: &mut ViewportState, editor: &Editor, actions:
             Some((p, p))
         });
         let Some(bounds) = bounds else { continue };
-        let ViewportState {
-            draw_list, assets, ..
-        } = &mut *state;
-        let Some(assets) = assets.as_mut() else {
-            return;
-        };
-        let (resources, versions) = (
-            editor.preview_state().resources(),
-            editor.preview_state().asset_versions(),
-        );
-        let mut model = |id| assets.mesh_model(resources, id, versions).map(|(_, m)| m);
-        let floor = floor_below(draw_list, bounds, &mut model, &|e| selected.contains(&e));
+        let floor = with_models(state, editor, |list, model| {
+            Some(floor_below(list, bounds, model, &|e| selected.contains(&e)))
+        });
+        let Some(floor) = floor else { return };
         let offset = Vec3::new(0.0, floor - bounds.0.y, 0.0);
         values.extend(moved_by(editor, std::slice::from_ref(id), offset));
     }
