@@ -432,6 +432,11 @@ impl TransformManager {
         if i.0 != last {
             self.move_instance(last, i.0);
         }
+        self.pop_slot();
+    }
+
+    /// Drops the last slot of every array (after its instance was moved away).
+    fn pop_slot(&mut self) {
         self.entity.pop();
         self.local.pop();
         self.world.pop();
@@ -459,13 +464,7 @@ impl TransformManager {
         self.move_instance(a.0, temp);
         self.move_instance(b.0, a.0);
         self.move_instance(temp, b.0);
-        self.entity.pop();
-        self.local.pop();
-        self.world.pop();
-        self.parent.pop();
-        self.first_child.pop();
-        self.next_sibling.pop();
-        self.prev_sibling.pop();
+        self.pop_slot();
     }
 
     /// Moves the instance at `from` to slot `to` (whose old content is dropped) and

@@ -291,6 +291,7 @@ impl KilnApp {
                     }
                 }
                 Action::SetHidden { id, hidden } => {
+                    self.panels.level_view.changed();
                     let view = &mut self.panels.level_view.hidden;
                     if hidden {
                         view.insert(id)
@@ -299,6 +300,7 @@ impl KilnApp {
                     };
                 }
                 Action::SetLocked { id, locked } => {
+                    self.panels.level_view.changed();
                     let view = &mut self.panels.level_view.locked;
                     if locked {
                         view.insert(id)

@@ -52,13 +52,38 @@ pub struct Settings {
 /// The designer's view of a level, kept in the settings and never in the level's
 /// file: entities hidden in the viewport and entities locked against picking
 /// (each with what is below it).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LevelView {
     /// Authoring ids (or part paths) not drawn, with what is below them.
     pub hidden: std::collections::BTreeSet<String>,
     /// Authoring ids (or part paths) not picked in the viewport, with what is below.
     pub locked: std::collections::BTreeSet<String>,
+    /// Which change of the two sets this is (none: 0), unique in the process: the
+    /// viewport finds the entities below them again only when it moves on.
+    #[serde(skip)]
+    pub revision: u64,
+}
+
+/// Two views are the same when they hide and lock the same (whichever change
+/// made them so).
+impl PartialEq for LevelView {
+    fn eq(&self, other: &Self) -> bool {
+        self.hidden == other.hidden && self.locked == other.locked
+    }
+}
+
+impl LevelView {
+    /// Says that `hidden` or `locked` changed.
+    pub fn changed(&mut self) {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        self.revision = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether nothing is hidden or locked.
+    pub fn is_empty(&self) -> bool {
+        self.hidden.is_empty() && self.locked.is_empty()
+    }
 }
 
 /// A viewport camera as the settings keep it (the designer's view, never in the

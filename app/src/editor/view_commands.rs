@@ -24,6 +24,12 @@ pub fn run(
 ) -> Option<Vec<Action>> {
     let view = &mut panels.level_view;
     let selection = editor.map_or(&[][..], Editor::selection);
+    if matches!(
+        command,
+        UiCommand::Hide | UiCommand::ShowAll | UiCommand::Isolate | UiCommand::ToggleLock
+    ) {
+        view.changed();
+    }
     match command {
         UiCommand::MoveTool => panels.viewport.tool = Tool::Move,
         UiCommand::RotateTool => panels.viewport.tool = Tool::Rotate,
@@ -175,7 +181,7 @@ pub fn follow_level(editor: Option<&Editor>, panels: &mut PanelState, settings: 
     if let Some(old) = panels.view_key.take() {
         settings.cameras.insert(old.clone(), panels.camera.into());
         let view = std::mem::take(&mut panels.level_view);
-        if view == Default::default() {
+        if view.is_empty() {
             settings.level_views.remove(&old);
         } else {
             settings.level_views.insert(old, view);

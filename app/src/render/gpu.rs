@@ -193,7 +193,13 @@ pub struct SceneRenderer {
     pub stats: FrameStats,
     /// Samples per pixel.
     samples: u32,
+    /// The sun's view for the shadow map, and the (draw list, resources, assets)
+    /// revisions it was fitted to.
+    light: Option<((u64, u64, u64), Option<LightFrame>)>,
 }
+
+/// The sun's view-projection for the shadow map, and the width it covers.
+type LightFrame = (Mat4, f32);
 
 /// What a scene picture depends on (see [`SceneRenderer::render`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -474,6 +480,7 @@ impl SceneRenderer {
             pictures: 0,
             stats: FrameStats::default(),
             samples,
+            light: None,
         }
     }
 
@@ -531,9 +538,25 @@ impl SceneRenderer {
             self.materials_made_for = made_for;
         }
         let sun = SUN.normalize();
+        // The sun's frame follows the scene's box, not the camera: found again
+        // only when what is drawn changed (orbiting redraws every frame, and the
+        // box walks every instance).
         let light = if view.shadows {
-            scene_bounds(list, |mesh| assets.mesh_model(resources, mesh, versions))
-                .map(|b| light_frame(sun, b))
+            let made_for = (
+                self.list_revision,
+                resources.generation,
+                assets.generation(),
+            );
+            match self.light {
+                Some((key, light)) if key == made_for => light,
+                _ => {
+                    let light =
+                        scene_bounds(list, |mesh| assets.mesh_model(resources, mesh, versions))
+                            .map(|b| light_frame(sun, b));
+                    self.light = Some((made_for, light));
+                    light
+                }
+            }
         } else {
             None
         };

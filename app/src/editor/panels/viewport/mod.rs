@@ -79,19 +79,8 @@ pub struct ViewportState {
 }
 
 /// What the hidden and locked entities were found for: the world's entities'
-/// revision and the two sets' hashes.
-type ViewSetsKey = (u64, u64, u64);
-
-/// A hash of a set of ids (0 for none, without hashing).
-fn set_hash(ids: &std::collections::BTreeSet<String>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    if ids.is_empty() {
-        return 0;
-    }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    ids.hash(&mut h);
-    h.finish()
-}
+/// revision and the sets' ([`crate::editor::settings::LevelView::revision`]).
+type ViewSetsKey = (u64, u64);
 
 /// What the entities drawn selected were found for: the world's entities'
 /// revision and the selection.
@@ -351,8 +340,7 @@ pub fn show(
     // the rest, and a walk of it every frame would cost every frame).
     let sets_key = (
         editor.preview().entities_revision(),
-        set_hash(&state.level_view.hidden),
-        set_hash(&state.level_view.locked),
+        state.level_view.revision,
     );
     if (state.viewport.view_sets.as_ref()).is_none_or(|(k, _, _)| *k != sets_key) {
         let below = |ids: &std::collections::BTreeSet<String>| {
