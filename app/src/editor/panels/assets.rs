@@ -415,7 +415,7 @@ impl TreeView<'_, '_> {
                 && editor.level().is_some()
                 && ui
                     .button("Place in level")
-                    .on_hover_text("Where the camera looks (or drag it onto the viewport)")
+                    .on_hover_text("On the surface under the middle of the view (or drag it onto the viewport to put it under the pointer)")
                     .clicked()
             {
                 actions.push(Action::PlaceAsset {
