@@ -872,9 +872,10 @@ fn named_renderer() -> Option<eframe::Renderer> {
 /// Opens the editor window on `project` (or the last project opened).
 ///
 /// It starts on wgpu (the viewport renders with depth, lighting and textures) on
-/// any Vulkan or OpenGL adapter, software ones included. Where wgpu finds none and
-/// the window never starts, the editor runs again on OpenGL through glow, where
-/// the viewport shows its flat view and says so. (Asking wgpu for adapters before
+/// any Vulkan, Metal or DirectX 12 adapter, software ones (Mesa's lavapipe)
+/// included. Where wgpu finds none and the window never starts, the editor runs
+/// again on OpenGL through glow, where the viewport shows its flat view and says
+/// so. (Asking wgpu for adapters before
 /// starting cost every launch 130 ms on Mesa's drivers, as eframe then asks again.)
 /// `KILN_RENDERER=glow` or `wgpu` chooses.
 pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
@@ -886,6 +887,18 @@ pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
     };
     let named = named_renderer();
     options.renderer = named.unwrap_or(eframe::Renderer::Wgpu);
+    // wgpu's primary backends only (Vulkan, Metal, DirectX 12), not its OpenGL:
+    // the viewport needs texture view formats, which wgpu on OpenGL lacks (it
+    // panicked making the viewport's target), and on a machine without a GPU
+    // merely probing OpenGL loaded Mesa's OpenGL driver and its rasterizer threads
+    // for the same software rasterizer Vulkan finds: 12 MB of the editor's 150
+    // (BENCHMARKS.md). Where no primary adapter exists the editor starts on glow
+    // (below). WGPU_BACKEND overrides, as wgpu documents.
+    if std::env::var_os("WGPU_BACKEND").is_none()
+        && let egui_wgpu::WgpuSetup::CreateNew(setup) = &mut options.wgpu_options.wgpu_setup
+    {
+        setup.instance_descriptor.backends = egui_wgpu::wgpu::Backends::PRIMARY;
+    }
     // The editor's preferences and window layout live with the user's other Kiln
     // settings (see `settings_file`); screenshots start from a clean state, not
     // from whatever the last session left.
@@ -905,10 +918,10 @@ pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
         Err(eframe::Error::Wgpu(e))
             if named.is_none() && !FRAME_BUILT.load(std::sync::atomic::Ordering::Relaxed) =>
         {
-            // A window's event loop runs once per process: the glow window is a
-            // new process, with the same arguments.
+            // A window's event loop runs once per process: the next try is a new
+            // process, with the same arguments.
             eprintln!(
-                "kiln: no GPU adapter found (Vulkan or OpenGL: {e}); starting on OpenGL, where the viewport shows its flat view"
+                "kiln: no GPU adapter found (Vulkan, Metal or DirectX 12: {e}); starting on OpenGL, where the viewport shows its flat view"
             );
             let exe = std::env::current_exe()?;
             let status = std::process::Command::new(exe)

@@ -76,7 +76,7 @@ fn vs_shadow(v: MeshIn) -> @builtin(position) vec4<f32> {
 }
 
 // How much of the sun reaches `world` (0 in shadow, 1 lit), looked up a little
-// along the normal `n`, averaged over 3x3 texels for a soft edge.
+// along the normal `n`, filtered over 3x3 texels for a soft edge.
 fn sunlight(world: vec3<f32>, n: vec3<f32>) -> f32 {
     if globals.shadow.x < 0.5 {
         return 1.0;
@@ -86,14 +86,16 @@ fn sunlight(world: vec3<f32>, n: vec3<f32>) -> f32 {
     if uv.x < 0.0 || uv.x > 1.0 || uv.y < 0.0 || uv.y > 1.0 || p.z > 1.0 {
         return 1.0;
     }
-    var lit = 0.0;
-    for (var x = -1; x <= 1; x++) {
-        for (var y = -1; y <= 1; y++) {
-            let at = uv + vec2<f32>(f32(x), f32(y)) * globals.shadow.y;
-            lit += textureSampleCompareLevel(shadow_map, shadow_sampler, at, p.z - globals.shadow.z);
-        }
-    }
-    return lit / 9.0;
+    // Four taps half a texel off the middle, each filtered over 2x2 texels by the
+    // comparison sampler: a 3x3 tent. Nine taps looked the same and, on a software
+    // renderer, compiled into a shader that held about 1 MB more of the process.
+    let h = 0.5 * globals.shadow.y;
+    let depth = p.z - globals.shadow.z;
+    let lit = textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(-h, -h), depth)
+        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(h, -h), depth)
+        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(-h, h), depth)
+        + textureSampleCompareLevel(shadow_map, shadow_sampler, uv + vec2<f32>(h, h), depth);
+    return lit * 0.25;
 }
 
 @fragment
