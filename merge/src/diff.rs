@@ -3,20 +3,33 @@
 //! per entity the components and fields changed, old -> new; for any other JSON
 //! file, the keys changed. Formatting and key order are not changes.
 
-use std::collections::{BTreeMap, HashMap};
-
+use kiln_core::raw_level::{EntityHead, EntityTexts};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::json::same;
+
+type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 /// The lines saying what changed from `old` to `new` (the file's type is its
 /// extension); empty when nothing did. `Err` when a version does not read as the
 /// file Kiln expects.
 pub fn diff_file(path: &str, old: &[u8], new: &[u8]) -> Result<Vec<String>, String> {
-    let read = |bytes: &[u8], which: &str| -> Result<Option<Value>, String> {
+    let text = |bytes: &'_ [u8], which: &str| -> Result<String, String> {
         let bytes = kiln_core::json_format::bytes_without_bom(bytes);
-        let text =
-            std::str::from_utf8(bytes).map_err(|_| format!("the {which} version is not UTF-8"))?;
+        std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .map_err(|_| format!("the {which} version is not UTF-8"))
+    };
+    let (old, new) = (text(old, "old")?, text(new, "new")?);
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    if matches!(ext, "level" | "unit")
+        && let (Ok(a), Ok(b)) = (LeanLevel::read(&old), LeanLevel::read(&new))
+    {
+        return Ok(diff_entities(&a, &b));
+    }
+    let read = |text: &str, which: &str| -> Result<Option<Value>, String> {
         if text.trim().is_empty() {
             return Ok(None);
         }
@@ -28,22 +41,34 @@ pub fn diff_file(path: &str, old: &[u8], new: &[u8]) -> Result<Vec<String>, Stri
             )
         })
     };
-    let (old, new) = (read(old, "old")?, read(new, "new")?);
-    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
-    let entities = |v: &Option<Value>| -> Option<Vec<Value>> {
-        match v {
-            None => Some(Vec::new()),
-            Some(v) => v.get("entities")?.as_array().cloned(),
-        }
-    };
-    if matches!(ext, "level" | "unit")
-        && let (Some(a), Some(b)) = (entities(&old), entities(&new))
-    {
-        return Ok(diff_entities(&a, &b));
-    }
+    let (old, new) = (read(&old, "old")?, read(&new, "new")?);
     let mut lines = Vec::new();
     diff_values(&mut lines, "", old.as_ref(), new.as_ref(), "");
     Ok(lines)
+}
+
+/// A level read lean: each entity's text, id and parent. An entity is parsed only
+/// where its text differs between the versions, so a diff of a big level holds
+/// little more than its two texts.
+struct LeanLevel<'a> {
+    entities: Vec<(&'a RawValue, EntityHead<'a>)>,
+}
+
+impl<'a> LeanLevel<'a> {
+    fn read(text: &'a str) -> Result<Self, serde_json::Error> {
+        if text.trim().is_empty() {
+            return Ok(LeanLevel {
+                entities: Vec::new(),
+            });
+        }
+        let texts = EntityTexts::read(text)?;
+        let entities = texts
+            .entities
+            .into_iter()
+            .map(|raw| EntityHead::read(raw).map(|head| (raw, head)))
+            .collect::<Result<_, _>>()?;
+        Ok(LeanLevel { entities })
+    }
 }
 
 /// A value on one line.
@@ -71,6 +96,7 @@ fn diff_values(
     indent: &str,
 ) {
     match (old, new) {
+        (None, None) => {}
         (Some(a), Some(b)) if same(a, b) => {}
         (Some(Value::Object(a)), Some(Value::Object(b))) => {
             let keys = a.keys().chain(b.keys().filter(|k| !a.contains_key(*k)));
@@ -89,65 +115,94 @@ fn diff_values(
     }
 }
 
-fn id_of(e: &Value) -> String {
-    e.get("id").and_then(Value::as_str).unwrap_or("").to_owned()
-}
-
-fn parent_of(e: &Value) -> Option<String> {
-    e.get("parent").and_then(Value::as_str).map(str::to_owned)
-}
-
 /// An entity as people know it: `"tree_01" (Tree 1)`.
-fn named(e: &Value) -> String {
+fn named(id: &str, e: &Value) -> String {
     match e.get("name").and_then(Value::as_str) {
-        Some(n) if !n.is_empty() => format!("\"{}\" ({n})", id_of(e)),
-        _ => format!("\"{}\"", id_of(e)),
+        Some(n) if !n.is_empty() => format!("\"{id}\" ({n})"),
+        _ => format!("\"{id}\""),
     }
 }
 
-fn place(parent: &Option<String>) -> String {
+fn place(parent: Option<&str>) -> String {
     match parent {
         Some(p) => format!("under \"{p}\""),
         None => "at the root".to_owned(),
     }
 }
 
-/// The entities added, removed, moved and changed, in the new version's order
-/// (removed ones where they were).
-fn diff_entities(old: &[Value], new: &[Value]) -> Vec<String> {
-    let old_by: HashMap<String, &Value> = old.iter().map(|e| (id_of(e), e)).collect();
-    let new_by: HashMap<String, &Value> = new.iter().map(|e| (id_of(e), e)).collect();
-    // Each entity's rank among its siblings, to tell a reorder.
-    let ranks = |list: &[Value]| -> HashMap<String, (Option<String>, usize)> {
-        let mut count: BTreeMap<Option<String>, usize> = BTreeMap::new();
-        list.iter()
-            .map(|e| {
-                let p = parent_of(e);
-                let n = count.entry(p.clone()).or_default();
-                *n += 1;
-                (id_of(e), (p, *n))
-            })
-            .collect()
-    };
-    let (old_rank, new_rank) = (ranks(old), ranks(new));
-    let mut lines = Vec::new();
-    for e in old.iter().filter(|e| !new_by.contains_key(&id_of(e))) {
-        lines.push(format!("- entity {}", named(e)));
+fn parse(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+/// The entities that changed place among their siblings: of those under the same
+/// parent in both versions, the fewest whose moves explain the new order (the rest
+/// form a longest run kept in the old order). So one insertion or one move is one
+/// line, not a line for every later sibling.
+fn reordered<'a>(old: &LeanLevel<'a>, new: &'a LeanLevel<'a>) -> FastSet<&'a str> {
+    let old_at: FastMap<&str, (usize, Option<&str>)> = old
+        .entities
+        .iter()
+        .enumerate()
+        .map(|(k, (_, h))| (&*h.id, (k, h.parent.as_deref())))
+        .collect();
+    // Per parent, the old positions of the siblings that stayed under it, in the
+    // new order.
+    let mut groups: FastMap<Option<&str>, Vec<(usize, &str)>> = FastMap::default();
+    for (_, head) in &new.entities {
+        if let Some(&(k, was)) = old_at.get(&*head.id)
+            && was == head.parent.as_deref()
+        {
+            groups.entry(was).or_default().push((k, &*head.id));
+        }
     }
-    for e in new {
-        let id = id_of(e);
-        let Some(before) = old_by.get(&id) else {
-            lines.push(format!("+ entity {}, {}", named(e), place(&parent_of(e))));
+    let mut moved = FastSet::default();
+    for siblings in groups.values() {
+        let keep = crate::order::longest_increasing(siblings);
+        for (k, (_, id)) in siblings.iter().enumerate() {
+            if !keep[k] {
+                moved.insert(*id);
+            }
+        }
+    }
+    moved
+}
+
+/// The entities added, removed, moved and changed, in the new version's order
+/// (removed ones first).
+fn diff_entities(old: &LeanLevel, new: &LeanLevel) -> Vec<String> {
+    let old_by: FastMap<&str, &(&RawValue, EntityHead)> =
+        old.entities.iter().map(|e| (&*e.1.id, e)).collect();
+    let new_ids: FastSet<&str> = new.entities.iter().map(|(_, h)| &*h.id).collect();
+    let moved = reordered(old, new);
+    let mut lines = Vec::new();
+    for (raw, head) in &old.entities {
+        if !new_ids.contains(&*head.id) {
+            lines.push(format!("- entity {}", named(&head.id, &parse(raw))));
+        }
+    }
+    for (raw, head) in &new.entities {
+        let id: &str = &head.id;
+        let Some((before_raw, before_head)) = old_by.get(id) else {
+            lines.push(format!(
+                "+ entity {}, {}",
+                named(id, &parse(raw)),
+                place(head.parent.as_deref())
+            ));
             continue;
         };
-        if same(before, e) && old_rank.get(&id) == new_rank.get(&id) {
+        let reorder = moved.contains(id);
+        if raw.get() == before_raw.get() && !reorder {
+            continue;
+        }
+        let (before, e) = (parse(before_raw), parse(raw));
+        if same(&before, &e) && !reorder {
             continue;
         }
         let mut inner = Vec::new();
-        let (was, is) = (parent_of(before), parent_of(e));
+        let (was, is) = (before_head.parent.as_deref(), head.parent.as_deref());
         if was != is {
-            inner.push(format!("    moved: {} -> {}", place(&was), place(&is)));
-        } else if old_rank.get(&id) != new_rank.get(&id) {
+            inner.push(format!("    moved: {} -> {}", place(was), place(is)));
+        } else if reorder {
             inner.push("    reordered among its siblings".to_owned());
         }
         let rest = |v: &Value| {
@@ -158,7 +213,7 @@ fn diff_entities(old: &[Value], new: &[Value]) -> Vec<String> {
             }
             v
         };
-        let (a, b) = (rest(before), rest(e));
+        let (a, b) = (rest(&before), rest(&e));
         let (ca, cb) = (a.get("components"), b.get("components"));
         if let (Some(Value::Object(ca)), Some(Value::Object(cb))) = (ca, cb) {
             for name in ca.keys().filter(|k| !cb.contains_key(*k)) {
@@ -184,7 +239,7 @@ fn diff_entities(old: &[Value], new: &[Value]) -> Vec<String> {
         };
         diff_values(&mut inner, "", Some(&others(&a)), Some(&others(&b)), "    ");
         if !inner.is_empty() {
-            lines.push(format!("~ entity {}", named(e)));
+            lines.push(format!("~ entity {}", named(id, &e)));
             lines.extend(inner);
         }
     }
@@ -242,5 +297,31 @@ mod tests {
                 "+ texture: \"textures/a\""
             ]
         );
+    }
+
+    fn level(ids: &[&str]) -> Vec<u8> {
+        let entities: Vec<String> = ids
+            .iter()
+            .map(|id| format!(r#"{{"id": "{id}"}}"#))
+            .collect();
+        format!(r#"{{"entities": [{}]}}"#, entities.join(", ")).into_bytes()
+    }
+
+    #[test]
+    fn one_insertion_or_one_move_is_one_line() {
+        let old = level(&["a", "b", "c", "d", "e", "f"]);
+        let inserted = level(&["a", "x", "b", "c", "d", "e", "f"]);
+        assert_eq!(
+            diff_file("l.level", &old, &inserted).unwrap(),
+            ["+ entity \"x\", at the root"]
+        );
+        let moved = level(&["a", "e", "b", "c", "d", "f"]);
+        assert_eq!(
+            diff_file("l.level", &old, &moved).unwrap(),
+            ["~ entity \"e\"", "    reordered among its siblings"]
+        );
+        // Positive control: a real swap of two runs still shows.
+        let swapped = level(&["d", "e", "f", "a", "b", "c"]);
+        assert_eq!(diff_file("l.level", &old, &swapped).unwrap().len(), 6);
     }
 }

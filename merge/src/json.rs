@@ -2,9 +2,11 @@
 //!
 //! A value changed on one side only takes that side's; changed alike on both, it is
 //! that; changed differently, it is a conflict (a marker, see
-//! [`kiln_core::conflict`]), unless both are objects, which merge key by key. Arrays
-//! (vectors, colours, lists of paths) are values: two different changes to one are
-//! a conflict. Numbers compare by value (`1` is `1.0`).
+//! [`kiln_core::conflict`]), unless both are objects, which merge key by key.
+//! Vectors and colours are values: two different changes to one are a conflict.
+//! Other lists (of records, of paths) merge item by item while neither side changed
+//! their length; the same item changed differently puts the whole list in
+//! conflict. Numbers compare by value (`1` is `1.0`).
 
 use kiln_core::conflict::Conflict;
 use serde_json::{Map, Value};
@@ -62,20 +64,59 @@ pub fn merge(
             let b = base.and_then(Value::as_object).unwrap_or(&empty);
             Some(Value::Object(merge_maps(place, b, o, t, conflicts)))
         }
-        _ => {
-            let conflict = Conflict {
-                entity: place.entity.clone(),
-                path: place.path.clone(),
-                why: None,
-                base: base.cloned(),
-                ours: ours.cloned(),
-                theirs: theirs.cloned(),
-            };
-            let marker = conflict.marker();
-            conflicts.push(conflict);
-            Some(marker)
+        (Some(Value::Array(b)), Some(Value::Array(o)), Some(Value::Array(t)))
+            if b.len() == o.len() && o.len() == t.len() && !is_vector(b) =>
+        {
+            // A list of records (or of paths) whose length neither side changed:
+            // item by item, so two designers editing different items both keep
+            // their edit. Where the same item changed differently, the list is in
+            // conflict as one value (as a vector or colour always is).
+            let mut inner = Vec::new();
+            let items: Vec<Value> = b
+                .iter()
+                .zip(o)
+                .zip(t)
+                .enumerate()
+                .map(|(k, ((b, o), t))| {
+                    place.path.push(k.to_string());
+                    let item = merge(place, Some(b), Some(o), Some(t), &mut inner);
+                    place.path.pop();
+                    item.unwrap_or(Value::Null)
+                })
+                .collect();
+            if inner.is_empty() {
+                return Some(Value::Array(items));
+            }
+            Some(conflict_at(place, base, ours, theirs, conflicts))
         }
+        _ => Some(conflict_at(place, base, ours, theirs, conflicts)),
     }
+}
+
+/// A vector, colour or quaternion: numbers, one value as a whole.
+fn is_vector(items: &[Value]) -> bool {
+    items.iter().all(Value::is_number)
+}
+
+/// The three sides at `place` as one conflict; its marker.
+fn conflict_at(
+    place: &Place,
+    base: Option<&Value>,
+    ours: Option<&Value>,
+    theirs: Option<&Value>,
+    conflicts: &mut Vec<Conflict>,
+) -> Value {
+    let conflict = Conflict {
+        entity: place.entity.clone(),
+        path: place.path.clone(),
+        why: None,
+        base: base.cloned(),
+        ours: ours.cloned(),
+        theirs: theirs.cloned(),
+    };
+    let marker = conflict.marker();
+    conflicts.push(conflict);
+    marker
 }
 
 /// Merges two objects key by key: ours' keys in ours' order, then the keys theirs
@@ -155,5 +196,35 @@ mod tests {
             &json!({"x": 1, "y": [1, 2]}),
             &json!({"y": [1.0, 2.0], "x": 1.0})
         ));
+    }
+
+    #[test]
+    fn lists_of_records_merge_item_by_item_and_vectors_stay_values() {
+        let base = json!({"meshes": [{"mesh": "meshes/a", "material": "materials/a"}, {"mesh": "meshes/b"}]});
+        let ours = json!({"meshes": [{"mesh": "meshes/a2", "material": "materials/a"}, {"mesh": "meshes/b"}]});
+        let theirs = json!({"meshes": [{"mesh": "meshes/a", "material": "materials/a"}, {"mesh": "meshes/b2"}]});
+        let (v, c) = merged(base.clone(), ours.clone(), theirs);
+        assert!(c.is_empty(), "{c:?}");
+        assert_eq!(
+            v["meshes"],
+            json!([{"mesh": "meshes/a2", "material": "materials/a"}, {"mesh": "meshes/b2"}])
+        );
+        // The same item changed differently: the list is one conflict.
+        let theirs = json!({"meshes": [{"mesh": "meshes/a3", "material": "materials/a"}, {"mesh": "meshes/b"}]});
+        let (v, c) = merged(base.clone(), ours.clone(), theirs);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].path, ["meshes"]);
+        assert_eq!(v["meshes"], c[0].marker());
+        // A side that changed the length: the list is a value.
+        let theirs = json!({"meshes": [{"mesh": "meshes/a", "material": "materials/a"}]});
+        let (_, c) = merged(base, ours, theirs);
+        assert_eq!(c.len(), 1);
+        // A vector's different components are still one value.
+        let (_, c) = merged(
+            json!({"p": [0, 0, 0]}),
+            json!({"p": [1, 0, 0]}),
+            json!({"p": [0, 1, 0]}),
+        );
+        assert_eq!(c.len(), 1);
     }
 }

@@ -15,7 +15,9 @@
 //!   is in conflict as a whole.
 //! - Parents the two sides set into a cycle: each parent in it that a side changed
 //!   is in conflict.
-//! - Order: ours', with theirs' additions after the entity they followed in theirs.
+//! - Order: ours', with theirs' additions and the entities theirs moved (and ours
+//!   did not) after the entity they follow in theirs; an entity both moved to
+//!   different places is in conflict as a whole.
 
 use std::borrow::Cow;
 
@@ -26,6 +28,7 @@ use serde_json::{Map, Value};
 use crate::json::{Place, merge, same};
 
 type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 // A level or unit is read with core's lean reader: the entity texts, and each
 // one's id and parent.
@@ -105,38 +108,91 @@ pub fn merge_level(
         read(theirs, "theirs")?,
     );
     let mut conflicts = Vec::new();
+    // Entity order: each side's moves (relative to the base) are carried into the
+    // merge. Ours' order is the frame; an entity theirs moved and ours did not goes
+    // where theirs put it, as theirs' additions do; one both moved to different
+    // places is in conflict (it stays where ours put it).
+    let base_index = |id: &str| b.by_id.get(id).copied();
+    let moved_ours: FastSet<&str> =
+        crate::order::moved(base_index, o.entities.iter().map(|(_, h)| &*h.id))
+            .into_iter()
+            .collect();
+    let moved_theirs: Vec<&str> =
+        crate::order::moved(base_index, t.entities.iter().map(|(_, h)| &*h.id));
+    let moved_both: FastSet<&str> = moved_theirs
+        .iter()
+        .copied()
+        .filter(|id| moved_ours.contains(id))
+        .collect();
+    let follow_theirs: FastSet<&str> = moved_theirs
+        .iter()
+        .copied()
+        .filter(|id| !moved_ours.contains(id))
+        .collect();
+    let (after_in_ours, after_in_theirs) = (
+        predecessors(&o, &b, &t, &moved_both),
+        predecessors(&t, &b, &o, &moved_both),
+    );
     let mut from_ours: Vec<Merged> = Vec::with_capacity(o.entities.len());
+    let mut to_place: FastMap<&str, Merged> = FastMap::default();
     // Ours' entities, in ours' order.
     for (raw, head) in &o.entities {
         let id: &str = &head.id;
-        if let Some(m) = merge_entity(id, b.get(id), Some((*raw, head)), t.get(id), &mut conflicts)
-        {
+        let m = if moved_both.contains(id) && after_in_ours.get(id) != after_in_theirs.get(id) {
+            let shown = |p: Option<&Option<&str>>| match p.copied().flatten() {
+                Some(p) => format!("after \"{p}\""),
+                None => "first".to_owned(),
+            };
+            let why = format!(
+                "both sides moved it in the entity list, to different places (ours {}, theirs {}); it stands where ours put it",
+                shown(after_in_ours.get(id)),
+                shown(after_in_theirs.get(id))
+            );
+            Some(whole_conflict(
+                id,
+                b.get(id),
+                Some((*raw, head)),
+                t.get(id),
+                &why,
+                &mut conflicts,
+            ))
+        } else {
+            merge_entity(id, b.get(id), Some((*raw, head)), t.get(id), &mut conflicts)
+        };
+        let Some(m) = m else { continue };
+        if follow_theirs.contains(id) {
+            to_place.insert(id, m);
+        } else {
             from_ours.push(m);
         }
     }
-    // Theirs' additions (and what ours deleted but theirs changed), each to go
-    // after the entity it followed in theirs (itself perhaps such an addition).
-    let mut present: std::collections::HashSet<String> =
-        from_ours.iter().map(|m| m.id.clone()).collect();
+    // Theirs' additions, the entities theirs moved, and what ours deleted but
+    // theirs changed, each to go after the entity it follows in theirs (itself
+    // perhaps one of these).
+    let mut present: FastSet<String> = from_ours.iter().map(|m| m.id.clone()).collect();
     let mut first: Vec<Merged> = Vec::new();
     let mut after: FastMap<String, Vec<Merged>> = FastMap::default();
-    for (k, (raw, head)) in t.entities.iter().enumerate() {
+    // The last entity of theirs seen so far that is in the merge: present only
+    // grows, so it is the anchor of the next one placed.
+    let mut anchor: Option<&str> = None;
+    for (raw, head) in &t.entities {
         let id: &str = &head.id;
-        if o.by_id.contains_key(id) {
-            continue;
-        }
-        let Some(m) = merge_entity(id, b.get(id), None, Some((*raw, head)), &mut conflicts) else {
-            continue;
+        let m = if let Some(m) = to_place.remove(id) {
+            Some(m)
+        } else if o.by_id.contains_key(id) {
+            None
+        } else {
+            merge_entity(id, b.get(id), None, Some((*raw, head)), &mut conflicts)
         };
-        let anchor = t.entities[..k]
-            .iter()
-            .rev()
-            .find(|(_, h)| present.contains(&*h.id))
-            .map(|(_, h)| h.id.to_string());
-        present.insert(m.id.clone());
-        match anchor {
-            Some(a) => after.entry(a).or_default().push(m),
-            None => first.push(m),
+        if let Some(m) = m {
+            present.insert(m.id.clone());
+            match anchor {
+                Some(a) => after.entry(a.to_owned()).or_default().push(m),
+                None => first.push(m),
+            }
+        }
+        if present.contains(id) {
+            anchor = Some(id);
         }
     }
     let mut merged: Vec<Merged> = Vec::with_capacity(present.len());
@@ -145,6 +201,30 @@ pub fn merge_level(
     }
     check_structure(&mut merged, &b, &o, &t, &mut conflicts);
     Ok((write(&merged), conflicts))
+}
+
+/// The entity each of `ids` follows in `side`, among the entities all three
+/// versions have (`None`: first of them).
+fn predecessors<'a>(
+    side: &SideDoc<'a>,
+    one: &SideDoc,
+    other: &SideDoc,
+    ids: &FastSet<&str>,
+) -> FastMap<&'a str, Option<&'a str>> {
+    let mut out = FastMap::default();
+    if ids.is_empty() {
+        return out;
+    }
+    let mut last: Option<&'a str> = None;
+    for (_, head) in &side.entities {
+        let Cow::Borrowed(id) = head.id else { continue };
+        if ids.contains(id) {
+            out.insert(id, last);
+        } else if one.by_id.contains_key(id) && other.by_id.contains_key(id) {
+            last = Some(id);
+        }
+    }
+    out
 }
 
 /// Pushes `m`, then what theirs added after it (and after those), depth first.
@@ -179,26 +259,7 @@ fn merge_entity<'a>(
         entity: Entity::Text(raw),
     };
     let whole = |why: &str, conflicts: &mut Vec<Conflict>| {
-        let conflict = Conflict {
-            entity: Some(id.to_owned()),
-            path: Vec::new(),
-            why: Some(why.to_owned()),
-            base: base.map(|(r, _)| parse(r)),
-            ours: ours.map(|(r, _)| parse(r)),
-            theirs: theirs.map(|(r, _)| parse(r)),
-        };
-        let marker = conflict.marker();
-        conflicts.push(conflict);
-        // Its place in the tree: where ours has it, or theirs.
-        let parent = ours
-            .map(|(_, h)| h)
-            .or(theirs.map(|(_, h)| h))
-            .and_then(|h| h.parent.as_deref().map(str::to_owned));
-        Merged {
-            id: id.to_owned(),
-            parent,
-            entity: Entity::Value(marker),
-        }
+        whole_conflict(id, base, ours, theirs, why, conflicts)
     };
     let unchanged = |a: &RawValue, b: &RawValue| a.get() == b.get() || same(&parse(a), &parse(b));
     match (base, ours, theirs) {
@@ -252,6 +313,37 @@ fn merge_entity<'a>(
     }
 }
 
+/// The entity `id` in conflict as a whole, for `why`.
+fn whole_conflict<'a>(
+    id: &str,
+    base: SideEntity<'_, 'a>,
+    ours: SideEntity<'_, 'a>,
+    theirs: SideEntity<'_, 'a>,
+    why: &str,
+    conflicts: &mut Vec<Conflict>,
+) -> Merged<'a> {
+    let conflict = Conflict {
+        entity: Some(id.to_owned()),
+        path: Vec::new(),
+        why: Some(why.to_owned()),
+        base: base.map(|(r, _)| parse(r)),
+        ours: ours.map(|(r, _)| parse(r)),
+        theirs: theirs.map(|(r, _)| parse(r)),
+    };
+    let marker = conflict.marker();
+    conflicts.push(conflict);
+    // Its place in the tree: where ours has it, or theirs.
+    let parent = ours
+        .map(|(_, h)| h)
+        .or(theirs.map(|(_, h)| h))
+        .and_then(|h| h.parent.as_deref().map(str::to_owned));
+    Merged {
+        id: id.to_owned(),
+        parent,
+        entity: Entity::Value(marker),
+    }
+}
+
 /// Conflicts of the merged tree as a whole: an entity under a parent that one side
 /// deleted (the parent is in conflict: keep it, or delete it with what is under
 /// it), and parents set into a cycle (each parent a side changed is in conflict).
@@ -273,6 +365,10 @@ fn check_structure(
         .collect();
     orphaned.sort();
     orphaned.dedup_by(|a, b| a.0 == b.0);
+    // Each parent put back goes where the side that kept it has it: after the
+    // entity it follows there. Placed in one pass at the end (one insert per parent
+    // was quadratic when a side deleted many parents the other added under).
+    let mut restored: FastMap<String, Merged> = FastMap::default();
     for (parent, child) in orphaned {
         let side = |s: &SideDoc| s.get(&parent).map(|(r, _)| parse(r));
         let (b, o, t) = (side(base), side(ours), side(theirs));
@@ -303,19 +399,43 @@ fn check_structure(
             .map(str::to_owned);
         let marker = conflict.marker();
         conflicts.push(conflict);
-        // Just before its first child.
-        let at = merged
-            .iter()
-            .position(|m| m.parent.as_deref() == Some(&parent))
-            .unwrap_or(merged.len());
-        merged.insert(
-            at,
+        restored.insert(
+            parent.clone(),
             Merged {
                 id: parent,
                 parent: grand,
                 entity: Entity::Value(marker),
             },
         );
+    }
+    if !restored.is_empty() {
+        let mut first = Vec::new();
+        let mut after: FastMap<String, Vec<Merged>> = FastMap::default();
+        for side in [ours, theirs] {
+            let mut last: Option<&str> = None;
+            for (_, head) in &side.entities {
+                let id: &str = &head.id;
+                if let Some(m) = restored.remove(id) {
+                    match last {
+                        Some(a) => after.entry(a.to_owned()).or_default().push(m),
+                        None => first.push(m),
+                    }
+                } else if present.contains(id) {
+                    last = Some(id);
+                }
+            }
+        }
+        let old = std::mem::take(merged);
+        merged.reserve(old.len() + first.len() + after.len());
+        merged.extend(first);
+        for m in old {
+            let followers = after.remove(&m.id);
+            merged.push(m);
+            merged.extend(followers.into_iter().flatten());
+        }
+        // Anchored nowhere merged (cannot happen: kept for safety).
+        merged.extend(after.into_values().flatten());
+        merged.extend(restored.into_values());
     }
     // Cycles: follow each entity's parents; one that comes back to itself is in a
     // cycle that no side had.
@@ -533,5 +653,49 @@ mod tests {
         );
         assert!(text.contains("kiln:conflict"));
         assert!(kiln_core::LevelDocument::parse(&text, "l.level").is_err());
+    }
+
+    fn plain(ids: &[&str]) -> String {
+        level(Value::Array(
+            ids.iter().map(|id| json!({"id": id})).collect(),
+        ))
+    }
+
+    #[test]
+    fn a_reorder_on_one_side_survives_a_delete_or_insert_on_the_other() {
+        let base = plain(&["a", "b", "c", "d", "e"]);
+        let deleted = plain(&["a", "b", "d", "e"]);
+        let moved = plain(&["a", "e", "b", "c", "d"]);
+        for (ours, theirs) in [(&deleted, &moved), (&moved, &deleted)] {
+            let (text, conflicts) = merge_level(&base, ours, theirs).unwrap();
+            assert!(conflicts.is_empty(), "{conflicts:?}");
+            assert_eq!(ids(&text), ["a", "e", "b", "d"]);
+        }
+        let inserted = plain(&["a", "b", "x", "c", "d", "e"]);
+        for (ours, theirs) in [(&inserted, &moved), (&moved, &inserted)] {
+            let (text, _) = merge_level(&base, ours, theirs).unwrap();
+            assert_eq!(ids(&text), ["a", "e", "b", "x", "c", "d"]);
+        }
+    }
+
+    #[test]
+    fn one_entity_moved_to_two_places_is_a_conflict_and_to_one_place_is_not() {
+        let base = plain(&["a", "b", "c", "d", "e"]);
+        let ours = plain(&["e", "a", "b", "c", "d"]);
+        let theirs = plain(&["a", "b", "e", "c", "d"]);
+        let (text, conflicts) = merge_level(&base, &ours, &theirs).unwrap();
+        assert_eq!(conflicts.len(), 1, "{conflicts:?}");
+        assert_eq!(conflicts[0].entity.as_deref(), Some("e"));
+        assert!(
+            conflicts[0]
+                .why
+                .as_ref()
+                .unwrap()
+                .contains("ours first, theirs after \"b\"")
+        );
+        assert_eq!(ids(&text), ["e", "a", "b", "c", "d"]);
+        let (text, conflicts) = merge_level(&base, &ours, &ours).unwrap();
+        assert!(conflicts.is_empty());
+        assert_eq!(ids(&text), ["e", "a", "b", "c", "d"]);
     }
 }

@@ -30,6 +30,7 @@
 pub mod diff;
 pub mod json;
 pub mod level;
+mod order;
 pub mod redirects;
 
 use kiln_core::conflict::Conflict;
@@ -77,6 +78,15 @@ pub fn merge_file(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Outcom
             conflicts: Vec::new(),
         };
     }
+    // A side Kiln's own checker would refuse is not merged by meaning: read
+    // leniently it would lose content (an empty side reads as "every entity
+    // deleted", a value nested past the parser's limit as nothing, a repeated key
+    // as its last value). Git's line merge keeps every byte of it.
+    for (side, text) in [("base", base), ("ours", ours), ("theirs", theirs)] {
+        if let Err(why) = readable(side, text) {
+            return Outcome::NotKilns(why);
+        }
+    }
     let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
     if matches!(ext, "level" | "unit") {
         return match level::merge_level(base, ours, theirs) {
@@ -85,6 +95,26 @@ pub fn merge_file(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Outcom
         };
     }
     merge_json(base, ours, theirs)
+}
+
+/// Whether one side reads as Kiln reads it: JSON, no key twice in an object,
+/// nested no deeper than the parser goes, and not empty (only the base may be:
+/// git passes an empty base for a file both sides added).
+fn readable(side: &str, text: &str) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return if side == "base" {
+            Ok(())
+        } else {
+            Err(format!("{side} is empty"))
+        };
+    }
+    kiln_core::json_format::reject_duplicate_keys(text).map_err(|e| {
+        format!(
+            "{side} is not JSON Kiln reads: line {}, column {}: {e}",
+            e.line(),
+            e.column()
+        )
+    })
 }
 
 /// Merges JSON files key by key; written canonically.
@@ -127,4 +157,54 @@ fn merge_json(base: &str, ours: &str, theirs: &str) -> Outcome {
         kiln_core::json_format::to_canonical_string(&v)
     });
     Outcome::Merged { text, conflicts }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(ids: &[&str]) -> String {
+        let entities: Vec<String> = ids
+            .iter()
+            .map(|id| format!(r#"{{"id": "{id}"}}"#))
+            .collect();
+        format!(r#"{{"entities": [{}]}}"#, entities.join(", "))
+    }
+
+    fn refused(path: &str, base: &str, ours: &str, theirs: &str) -> String {
+        match merge_file(path, base.as_bytes(), ours.as_bytes(), theirs.as_bytes()) {
+            Outcome::NotKilns(why) => why,
+            other => panic!("merged what Kiln cannot read: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn sides_kiln_cannot_read_go_to_the_line_merge_naming_why() {
+        let base = level(&["a", "b", "c"]);
+        let ours = level(&["a", "b", "c", "d"]);
+        // Positive control: readable sides merge.
+        assert!(matches!(
+            merge_file("l.level", base.as_bytes(), ours.as_bytes(), base.as_bytes()),
+            Outcome::Merged { .. }
+        ));
+        for path in ["l.level", "m.material"] {
+            assert_eq!(refused(path, &base, &ours, ""), "theirs is empty");
+            assert_eq!(refused(path, &base, " \n", &ours), "ours is empty");
+        }
+        let twice = r#"{"entities": [{"id": "a", "id": "b"}]}"#;
+        assert!(refused("l.level", &base, &ours, twice).contains("duplicate key \"id\""));
+        let deep = format!(
+            r#"{{"entities": [{{"id": "a", "components": {{"x": {{"v": {}1{}}}}}}}]}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let why = refused("l.level", &base, &deep, &ours);
+        assert!(why.starts_with("ours is not JSON Kiln reads"), "{why}");
+        assert!(why.contains("recursion limit"), "{why}");
+        // An empty base is a file both sides added.
+        assert!(matches!(
+            merge_file("l.level", b"", ours.as_bytes(), ours.as_bytes()),
+            Outcome::Merged { .. }
+        ));
+    }
 }

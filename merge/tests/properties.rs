@@ -55,6 +55,8 @@ enum Edit {
     Move(usize, i32),
     Reparent(usize, Option<usize>),
     AddComponent(usize),
+    /// Moves an entity to another place in the list.
+    Reorder(usize, usize),
 }
 
 fn edit_strategy() -> impl Strategy<Value = Edit> {
@@ -74,6 +76,7 @@ fn edit_strategy() -> impl Strategy<Value = Edit> {
         (any::<usize>(), -3i32..3).prop_map(|(e, x)| Edit::Move(e, x)),
         (any::<usize>(), any::<Option<usize>>()).prop_map(|(e, p)| Edit::Reparent(e, p)),
         any::<usize>().prop_map(Edit::AddComponent),
+        (any::<usize>(), any::<usize>()).prop_map(|(e, to)| Edit::Reorder(e, to)),
     ]
 }
 
@@ -152,6 +155,10 @@ fn apply(base: &[Value], edits: &[Edit], side: &str) -> Vec<Value> {
             Edit::AddComponent(i) if n > 0 => {
                 doc[i % n]["components"]["rotator"] = json!({"speed": 10 + k});
             }
+            Edit::Reorder(i, to) if n > 0 => {
+                let e = doc.remove(i % n);
+                doc.insert(to % n, e);
+            }
             _ => {}
         }
     }
@@ -187,6 +194,14 @@ fn leaves(entities: &[Value]) -> BTreeMap<(String, String), Value> {
         walk(e, String::new(), &id, &mut out);
     }
     out
+}
+
+/// The ids in list order.
+fn order(entities: &[Value]) -> Vec<String> {
+    entities
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 fn ids(entities: &[Value]) -> BTreeSet<String> {
@@ -303,6 +318,29 @@ proptest! {
             let (merged, conflicts) = merge_level(&text(&base), ours, theirs).unwrap();
             prop_assert!(conflicts.is_empty());
             prop_assert_eq!(&merged, &side);
+        }
+    }
+
+    #[test]
+    fn one_sides_reorders_are_kept_whatever_the_other_side_did(
+        base in level_strategy(),
+        ours_edits in proptest::collection::vec(edit_strategy(), 0..6),
+        theirs_edits in proptest::collection::vec(edit_strategy(), 0..6),
+    ) {
+        let ours_edits: Vec<Edit> = ours_edits.into_iter().filter(|e| !matches!(e, Edit::Reorder(..))).collect();
+        let ours = apply(&base, &ours_edits, "o");
+        let theirs = apply(&base, &theirs_edits, "t");
+        for (o, t, mover) in [(&ours, &theirs, &theirs), (&theirs, &ours, &theirs)] {
+            let (merged_text, conflicts) = merge_level(&text(&base), &text(o), &text(t)).unwrap();
+            prop_assert!(conflicts.iter().all(|c| !c.why.as_deref().unwrap_or("").contains("moved it")));
+            let (merged, _) = resolved(&merged_text, Side::Ours);
+            // The entities the mover and the merge share, and the base had, are in
+            // the mover's order.
+            let (bi, mi) = (ids(&base), ids(&merged));
+            let shared = |list: &[Value]| -> Vec<String> {
+                order(list).into_iter().filter(|id| bi.contains(id) && mi.contains(id) && ids(mover).contains(id)).collect()
+            };
+            prop_assert_eq!(shared(&merged), shared(mover));
         }
     }
 }
