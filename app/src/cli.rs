@@ -178,6 +178,10 @@ pub enum Tool {
         /// The project folder.
         #[arg(long, default_value = ".")]
         project: PathBuf,
+        /// Say what is installed and what is missing or out of date; change
+        /// nothing (exit status 1 when something is).
+        #[arg(long)]
+        check: bool,
     },
     /// What git's external diff runs (installed by setup-git).
     #[command(hide = true)]
@@ -185,13 +189,17 @@ pub enum Tool {
         /// PATH OLD-FILE OLD-HEX OLD-MODE NEW-FILE NEW-HEX NEW-MODE, as git passes them.
         args: Vec<String>,
     },
-    /// What the hooks run after a merge or rebase: point references at the files
-    /// the merged redirect log moved.
+    /// What the hooks run after a merge, rebase, cherry-pick or revert: point
+    /// references at the files the merged redirect log moved, and find what the
+    /// merge broke across files (before a merge commit, stop it).
     #[command(hide = true)]
     AfterMerge {
         /// The project folder.
         #[arg(long, default_value = ".")]
         project: PathBuf,
+        /// The git hook it runs in (default: post-merge, which only mends).
+        #[arg(long, value_enum, default_value = "post-merge")]
+        hook: crate::merge_check::Hook,
     },
     /// Spawn LEVEL with the project's plugins and simulate it headless for N frames,
     /// as the editor's Play does; then print the world pose of each entity, and
@@ -382,8 +390,14 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             crate::git_commands::diff(&old, &new, path.as_deref(), out)
         }
         Tool::GitDiff { args } => crate::git_commands::git_diff(&args, out),
-        Tool::SetupGit { project } => crate::git_commands::setup_git(&project, out),
-        Tool::AfterMerge { project } => crate::git_commands::after_merge(&project, out),
+        Tool::SetupGit { project, check } => {
+            if check {
+                crate::git_commands::check_setup(&project, out)
+            } else {
+                crate::git_commands::setup_git(&project, out)
+            }
+        }
+        Tool::AfterMerge { project, hook } => crate::merge_check::run(&project, hook, out),
         Tool::Plugins { project, action } => match action.unwrap_or(PluginsAction::Status) {
             PluginsAction::Status => crate::plugins::status(&project, out),
             PluginsAction::Prebuild => crate::plugins::prebuild(&project, out),

@@ -93,10 +93,23 @@ pub fn diff(
             Ok(Outcome::Findings)
         }
         Err(why) => {
-            writeln!(out, "kiln diff: {shown}: {why}")?;
+            writeln!(out, "kiln diff: {shown}: {why}; git's text diff follows")?;
+            text_diff(old, new, out)?;
             Ok(Outcome::findings_if(a != b))
         }
     }
+}
+
+/// git's own text diff of two files, for a version Kiln cannot read.
+fn text_diff(old: &Path, new: &Path, out: &mut dyn Write) -> anyhow::Result<()> {
+    let diff = Command::new("git")
+        .args(["diff", "--no-index", "--no-color", "--no-ext-diff", "--"])
+        .arg(old)
+        .arg(new)
+        .output()
+        .context("running git diff")?;
+    out.write_all(&diff.stdout)?;
+    Ok(())
 }
 
 /// `kiln git-diff PATH OLD-FILE OLD-HEX OLD-MODE NEW-FILE NEW-HEX NEW-MODE`: git's
@@ -127,7 +140,10 @@ pub fn git_diff(args: &[String], out: &mut dyn Write) -> anyhow::Result<Outcome>
                 writeln!(out, "  {line}")?;
             }
         }
-        Err(why) => writeln!(out, "  not read by Kiln ({why}); the file changed")?,
+        Err(why) => {
+            writeln!(out, "  not read by Kiln ({why}); git's text diff follows")?;
+            text_diff(Path::new(old), Path::new(new), out)?;
+        }
     }
     Ok(Outcome::Done)
 }
@@ -137,23 +153,100 @@ const MARK_BEGIN: &str =
     "# >>> kiln setup-git (merge and diff by meaning; kiln setup-git writes this block)";
 const MARK_END: &str = "# <<< kiln setup-git";
 
-/// How the hooks and git's configuration run this `kiln`: `kiln` when that is what
-/// `PATH` finds, its full path otherwise.
-fn kiln_command() -> String {
-    let me = std::env::current_exe()
+/// This `kiln`'s full path, shell-quoted: where the hooks and git's configuration
+/// look for Kiln when `PATH` has none.
+fn recorded_kiln() -> String {
+    std::env::current_exe()
         .ok()
-        .and_then(|p| std::fs::canonicalize(p).ok());
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("kiln"))
-            .find(|p| p.is_file())
-            .and_then(|p| std::fs::canonicalize(p).ok())
-    });
-    match me {
-        Some(me) if on_path.as_ref() == Some(&me) => "kiln".to_owned(),
-        Some(me) => crate::shell::shell_quoted(&me),
-        None => "kiln".to_owned(),
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .map_or_else(|| "kiln".to_owned(), |me| crate::shell::shell_quoted(&me))
+}
+
+/// The shell function `kiln_hook_run` that everything Kiln registers with git runs Kiln
+/// through: the `kiln` on `PATH` first (so a reinstall anywhere is found), else the
+/// one that ran `setup-git`; with neither, it says so and returns 127, and the
+/// caller falls back to git's own merge or diff.
+fn launcher(recorded: &str) -> String {
+    format!(
+        "kiln_hook_run() {{ K=$(command -v kiln 2>/dev/null) || K={recorded}; if [ -x \"$K\" ]; then \"$K\" \"$@\"; else echo \"kiln: Kiln is not installed here (not on PATH, nor at \"{recorded}\"): install it, or run kiln setup-git again\" >&2; return 127; fi; }}; "
+    )
+}
+
+/// git's merge driver: Kiln's merge, or git's line merge where Kiln is missing.
+fn driver_command(recorded: &str) -> String {
+    format!(
+        "{}kiln_hook_run merge %O %A %B --path %P || {{ s=$?; if [ $s -eq 127 ]; then echo kiln: git merges %P line by line >&2; git merge-file -L ours -L base -L theirs %A %O %B; else exit $s; fi; }}",
+        launcher(recorded)
+    )
+}
+
+/// git's external diff: Kiln's diff, or git's text diff where Kiln is missing.
+fn diff_command(recorded: &str) -> String {
+    format!(
+        "{}kiln_hook_diff() {{ kiln_hook_run git-diff \"$@\" || {{ [ $? -eq 127 ] && git diff --no-index --no-ext-diff -- \"$2\" \"$5\"; true; }}; }}; kiln_hook_diff",
+        launcher(recorded)
+    )
+}
+
+/// The hooks Kiln installs: name, what the block runs, what it is for.
+fn hook_blocks(recorded: &str, project_arg: &str) -> Vec<(&'static str, String, &'static str)> {
+    let k = launcher(recorded);
+    vec![
+        (
+            "pre-merge-commit",
+            format!(
+                "{k}kiln_hook_run after-merge --hook pre-merge-commit --project {project_arg} || exit 1"
+            ),
+            "checks a merge before git commits it, and stops it when it broke what neither side had",
+        ),
+        (
+            "post-merge",
+            format!("{k}kiln_hook_run after-merge --hook post-merge --project {project_arg}"),
+            "follows moves after a merge or pull",
+        ),
+        (
+            "post-rewrite",
+            format!(
+                "if [ \"$1\" = rebase ]; then {k}kiln_hook_run after-merge --hook post-rewrite --project {project_arg}; fi"
+            ),
+            "follows moves and checks the project after a rebase",
+        ),
+        (
+            "post-commit",
+            format!(
+                "if [ -f \"$(git rev-parse --git-path CHERRY_PICK_HEAD)\" ] || git log -1 --format=%B | grep -q '^This reverts commit'; then {k}kiln_hook_run after-merge --hook post-commit --project {project_arg}; fi"
+            ),
+            "follows moves and checks the project after a cherry-pick or revert",
+        ),
+    ]
+}
+
+/// A hook's text with Kiln's block put in: a new hook is the block alone; in a
+/// hook of the user's, the block replaces Kiln's earlier block, or (the first
+/// time) goes right after the `#!` line, so that it runs before any `exit` of
+/// theirs. No other line is touched. `None`: a hook Kiln cannot add to (not a
+/// shell script).
+fn hook_with_block(now: Option<&str>, block: &str) -> Option<String> {
+    let Some(text) = now else {
+        return Some(format!("#!/bin/sh\n{block}"));
+    };
+    if text.contains(MARK_BEGIN) && text.contains(MARK_END) {
+        return Some(replace_block(text, block));
     }
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let shell = [
+        "#!/bin/sh",
+        "#!/bin/bash",
+        "#!/usr/bin/env sh",
+        "#!/usr/bin/env bash",
+        "#!/bin/dash",
+    ]
+    .iter()
+    .any(|s| first.trim_end() == *s);
+    if !shell {
+        return None;
+    }
+    Some(format!("{first}\n{block}{rest}"))
 }
 
 fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
@@ -187,136 +280,241 @@ fn kiln_types(project: &kiln_core::Project) -> Vec<String> {
     types
 }
 
-/// `kiln setup-git`: registers Kiln's merge driver and diff with the repository the
-/// project is in, and installs the hooks that follow moves after a merge or rebase.
-/// Says what it did; a second run changes nothing.
-pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let project = kiln_core::Project::open(project_dir)?;
-    let root = project.root();
-    let top =
-        PathBuf::from(git(root, &["rev-parse", "--show-toplevel"]).context(
+/// Everything `kiln setup-git` installs, as it should be in this clone.
+struct Setup {
+    root: PathBuf,
+    top: PathBuf,
+    hooks: PathBuf,
+    attributes_block: String,
+    config: Vec<(&'static str, String)>,
+    hooks_wanted: Vec<(&'static str, String, &'static str)>,
+    recorded: String,
+}
+
+impl Setup {
+    fn of(project_dir: &Path) -> anyhow::Result<Setup> {
+        let project = kiln_core::Project::open(project_dir)?;
+        let root = project.root().to_owned();
+        let top = PathBuf::from(git(&root, &["rev-parse", "--show-toplevel"]).context(
             "the project is not in a git repository (run git init, or git clone, first)",
         )?);
-    let kiln = kiln_command();
+        let recorded = recorded_kiln();
+        let mut block = vec![MARK_BEGIN.to_owned()];
+        for ext in kiln_types(&project) {
+            block.push(format!("*.{ext} merge=kiln diff=kiln"));
+        }
+        block.push("kiln.project merge=kiln diff=kiln".to_owned());
+        block.push("kiln.redirects merge=kiln".to_owned());
+        block.push(MARK_END.to_owned());
+        let attributes_block = block.join("\n") + "\n";
+        let config = vec![
+            (
+                "merge.kiln.name",
+                "Kiln: levels by authoring id, resources key by key".to_owned(),
+            ),
+            ("merge.kiln.driver", driver_command(&recorded)),
+            ("diff.kiln.command", diff_command(&recorded)),
+        ];
+        let hooks = PathBuf::from(git(&root, &["rev-parse", "--git-path", "hooks"])?);
+        let hooks = if hooks.is_absolute() {
+            hooks
+        } else {
+            root.join(hooks)
+        };
+        let rel = root.strip_prefix(&top).unwrap_or(Path::new(""));
+        let project_arg = if rel.as_os_str().is_empty() {
+            "\"$(git rev-parse --show-toplevel)\"".to_owned()
+        } else {
+            format!(
+                "\"$(git rev-parse --show-toplevel)\"/{}",
+                crate::shell::shell_quoted(rel)
+            )
+        };
+        let hooks_wanted = hook_blocks(&recorded, &project_arg)
+            .into_iter()
+            .map(|(name, line, why)| {
+                (
+                    name,
+                    format!("{MARK_BEGIN}\n# Kiln: {why}.\n{line}\n{MARK_END}\n"),
+                    why,
+                )
+            })
+            .collect();
+        Ok(Setup {
+            root,
+            top,
+            hooks,
+            attributes_block,
+            config,
+            hooks_wanted,
+            recorded,
+        })
+    }
+
+    fn shown(&self, path: &Path) -> String {
+        path.strip_prefix(&self.top)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+
+    fn attributes(&self) -> anyhow::Result<String> {
+        let attributes = self.root.join(".gitattributes");
+        // Read from inside the project only, and never taken as empty when it is
+        // there but unreadable: the block is written into what the team has.
+        match kiln_core::read_below(&self.root, Path::new(".gitattributes"), MAX_FILE) {
+            Ok(bytes) => String::from_utf8(bytes)
+                .with_context(|| format!("{} is not UTF-8 text", attributes.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+            Err(e) => Err(e).with_context(|| format!("reading {}", attributes.display())),
+        }
+    }
+}
+
+/// `kiln setup-git`: registers Kiln's merge driver and diff with the repository the
+/// project is in, and installs the hooks that check and mend merges, rebases,
+/// cherry-picks and reverts. Says what it did; a second run changes nothing.
+pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let setup = Setup::of(project_dir)?;
     let mut changed = Vec::new();
 
-    // .gitattributes at the project's root: shared with the team when committed.
-    let mut block = vec![MARK_BEGIN.to_owned()];
-    for ext in kiln_types(&project) {
-        block.push(format!("*.{ext} merge=kiln diff=kiln"));
-    }
-    block.push("kiln.project merge=kiln diff=kiln".to_owned());
-    block.push("kiln.redirects merge=kiln".to_owned());
-    block.push(MARK_END.to_owned());
-    let block = block.join("\n") + "\n";
-    let attributes = root.join(".gitattributes");
-    // Read from inside the project only, and never taken as empty when it is there
-    // but unreadable: the block is written into what the team already has.
-    let old = match kiln_core::read_below(root, Path::new(".gitattributes"), MAX_FILE) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .with_context(|| format!("{} is not UTF-8 text", attributes.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", attributes.display())),
-    };
-    let new = replace_block(&old, &block);
+    let old = setup.attributes()?;
+    let new = replace_block(&old, &setup.attributes_block);
     if new != old {
-        kiln_core::write_below(root, Path::new(".gitattributes"), new.as_bytes())
+        kiln_core::write_below(&setup.root, Path::new(".gitattributes"), new.as_bytes())
             .context("writing .gitattributes")?;
         changed.push(format!(
             "{}: Kiln merges and diffs levels, prefabs, materials, meshes, kiln.project and the redirect log (commit it: the team shares it)",
-            attributes.strip_prefix(&top).unwrap_or(&attributes).display()
+            setup.shown(&setup.root.join(".gitattributes"))
         ));
     }
 
-    // The driver and the diff, in this clone's configuration.
-    for (key, value) in [
-        (
-            "merge.kiln.name",
-            "Kiln: levels by authoring id, resources key by key".to_owned(),
-        ),
-        (
-            "merge.kiln.driver",
-            format!("{kiln} merge %O %A %B --path %P"),
-        ),
-        ("diff.kiln.command", format!("{kiln} git-diff")),
-    ] {
-        let now = git(root, &["config", "--get", key]).unwrap_or_default();
-        if now != value {
-            git(root, &["config", key, &value])?;
-            changed.push(format!("git config {key} \"{value}\""));
+    for (key, value) in &setup.config {
+        let now = git(&setup.root, &["config", "--get", key]).unwrap_or_default();
+        if now != *value {
+            git(&setup.root, &["config", key, value])?;
+            changed.push(format!("git config {key}"));
         }
     }
 
-    // The hooks that apply the merged redirect log.
-    let hooks = PathBuf::from(git(root, &["rev-parse", "--git-path", "hooks"])?);
-    let hooks = if hooks.is_absolute() {
-        hooks
-    } else {
-        root.join(hooks)
-    };
-    let rel = root.strip_prefix(&top).unwrap_or(Path::new(""));
-    let project_arg = if rel.as_os_str().is_empty() {
-        "\"$(git rev-parse --show-toplevel)\"".to_owned()
-    } else {
-        format!(
-            "\"$(git rev-parse --show-toplevel)\"/{}",
-            crate::shell::shell_quoted(rel)
-        )
-    };
-    let script = format!(
-        "#!/bin/sh\n{MARK_BEGIN}\n# After a merge or a rebase: point references at the files the merged redirect log moved.\n{kiln} after-merge --project {project_arg}\n{MARK_END}\n"
-    );
     let mut refused = Vec::new();
-    for hook in ["post-merge", "post-rewrite"] {
-        let path = hooks.join(hook);
+    for (hook, block, why) in &setup.hooks_wanted {
+        let path = setup.hooks.join(hook);
         let now = std::fs::read_to_string(&path).ok();
-        match now {
-            Some(text) if text == script => {}
-            Some(text) if !text.contains(MARK_BEGIN) => refused.push(hook),
-            _ => {
-                std::fs::create_dir_all(&hooks).context("making git's hooks folder")?;
-                kiln_core::write_atomic(&path, script.as_bytes())
-                    .with_context(|| format!("writing {}", path.display()))?;
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-                        .with_context(|| format!("making {} runnable", path.display()))?;
-                }
-                changed.push(format!(
-                    "{}: follows moves after a {}",
-                    path.strip_prefix(&top).unwrap_or(&path).display(),
-                    if hook == "post-merge" {
-                        "merge"
-                    } else {
-                        "rebase"
-                    }
-                ));
-            }
+        let Some(text) = hook_with_block(now.as_deref(), block) else {
+            refused.push((*hook, block.clone()));
+            continue;
+        };
+        if now.as_deref() == Some(text.as_str()) {
+            continue;
         }
+        std::fs::create_dir_all(&setup.hooks).context("making git's hooks folder")?;
+        kiln_core::write_atomic(&path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .with_context(|| format!("making {} runnable", path.display()))?;
+        }
+        changed.push(format!("{}: {why}", setup.shown(&path)));
     }
 
-    writeln!(out, "kiln setup-git in {}", top.display())?;
+    writeln!(out, "kiln setup-git in {}", setup.top.display())?;
     if changed.is_empty() {
         writeln!(out, "  already set up: nothing changed")?;
     }
     for c in &changed {
         writeln!(out, "  {c}")?;
     }
-    for hook in &refused {
+    for (hook, block) in &refused {
         writeln!(
             out,
-            "  note: {} has a {hook} hook of its own, left as it is; add this line to it:\n    {kiln} after-merge --project {project_arg}",
-            hooks.display()
+            "  note: {} has a {hook} hook of its own that is not a shell script, left as it is; have it run these lines:\n{}",
+            setup.hooks.display(),
+            block
+                .lines()
+                .map(|l| format!("    {l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
         )?;
     }
     if !changed.is_empty() {
         writeln!(
             out,
-            "git config and hooks are this clone's: each teammate runs kiln setup-git once."
+            "git config and hooks are this clone's: each teammate runs kiln setup-git once. Hooks and git find Kiln on PATH, else at {}.",
+            setup.recorded
         )?;
     }
     Ok(Outcome::Done)
+}
+
+/// `kiln setup-git --check`: says what is installed and what is missing or out of
+/// date, and changes nothing. Exit status 1 when something is.
+pub fn check_setup(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let setup = Setup::of(project_dir)?;
+    let mut missing = 0;
+    let mut say = |ok: bool, what: String, out: &mut dyn Write| -> std::io::Result<()> {
+        if !ok {
+            missing += 1;
+        }
+        writeln!(out, "  {} {what}", if ok { "ok     " } else { "MISSING" })
+    };
+    writeln!(out, "kiln setup-git --check in {}", setup.top.display())?;
+    let attributes = setup.attributes()?;
+    let current = replace_block(&attributes, &setup.attributes_block) == attributes;
+    say(
+        current,
+        format!(
+            "{}: Kiln's block{}",
+            setup.shown(&setup.root.join(".gitattributes")),
+            if current || !attributes.contains(MARK_BEGIN) {
+                ""
+            } else {
+                " (out of date)"
+            }
+        ),
+        out,
+    )?;
+    for (key, value) in &setup.config {
+        let now = git(&setup.root, &["config", "--get", key]).unwrap_or_default();
+        say(
+            now == *value,
+            format!(
+                "git config {key}{}",
+                if now.is_empty() || now == *value {
+                    ""
+                } else {
+                    " (out of date)"
+                }
+            ),
+            out,
+        )?;
+    }
+    for (hook, block, why) in &setup.hooks_wanted {
+        let path = setup.hooks.join(hook);
+        let now = std::fs::read_to_string(&path).ok();
+        let ok = now
+            .as_deref()
+            .is_some_and(|text| hook_with_block(Some(text), block).as_deref() == Some(text));
+        say(ok, format!("{} ({why})", setup.shown(&path)), out)?;
+    }
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("kiln").is_file()));
+    writeln!(
+        out,
+        "  {} kiln on PATH{}",
+        if on_path { "ok     " } else { "note   " },
+        if on_path {
+            String::new()
+        } else {
+            format!(" (not found: git runs {} instead)", setup.recorded)
+        }
+    )?;
+    if missing > 0 {
+        writeln!(out, "{missing} missing or out of date: run kiln setup-git")?;
+    }
+    Ok(Outcome::findings_if(missing > 0))
 }
 
 /// `text` with Kiln's block replaced by `block` (added at the end if it has none).
@@ -333,32 +531,6 @@ fn replace_block(text: &str, block: &str) -> String {
     }
     out.push_str(block);
     out
-}
-
-/// `kiln after-merge`: what the hooks run. Points every reference that still names
-/// a path the redirect log moved at where the file is now, and says what changed
-/// and what to commit.
-pub fn after_merge(project: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let (mut checker, plugins) = crate::checker_commands::open_checker(project)?;
-    crate::plugins::report(&plugins, false, &mut std::io::stderr());
-    let plan = dependency_checker::ops::plan_redirect_fixes(&checker);
-    if plan.is_empty() {
-        return Ok(Outcome::Done);
-    }
-    dependency_checker::ops::apply_without_undo(&mut checker, &plan)?;
-    writeln!(
-        out,
-        "kiln: the merge brought moves of files that other changes still named; {} reference{} now name{} where the files are:",
-        plan.change_count(),
-        if plan.change_count() == 1 { "" } else { "s" },
-        if plan.change_count() == 1 { "s" } else { "" }
-    )?;
-    crate::checker_reports::print_patches(&plan, "  ", out)?;
-    writeln!(
-        out,
-        "kiln: commit them (git commit -am \"Follow moved files\")"
-    )?;
-    Ok(Outcome::Done)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod compile_command;
 pub mod editor;
 pub mod git_commands;
 pub mod live;
+pub mod merge_check;
 pub mod new_project;
 pub mod outcome;
 pub mod play_command;

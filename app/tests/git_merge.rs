@@ -388,9 +388,14 @@ fn a_moved_material_is_followed_by_what_the_other_branch_added() {
         dir
     };
     both_ways(make, |dir, clean, said| {
-        assert!(clean, "{said}");
-        // The hook followed the move in what the other side added, and said so.
-        assert!(said.contains("now name"), "{said}");
+        // The hook followed the move in what the other side added, said so, and
+        // stopped before the commit so that the merge holds the mended files.
+        assert!(!clean && merging(dir), "{said}");
+        assert!(
+            said.contains("now name") && said.contains("finish the merge with git commit"),
+            "{said}"
+        );
+        git_ok(dir, &["commit", "-q", "--no-edit"]);
         let doc = level(dir, "levels/forest.level");
         let added = doc["entities"]
             .as_array()
@@ -405,6 +410,8 @@ fn a_moved_material_is_followed_by_what_the_other_branch_added() {
         );
         let (code, out, err) = support::kiln(&["check"], dir);
         assert_eq!(code, 0, "nothing neither branch had: {out}{err}");
+        // Mended before the merge commit, and committed with it.
+        assert_eq!(git_ok(dir, &["status", "--porcelain"]), "");
     });
 }
 
@@ -788,4 +795,381 @@ mod conflicts_in_the_editor {
         assert!((e.world_pose("boulder").unwrap().translation.x - 1.0).abs() < 1e-4);
         assert_eq!(e.preview_state().compile_error(), None);
     }
+}
+
+/// Edits the JSON file `file` on branch `branch` by hand (as a text editor or
+/// another tool would), writes it canonically and commits.
+fn json_on_branch(dir: &Path, branch: &str, file: &str, edit: impl FnOnce(&mut Value)) {
+    git_ok(dir, &["checkout", "-q", branch]);
+    let path = dir.join(file);
+    let mut value: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut value);
+    fs::write(&path, kiln_core::json_format::to_canonical_string(&value)).unwrap();
+    git_ok(dir, &["add", "-A"]);
+    git_ok(
+        dir,
+        &["commit", "-q", "-m", &format!("{branch} edits {file}")],
+    );
+}
+
+/// Whether a merge is in progress (stopped before its commit).
+fn merging(dir: &Path) -> bool {
+    git(dir, &["rev-parse", "-q", "--verify", "MERGE_HEAD"]).0
+}
+
+#[test]
+fn a_material_one_side_deletes_while_the_other_starts_using_it_stops_the_merge() {
+    let make = || {
+        let dir = repository();
+        git_ok(dir.path(), &["checkout", "-q", "a"]);
+        git_ok(dir.path(), &["rm", "-q", "materials/glass.material"]);
+        git_ok(dir.path(), &["commit", "-q", "-m", "a deletes glass"]);
+        json_on_branch(dir.path(), "b", "units/lamp.unit", |unit| {
+            unit["entities"][0]["components"]["mesh"]["material"] = json!("materials/glass");
+        });
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        // Each side alone is sound: git merged every file clean, and Kiln's
+        // pre-merge-commit hook stopped the commit.
+        assert!(!clean, "{said}");
+        assert!(merging(dir), "the merge stays in progress: {said}");
+        assert!(said.contains("conflict across files"), "{said}");
+        let into_a = git_ok(dir, &["rev-parse", "--abbrev-ref", "HEAD"]).trim() == "a";
+        let (glass, lamp) = if into_a {
+            (
+                "ours deleted, theirs unchanged",
+                "ours unchanged, theirs changed",
+            )
+        } else {
+            (
+                "ours unchanged, theirs deleted",
+                "ours changed, theirs unchanged",
+            )
+        };
+        assert!(
+            said.contains(&format!("materials/glass.material: {glass}"))
+                && said.contains(&format!("units/lamp.unit: {lamp}")),
+            "{said}"
+        );
+        let (code, out, _) = support::kiln(&["check"], dir);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("conflict across files"), "{out}");
+        // Keep the material (from the side that has it), then finish the merge
+        // with git commit as after any conflict.
+        let keeper = if into_a { "MERGE_HEAD" } else { "HEAD" };
+        git_ok(dir, &["checkout", keeper, "--", "materials/glass.material"]);
+        git_ok(dir, &["commit", "-q", "--no-edit"]);
+        assert!(!merging(dir));
+        let (code, out, err) = support::kiln(&["check"], dir);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(!dir.join(".kiln/merge-conflicts.json").exists());
+    });
+}
+
+#[test]
+fn a_part_one_side_removes_from_a_prefab_while_the_other_overrides_it_stops_the_merge() {
+    let make = || {
+        let dir = repository();
+        // a: the bulb loses its glass (and a's own override of it goes too).
+        json_on_branch(dir.path(), "a", "units/bulb.unit", |unit| {
+            let entities = unit["entities"].as_array_mut().unwrap();
+            entities.retain(|e| e["id"] != "glass");
+            entities.push(json!({"id": "filament", "name": "Filament"}));
+        });
+        json_on_branch(dir.path(), "a", "levels/forest.level", |level| {
+            for e in level["entities"].as_array_mut().unwrap() {
+                if let Some(o) = e.get_mut("overrides").and_then(Value::as_object_mut) {
+                    o.shift_remove("head/glass");
+                    if o.is_empty() {
+                        e.as_object_mut().unwrap().shift_remove("overrides");
+                    }
+                }
+            }
+        });
+        // b: a new lamp in the workshop with the glass overridden.
+        json_on_branch(dir.path(), "b", "levels/workshop.level", |level| {
+            level["entities"].as_array_mut().unwrap().push(json!({
+                "id": "lamp_b",
+                "name": "Lamp B",
+                "prefab": "units/lamp",
+                "overrides": {"head/glass": {"mesh": {"material": "materials/red_glow"}}}
+            }));
+        });
+        dir
+    };
+    both_ways(make, |dir, clean, said| {
+        assert!(!clean && merging(dir), "{said}");
+        assert!(
+            said.contains("levels/workshop.level: entity \"lamp_b/head\": overrides \"glass\", which is not an entity of units/bulb.unit"),
+            "{said}"
+        );
+        // Drop the override, and the merge commits.
+        let path = dir.join("levels/workshop.level");
+        let mut doc = level(dir, "levels/workshop.level");
+        for e in doc["entities"].as_array_mut().unwrap() {
+            if e["id"] == "lamp_b" {
+                e.as_object_mut().unwrap().shift_remove("overrides");
+            }
+        }
+        fs::write(&path, kiln_core::json_format::to_canonical_string(&doc)).unwrap();
+        let (code, out, _) = support::kiln(&["check"], dir);
+        assert!(!out.contains("conflict across files"), "{code} {out}");
+        git_ok(
+            dir,
+            &["commit", "-q", "-am", "Merge, without the glass override"],
+        );
+    });
+}
+
+#[test]
+fn a_cherry_pick_follows_a_move_made_on_this_branch() {
+    let dir = repository();
+    kiln_on_branch(
+        dir.path(),
+        "main",
+        &[
+            "mv",
+            "materials/stone.material",
+            "materials/rocks/stone.material",
+        ],
+    );
+    json_on_branch(dir.path(), "a", "levels/forest.level", |level| {
+        level["entities"].as_array_mut().unwrap().push(json!({
+            "id": "cairn",
+            "name": "Cairn",
+            "components": {"mesh": {"mesh": "meshes/cube", "material": "materials/stone"}}
+        }));
+    });
+    git_ok(dir.path(), &["checkout", "-q", "main"]);
+    let (ok, said) = git(dir.path(), &["cherry-pick", "a"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("now name"), "{said}");
+    let cairn = entity(&level(dir.path(), "levels/forest.level"), "cairn").unwrap();
+    assert_eq!(
+        cairn["components"]["mesh"]["material"], "materials/rocks/stone",
+        "{cairn}"
+    );
+    let (code, out, err) = support::kiln(&["check"], dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_reorder_on_one_side_survives_a_delete_on_the_other() {
+    let make = || {
+        let dir = repository();
+        let roots = |level: &Value| -> Vec<String> {
+            level["entities"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e.get("parent").is_none())
+                .map(|e| e["id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let base_roots = roots(&level(dir.path(), "levels/forest.level"));
+        let (gone, moved) = (
+            base_roots[1].clone(),
+            base_roots[base_roots.len() - 1].clone(),
+        );
+        json_on_branch(dir.path(), "a", "levels/forest.level", |level| {
+            let list = level["entities"].as_array_mut().unwrap();
+            // The entity and everything below it, as the editor deletes.
+            let mut doomed = vec![gone.clone()];
+            loop {
+                let more: Vec<String> = list
+                    .iter()
+                    .filter(|e| {
+                        e["parent"]
+                            .as_str()
+                            .is_some_and(|p| doomed.iter().any(|d| d == p))
+                            && !doomed.iter().any(|d| e["id"] == d.as_str())
+                    })
+                    .map(|e| e["id"].as_str().unwrap().to_owned())
+                    .collect();
+                if more.is_empty() {
+                    break;
+                }
+                doomed.extend(more);
+            }
+            list.retain(|e| !doomed.iter().any(|d| e["id"] == d.as_str()));
+        });
+        json_on_branch(dir.path(), "b", "levels/forest.level", |level| {
+            let list = level["entities"].as_array_mut().unwrap();
+            let at = list.iter().position(|e| e["id"] == moved.as_str()).unwrap();
+            let e = list.remove(at);
+            list.insert(1, e);
+        });
+        (dir, gone, moved)
+    };
+    for (into, from) in [("a", "b"), ("b", "a")] {
+        let (dir, gone, moved) = make();
+        let (clean, said) = merge(dir.path(), into, from);
+        assert!(clean, "{said}");
+        let doc = level(dir.path(), "levels/forest.level");
+        let ids: Vec<&str> = doc["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap())
+            .collect();
+        assert!(!ids.contains(&gone.as_str()), "{ids:?}");
+        assert_eq!(ids[1], moved, "the move kept: {ids:?}");
+    }
+}
+
+#[test]
+fn an_empty_side_goes_to_gits_line_merge_and_no_entity_is_lost() {
+    let dir = repository();
+    git_ok(dir.path(), &["checkout", "-q", "a"]);
+    fs::write(dir.path().join("levels/workshop.level"), "").unwrap();
+    git_ok(dir.path(), &["commit", "-qam", "a empties the workshop"]);
+    on_branch(
+        dir.path(),
+        "b",
+        "levels/workshop.level",
+        vec![new_entity([1.0, 0.0, 1.0])],
+    );
+    let (clean, said) = merge(dir.path(), "b", "a");
+    assert!(!clean, "{said}");
+    assert!(
+        said.contains("levels/workshop.level: theirs is empty; git's line merge takes it"),
+        "{said}"
+    );
+    // Ours' text is all there, inside git's conflict markers.
+    let text = fs::read_to_string(dir.path().join("levels/workshop.level")).unwrap();
+    assert!(
+        text.contains("<<<<<<<") && text.contains("\"entities\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn one_inserted_entity_is_one_line_of_diff_and_an_unreadable_version_gets_gits_text_diff() {
+    let dir = repository();
+    let path = dir.path().join("levels/forest.level");
+    let mut doc = level(dir.path(), "levels/forest.level");
+    doc["entities"]
+        .as_array_mut()
+        .unwrap()
+        .insert(0, json!({"id": "newcomer", "name": "Newcomer"}));
+    fs::write(&path, kiln_core::json_format::to_canonical_string(&doc)).unwrap();
+    let (_, out) = git(dir.path(), &["diff"]);
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with("kiln diff "))
+        .collect();
+    assert_eq!(
+        lines,
+        ["  + entity \"newcomer\" (Newcomer), at the root"],
+        "{out}"
+    );
+    fs::write(&path, "{ \"entities\": [ broken\n").unwrap();
+    let (_, out) = git(dir.path(), &["diff"]);
+    assert!(out.contains("git's text diff follows"), "{out}");
+    assert!(out.contains("+{ \"entities\": [ broken"), "{out}");
+}
+
+#[test]
+fn setup_git_keeps_the_users_hook_lines_and_check_says_what_is_missing() {
+    let dir = support::demo_copy();
+    let root = dir.path();
+    git_ok(root, &["init", "-q", "-b", "main"]);
+    let hook = root.join(".git/hooks/post-merge");
+    fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    fs::write(&hook, "#!/bin/sh\necho mine before\nexit 0\n").unwrap();
+    let (code, out, err) = support::kiln(&["setup-git", "--check"], root);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("MISSING .git/hooks/pre-merge-commit"), "{out}");
+    let (code, out, err) = support::kiln(&["setup-git"], root);
+    assert_eq!(code, 0, "{out}{err}");
+    let text = fs::read_to_string(&hook).unwrap();
+    // Kiln's block runs before the user's exit; the user's lines are all there.
+    let block = text.find("after-merge").unwrap();
+    assert!(text.starts_with("#!/bin/sh\n"), "{text}");
+    assert!(block < text.find("exit 0").unwrap(), "{text}");
+    fs::write(&hook, format!("{text}echo mine after\n")).unwrap();
+    let (code, out, _) = support::kiln(&["setup-git"], root);
+    assert_eq!(code, 0);
+    assert!(out.contains("already set up: nothing changed"), "{out}");
+    let again = fs::read_to_string(&hook).unwrap();
+    assert!(
+        again.contains("echo mine before") && again.ends_with("echo mine after\n"),
+        "{again}"
+    );
+    let (code, out, err) = support::kiln(&["setup-git", "--check"], root);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("MISSING"), "{out}");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_driver_finds_kiln_on_path_after_a_move_and_falls_back_to_git_without_it() {
+    let make = || {
+        let dir = repository();
+        // Kiln "moved": the path setup-git recorded is gone.
+        let driver = git_ok(dir.path(), &["config", "--get", "merge.kiln.driver"]);
+        let exe = env!("CARGO_BIN_EXE_kiln");
+        assert!(driver.contains(exe), "{driver}");
+        git_ok(
+            dir.path(),
+            &[
+                "config",
+                "merge.kiln.driver",
+                &driver.trim().replace(exe, "/nonexistent/kiln"),
+            ],
+        );
+        // Both add entities at the end: git's line merge conflicts, Kiln's does not.
+        on_branch(
+            dir.path(),
+            "a",
+            "levels/workshop.level",
+            vec![new_entity([1.0, 0.0, 0.0])],
+        );
+        on_branch(
+            dir.path(),
+            "b",
+            "levels/workshop.level",
+            vec![new_entity([2.0, 0.0, 0.0])],
+        );
+        git_ok(dir.path(), &["checkout", "-q", "a"]);
+        dir
+    };
+    let run = |dir: &Path, path: &str| {
+        let out = Command::new("git")
+            .args(["merge", "--no-edit", "b"])
+            .current_dir(dir)
+            .env("PATH", path)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Designer")
+            .env("GIT_AUTHOR_EMAIL", "designer@example.com")
+            .env("GIT_COMMITTER_NAME", "Designer")
+            .env("GIT_COMMITTER_EMAIL", "designer@example.com")
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), said)
+    };
+    let system_path = "/usr/local/bin:/usr/bin:/bin";
+    let dir = make();
+    let (clean, said) = run(dir.path(), system_path);
+    assert!(!clean, "{said}");
+    assert!(said.contains("Kiln is not installed here"), "{said}");
+    assert!(
+        said.contains("git merges levels/workshop.level line by line"),
+        "{said}"
+    );
+    // Installed elsewhere, on PATH: found.
+    let dir = make();
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kiln"), bin.path().join("kiln")).unwrap();
+    let (clean, said) = run(
+        dir.path(),
+        &format!("{}:{system_path}", bin.path().display()),
+    );
+    assert!(clean, "{said}");
 }

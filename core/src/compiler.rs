@@ -862,6 +862,27 @@ impl<'d> Flattener<'_, 'd> {
             }
             self.out.push(placed);
         }
+        // Overrides arriving for this file's entities (from the files that include
+        // it) must each name one: an override whose part a prefab no longer has
+        // (removed on one branch while another overrode it) would otherwise be
+        // dropped without a word.
+        if let Some(unknown) = overrides
+            .keys()
+            .find(|k| !local.contains_key(k.split('/').next().unwrap_or("")))
+        {
+            // Named from the level: the override may come from any file between.
+            return Err(CompileError::Entity {
+                file: self
+                    .stack
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| overrides_file.to_owned()),
+                entity: prefix.trim_end_matches('/').to_owned(),
+                message: format!(
+                    "overrides \"{unknown}\", which is not an entity of {file} (a part the prefab no longer has?)"
+                ),
+            });
+        }
         for (k, e) in entities.iter().enumerate() {
             if let Some(parent) = e.parent() {
                 match local.get(parent) {

@@ -214,6 +214,19 @@ fn errors_name_the_place() {
             "overrides \"zz\", which is not an entity of units/x.unit",
         ),
         (
+            // A part of a nested prefab that is gone (one branch removed it while
+            // another overrode it): an error, not an override dropped in silence.
+            json!({"entities": [{"id": "a", "prefab": "units/x", "overrides": {"b/gone": {"transform": {"position": [0, 1, 0]}}}}]}),
+            vec![
+                (
+                    "units/x.unit",
+                    json!({"entities": [{"id": "b", "prefab": "units/y"}]}),
+                ),
+                ("units/y.unit", json!({"entities": [{"id": "c"}]})),
+            ],
+            "overrides \"gone\", which is not an entity of units/y.unit",
+        ),
+        (
             json!({"entities": [{"id": "a", "prefab": "units/bad"}]}),
             vec![(
                 "units/bad.unit",
