@@ -65,6 +65,12 @@ pub struct Record {
     pub schema: String,
     /// The hook that found them.
     pub hook: String,
+    /// Ours: the commit merged into (where a file ours has is taken from).
+    #[serde(default)]
+    pub ours: Option<String>,
+    /// Theirs: the commit merged in.
+    #[serde(default)]
+    pub theirs: Option<String>,
     /// The conflicts.
     pub conflicts: Vec<CrossFileConflict>,
 }
@@ -167,9 +173,18 @@ pub fn run(project: &Path, hook: Hook, out: &mut dyn Write) -> anyhow::Result<Ou
         clear_record(&root);
         return Ok(stop_for_mends(hook, mended, out)?);
     }
+    let (ours, theirs) = match &sides.ours_theirs_base {
+        Some((o, t, _)) => (Some(o.clone()), Some(t.clone())),
+        None => (
+            sides.compared.first().cloned(),
+            sides.compared.get(1).cloned(),
+        ),
+    };
     let record = Record {
         schema: RECORD_SCHEMA.to_owned(),
         hook: hook_name(hook).to_owned(),
+        ours,
+        theirs,
         conflicts,
     };
     let text = serde_json::to_string_pretty(&record)? + "\n";
@@ -236,6 +251,32 @@ fn hook_name(hook: Hook) -> &'static str {
 /// Removes the record (nothing is in conflict any more).
 fn clear_record(root: &Path) {
     let _ = kiln_core::fs::remove_below(root, Path::new(RECORD), false);
+}
+
+/// The record of the last merge's conflicts across files, if there is one Kiln
+/// reads.
+pub fn read_record(root: &Path) -> Option<Record> {
+    let bytes = kiln_core::read_below(root, Path::new(RECORD), 16 << 20).ok()?;
+    serde_json::from_slice::<Record>(&bytes)
+        .ok()
+        .filter(|r| r.schema == RECORD_SCHEMA)
+}
+
+/// Takes the conflict with `key` out of the record (the user resolved it another
+/// way); the record goes with its last conflict.
+pub fn forget(root: &Path, key: &str) -> anyhow::Result<()> {
+    let Some(mut record) = read_record(root) else {
+        return Ok(());
+    };
+    record.conflicts.retain(|c| c.key != key);
+    if record.conflicts.is_empty() {
+        clear_record(root);
+        return Ok(());
+    }
+    let text = serde_json::to_string_pretty(&record)? + "\n";
+    kiln_core::write_below(root, Path::new(RECORD), text.as_bytes())
+        .with_context(|| format!("writing {RECORD}"))?;
+    Ok(())
 }
 
 /// The conflicts across files recorded by the last merge that the project still
@@ -354,7 +395,7 @@ fn problems(
 
 /// A finding compared without where in the file it is: the other side's edits
 /// move lines.
-fn finding_key(f: &dependency_checker::check::Finding) -> String {
+pub fn finding_key(f: &dependency_checker::check::Finding) -> String {
     match serde_json::to_value(f) {
         Ok(mut v) => {
             if let Some(place) = v.get_mut("place").and_then(|p| p.as_object_mut()) {

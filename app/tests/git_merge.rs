@@ -776,6 +776,43 @@ mod conflicts_in_the_editor {
     }
 
     #[test]
+    fn a_conflict_across_files_is_listed_and_keep_puts_the_deleted_material_back() {
+        let dir = repository();
+        git_ok(dir.path(), &["checkout", "-q", "a"]);
+        git_ok(dir.path(), &["rm", "-q", "materials/glass.material"]);
+        git_ok(dir.path(), &["commit", "-q", "-m", "a deletes glass"]);
+        json_on_branch(dir.path(), "b", "units/lamp.unit", |unit| {
+            unit["entities"][0]["components"]["mesh"]["material"] = json!("materials/glass");
+        });
+        let (clean, said) = merge(dir.path(), "a", "b");
+        assert!(!clean && merging(dir.path()), "{said}");
+        let glass = dir.path().join("materials/glass.material");
+        assert!(!glass.exists());
+
+        let mut h = open(dir.path());
+        assert_eq!(editor(&h).cross_file_conflicts().len(), 1);
+        h.get_by_label("Conflicts (1)").click();
+        h.run_steps(3);
+        h.get_by_label("Keep materials/glass.material").click();
+        h.run_steps(5);
+        assert!(glass.is_file(), "{:?}", editor(&h).log());
+        assert!(editor(&h).cross_file_conflicts().is_empty());
+        // One undo step: the file goes again, and the conflict is back.
+        h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+        h.run_steps(5);
+        assert!(!glass.exists());
+        assert_eq!(editor(&h).cross_file_conflicts().len(), 1);
+        h.get_by_label("Keep materials/glass.material").click();
+        h.run_steps(5);
+        assert!(glass.is_file());
+        drop(h);
+        git_ok(dir.path(), &["add", "-A"]);
+        git_ok(dir.path(), &["commit", "-q", "--no-edit"]);
+        let (code, out, err) = support::kiln(&["check"], dir.path());
+        assert_eq!(code, 0, "{out}{err}");
+    }
+
+    #[test]
     fn all_ours_resolves_every_conflict_and_a_deletion_takes_what_is_under_it() {
         let dir = conflicted();
         let mut h = open(dir.path());

@@ -229,6 +229,17 @@ pub enum Action {
     /// Add a level (`levels/cave.level`) to the project's boot levels in
     /// `kiln.project`; one undo step.
     MakeBootLevel(String),
+    /// Write `file` as commit `commit` has it (a file one side of a merge deleted
+    /// while the other still uses it); one undo step.
+    KeepFileFromCommit {
+        /// The project path.
+        file: String,
+        /// The commit, as git names it.
+        commit: String,
+    },
+    /// Take a conflict across files (by its key) off the last merge's record: the
+    /// user fixed it another way.
+    ForgetCrossFileConflict(String),
     /// Ask for files or a folder (the desktop's dialog, or the window's own where
     /// there is none), for what `Purpose` says.
     ChooseFiles(crate::editor::file_picker::Purpose),

@@ -75,9 +75,53 @@ impl Parts<'_> {
             Action::Run(UiCommand::CreatePrefab) => self.create_prefab(None, history),
             Action::CreatePrefab { file } => self.create_prefab(Some(file), history),
             Action::MakeBootLevel(level) => self.make_boot_level(&level, history),
+            Action::KeepFileFromCommit { file, commit } => {
+                self.keep_file_from_commit(&file, &commit, history);
+            }
+            Action::ForgetCrossFileConflict(key) => {
+                if let Err(e) = crate::merge_check::forget(self.files.project.root(), &key) {
+                    self.outbox.error(format!("{e:#}"));
+                }
+                self.files.read_across();
+            }
             other => return Err(Box::new(other)),
         }
         Ok(false)
+    }
+
+    /// Writes `file` as `commit` has it, through the undoable file step: what
+    /// "Keep" does for a file one side of a merge deleted while the other uses it.
+    pub(super) fn keep_file_from_commit(
+        &mut self,
+        file: &str,
+        commit: &str,
+        history: &mut History,
+    ) {
+        if !kiln_core::fs::is_plain_relative(file) || commit.starts_with('-') {
+            return self.outbox.error(format!("{file}: not a project file"));
+        }
+        let shown = std::process::Command::new("git")
+            .current_dir(self.files.project.root())
+            .args(["show", &format!("{commit}:./{file}")])
+            .output();
+        let bytes = match shown {
+            Ok(out) if out.status.success() => out.stdout,
+            Ok(out) => {
+                return self.outbox.error(format!(
+                    "{file} from {commit}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            Err(e) => return self.outbox.error(format!("running git: {e}")),
+        };
+        let label = format!("keep {file}");
+        self.write_files(
+            vec![(file.to_owned(), Some(bytes))],
+            None,
+            label,
+            false,
+            history,
+        );
     }
 
     /// Adds `level` (`levels/cave.level`) to the project's boot levels in

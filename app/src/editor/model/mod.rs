@@ -144,6 +144,11 @@ impl Editor {
     pub fn conflicts(&self) -> &[kiln_core::conflict::Conflict] {
         self.level.as_ref().map_or(&[], |l| &l.doc.conflicts)
     }
+    /// What the last merge broke across files, still to fix (see
+    /// `merge_check.rs`).
+    pub fn cross_file_conflicts(&self) -> &[crate::merge_check::CrossFileConflict] {
+        self.files.cross_file_conflicts()
+    }
     /// The runtime world spawned from the level.
     pub fn preview(&self) -> &Preview {
         &self.preview.runtime

@@ -40,6 +40,10 @@ pub struct ProjectFiles {
     pub(super) empty_folders: BTreeSet<String>,
     /// An import that would write over files, waiting for the user's answer.
     pub(super) import_question: Option<ImportQuestion>,
+    /// What the last merge broke across files (see `merge_check.rs`), as far as
+    /// the index still finds it; and the record's ours and theirs commits.
+    pub(super) across: Vec<crate::merge_check::CrossFileConflict>,
+    pub(super) across_sides: (Option<String>, Option<String>),
 }
 
 /// Why a path cannot be the name of a new file or folder.
@@ -112,6 +116,8 @@ impl ProjectFiles {
             levels,
             empty_folders: BTreeSet::new(),
             import_question: None,
+            across: Vec::new(),
+            across_sides: (None, None),
         })
     }
 
@@ -142,6 +148,36 @@ impl ProjectFiles {
             self.unused_files = (self.findings.iter())
                 .filter(|f| matches!(f, Finding::Unused { .. }))
                 .count();
+        }
+        self.read_across();
+    }
+    /// Reads the last merge's conflicts across files again: those of the checker
+    /// that it no longer finds are left out (a compile's are kept until
+    /// `kiln check`, a merge, or the user says they are done).
+    pub(super) fn read_across(&mut self) {
+        let Some(record) = crate::merge_check::read_record(self.project.root()) else {
+            self.across.clear();
+            return;
+        };
+        let errors: BTreeSet<String> = (self.findings.iter())
+            .filter(|f| f.is_error())
+            .map(crate::merge_check::finding_key)
+            .collect();
+        self.across = (record.conflicts.into_iter())
+            .filter(|c| !c.key.starts_with('{') || errors.contains(&c.key))
+            .collect();
+        self.across_sides = (record.ours, record.theirs);
+    }
+    /// What the last merge broke across files, still to fix.
+    pub fn cross_file_conflicts(&self) -> &[crate::merge_check::CrossFileConflict] {
+        &self.across
+    }
+    /// The commit a side of the last merge's record is: `ours` or `theirs`.
+    pub fn merge_side_commit(&self, theirs: bool) -> Option<&str> {
+        if theirs {
+            self.across_sides.1.as_deref()
+        } else {
+            self.across_sides.0.as_deref()
         }
     }
     /// Every level of the project.

@@ -63,8 +63,93 @@ pub fn rows(conflicts: &[Conflict]) -> Vec<ConflictRow> {
         .collect()
 }
 
+/// A way to resolve a conflict across files: a button's label, its hover text,
+/// and what it does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcrossFix {
+    /// The button.
+    pub label: String,
+    /// What it does, in a sentence.
+    pub hover: String,
+    /// The action.
+    pub action: Action,
+}
+
+/// The fixes offered for each of the last merge's conflicts across files: keep a
+/// file one side deleted (from the side that has it), and say it is fixed.
+pub fn across_fixes(editor: &Editor) -> Vec<Vec<AcrossFix>> {
+    let files = editor.files();
+    editor
+        .cross_file_conflicts()
+        .iter()
+        .map(|c| {
+            let mut fixes = Vec::new();
+            for f in &c.files {
+                let from = match (f.ours.as_str(), f.theirs.as_str()) {
+                    ("deleted", "unchanged" | "changed") => Some(true),
+                    ("unchanged" | "changed", "deleted") => Some(false),
+                    _ => None,
+                };
+                let gone = kiln_core::fs::kind_below(files.project().root(), &f.path).is_none();
+                if let (Some(theirs), true) = (from, gone)
+                    && let Some(commit) = files.merge_side_commit(theirs)
+                {
+                    let side = if theirs { "theirs" } else { "ours" };
+                    fixes.push(AcrossFix {
+                        label: format!("Keep {}", f.path),
+                        hover: format!(
+                            "Put {} back as {side} has it (the other side deleted it); undo with Ctrl+Z",
+                            f.path
+                        ),
+                        action: Action::KeepFileFromCommit {
+                            file: f.path.clone(),
+                            commit: commit.to_owned(),
+                        },
+                    });
+                }
+            }
+            fixes.push(AcrossFix {
+                label: "Fixed".to_owned(),
+                hover: "I fixed this another way (dropped the override or the reference, or pointed it elsewhere in the inspector or the Problems tab): take it off the list".to_owned(),
+                action: Action::ForgetCrossFileConflict(c.key.clone()),
+            });
+            fixes
+        })
+        .collect()
+}
+
+/// The last merge's conflicts across files, with their fixes.
+fn show_across(ui: &mut egui::Ui, editor: &Editor, actions: &mut Vec<Action>) {
+    let across = editor.cross_file_conflicts();
+    if across.is_empty() {
+        return;
+    }
+    ui.strong(format!(
+        "{} conflict{} across files from the last merge: each file merged clean, but together they break the project. Fix each, then git add and git commit.",
+        across.len(),
+        if across.len() == 1 { "" } else { "s" }
+    ));
+    for (c, fixes) in across.iter().zip(across_fixes(editor)) {
+        ui.group(|ui| {
+            ui.label(&c.problem);
+            for f in &c.files {
+                ui.weak(format!("{}: ours {}, theirs {}", f.path, f.ours, f.theirs));
+            }
+            ui.horizontal(|ui| {
+                for fix in fixes {
+                    if ui.button(&fix.label).on_hover_text(&fix.hover).clicked() {
+                        actions.push(fix.action);
+                    }
+                }
+            });
+        });
+    }
+    ui.separator();
+}
+
 /// Shows the tab.
 pub fn show(ui: &mut egui::Ui, editor: &Editor, actions: &mut Vec<Action>) {
+    show_across(ui, editor, actions);
     let rows = rows(editor.conflicts());
     if rows.is_empty() {
         ui.label("No merge conflicts in this level.")

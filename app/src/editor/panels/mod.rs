@@ -128,7 +128,7 @@ pub fn show(
                     format!("Problems ({problems})"),
                 );
                 ui.selectable_value(&mut state.bottom, BottomTab::Log, "Log");
-                let conflicts = editor.conflicts().len();
+                let conflicts = editor.conflicts().len() + editor.cross_file_conflicts().len();
                 if conflicts > 0 || state.bottom == BottomTab::Conflicts {
                     let text = egui::RichText::new(format!("Conflicts ({conflicts})"));
                     let text = if conflicts > 0 {
