@@ -344,3 +344,79 @@ proptest! {
         }
     }
 }
+
+/// The length of a longest increasing subsequence, the plain O(n²) way: the
+/// oracle for the diff's count of reordered entities.
+fn lis_oracle(xs: &[usize]) -> usize {
+    let mut best = vec![1usize; xs.len()];
+    for i in 0..xs.len() {
+        for j in 0..i {
+            if xs[j] < xs[i] {
+                best[i] = best[i].max(best[j] + 1);
+            }
+        }
+    }
+    best.into_iter().max().unwrap_or(0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Each entity gets at most one edit (renamed, moved in space, deleted, or
+    /// moved in the list), and some are added: the diff says one line per edit
+    /// (headers aside), and as many reorders as the fewest moves that explain the
+    /// new order.
+    #[test]
+    fn the_diff_says_one_line_per_edit(
+        n in 1usize..30,
+        edits in proptest::collection::vec((0u8..5, any::<usize>()), 30),
+        added in 0usize..4,
+    ) {
+        let base: Vec<Value> = (0..n)
+            .map(|k| json!({"id": format!("e{k}"), "name": format!("E{k}"), "components": {"transform": {"position": [k, 0, 0]}}}))
+            .collect();
+        let mut new = base.clone();
+        let mut expected = 0;
+        let mut deleted = Vec::new();
+        let mut moves = Vec::new();
+        for (k, (kind, to)) in edits.iter().take(n).enumerate() {
+            match kind {
+                1 => {
+                    new[k]["name"] = json!(format!("Renamed {k}"));
+                    expected += 1;
+                }
+                2 => {
+                    new[k]["components"]["transform"]["position"] = json!([k, 1, 0]);
+                    expected += 1;
+                }
+                3 => {
+                    deleted.push(format!("e{k}"));
+                    expected += 1;
+                }
+                4 => moves.push((format!("e{k}"), *to)),
+                _ => {}
+            }
+        }
+        new.retain(|e| !deleted.iter().any(|d| e["id"] == d.as_str()));
+        for (id, to) in moves {
+            let at = new.iter().position(|e| e["id"] == id.as_str()).unwrap();
+            let e = new.remove(at);
+            let to = to % (new.len() + 1);
+            new.insert(to, e);
+        }
+        for a in 0..added {
+            new.insert(a % (new.len() + 1), json!({"id": format!("added{a}")}));
+            expected += 1;
+        }
+        // The oracle: the old positions of the kept entities, in the new order.
+        let old_at: Vec<usize> = new
+            .iter()
+            .filter_map(|e| e["id"].as_str()?.strip_prefix('e')?.parse().ok())
+            .collect();
+        expected += old_at.len() - lis_oracle(&old_at);
+
+        let lines = kiln_merge::diff::diff_file("l.level", text(&base).as_bytes(), text(&new).as_bytes()).unwrap();
+        let said: Vec<&String> = lines.iter().filter(|l| !l.starts_with("~ entity")).collect();
+        prop_assert_eq!(said.len(), expected, "{:#?}", lines);
+    }
+}
