@@ -84,6 +84,20 @@ pub struct CrossFileConflict {
     pub key: String,
     /// The files it names, with what each side did to them.
     pub files: Vec<FileSides>,
+    /// For an override of a part its prefab no longer has: the override, to drop.
+    #[serde(default)]
+    pub drop_override: Option<OverrideAt>,
+}
+
+/// One override in a level: entity `entity`'s `overrides[key]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OverrideAt {
+    /// The level.
+    pub level: String,
+    /// The instance's authoring id in the level.
+    pub entity: String,
+    /// The key of its `overrides` (`head/glass`).
+    pub key: String,
 }
 
 /// What each side of the merge did to one file.
@@ -158,7 +172,7 @@ pub fn run(project: &Path, hook: Hook, out: &mut dyn Write) -> anyhow::Result<Ou
     }
     let _ = std::fs::remove_dir(root.join(SCRATCH));
     let mut conflicts = Vec::new();
-    for (key, problem) in new_problems {
+    for (key, (problem, drop_override)) in new_problems {
         let files = named_files(&problem)
             .into_iter()
             .map(|path| sides.file_sides(&top, &rel, &path))
@@ -167,6 +181,7 @@ pub fn run(project: &Path, hook: Hook, out: &mut dyn Write) -> anyhow::Result<Ou
             problem,
             key,
             files,
+            drop_override,
         });
     }
     if conflicts.is_empty() {
@@ -374,11 +389,11 @@ fn mend(project: &Path, hook: Hook, out: &mut dyn Write) -> anyhow::Result<bool>
 fn problems(
     root: &Path,
     registry: &Arc<kiln_core::Registry>,
-) -> anyhow::Result<BTreeMap<String, String>> {
+) -> anyhow::Result<BTreeMap<String, (String, Option<OverrideAt>)>> {
     let mut out = BTreeMap::new();
     let checker = crate::checker_commands::open_checker_with(root, registry.clone())?;
     for f in checker.findings().iter().filter(|f| f.is_error()) {
-        out.insert(finding_key(f), f.to_string());
+        out.insert(finding_key(f), (f.to_string(), None));
     }
     drop(checker);
     let project = kiln_core::Project::open(root)?;
@@ -387,7 +402,27 @@ fn problems(
             project.compile_streamed(registry, &level, kiln_core::CompileOptions::default())
         {
             let text = e.to_string();
-            out.insert(without_positions(&text), text);
+            let at = match &e {
+                kiln_core::ProjectError::Compile(kiln_core::CompileError::UnknownOverride {
+                    file,
+                    entity,
+                    key,
+                    ..
+                }) => {
+                    let (top, below) = entity.split_once('/').unwrap_or((entity, ""));
+                    Some(OverrideAt {
+                        level: file.clone(),
+                        entity: top.to_owned(),
+                        key: if below.is_empty() {
+                            key.clone()
+                        } else {
+                            format!("{below}/{key}")
+                        },
+                    })
+                }
+                _ => None,
+            };
+            out.insert(without_positions(&text), (text, at));
         }
     }
     Ok(out)

@@ -813,6 +813,58 @@ mod conflicts_in_the_editor {
     }
 
     #[test]
+    fn an_override_of_a_removed_part_is_listed_and_dropped_from_the_conflicts_tab() {
+        let dir = repository();
+        json_on_branch(dir.path(), "a", "units/bulb.unit", |unit| {
+            let entities = unit["entities"].as_array_mut().unwrap();
+            entities.retain(|e| e["id"] != "glass");
+            entities.push(json!({"id": "filament", "name": "Filament"}));
+        });
+        json_on_branch(dir.path(), "a", "levels/forest.level", |level| {
+            for e in level["entities"].as_array_mut().unwrap() {
+                if let Some(o) = e.get_mut("overrides").and_then(Value::as_object_mut) {
+                    o.shift_remove("head/glass");
+                    if o.is_empty() {
+                        e.as_object_mut().unwrap().shift_remove("overrides");
+                    }
+                }
+            }
+        });
+        json_on_branch(dir.path(), "b", "levels/workshop.level", |level| {
+            level["entities"].as_array_mut().unwrap().push(json!({
+                "id": "lamp_b",
+                "name": "Lamp B",
+                "prefab": "units/lamp",
+                "overrides": {"head/glass": {"mesh": {"material": "materials/red_glow"}}}
+            }));
+        });
+        let (clean, said) = merge(dir.path(), "a", "b");
+        assert!(!clean && merging(dir.path()), "{said}");
+
+        let mut h = open(dir.path());
+        h.get_by_label("Conflicts (1)").click();
+        h.run_steps(3);
+        // The other resolution is offered too: the bulb as theirs has it.
+        h.get_by_label("Take units/bulb.unit from theirs");
+        h.get_by_label("Drop the override of head/glass").click();
+        h.run_steps(5);
+        let workshop = level(dir.path(), "levels/workshop.level");
+        assert_eq!(entity(&workshop, "lamp_b").unwrap().get("overrides"), None);
+        assert!(editor(&h).cross_file_conflicts().is_empty());
+        drop(h);
+        let (code, out, err) = support::kiln(&["compile", "levels/workshop"], dir.path());
+        assert!(
+            !out.contains("overrides") && !err.contains("overrides \"glass\""),
+            "{code} {out}{err}"
+        );
+        git_ok(
+            dir.path(),
+            &["commit", "-q", "-am", "Merged without the override"],
+        );
+        assert!(!merging(dir.path()));
+    }
+
+    #[test]
     fn all_ours_resolves_every_conflict_and_a_deletion_takes_what_is_under_it() {
         let dir = conflicted();
         let mut h = open(dir.path());
@@ -1209,4 +1261,28 @@ fn the_driver_finds_kiln_on_path_after_a_move_and_falls_back_to_git_without_it()
         &format!("{}:{system_path}", bin.path().display()),
     );
     assert!(clean, "{said}");
+}
+
+#[test]
+fn a_rebase_that_breaks_the_project_across_files_says_so() {
+    let dir = repository();
+    git_ok(dir.path(), &["checkout", "-q", "a"]);
+    git_ok(dir.path(), &["rm", "-q", "materials/glass.material"]);
+    git_ok(dir.path(), &["commit", "-q", "-m", "a deletes glass"]);
+    json_on_branch(dir.path(), "b", "units/lamp.unit", |unit| {
+        unit["entities"][0]["components"]["mesh"]["material"] = json!("materials/glass");
+    });
+    // Positive control: b alone is sound.
+    let (code, out, err) = support::kiln(&["check"], dir.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let (ok, said) = git(dir.path(), &["rebase", "a"]);
+    assert!(ok, "git cannot be stopped after a rebase: {said}");
+    assert!(
+        said.contains("the rebase broke what neither side had broken")
+            && said.contains("materials/glass.material: ours deleted, theirs unchanged"),
+        "{said}"
+    );
+    let (code, out, _) = support::kiln(&["check"], dir.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("conflict across files"), "{out}");
 }

@@ -130,6 +130,22 @@ pub enum CompileError {
         /// What is wrong.
         message: String,
     },
+    /// An override names a part its prefab does not have (one branch removed
+    /// the part while another overrode it, say).
+    #[error(
+        "{file}: entity \"{entity}\": overrides \"{key}\", which is not an entity of {unit} (a part the prefab no longer has?)"
+    )]
+    UnknownOverride {
+        /// The level being compiled.
+        file: String,
+        /// The instance, as a path of authoring ids from the level
+        /// (`lamp_2/head`).
+        entity: String,
+        /// The part it names, from that instance (`glass`).
+        key: String,
+        /// The prefab that lacks it.
+        unit: String,
+    },
     /// A prefab could not be read.
     #[error("{file}: entity \"{entity}\": prefab \"{prefab}\" cannot be read: {reason}")]
     MissingPrefab {
@@ -166,6 +182,7 @@ impl CompileError {
             CompileError::Field { file, .. }
             | CompileError::Component { file, .. }
             | CompileError::Entity { file, .. }
+            | CompileError::UnknownOverride { file, .. }
             | CompileError::MissingPrefab { file, .. }
             | CompileError::Limit { file, .. } => file,
             CompileError::PrefabCycle { cycle } => cycle.first().map_or("", String::as_str),
@@ -871,16 +888,15 @@ impl<'d> Flattener<'_, 'd> {
             .find(|k| !local.contains_key(k.split('/').next().unwrap_or("")))
         {
             // Named from the level: the override may come from any file between.
-            return Err(CompileError::Entity {
+            return Err(CompileError::UnknownOverride {
                 file: self
                     .stack
                     .first()
                     .cloned()
                     .unwrap_or_else(|| overrides_file.to_owned()),
                 entity: prefix.trim_end_matches('/').to_owned(),
-                message: format!(
-                    "overrides \"{unknown}\", which is not an entity of {file} (a part the prefab no longer has?)"
-                ),
+                key: unknown.clone(),
+                unit: file.to_owned(),
             });
         }
         for (k, e) in entities.iter().enumerate() {

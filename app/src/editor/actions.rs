@@ -237,6 +237,9 @@ pub enum Action {
         /// The commit, as git names it.
         commit: String,
     },
+    /// Remove one override from a level file (an override of a part its prefab no
+    /// longer has); one undo step.
+    DropOverride(crate::merge_check::OverrideAt),
     /// Take a conflict across files (by its key) off the last merge's record: the
     /// user fixed it another way.
     ForgetCrossFileConflict(String),

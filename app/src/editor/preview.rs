@@ -98,13 +98,13 @@ impl PreviewError {
                 component: Some(component),
                 field: None,
             },
-            CompileError::Entity { entity, .. } | CompileError::MissingPrefab { entity, .. } => {
-                ErrorPlace::Entity {
-                    entity,
-                    component: None,
-                    field: None,
-                }
-            }
+            CompileError::Entity { entity, .. }
+            | CompileError::UnknownOverride { entity, .. }
+            | CompileError::MissingPrefab { entity, .. } => ErrorPlace::Entity {
+                entity,
+                component: None,
+                field: None,
+            },
             CompileError::PrefabCycle { .. } | CompileError::Limit { .. } => {
                 ErrorPlace::File(e.file())
             }

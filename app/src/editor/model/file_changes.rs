@@ -78,6 +78,7 @@ impl Parts<'_> {
             Action::KeepFileFromCommit { file, commit } => {
                 self.keep_file_from_commit(&file, &commit, history);
             }
+            Action::DropOverride(at) => self.drop_override(&at, history),
             Action::ForgetCrossFileConflict(key) => {
                 if let Err(e) = crate::merge_check::forget(self.files.project.root(), &key) {
                     self.outbox.error(format!("{e:#}"));
@@ -122,6 +123,76 @@ impl Parts<'_> {
             false,
             history,
         );
+    }
+
+    /// Removes `at`'s override from its level file, through the undoable file
+    /// step. The open level is edited in the editor instead, where an unsaved
+    /// change would otherwise be lost.
+    pub(super) fn drop_override(
+        &mut self,
+        at: &crate::merge_check::OverrideAt,
+        history: &mut History,
+    ) {
+        if self.level.as_ref().is_some_and(|l| l.file == at.level) {
+            return self.outbox.error(format!(
+                "{} is open: select \"{}\" and revert the override of {} in the inspector",
+                at.level, at.entity, at.key
+            ));
+        }
+        let bytes = match self.files.read_for_history(&at.level) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return self.outbox.error(format!("{} is missing", at.level)),
+            Err(e) => return self.outbox.error(format!("{e:#}")),
+        };
+        let parsed = serde_json::from_slice::<serde_json::Value>(
+            kiln_core::json_format::bytes_without_bom(&bytes),
+        );
+        let mut doc = match parsed {
+            Ok(doc) => doc,
+            Err(e) => return self.outbox.error(format!("{}: {e}", at.level)),
+        };
+        let entity = (doc.get_mut("entities").and_then(|e| e.as_array_mut()))
+            .and_then(|list| list.iter_mut().find(|e| e["id"] == at.entity.as_str()));
+        let Some(serde_json::Value::Object(entity)) = entity else {
+            return self
+                .outbox
+                .error(format!("{}: no entity \"{}\"", at.level, at.entity));
+        };
+        let removed = (entity.get_mut("overrides").and_then(|o| o.as_object_mut()))
+            .and_then(|o| o.shift_remove(&at.key));
+        if removed.is_none() {
+            return self.outbox.error(format!(
+                "{}: entity \"{}\" has no override of {} (it comes from a prefab in between: edit that prefab)",
+                at.level, at.entity, at.key
+            ));
+        }
+        if entity
+            .get("overrides")
+            .and_then(|o| o.as_object())
+            .is_some_and(|o| o.is_empty())
+        {
+            entity.shift_remove("overrides");
+        }
+        let bytes = kiln_core::json_format::to_canonical_string(&doc).into_bytes();
+        let label = format!("drop the override of {} on {}", at.key, at.entity);
+        self.write_files(
+            vec![(at.level.clone(), Some(bytes))],
+            None,
+            label,
+            false,
+            history,
+        );
+        // The conflict it came from is resolved: off the record (a compile's
+        // conflict is not found again by the index).
+        let root = self.files.project.root().to_owned();
+        for c in self.files.cross_file_conflicts().to_vec() {
+            if c.drop_override.as_ref() == Some(at)
+                && let Err(e) = crate::merge_check::forget(&root, &c.key)
+            {
+                self.outbox.error(format!("{e:#}"));
+            }
+        }
+        self.files.read_across();
     }
 
     /// Adds `level` (`levels/cave.level`) to the project's boot levels in

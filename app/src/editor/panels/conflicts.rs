@@ -108,6 +108,43 @@ pub fn across_fixes(editor: &Editor) -> Vec<Vec<AcrossFix>> {
                     });
                 }
             }
+            if let Some(at) = &c.drop_override {
+                fixes.push(AcrossFix {
+                    label: format!("Drop the override of {}", at.key),
+                    hover: format!(
+                        "Remove \"{}\"'s override of {} from {} (the prefab no longer has that part); undo with Ctrl+Z",
+                        at.entity, at.key, at.level
+                    ),
+                    action: Action::DropOverride(at.clone()),
+                });
+            }
+            // A file one side changed, taken as the other side has it: keeps what
+            // that side's change removed (a prefab's part, say).
+            for f in &c.files {
+                let theirs = match (f.ours.as_str(), f.theirs.as_str()) {
+                    ("changed", "unchanged") => true,
+                    ("unchanged", "changed") => false,
+                    _ => continue,
+                };
+                if c.drop_override.as_ref().is_some_and(|at| at.level == f.path) {
+                    continue;
+                }
+                let Some(commit) = files.merge_side_commit(theirs) else {
+                    continue;
+                };
+                let (side, other) = if theirs { ("theirs", "ours") } else { ("ours", "theirs") };
+                fixes.push(AcrossFix {
+                    label: format!("Take {} from {side}", f.path),
+                    hover: format!(
+                        "Write {} as {side} has it, undoing {other}'s change to it (what it removed comes back); undo with Ctrl+Z",
+                        f.path
+                    ),
+                    action: Action::KeepFileFromCommit {
+                        file: f.path.clone(),
+                        commit: commit.to_owned(),
+                    },
+                });
+            }
             fixes.push(AcrossFix {
                 label: "Fixed".to_owned(),
                 hover: "I fixed this another way (dropped the override or the reference, or pointed it elsewhere in the inspector or the Problems tab): take it off the list".to_owned(),
