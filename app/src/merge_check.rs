@@ -160,17 +160,19 @@ pub fn run(project: &Path, hook: Hook, out: &mut dyn Write) -> anyhow::Result<Ou
         if new_problems.is_empty() {
             break;
         }
-        let dir = root.join(SCRATCH).join(k.to_string());
+        let scratch = Path::new(SCRATCH).join(k.to_string());
         let found = (|| {
-            read_out(&top, rev, &rel, &dir)?;
-            problems(&dir, &registry)
+            read_out(&top, rev, &rel, &root, &scratch)?;
+            problems(&root.join(&scratch), &registry)
         })();
         // The scratch copy goes whatever happened.
-        let _ = std::fs::remove_dir_all(&dir);
+        remove_scratch(&root, &scratch);
         let found = found.with_context(|| format!("checking {rev}"))?;
         new_problems.retain(|key, _| !found.contains_key(key));
     }
-    let _ = std::fs::remove_dir(root.join(SCRATCH));
+    if !kiln_core::fs::goes_through_link(&root, Path::new(SCRATCH)) {
+        let _ = std::fs::remove_dir(root.join(SCRATCH));
+    }
     let mut conflicts = Vec::new();
     for (key, (problem, drop_override)) in new_problems {
         let files = named_files(&problem)
@@ -560,12 +562,26 @@ impl Sides {
     }
 }
 
+/// Removes the scratch folder `root/scratch`, unless a link leads there.
+fn remove_scratch(root: &Path, scratch: &Path) {
+    if !kiln_core::fs::goes_through_link(root, scratch) {
+        let _ = std::fs::remove_dir_all(root.join(scratch));
+    }
+}
+
 /// Reads the project's files as commit `rev` has them (the project is `rel` below
-/// the repository's top) into `dest`: regular files only (no links, no
+/// the repository's top) into `root/scratch`: regular files only (no links, no
 /// submodules), nothing of `.kiln/`.
-fn read_out(top: &Path, rev: &str, rel: &Path, dest: &Path) -> anyhow::Result<()> {
-    let _ = std::fs::remove_dir_all(dest);
-    std::fs::create_dir_all(dest).with_context(|| format!("making {}", dest.display()))?;
+fn read_out(top: &Path, rev: &str, rel: &Path, root: &Path, scratch: &Path) -> anyhow::Result<()> {
+    if kiln_core::fs::goes_through_link(root, scratch) {
+        anyhow::bail!(
+            "{} goes through a link: the merge is not checked",
+            scratch.display()
+        );
+    }
+    remove_scratch(root, scratch);
+    kiln_core::create_dir_below(root, scratch)
+        .with_context(|| format!("making {}", scratch.display()))?;
     let spec = if rel.as_os_str().is_empty() {
         ".".to_owned()
     } else {
@@ -645,12 +661,20 @@ fn read_out(top: &Path, rev: &str, rel: &Path, dest: &Path) -> anyhow::Result<()
         stdout
             .read_exact(&mut newline)
             .context("reading git cat-file")?;
-        let target = dest.join(path);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("making {}", parent.display()))?;
-        }
-        std::fs::write(&target, &bytes).with_context(|| format!("writing {}", target.display()))?;
+        // Below the project's root, never through a link (a `.kiln` planted as
+        // a link would lead the copy outside); not flushed: a scratch copy.
+        let rel_path = scratch.join(path);
+        let (parent, name) = (
+            rel_path.parent().unwrap_or(Path::new("")),
+            rel_path.file_name(),
+        );
+        let Some(name) = name else { continue };
+        let folder = kiln_core::fs::open_folder_below(root, parent, true)
+            .with_context(|| format!("making {}", parent.display()))?;
+        kiln_core::fs::replace_at_with(&folder, name, kiln_core::fs::Durability::Unflushed, |f| {
+            f.write_all(&bytes)
+        })
+        .with_context(|| format!("writing {}", rel_path.display()))?;
     }
     let _ = feeder.join();
     let _ = cat.wait();

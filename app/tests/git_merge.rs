@@ -1286,3 +1286,23 @@ fn a_rebase_that_breaks_the_project_across_files_says_so() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("conflict across files"), "{out}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_scratch_folder_planted_as_a_link_stops_the_merge_and_nothing_is_written_outside() {
+    let dir = repository();
+    git_ok(dir.path(), &["checkout", "-q", "a"]);
+    git_ok(dir.path(), &["rm", "-q", "materials/glass.material"]);
+    git_ok(dir.path(), &["commit", "-q", "-m", "a deletes glass"]);
+    json_on_branch(dir.path(), "b", "units/lamp.unit", |unit| {
+        unit["entities"][0]["components"]["mesh"]["material"] = json!("materials/glass");
+    });
+    git_ok(dir.path(), &["checkout", "-q", "a"]);
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join(".kiln")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join(".kiln/merge-check")).unwrap();
+    let (clean, said) = git(dir.path(), &["merge", "--no-edit", "b"]);
+    assert!(!clean, "{said}");
+    assert!(said.contains("goes through a link"), "{said}");
+    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+}
