@@ -789,14 +789,21 @@ mod conflicts_in_the_editor {
         let glass = dir.path().join("materials/glass.material");
         assert!(!glass.exists());
 
+        // The editor opens on the Conflicts tab, which lists it.
         let mut h = open(dir.path());
         assert_eq!(editor(&h).cross_file_conflicts().len(), 1);
-        h.get_by_label("Conflicts (1)").click();
-        h.run_steps(3);
         h.get_by_label("Keep materials/glass.material").click();
         h.run_steps(5);
         assert!(glass.is_file(), "{:?}", editor(&h).log());
         assert!(editor(&h).cross_file_conflicts().is_empty());
+        assert!(
+            editor(&h)
+                .log()
+                .iter()
+                .any(|l| l.text.contains("git add the files and git commit")),
+            "{:?}",
+            editor(&h).log()
+        );
         // One undo step: the file goes again, and the conflict is back.
         h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
         h.run_steps(5);

@@ -76,18 +76,35 @@ impl Parts<'_> {
             Action::CreatePrefab { file } => self.create_prefab(Some(file), history),
             Action::MakeBootLevel(level) => self.make_boot_level(&level, history),
             Action::KeepFileFromCommit { file, commit } => {
+                let before = self.files.cross_file_conflicts().len();
                 self.keep_file_from_commit(&file, &commit, history);
+                self.say_if_across_resolved(before);
             }
-            Action::DropOverride(at) => self.drop_override(&at, history),
+            Action::DropOverride(at) => {
+                let before = self.files.cross_file_conflicts().len();
+                self.drop_override(&at, history);
+                self.say_if_across_resolved(before);
+            }
             Action::ForgetCrossFileConflict(key) => {
+                let before = self.files.cross_file_conflicts().len();
                 if let Err(e) = crate::merge_check::forget(self.files.project.root(), &key) {
                     self.outbox.error(format!("{e:#}"));
                 }
                 self.files.read_across();
+                self.say_if_across_resolved(before);
             }
             other => return Err(Box::new(other)),
         }
         Ok(false)
+    }
+
+    /// Says how to finish the merge once its last conflict across files is gone.
+    fn say_if_across_resolved(&mut self, before: usize) {
+        if before > 0 && self.files.cross_file_conflicts().is_empty() {
+            self.outbox.info(
+                "the last merge's conflicts across files are resolved: git add the files and git commit to finish the merge",
+            );
+        }
     }
 
     /// Writes `file` as `commit` has it, through the undoable file step: what

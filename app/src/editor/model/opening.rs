@@ -140,6 +140,14 @@ impl Parts<'_> {
             ));
             self.outbox.push(Effect::ShowConflicts);
         }
+        let across = self.files.cross_file_conflicts().len();
+        if across > 0 {
+            self.outbox.warn(format!(
+                "the last merge broke the project across files ({across} conflict{}: Conflicts tab); fix, then git add and git commit",
+                if across == 1 { "" } else { "s" }
+            ));
+            self.outbox.push(Effect::ShowConflicts);
+        }
         self.preview.runtime = Preview::default();
         let level = self.level.insert(level);
         (self.preview).follow_document(level, self.files, self.outbox, compiled);
