@@ -249,7 +249,8 @@ fn hook_with_block(now: Option<&str>, block: &str) -> Option<String> {
     Some(format!("{first}\n{block}{rest}"))
 }
 
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+/// Runs git in `dir`; its output, trimmed, or an error with what git said.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)

@@ -36,6 +36,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
+use crate::git_commands::git;
 use crate::outcome::Outcome;
 
 /// The hook a check runs in.
@@ -719,22 +720,6 @@ fn rebased_onto(root: &Path) -> Option<String> {
         let (hash, subject) = line.split_once(' ')?;
         (subject.starts_with("rebase") && subject.contains("(start)")).then(|| hash.to_owned())
     })
-}
-
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .context("running git (is it installed?)")?;
-    if !out.status.success() {
-        anyhow::bail!(
-            "git {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 #[cfg(test)]

@@ -778,12 +778,7 @@ mod conflicts_in_the_editor {
     #[test]
     fn a_conflict_across_files_is_listed_and_keep_puts_the_deleted_material_back() {
         let dir = repository();
-        git_ok(dir.path(), &["checkout", "-q", "a"]);
-        git_ok(dir.path(), &["rm", "-q", "materials/glass.material"]);
-        git_ok(dir.path(), &["commit", "-q", "-m", "a deletes glass"]);
-        json_on_branch(dir.path(), "b", "units/lamp.unit", |unit| {
-            unit["entities"][0]["components"]["mesh"]["material"] = json!("materials/glass");
-        });
+        glass_deleted_on_a_and_used_on_b(dir.path());
         let (clean, said) = merge(dir.path(), "a", "b");
         assert!(!clean && merging(dir.path()), "{said}");
         let glass = dir.path().join("materials/glass.material");
@@ -822,29 +817,7 @@ mod conflicts_in_the_editor {
     #[test]
     fn an_override_of_a_removed_part_is_listed_and_dropped_from_the_conflicts_tab() {
         let dir = repository();
-        json_on_branch(dir.path(), "a", "units/bulb.unit", |unit| {
-            let entities = unit["entities"].as_array_mut().unwrap();
-            entities.retain(|e| e["id"] != "glass");
-            entities.push(json!({"id": "filament", "name": "Filament"}));
-        });
-        json_on_branch(dir.path(), "a", "levels/forest.level", |level| {
-            for e in level["entities"].as_array_mut().unwrap() {
-                if let Some(o) = e.get_mut("overrides").and_then(Value::as_object_mut) {
-                    o.shift_remove("head/glass");
-                    if o.is_empty() {
-                        e.as_object_mut().unwrap().shift_remove("overrides");
-                    }
-                }
-            }
-        });
-        json_on_branch(dir.path(), "b", "levels/workshop.level", |level| {
-            level["entities"].as_array_mut().unwrap().push(json!({
-                "id": "lamp_b",
-                "name": "Lamp B",
-                "prefab": "units/lamp",
-                "overrides": {"head/glass": {"mesh": {"material": "materials/red_glow"}}}
-            }));
-        });
+        glass_part_removed_on_a_and_overridden_on_b(dir.path());
         let (clean, said) = merge(dir.path(), "a", "b");
         assert!(!clean && merging(dir.path()), "{said}");
 
@@ -908,6 +881,45 @@ fn json_on_branch(dir: &Path, branch: &str, file: &str, edit: impl FnOnce(&mut V
     );
 }
 
+/// Branch `a` deletes `materials/glass.material`; branch `b` starts using it in the
+/// lamp prefab. Each alone is sound.
+fn glass_deleted_on_a_and_used_on_b(dir: &Path) {
+    git_ok(dir, &["checkout", "-q", "a"]);
+    git_ok(dir, &["rm", "-q", "materials/glass.material"]);
+    git_ok(dir, &["commit", "-q", "-m", "a deletes glass"]);
+    json_on_branch(dir, "b", "units/lamp.unit", |unit| {
+        unit["entities"][0]["components"]["mesh"]["material"] = json!("materials/glass");
+    });
+}
+
+/// Branch `a` removes the glass part from the bulb prefab (and its own override
+/// of it); branch `b` adds a lamp to the workshop that overrides the glass.
+fn glass_part_removed_on_a_and_overridden_on_b(dir: &Path) {
+    json_on_branch(dir, "a", "units/bulb.unit", |unit| {
+        let entities = unit["entities"].as_array_mut().unwrap();
+        entities.retain(|e| e["id"] != "glass");
+        entities.push(json!({"id": "filament", "name": "Filament"}));
+    });
+    json_on_branch(dir, "a", "levels/forest.level", |level| {
+        for e in level["entities"].as_array_mut().unwrap() {
+            if let Some(o) = e.get_mut("overrides").and_then(Value::as_object_mut) {
+                o.shift_remove("head/glass");
+                if o.is_empty() {
+                    e.as_object_mut().unwrap().shift_remove("overrides");
+                }
+            }
+        }
+    });
+    json_on_branch(dir, "b", "levels/workshop.level", |level| {
+        level["entities"].as_array_mut().unwrap().push(json!({
+            "id": "lamp_b",
+            "name": "Lamp B",
+            "prefab": "units/lamp",
+            "overrides": {"head/glass": {"mesh": {"material": "materials/red_glow"}}}
+        }));
+    });
+}
+
 /// Whether a merge is in progress (stopped before its commit).
 fn merging(dir: &Path) -> bool {
     git(dir, &["rev-parse", "-q", "--verify", "MERGE_HEAD"]).0
@@ -917,12 +929,7 @@ fn merging(dir: &Path) -> bool {
 fn a_material_one_side_deletes_while_the_other_starts_using_it_stops_the_merge() {
     let make = || {
         let dir = repository();
-        git_ok(dir.path(), &["checkout", "-q", "a"]);
-        git_ok(dir.path(), &["rm", "-q", "materials/glass.material"]);
-        git_ok(dir.path(), &["commit", "-q", "-m", "a deletes glass"]);
-        json_on_branch(dir.path(), "b", "units/lamp.unit", |unit| {
-            unit["entities"][0]["components"]["mesh"]["material"] = json!("materials/glass");
-        });
+        glass_deleted_on_a_and_used_on_b(dir.path());
         dir
     };
     both_ways(make, |dir, clean, said| {
@@ -967,31 +974,7 @@ fn a_material_one_side_deletes_while_the_other_starts_using_it_stops_the_merge()
 fn a_part_one_side_removes_from_a_prefab_while_the_other_overrides_it_stops_the_merge() {
     let make = || {
         let dir = repository();
-        // a: the bulb loses its glass (and a's own override of it goes too).
-        json_on_branch(dir.path(), "a", "units/bulb.unit", |unit| {
-            let entities = unit["entities"].as_array_mut().unwrap();
-            entities.retain(|e| e["id"] != "glass");
-            entities.push(json!({"id": "filament", "name": "Filament"}));
-        });
-        json_on_branch(dir.path(), "a", "levels/forest.level", |level| {
-            for e in level["entities"].as_array_mut().unwrap() {
-                if let Some(o) = e.get_mut("overrides").and_then(Value::as_object_mut) {
-                    o.shift_remove("head/glass");
-                    if o.is_empty() {
-                        e.as_object_mut().unwrap().shift_remove("overrides");
-                    }
-                }
-            }
-        });
-        // b: a new lamp in the workshop with the glass overridden.
-        json_on_branch(dir.path(), "b", "levels/workshop.level", |level| {
-            level["entities"].as_array_mut().unwrap().push(json!({
-                "id": "lamp_b",
-                "name": "Lamp B",
-                "prefab": "units/lamp",
-                "overrides": {"head/glass": {"mesh": {"material": "materials/red_glow"}}}
-            }));
-        });
+        glass_part_removed_on_a_and_overridden_on_b(dir.path());
         dir
     };
     both_ways(make, |dir, clean, said| {
@@ -1273,12 +1256,7 @@ fn the_driver_finds_kiln_on_path_after_a_move_and_falls_back_to_git_without_it()
 #[test]
 fn a_rebase_that_breaks_the_project_across_files_says_so() {
     let dir = repository();
-    git_ok(dir.path(), &["checkout", "-q", "a"]);
-    git_ok(dir.path(), &["rm", "-q", "materials/glass.material"]);
-    git_ok(dir.path(), &["commit", "-q", "-m", "a deletes glass"]);
-    json_on_branch(dir.path(), "b", "units/lamp.unit", |unit| {
-        unit["entities"][0]["components"]["mesh"]["material"] = json!("materials/glass");
-    });
+    glass_deleted_on_a_and_used_on_b(dir.path());
     // Positive control: b alone is sound.
     let (code, out, err) = support::kiln(&["check"], dir.path());
     assert_eq!(code, 0, "{out}{err}");
@@ -1298,12 +1276,7 @@ fn a_rebase_that_breaks_the_project_across_files_says_so() {
 #[test]
 fn a_scratch_folder_planted_as_a_link_stops_the_merge_and_nothing_is_written_outside() {
     let dir = repository();
-    git_ok(dir.path(), &["checkout", "-q", "a"]);
-    git_ok(dir.path(), &["rm", "-q", "materials/glass.material"]);
-    git_ok(dir.path(), &["commit", "-q", "-m", "a deletes glass"]);
-    json_on_branch(dir.path(), "b", "units/lamp.unit", |unit| {
-        unit["entities"][0]["components"]["mesh"]["material"] = json!("materials/glass");
-    });
+    glass_deleted_on_a_and_used_on_b(dir.path());
     git_ok(dir.path(), &["checkout", "-q", "a"]);
     let outside = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join(".kiln")).unwrap();
