@@ -114,7 +114,11 @@ impl EntityManager {
     pub fn create(&mut self) -> Entity {
         let index = if self.free_indices.len() > MINIMUM_FREE_INDICES {
             // Checked just above: the queue is not empty.
-            self.free_indices.pop_front().unwrap_or_default()
+            let index = self.free_indices.pop_front().unwrap_or_default();
+            // Odd while free; even again, and new, for the next use.
+            let g = &mut self.generation[index as usize];
+            *g = g.wrapping_add(1);
+            index
         } else {
             let index = self.generation.len();
             // Index u32::MAX is never handed out: the entity hash index uses it to
@@ -141,7 +145,9 @@ impl EntityManager {
             .saturating_sub(MINIMUM_FREE_INDICES)
             .min(count);
         for index in self.free_indices.drain(..recycled) {
-            out.push(Entity::new(index, self.generation[index as usize]));
+            let g = &mut self.generation[index as usize];
+            *g = g.wrapping_add(1);
+            out.push(Entity::new(index, *g));
         }
         let fresh = count - recycled;
         let first = self.generation.len();
@@ -153,10 +159,17 @@ impl EntityManager {
         out.extend((first..first + fresh).map(|index| Entity::new(index as u32, 0)));
     }
 
-    /// Whether `entity` refers to a living entity.
+    /// Whether `entity` refers to a living entity: one this manager issued and has
+    /// not destroyed.
+    ///
+    /// A slot's generation is even while it is in use and odd while it is free
+    /// (destroying and reusing each add one), so a handle never issued (the
+    /// generation after a freed slot's, say) is not alive, at no cost in memory;
+    /// a slot is reused 2^31 times before its handles repeat.
     #[inline]
     pub fn alive(&self, entity: Entity) -> bool {
-        self.generation.get(entity.index() as usize) == Some(&entity.generation())
+        entity.generation() & 1 == 0
+            && self.generation.get(entity.index() as usize) == Some(&entity.generation())
     }
 
     /// Destroys `entity`. Returns `false` (and does nothing) if it was not alive.
@@ -166,12 +179,12 @@ impl EntityManager {
     /// lazily through their `gc`.
     #[inline]
     pub fn destroy(&mut self, entity: Entity) -> bool {
+        if !self.alive(entity) {
+            return false;
+        }
         let Some(generation) = self.generation.get_mut(entity.index() as usize) else {
             return false;
         };
-        if *generation != entity.generation() {
-            return false;
-        }
         *generation = generation.wrapping_add(1);
         self.free_indices.push_back(entity.index());
         true
@@ -228,10 +241,10 @@ mod tests {
             em.destroy(e);
         }
         // Now the queue holds more than the minimum and the oldest index comes back
-        // with a new generation.
+        // with a new generation (two on: odd was the free slot's).
         let again = em.create();
         assert_eq!(again.index(), first.index());
-        assert_eq!(again.generation(), first.generation() + 1);
+        assert_eq!(again.generation(), first.generation() + 2);
         assert!(!em.alive(first));
         assert!(em.alive(again));
     }
@@ -314,6 +327,33 @@ mod tests {
             for e in &issued {
                 prop_assert_eq!(em.alive(*e), living.contains(e));
             }
+        }
+    }
+
+    #[test]
+    fn a_handle_never_issued_is_not_alive() {
+        let mut entities = EntityManager::new();
+        let e = entities.create();
+        assert!(entities.destroy(e));
+        // The generation after the freed slot's: never issued.
+        let forged = Entity::new(e.index(), e.generation() + 1);
+        assert!(!entities.alive(forged));
+        assert!(!entities.destroy(forged));
+        // Positive control: the slot's next use is alive, with a new generation.
+        let mut made = Vec::new();
+        for _ in 0..=MINIMUM_FREE_INDICES {
+            made.push(entities.create());
+        }
+        let mut reused = Vec::new();
+        for m in &made {
+            entities.destroy(*m);
+        }
+        entities.create_many(2, &mut reused);
+        let again = reused.iter().find(|r| r.index() == e.index()).copied();
+        if let Some(again) = again {
+            assert!(entities.alive(again));
+            assert_ne!(again.generation(), e.generation());
+            assert!(!entities.alive(e));
         }
     }
 }

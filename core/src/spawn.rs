@@ -19,8 +19,9 @@ pub enum SpawnError {
     /// The blob failed validation.
     #[error(transparent)]
     Blob(#[from] BlobError),
-    /// A component type's instance data was rejected by its spawn function.
-    #[error("level blob is corrupt: component type \"{component}\": {message}")]
+    /// A component type's spawn function refused its instances (a plugin's
+    /// `create` that failed or panicked, or data a built-in type cannot read).
+    #[error("component type \"{component}\" could not spawn its instances: {message}")]
     Component {
         /// The component type.
         component: String,

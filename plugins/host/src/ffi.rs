@@ -200,6 +200,32 @@ fn refuse_dead_write(entity: Entity) -> bool {
     true
 }
 
+/// Component types told once that they passed a number that is not finite.
+static WARNED_NON_FINITE: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// A write of `values`, refused if one is NaN or infinite: a pose Kiln keeps, the
+/// play dump writes and the viewport draws must be numbers. The plugin's
+/// component type is told once, by the log.
+fn refuse_non_finite(values: &[f32], what: &str) -> bool {
+    if values.iter().all(|v| v.is_finite()) {
+        return false;
+    }
+    let component = SIMULATING_TYPE.with(|t| t.borrow().clone());
+    let first = WARNED_NON_FINITE
+        .lock()
+        .is_ok_and(|mut warned| warned.insert(component.clone()));
+    if first && let Ok(mut l) = LOG.lock() {
+        l.push(PluginMessage {
+            level: 1,
+            text: format!(
+                "component \"{component}\" passed {what} that is not a finite number ({values:?}); refused (said once)"
+            ),
+        });
+    }
+    true
+}
+
 /// One field as a plugin declared it, copied.
 #[derive(Debug, Clone)]
 pub(crate) struct DeclaredField {
@@ -371,6 +397,9 @@ unsafe extern "C" fn world_set_local_translation(
     }
     // SAFETY: the ABI: `xyz` points to 3 readable floats.
     let v = unsafe { std::slice::from_raw_parts(xyz, 3) };
+    if refuse_non_finite(v, "set_local_translation a translation") {
+        return 0;
+    }
     let v = glam::Vec3::new(v[0], v[1], v[2]);
     if refuse_dead_write(Entity::from_bits(entity)) {
         return 0;
@@ -411,7 +440,7 @@ unsafe extern "C" fn world_set_local_pose(
     }
     // SAFETY: the ABI: `m` points to 12 readable floats.
     let m = unsafe { std::slice::from_raw_parts(m, 12) };
-    if !m.iter().all(|v| v.is_finite()) {
+    if refuse_non_finite(m, "set_local_pose a pose") {
         return 0;
     }
     let mut cols = [0.0f32; 12];
@@ -455,6 +484,15 @@ pub(crate) fn take_messages() -> Vec<PluginMessage> {
     LOG.lock()
         .map(|mut l| std::mem::take(&mut *l))
         .unwrap_or_default()
+}
+
+/// The last message logged so far that holds `needle` (left in the log).
+pub(crate) fn last_message_with(needle: &str) -> Option<String> {
+    let log = LOG.lock().ok()?;
+    log.iter()
+        .rev()
+        .find(|m| m.text.contains(needle))
+        .map(|m| m.text.clone())
 }
 
 unsafe extern "C" fn log(_ctx: *mut c_void, level: u32, message: KilnStr) {

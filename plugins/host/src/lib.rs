@@ -86,6 +86,14 @@ pub enum PluginError {
         /// What Kiln has, e.g. `v0` or `no such API`.
         provided: String,
     },
+    /// `init` panicked.
+    #[error("{message}")]
+    InitPanicked {
+        /// The plugin.
+        name: String,
+        /// What the SDK logged: the plugin, `init` and the panic's message.
+        message: String,
+    },
     /// `init` returned an error code.
     #[error("plugin {name}: init failed with code {code}")]
     InitFailed {
@@ -281,9 +289,17 @@ pub fn load(path: &Path, registry: &mut Registry) -> Result<LoadedPlugin, Plugin
                     |v| format!("v0-v{v}").replace("v0-v0", "v0"),
                 ),
             },
-            None => PluginError::InitFailed {
-                name: name.clone(),
-                code: outcome.code,
+            None => match ffi::last_message_with("panicked in init")
+                .filter(|_| outcome.code == kiln_plugin::abi::KILN_PANICKED)
+            {
+                Some(message) => PluginError::InitPanicked {
+                    name: name.clone(),
+                    message,
+                },
+                None => PluginError::InitFailed {
+                    name: name.clone(),
+                    code: outcome.code,
+                },
             },
         };
         return fail(error, &library);
@@ -516,6 +532,11 @@ fn component_type(
         };
         let owners: Vec<Entity> = (0..count).map(|i| batch.owner(i)).collect();
         let code = callbacks.create(&owners, batch.data, record_size);
+        if code == kiln_plugin::abi::KILN_PANICKED
+            && let Some(said) = ffi::last_message_with("panicked in create")
+        {
+            return Err(said);
+        }
         if code != 0 {
             return Err(format!("the plugin's create failed with code {code}"));
         }

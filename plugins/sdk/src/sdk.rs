@@ -1,11 +1,12 @@
 //! The safe Rust side of a plugin: implement [`Plugin`] (and [`Component`] for each
 //! component type), then `kiln_plugin::export_plugin!(MyPlugin);`.
 //!
-//! Every callback Kiln makes goes through a trampoline here that catches panics: a
-//! panicking `create` returns [`KILN_PANICKED`] (the level fails to spawn with that
-//! code), a panicking `simulate`, `destroy` or `gc` is reported through the log API
-//! and the component type stops being called, and a panicking `init` fails the load.
-//! Nothing unwinds into Kiln.
+//! Every callback Kiln makes goes through a trampoline here that catches panics and
+//! logs each with the plugin's name, the callback and the panic's message: a
+//! panicking `create` returns [`KILN_PANICKED`] (the level fails to spawn, and Kiln
+//! says the plugin panicked), a panicking `simulate`, `destroy` or `gc` stops the
+//! component type being called, and a panicking `init` fails the load. Nothing
+//! unwinds into Kiln.
 //!
 //! This module holds the SDK's `unsafe`: reading what Kiln passes, and the plugin's
 //! state behind the `user` pointers. Each block says why it is sound.
@@ -58,7 +59,31 @@ impl Field {
             doc: "",
         }
     }
-    /// A vector `[x, y, z]`.
+    /// A whole number in `min..=max`.
+    pub const fn int(name: &'static str, default_json: &'static str, min: i64, max: i64) -> Self {
+        Field {
+            name,
+            kind: KilnFieldKind::Int,
+            min: min as f64,
+            max: max as f64,
+            resource_type: "",
+            default_json,
+            doc: "",
+        }
+    }
+    /// Euler angles `[x, y, z]` in degrees (no range unless [`Field::range`]).
+    pub const fn angles(name: &'static str, default_json: &'static str) -> Self {
+        Field {
+            name,
+            kind: KilnFieldKind::Angles,
+            min: 0.0,
+            max: 0.0,
+            resource_type: "",
+            default_json,
+            doc: "",
+        }
+    }
+    /// A vector `[x, y, z]` (no range unless [`Field::range`]).
     pub const fn vec3(name: &'static str, default_json: &'static str) -> Self {
         Field {
             name,
@@ -70,7 +95,7 @@ impl Field {
             doc: "",
         }
     }
-    /// A colour `[r, g, b, a]`.
+    /// A colour `[r, g, b, a]` (each within 0..=1; narrower with [`Field::range`]).
     pub const fn color(name: &'static str, default_json: &'static str) -> Self {
         Field {
             name,
@@ -106,6 +131,19 @@ impl Field {
             default_json: "",
             doc: "",
         }
+    }
+    /// Sets the range of the value (`int`, `float`) or of each of its numbers
+    /// (`vec3`, `angles`, `color`).
+    pub const fn range(mut self, min: f64, max: f64) -> Self {
+        self.min = min;
+        self.max = max;
+        self
+    }
+    /// Sets the default, as JSON text (for a `resource`: a path without extension,
+    /// `"\"materials/glow\""`).
+    pub const fn with_default(mut self, default_json: &'static str) -> Self {
+        self.default_json = default_json;
+        self
     }
     /// Sets the description.
     pub const fn doc(mut self, doc: &'static str) -> Self {
@@ -342,6 +380,17 @@ fn free_manager<C: Component>(user: usize) {
     drop(unsafe { Box::from_raw(user as *mut Mutex<Manager<C>>) });
 }
 
+/// What a panic said (its `&str` or `String` payload).
+fn panic_text(panic: &(dyn Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+/// The plugin's name ([`Plugin::NAME`]), for what the SDK logs on its behalf.
+static PLUGIN_NAME: Mutex<&'static str> = Mutex::new("");
 static MANAGERS: Mutex<Vec<(usize, FreeFn)>> = Mutex::new(Vec::new());
 static PLUGIN: Mutex<Option<Box<dyn Any + Send>>> = Mutex::new(None);
 static ENGINE: Mutex<Option<KilnGetApi>> = Mutex::new(None);
@@ -368,17 +417,14 @@ fn with_manager<C: Component, R>(
         Ok(r) => Some(r),
         Err(panic) => {
             m.broken = true;
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
+            let why = panic_text(&*panic);
+            let plugin = *PLUGIN_NAME.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(get) = *ENGINE.lock().unwrap_or_else(|e| e.into_inner()) {
                 log_with(
                     get,
                     KilnLogLevel::Error,
                     &format!(
-                        "component {} panicked in {what}: {why}; it is no longer run",
+                        "plugin {plugin}: component {} panicked in {what}: {why}; it is no longer run",
                         C::NAME
                     ),
                 );
@@ -445,6 +491,7 @@ unsafe extern "C" fn simulate<C: Component>(
 /// `init` for plugin type `P` (used by [`crate::export_plugin!`]).
 unsafe extern "C" fn init<P: Plugin>(get: KilnGetApi) -> KilnResult {
     *ENGINE.lock().unwrap_or_else(|e| e.into_inner()) = Some(get);
+    *PLUGIN_NAME.lock().unwrap_or_else(|e| e.into_inner()) = P::NAME;
     let engine = Engine { get };
     match catch_unwind(AssertUnwindSafe(|| P::init(&engine))) {
         Ok(Ok(plugin)) => {
@@ -455,7 +502,14 @@ unsafe extern "C" fn init<P: Plugin>(get: KilnGetApi) -> KilnResult {
             engine.log(KilnLogLevel::Error, &message);
             1
         }
-        Err(_) => KILN_PANICKED,
+        Err(panic) => {
+            let why = panic_text(&*panic);
+            engine.log(
+                KilnLogLevel::Error,
+                &format!("plugin {} panicked in init: {why}", P::NAME),
+            );
+            KILN_PANICKED
+        }
     }
 }
 
