@@ -622,7 +622,9 @@ impl PluginFolder {
         // Once open, the file is not needed (the loader maps it); where the system
         // keeps open files from being removed, the next start removes it.
         let _ = std::fs::remove_file(&copy);
-        let mut loaded = loaded.map_err(|e| rename_library(e, &copy, library))?;
+        let mut loaded = loaded
+            .map_err(|e| rename_library(e, &copy, library))
+            .map_err(|e| self.named_as_listed(e, library))?;
         loaded.path = library.to_owned();
         Ok(loaded)
     }
@@ -642,7 +644,64 @@ impl PluginFolder {
                 entry: self.entry.clone(),
             });
         }
-        crate::load(&self.built, registry)
+        crate::load(&self.built, registry).map_err(|e| self.named_as_listed(e, &self.built))
+    }
+
+    /// `error` naming the plugin as `kiln.project` lists it (`plugins/wind`) where
+    /// it named the library Kiln built or unpacked under `.kiln/` (a private copy
+    /// the user never chose, with its folder name escaped).
+    fn named_as_listed(&self, error: PluginError, library: &Path) -> PluginError {
+        let private = library.starts_with(self.root.join(kiln_core::own_folder::DIR));
+        if !private {
+            return error;
+        }
+        let entry = PathBuf::from(&self.entry);
+        let shown = library.display().to_string();
+        let path = |p: PathBuf| if p == library { entry.clone() } else { p };
+        let name = |n: String| if n == shown { self.entry.clone() } else { n };
+        match error {
+            PluginError::NotFound { path: p } => PluginError::NotFound { path: path(p) },
+            PluginError::NotALibrary { path: p, reason } => PluginError::NotALibrary {
+                path: path(p),
+                reason: reason.replace(&shown, &self.entry),
+            },
+            PluginError::NoEntryPoint { path: p } => PluginError::NoEntryPoint { path: path(p) },
+            PluginError::NoPluginApi { path: p } => PluginError::NoPluginApi { path: path(p) },
+            PluginError::NullFunction { path: p, function } => PluginError::NullFunction {
+                path: path(p),
+                function,
+            },
+            PluginError::AlreadyLoaded { path: p } => PluginError::AlreadyLoaded { path: path(p) },
+            PluginError::MissingEngineApi {
+                name: n,
+                api,
+                version,
+                provided,
+            } => PluginError::MissingEngineApi {
+                name: name(n),
+                api,
+                version,
+                provided,
+            },
+            PluginError::InitFailed { name: n, code } => PluginError::InitFailed {
+                name: name(n),
+                code,
+            },
+            PluginError::InitPanicked { name: n, message } => PluginError::InitPanicked {
+                name: name(n),
+                message,
+            },
+            PluginError::BadComponent {
+                name: n,
+                component,
+                reason,
+            } => PluginError::BadComponent {
+                name: name(n),
+                component,
+                reason,
+            },
+            other => other,
+        }
     }
 }
 

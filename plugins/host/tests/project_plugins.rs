@@ -335,3 +335,32 @@ fn a_c_plugin_gives_its_compiler_and_linker_flags_in_its_folder() {
     assert!(said.contains("kiln_plugin.json:1:"), "{said}");
     assert_eq!(loaded, 0);
 }
+
+#[test]
+fn a_load_error_names_the_folder_as_kiln_project_lists_it_not_kilns_build() {
+    let dir = project();
+    let root = root(&dir);
+    fs::create_dir_all(root.join("plugins/sway_noplug")).unwrap();
+    // Builds, but is no plugin: no entry point.
+    fs::write(
+        root.join("plugins/sway_noplug/sway.c"),
+        "int sway_speed(void) { return 3; }\n",
+    )
+    .unwrap();
+    let mut registry = Registry::with_builtins();
+    let plugins = load(&root, &["plugins/sway_noplug"], &mut registry);
+    let [e] = &plugins.errors[..] else {
+        panic!("{:?}", plugins.errors)
+    };
+    let said = e.to_string();
+    assert!(said.contains("plugins/sway_noplug"), "{said}");
+    assert!(!said.contains(".kiln"), "{said}");
+    // Positive control: the folder's library was built under .kiln/ (what the
+    // message used to name).
+    let folder = PluginFolder::find(&root, "plugins/sway_noplug").unwrap();
+    assert!(
+        folder.built.starts_with(root.join(".kiln")),
+        "{:?}",
+        folder.built
+    );
+}
