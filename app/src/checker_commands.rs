@@ -16,7 +16,7 @@ use crate::plugins::{registry_with_plugins, report};
 use kiln_plugin_host::project::ProjectPlugins;
 
 use crate::checker_reports::{
-    CheckOptions, CheckerMover, MoveOptions, check_with, deps_with, mv_with, plugin_errors,
+    CheckOptions, CheckerMover, MoveOptions, check_with, deps_with, mv_with, plugin_report,
     refs_with,
 };
 
@@ -88,7 +88,7 @@ pub fn check(
     report(&plugins, false, &mut std::io::stderr());
     let outcome = check_with(
         &mut checker,
-        &plugin_errors(&plugins),
+        &plugin_report(&plugins),
         options,
         (out, &mut std::io::stderr()),
     )?;

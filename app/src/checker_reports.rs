@@ -32,15 +32,30 @@ pub struct CheckOptions {
     pub deny_warnings: bool,
 }
 
-/// Why each of the project's plugins that failed did not load.
-pub fn plugin_errors(plugins: &ProjectPlugins) -> Vec<String> {
-    plugins.errors.iter().map(|e| e.to_string()).collect()
+/// What `kiln check` reports of the project's plugins: why each that failed did
+/// not load (errors), and what loaded with a caveat (warnings: a prebuilt library
+/// built from other sources than the folder holds).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PluginReport {
+    /// One message per plugin that did not load.
+    pub errors: Vec<String>,
+    /// One message per plugin loaded with a caveat.
+    pub warnings: Vec<String>,
 }
 
-/// `kiln check` on an open checker; `plugin_errors` are reported as errors.
+/// The report of `plugins`.
+pub fn plugin_report(plugins: &ProjectPlugins) -> PluginReport {
+    PluginReport {
+        errors: plugins.errors.iter().map(|e| e.to_string()).collect(),
+        warnings: plugins.warnings.clone(),
+    }
+}
+
+/// `kiln check` on an open checker; the plugins' errors and warnings are counted
+/// with the findings.
 pub fn check_with(
     checker: &mut Checker,
-    plugin_errors: &[String],
+    plugins: &PluginReport,
     options: CheckOptions,
     (out, err): (&mut dyn Write, &mut dyn Write),
 ) -> anyhow::Result<Outcome> {
@@ -80,8 +95,9 @@ pub fn check_with(
         fixes = Some(plan);
     }
     let findings = checker.findings();
+    let plugin_errors = &plugins.errors;
     let errors = findings.iter().filter(|f| f.is_error()).count() + plugin_errors.len();
-    let warnings = findings.len() + plugin_errors.len() - errors;
+    let warnings = findings.len() + plugin_errors.len() + plugins.warnings.len() - errors;
     if options.json {
         // Item by item: a project may have hundreds of thousands of findings or
         // fixes (a branch merged from before a folder move).
@@ -94,6 +110,10 @@ pub fn check_with(
         if !plugin_errors.is_empty() {
             write!(out, ",\n  \"plugins\": ")?;
             JsonArray::write(out, 1, plugin_errors.iter().map(|e| json!(e)))?;
+        }
+        if !plugins.warnings.is_empty() {
+            write!(out, ",\n  \"plugin_warnings\": ")?;
+            JsonArray::write(out, 1, plugins.warnings.iter().map(|w| json!(w)))?;
         }
         if let Some(plan) = &fixes {
             write!(
@@ -109,13 +129,16 @@ pub fn check_with(
         for e in plugin_errors {
             writeln!(out, "error: {e}")?;
         }
+        for w in &plugins.warnings {
+            writeln!(out, "warning: {w}")?;
+        }
         for f in &findings {
             writeln!(out, "{}: {f}", f.severity())?;
         }
         writeln!(
             out,
             "{} findings ({errors} errors, {warnings} warnings) in {} files",
-            findings.len() + plugin_errors.len(),
+            findings.len() + plugin_errors.len() + plugins.warnings.len(),
             checker.index().len()
         )?;
     }
@@ -721,7 +744,10 @@ mod tests {
             let streamed = printed(|out| {
                 check_with(
                     &mut checker,
-                    &plugin_errors,
+                    &PluginReport {
+                        errors: plugin_errors.clone(),
+                        warnings: Vec::new(),
+                    },
                     options,
                     (out, &mut std::io::sink()),
                 )

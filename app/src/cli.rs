@@ -74,6 +74,11 @@ pub enum Tool {
         /// build or load), with a warning each, instead of refusing the level.
         #[arg(long)]
         skip_unknown_components: bool,
+        /// Write blobs even with a plugin whose prebuilt library was built from
+        /// other sources than its folder holds (otherwise refused: the blobs would
+        /// carry old plugin code's behaviour).
+        #[arg(long)]
+        allow_stale_plugins: bool,
         /// Levels to compile, as project paths (levels/forest or levels/forest.level).
         /// Default: every level of the project.
         levels: Vec<String>,
@@ -319,12 +324,22 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             project,
             out: out_dir,
             skip_unknown_components,
+            allow_stale_plugins,
             levels,
         } => {
             let options = kiln_core::CompileOptions {
                 skip_unknown_components,
             };
-            crate::compile_command::run(&project, out_dir.as_deref(), &levels, options, out)
+            crate::compile_command::run(
+                &project,
+                out_dir.as_deref(),
+                &levels,
+                crate::compile_command::Options {
+                    compile: options,
+                    allow_stale_plugins,
+                },
+                out,
+            )
         }
         Tool::Watch {
             project,

@@ -58,14 +58,28 @@ pub(crate) fn level_file(arg: &str) -> String {
     }
 }
 
+/// How `kiln compile` runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// How each level compiles.
+    pub compile: kiln_core::CompileOptions,
+    /// Write blobs even with a stale prebuilt plugin.
+    pub allow_stale_plugins: bool,
+}
+
 /// Compiles `levels` (all levels when empty) of the project at `project_dir`.
 /// Returns [`Outcome::Findings`] if any level failed to compile; the others are still
-/// written. A failed level's previous blob is left as it was.
+/// written. A failed level's previous blob is left as it was. With a plugin whose
+/// prebuilt library was built from other sources (nothing here can build the
+/// ones there are), nothing is written unless `allow_stale_plugins`.
 pub fn run(
     project_dir: &Path,
     out_dir: Option<&Path>,
     levels: &[String],
-    options: kiln_core::CompileOptions,
+    Options {
+        compile: options,
+        allow_stale_plugins,
+    }: Options,
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
     let project = Project::open(project_dir)?;
@@ -92,6 +106,16 @@ pub fn run(
     crate::plugins::report(&plugins, false, &mut std::io::stderr());
     for e in &plugins.errors {
         writeln!(out, "error: {e}")?;
+    }
+    if !plugins.warnings.is_empty() && !allow_stale_plugins {
+        for w in &plugins.warnings {
+            writeln!(out, "error: {w}")?;
+        }
+        writeln!(
+            out,
+            "nothing compiled: the blobs would carry old plugin code. Prebuild the plugins again, or pass --allow-stale-plugins to write them anyway"
+        )?;
+        return Ok(Outcome::Findings);
     }
     let out_root = out_dir.map_or_else(|| project.root().to_owned(), Path::to_owned);
     // A folder named with --out is the user's choice, and may not exist yet; below

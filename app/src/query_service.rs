@@ -33,7 +33,7 @@ use dependency_checker::Checker;
 use dependency_checker::watch::SyncCookies;
 use serde::{Deserialize, Serialize};
 
-use crate::checker_reports::{self, CheckOptions, MoveOptions};
+use crate::checker_reports::{self, CheckOptions, MoveOptions, PluginReport};
 use crate::outcome::Outcome;
 
 /// The server's socket, relative to the project root.
@@ -248,8 +248,9 @@ pub trait Answerer {
 pub struct CheckerAnswers<'a> {
     /// The index the answers come from.
     pub checker: &'a mut Checker,
-    /// Why plugins did not load (`check` lists them).
-    pub plugin_errors: &'a [String],
+    /// Why plugins did not load, and which loaded with a caveat (`check` lists
+    /// them).
+    pub plugins: &'a PluginReport,
 }
 
 impl Answerer for CheckerAnswers<'_> {
@@ -258,9 +259,9 @@ impl Answerer for CheckerAnswers<'_> {
     }
 
     fn answer(&mut self, query: &Query) -> Answer {
-        let (checker, plugin_errors) = (&mut *self.checker, self.plugin_errors);
-        answer(query, plugin_errors, |query, out, err| {
-            run_on_checker(checker, plugin_errors, query, out, err)
+        let (checker, plugins) = (&mut *self.checker, self.plugins);
+        answer(query, plugins, |query, out, err| {
+            run_on_checker(checker, plugins, query, out, err)
         })
     }
 }
@@ -269,14 +270,14 @@ impl Answerer for CheckerAnswers<'_> {
 /// move is applied without an undo step.
 pub fn run_on_checker(
     checker: &mut Checker,
-    plugin_errors: &[String],
+    plugins: &PluginReport,
     query: &Query,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
     match query {
         Query::Check(options) => {
-            checker_reports::check_with(checker, plugin_errors, *options, (out, err))
+            checker_reports::check_with(checker, plugins, *options, (out, err))
         }
         Query::Refs { resource, json } => checker_reports::refs_with(checker, resource, *json, out),
         Query::Deps { resource, json } => checker_reports::deps_with(checker, resource, *json, out),
@@ -291,16 +292,20 @@ pub fn run_on_checker(
 }
 
 /// Runs `query` with `run` and captures what it prints, as the command would
-/// print it by itself; `plugin_errors` say why plugins of the project did not load.
+/// print it by itself; `plugins` say why plugins of the project did not load, and
+/// which loaded with a caveat.
 pub fn answer(
     query: &Query,
-    plugin_errors: &[String],
+    plugins: &PluginReport,
     run: impl FnOnce(&Query, &mut dyn Write, &mut dyn Write) -> anyhow::Result<Outcome>,
 ) -> Answer {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     // As `plugins::report` says them: `check` lists them among its findings.
     if !matches!(query, Query::Check(_)) {
-        for e in plugin_errors {
+        for w in &plugins.warnings {
+            let _ = writeln!(err, "warning: {w}");
+        }
+        for e in &plugins.errors {
             let _ = writeln!(err, "error: {e}");
         }
     }
@@ -613,7 +618,7 @@ mod tests {
         tx.send(waiting).unwrap();
         let mut answers = CheckerAnswers {
             checker: &mut checker,
-            plugin_errors: &[],
+            plugins: &PluginReport::default(),
         };
         answering.answer_ready(&mut answers, &[7, 8]).unwrap();
         assert!(given_up_answer.try_recv().is_err());

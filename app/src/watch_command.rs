@@ -221,7 +221,7 @@ pub fn run(
             kept.prepare_updates();
         }
     }
-    let mut plugin_errors = crate::checker_reports::plugin_errors(&plugins);
+    let mut plugin_report = crate::checker_reports::plugin_report(&plugins);
     let _server = match QueryServer::start(&root, watcher.sync_cookies(), queries) {
         Ok(server) => {
             writeln!(
@@ -308,7 +308,7 @@ pub fn run(
         let plugin_types = if touches_plugins(&checker, &changed) {
             let types;
             (checker, plugins, types) = reload_plugins(project_dir, (checker, plugins), out)?;
-            plugin_errors = crate::checker_reports::plugin_errors(&plugins);
+            plugin_report = crate::checker_reports::plugin_report(&plugins);
             // Blobs compiled with the old plugins' code are built again in full.
             built.clear();
             types
@@ -321,7 +321,7 @@ pub fn run(
         checker.take_changed();
         let mut answers = crate::query_service::CheckerAnswers {
             checker: &mut checker,
-            plugin_errors: &plugin_errors,
+            plugins: &plugin_report,
         };
         answering.answer_ready(&mut answers, &synced)?;
         for path in checker.take_changed() {

@@ -63,18 +63,43 @@ fn a_designer_without_a_compiler_loads_the_prebuilt_plugins_while_they_match() {
     let (code, out, err) = kiln_without_toolchain(&["check"], &designer);
     assert_eq!(code, 0, "{out}{err}");
 
-    // The C source changes (a comment) and nothing here can build it: the prebuilt
-    // library still loads, with a warning that says so.
+    // The C source changes (a comment will do) and nothing here can build it:
+    // the prebuilt library still loads, but a machine check can tell. `check` says
+    // so as a warning (in --json too, and failing --deny-warnings), and `compile`
+    // writes nothing unless told to.
     let blink = designer.join("plugins/blink/blink.c");
-    let mut source = fs::read_to_string(&blink).unwrap();
-    source.push_str("/* tuned */\n");
-    fs::write(&blink, source).unwrap();
-    let (code, out, err) = kiln_without_toolchain(&["compile"], &designer);
-    assert_eq!(code, 0, "{out}{err}");
+    let source = fs::read_to_string(&blink).unwrap();
+    fs::write(&blink, format!("{source}/* tuned */\n")).unwrap();
+    let stale =
+        "plugin folder plugins/blink: loaded its prebuilt library, built from other sources";
+    let (code, out, err) = kiln_without_toolchain(&["check"], &designer);
+    assert_eq!(code, 0, "a warning: {out}{err}");
+    assert!(out.contains(&format!("warning: {stale}")), "{out}");
+    let (code, out, err) = kiln_without_toolchain(&["check", "--deny-warnings"], &designer);
+    assert_eq!(code, 1, "{out}{err}");
+    let (_, out, _) = kiln_without_toolchain(&["check", "--json"], &designer);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(
-        err.contains("warning: plugin folder plugins/blink: loaded its prebuilt library, built from other sources"),
-        "{err}"
+        report["plugin_warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains(stale),
+        "{report}"
     );
+    let blob = designer.join("build/levels/forest.level.bin");
+    let before = fs::read(&blob).unwrap();
+    fs::remove_file(&blob).unwrap();
+    let (code, out, err) = kiln_without_toolchain(&["compile"], &designer);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(&format!("error: {stale}")) && out.contains("--allow-stale-plugins"),
+        "{out}"
+    );
+    assert!(!blob.exists(), "nothing written");
+    let (code, out, err) = kiln_without_toolchain(&["compile", "--allow-stale-plugins"], &designer);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains(&format!("warning: {stale}")), "{err}");
+    assert_eq!(fs::read(&blob).unwrap(), before);
     // With a compiler, the changed sources are built instead.
     let (code, out, err) = kiln(&["compile"], &designer);
     assert_eq!(code, 0, "{out}{err}");

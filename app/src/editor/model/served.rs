@@ -23,21 +23,24 @@ impl Answerer for Editor {
     }
 
     fn answer(&mut self, query: &Query) -> Answer {
-        let plugin_errors = self.plugins.errors().to_vec();
+        let plugins = crate::checker_reports::PluginReport {
+            errors: self.plugins.errors().to_vec(),
+            warnings: self.plugins.warnings().to_vec(),
+        };
         match query {
             Query::Mv { paths, options } => {
-                query_service::answer(query, &plugin_errors, |_, out, err| {
+                query_service::answer(query, &plugins, |_, out, err| {
                     checker_reports::mv_with(self, paths, *options, (out, err))
                 })
             }
             _ => {
-                let answer = query_service::answer(query, &plugin_errors, |query, out, err| {
+                let answer = query_service::answer(query, &plugins, |query, out, err| {
                     let checker = self
                         .files
                         .checker
                         .as_mut()
                         .context("the project is not indexed")?;
-                    query_service::run_on_checker(checker, &plugin_errors, query, out, err)
+                    query_service::run_on_checker(checker, &plugins, query, out, err)
                 });
                 let changed = self.files.checker.as_mut().map(Checker::take_changed);
                 if let Some(changed) = changed {
