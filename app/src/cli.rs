@@ -219,6 +219,11 @@ pub enum Tool {
         /// Seconds each frame advances.
         #[arg(long, default_value_t = 1.0 / 60.0)]
         dt: f32,
+        /// The most seconds of wall-clock time one frame may take: a plugin over
+        /// it (an endless loop) is stopped and named, the frames completed are
+        /// written, and the exit status is 1.
+        #[arg(long, default_value_t = crate::play_command::DEFAULT_FRAME_BUDGET)]
+        frame_budget: f32,
         /// Write the JSON to FILE instead of stdout.
         #[arg(long, value_name = "FILE")]
         dump: Option<PathBuf>,
@@ -421,12 +426,17 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             project,
             frames,
             dt,
+            frame_budget,
             dump,
             level,
         } => crate::play_command::run(
             &project,
             &level,
-            crate::play_command::PlayOptions { frames, dt },
+            crate::play_command::PlayOptions {
+                frames,
+                dt,
+                frame_budget,
+            },
             dump.as_deref(),
             out,
         ),

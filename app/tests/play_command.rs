@@ -101,3 +101,80 @@ fn play_writes_to_a_file_and_refuses_unbounded_runs() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// A C plugin whose `simulate` never returns from its third call on.
+const STUCK_C: &str = r#"
+#include "kiln_plugin.h"
+#define STR(s) { (const uint8_t *)(s), sizeof(s) - 1 }
+static int calls;
+static KilnResult create(void *u, const KilnEntity *e, size_t n, const uint8_t *d, size_t r) {
+    (void)u; (void)e; (void)n; (void)d; (void)r; return 0;
+}
+static void destroy(void *u, KilnEntity e) { (void)u; (void)e; }
+static void gc(void *u, KilnAliveFn a, void *c) { (void)u; (void)a; (void)c; }
+static void simulate(void *u, float dt, const KilnWorldApiV0 *w) {
+    (void)u; (void)dt; (void)w;
+    if (++calls >= 3) { for (;;) { __asm__ volatile(""); } }
+}
+static KilnResult init(KilnGetApi get) {
+    const KilnRegistryApiV0 *registry = get(KILN_REGISTRY_API_ID, 0);
+    if (!registry) return 1;
+    KilnComponentDeclV0 decl = {
+        STR("stuck"), 50, STR("Hangs."), NULL, 0, NULL, create, destroy, gc, simulate,
+    };
+    return registry->register_component(registry->ctx, &decl);
+}
+static void shutdown(void) {}
+static const KilnPluginApiV0 api = { STR("stuck"), init, shutdown, NULL };
+const void *kiln_get_plugin_api(uint32_t api_id, uint32_t version) {
+    return api_id == KILN_PLUGIN_API_ID && version == 0 ? &api : NULL;
+}
+"#;
+
+#[test]
+fn a_plugin_that_never_returns_is_stopped_named_and_the_frames_completed_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("kiln.project"),
+        r#"{"plugins": ["plugins/stuck"]}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("plugins/stuck")).unwrap();
+    std::fs::write(root.join("plugins/stuck/stuck.c"), STUCK_C).unwrap();
+    std::fs::create_dir_all(root.join("levels")).unwrap();
+    std::fs::write(
+        root.join("levels/a.level"),
+        r#"{"entities": [{"id": "a", "components": {"transform": {"position": [1, 2, 3]}, "stuck": {}}}]}"#,
+    )
+    .unwrap();
+    let dump = root.join("play.json");
+    let started = std::time::Instant::now();
+    let (code, out, err) = support::kiln(
+        &[
+            "play",
+            "levels/a",
+            "--trust",
+            "--frames",
+            "10",
+            "--frame-budget",
+            "0.5",
+            "--dump",
+            dump.to_str().unwrap(),
+        ],
+        root,
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(started.elapsed().as_secs() < 60, "stopped, not waited out");
+    assert!(
+        err.contains("frame 3 ran past the frame budget of 0.5 s: component \"stuck\" (plugin stuck) did not return from simulate"),
+        "{err}"
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    assert_eq!(report["frames"], 2, "{report}");
+    assert_eq!(report["stopped"]["frame"], 3, "{report}");
+    assert_eq!(
+        pose(&report, "a")["position"],
+        serde_json::json!([1.0, 2.0, 3.0])
+    );
+}

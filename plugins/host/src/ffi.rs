@@ -334,6 +334,7 @@ impl Callbacks {
             return;
         };
         SIMULATING_TYPE.with(|t| name.clone_into(&mut t.borrow_mut()));
+        set_call_in_progress(Some((name, "simulate")));
         SIMULATING.with(|s| {
             *s.borrow_mut() = Some((
                 transforms as *mut TransformManager,
@@ -345,7 +346,24 @@ impl Callbacks {
         // alone.
         unsafe { simulate(self.decl.user, dt, &WORLD_API_V0.0) };
         SIMULATING.with(|s| *s.borrow_mut() = None);
+        set_call_in_progress(None);
     }
+}
+
+/// The plugin callback running now, if any, as (component type, callback): what a
+/// watchdog on another thread names when a call takes too long.
+static CALL_IN_PROGRESS: std::sync::Mutex<Option<(String, &'static str)>> =
+    std::sync::Mutex::new(None);
+
+fn set_call_in_progress(call: Option<(&str, &'static str)>) {
+    if let Ok(mut now) = CALL_IN_PROGRESS.lock() {
+        *now = call.map(|(ty, what)| (ty.to_owned(), what));
+    }
+}
+
+/// The plugin callback running now, if any: (component type, callback).
+pub(crate) fn call_in_progress() -> Option<(String, &'static str)> {
+    CALL_IN_PROGRESS.lock().ok().and_then(|now| now.clone())
 }
 
 /// Runs `f` on the transforms being simulated, if a plugin's `simulate` is running.

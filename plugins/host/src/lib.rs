@@ -201,6 +201,12 @@ pub fn take_messages() -> Vec<PluginMessage> {
     ffi::take_messages()
 }
 
+/// The plugin callback running now, on any thread, as (component type, callback):
+/// what a watchdog names when a frame takes too long.
+pub fn call_in_progress() -> Option<(String, &'static str)> {
+    ffi::call_in_progress()
+}
+
 fn api_name(id: u32) -> String {
     match id {
         REGISTRY_API_ID => "registry API".into(),
