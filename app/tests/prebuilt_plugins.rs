@@ -134,6 +134,16 @@ fn a_fresh_checkout_with_prebuilt_plugins_opens_in_the_editor_without_building()
     assert!(editor.plugins().building().is_empty(), "nothing is built");
     assert_eq!(editor.plugins().loaded().len(), 2, "{:?}", editor.log());
     assert!(editor.plugins().warnings().is_empty());
+    // The Log says which library each plugin loaded, with the prebuilt one's stamp.
+    let platform = kiln_plugin_host::prebuilt::platform();
+    assert!(
+        editor.log().iter().any(|l| l.text.starts_with(&format!(
+            "plugin plugins/blink from the team's prebuilt library for {platform} (sources "
+        )) && l.text.contains("built by kiln")
+            && l.text.ends_with("built from these sources")),
+        "{:?}",
+        editor.log()
+    );
     assert!(
         editor.preview_state().left_out().is_empty(),
         "{:?}",

@@ -254,6 +254,40 @@ impl PluginFolder {
         }
     }
 
+    /// Which library `choice` loads, as a person reads it: built here, the folder's
+    /// own, or the team's prebuilt one with its stamp (the sources it was built
+    /// from and the `kiln` that built it).
+    pub fn describe(&self, choice: &Choice) -> String {
+        let here = crate::prebuilt::platform();
+        let stamp = |library: &Path| {
+            let stamp = self
+                .prebuilt()
+                .filter(|(l, _)| l == library)
+                .map(|(_, s)| s);
+            match stamp {
+                Some(s) => format!("sources {:016x}, built by kiln {}", s.sources, s.kiln),
+                None => "no stamp".to_owned(),
+            }
+        };
+        match choice {
+            Choice::Built if matches!(self.source, PluginSource::Library(_)) => {
+                format!("its own library {}", self.library().display())
+            }
+            Choice::Built => "the library built here from its sources".to_owned(),
+            Choice::Build => {
+                "built here first: its sources changed since the last build".to_owned()
+            }
+            Choice::Prebuilt(library) => format!(
+                "the team's prebuilt library for {here} ({}), built from these sources",
+                stamp(library)
+            ),
+            Choice::StalePrebuilt(library) => format!(
+                "the team's prebuilt library for {here} ({}), built from OTHER sources than the folder holds",
+                stamp(library)
+            ),
+        }
+    }
+
     /// Loads the library `choice` names (see [`PluginFolder::load`]); `Build`
     /// builds first. Returns the plugin and, for a prebuilt library built from other
     /// sources, a warning saying so.

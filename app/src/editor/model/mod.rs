@@ -171,7 +171,7 @@ impl Editor {
     }
     /// The project's plugins and what of each would run, while the editor asks
     /// whether the project is trusted to build and load them.
-    pub fn trust_question(&self) -> Option<Vec<(String, &'static str)>> {
+    pub fn trust_question(&self) -> Option<Vec<(String, String)>> {
         self.plugins.trust_question(&self.files.project)
     }
 }

@@ -119,14 +119,15 @@ impl EditorPlugins {
 
     /// The project's plugins and what of each would run, while the editor asks
     /// whether the project is trusted to build and load them.
-    pub fn trust_question(&self, project: &Project) -> Option<Vec<(String, &'static str)>> {
+    pub fn trust_question(&self, project: &Project) -> Option<Vec<(String, String)>> {
         if self.trust != PluginTrust::Asking {
             return None;
         }
         let root = project.root();
         let described = (project.config().plugins.iter())
             .map(|entry| {
-                let what = match PluginFolder::find(root, entry).map(|f| f.source) {
+                let folder = PluginFolder::find(root, entry);
+                let kind = match folder.as_ref().map(|f| &f.source) {
                     Ok(kiln_plugin_host::project::PluginSource::Cargo(_)) => {
                         "a Rust crate, built with cargo (its build script runs too) and loaded"
                     }
@@ -137,6 +138,14 @@ impl EditorPlugins {
                         "a built library, loaded"
                     }
                     Err(_) => "cannot be loaded as it is",
+                };
+                // Which library would run: what a designer without a compiler
+                // trusts is the team's prebuilt one.
+                let what = match folder.as_ref().map(|f| (f, f.choose())) {
+                    Ok((f, Ok(choice @ (Choice::Prebuilt(_) | Choice::StalePrebuilt(_))))) => {
+                        format!("{kind}; here: {}", f.describe(&choice))
+                    }
+                    _ => kind.to_owned(),
                 };
                 (entry.clone(), what)
             })
@@ -189,6 +198,7 @@ impl EditorPlugins {
         let mut to_build = Vec::new();
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
+        let mut origins = Vec::new();
         for entry in &project.config().plugins {
             let folder = match PluginFolder::find(&root, entry) {
                 Ok(folder) => folder,
@@ -203,12 +213,15 @@ impl EditorPlugins {
                     to_build.push(entry.clone());
                     continue;
                 }
-                Ok(choice) => folder.load_chosen(&choice, &mut registry),
+                Ok(choice) => folder
+                    .load_chosen(&choice, &mut registry)
+                    .map(|loaded| (loaded, folder.describe(&choice))),
                 Err(e) => Err(e),
             };
             match loaded {
-                Ok((plugin, warning)) => {
+                Ok(((plugin, warning), from)) => {
                     folder.record_types(&plugin.component_types);
+                    origins.push(format!("{entry} from {from}"));
                     self.loaded.push(plugin);
                     warnings.extend(warning);
                 }
@@ -232,6 +245,9 @@ impl EditorPlugins {
                 .map(|p| format!("{} ({})", p.name, p.component_types.join(", ")))
                 .collect();
             outbox.info(format!("plugins loaded: {}", names.join("; ")));
+            for o in &origins {
+                outbox.info(format!("plugin {o}"));
+            }
         }
         self.errors = errors;
         take_messages(outbox);
