@@ -226,6 +226,12 @@ fn the_world_api_refuses_numbers_that_are_not_finite_and_says_so_once() {
         .blob;
     let (mut em, mut world) = (EntityManager::new(), World::new());
     let spawned = spawn_level(&blob, &registry, &mut em, &mut world).unwrap();
+    assert!(
+        take_messages()
+            .iter()
+            .any(|m| m.level == 0 && m.text == "panicky created 1"),
+        "the SDK's log works outside init"
+    );
     for _ in 0..3 {
         world.simulate(0.1, &em);
     }

@@ -68,4 +68,4 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub mod abi;
 pub mod sdk;
 
-pub use sdk::{Component, Engine, EntityId, Field, Plugin, Record, World};
+pub use sdk::{Component, Engine, EntityId, Field, Plugin, Record, World, log};

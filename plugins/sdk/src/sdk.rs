@@ -332,6 +332,16 @@ impl Engine {
     }
 }
 
+/// Writes `message` to Kiln's log from any callback (`create`, `simulate`, `gc`,
+/// ...), not only from `init`: a warning or an error shows as a toast in the
+/// editor and on stderr in commands, and in `kiln play`'s report. Before `init`
+/// and after `shutdown` it does nothing.
+pub fn log(level: KilnLogLevel, message: &str) {
+    if let Some(get) = *ENGINE.lock().unwrap_or_else(|e| e.into_inner()) {
+        log_with(get, level, message);
+    }
+}
+
 fn log_with(get: KilnGetApi, level: KilnLogLevel, message: &str) {
     // SAFETY: Kiln's lookup, called as the ABI defines.
     let table = unsafe { get(LOG_API_ID, 0) } as *const KilnLogApiV0;

@@ -203,3 +203,44 @@ fn the_docs_list_the_world_api_as_the_header_declares_it() {
         .collect();
     assert_eq!(listed, declared);
 }
+
+/// Every field kind the docs' table lists has its constructor in the SDK, and what
+/// the docs say a kind takes (a range for each number, a default) can be given.
+#[test]
+fn the_sdk_offers_a_constructor_for_every_field_kind_the_docs_list() {
+    use kiln_plugin::Field;
+    use kiln_plugin::abi::KilnFieldKind;
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/plugins.md"
+    ))
+    .expect("docs/plugins.md");
+    let sdk = include_str!("../src/sdk.rs");
+    let kinds: Vec<String> = docs
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `KILN_FIELD_")?.split('`').next())
+        .map(str::to_lowercase)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "bool", "int", "float", "vec3", "angles", "color", "resource"
+        ]
+    );
+    for kind in &kinds {
+        assert!(
+            sdk.contains(&format!("pub const fn {kind}(")),
+            "docs/plugins.md lists KILN_FIELD_{} but the SDK has no Field::{kind}",
+            kind.to_uppercase()
+        );
+    }
+    // What the docs' second table says each kind takes.
+    let int = Field::int("count", "3", 0, 5);
+    assert!(matches!(int.kind, KilnFieldKind::Int) && int.min == 0.0 && int.max == 5.0);
+    let angles = Field::angles("turn", "[0, 90, 0]").range(-180.0, 180.0);
+    assert!(matches!(angles.kind, KilnFieldKind::Angles) && angles.max == 180.0);
+    let tint = Field::color("tint", "[1, 1, 1, 1]").range(0.5, 1.0);
+    assert_eq!((tint.min, tint.max), (0.5, 1.0));
+    let glow = Field::resource("glow", "material").with_default("\"materials/glow\"");
+    assert_eq!(glow.default_json, "\"materials/glow\"");
+}

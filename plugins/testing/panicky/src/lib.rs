@@ -32,6 +32,11 @@ impl Component for Panicky {
             self.entities.push((*e, r.bool()));
             self.fail_in = self.fail_in.max(r.int());
         }
+        // Logged from create, not only from init.
+        kiln_plugin::log(
+            kiln_plugin::abi::KilnLogLevel::Info,
+            &format!("panicky created {}", entities.len()),
+        );
     }
     fn destroy(&mut self, entity: EntityId) {
         if self.fail_in == 1 {
