@@ -8,8 +8,14 @@
 //!   (`"textures/bark.png"`);
 //! - `null`: not a reference, whatever it looks like;
 //! - `{"type": "material", "when": {"_type": "mesh_renderer"}}`: one of the above,
-//!   only where the object holding the field has those sibling values;
-//! - a list of such cases, the first that holds deciding.
+//!   only where the object holding the field has those sibling values; a key
+//!   `../_type` tests a field of the object enclosing that one (`../../_type`, the
+//!   one around it; lists in between are passed through), so a component written
+//!   `{"_type": "actor", "data": {"material": ...}}` is told by its type;
+//! - a list of such cases, the first that holds deciding; a case without `when`
+//!   holds always (a catch-all, last);
+//! - `"optional": true` beside `"type"` in a case: a rule shared between projects
+//!   that may type nothing in this one, never reported as unused.
 //!
 //! The patterns themselves are matched by the dependency checker (`scan/rules.rs`).
 
@@ -37,9 +43,13 @@ pub enum RuleOutcome {
 pub struct RuleCase {
     /// What the string is.
     pub outcome: RuleOutcome,
-    /// Sibling fields of the object that holds the string's field, each with the
-    /// values it may have (`null`: absent or null). Empty: always.
+    /// Sibling fields of the object that holds the string's field (or, with one
+    /// `../` per level, of an object enclosing it), each with the values it may
+    /// have (`null`: absent or null). Empty: always.
     pub when: Vec<(String, Vec<serde_json::Value>)>,
+    /// A rule that may type nothing in a project, and is not reported when it
+    /// does not.
+    pub optional: bool,
 }
 
 /// A rule's cases, in order: the first whose conditions hold decides.
@@ -56,7 +66,7 @@ impl Eq for RuleSpec {}
 /// declare types.
 impl PartialEq<&str> for RuleSpec {
     fn eq(&self, other: &&str) -> bool {
-        matches!(self.cases.as_slice(), [RuleCase { outcome: RuleOutcome::Typed(t), when }] if t == other && when.is_empty())
+        matches!(self.cases.as_slice(), [RuleCase { outcome: RuleOutcome::Typed(t), when, .. }] if t == other && when.is_empty())
     }
 }
 
@@ -101,13 +111,21 @@ fn case_from_value(value: &serde_json::Value) -> Result<RuleCase, String> {
         return Ok(RuleCase {
             outcome: outcome_from_value(value)?,
             when: Vec::new(),
+            optional: false,
         });
     };
-    if let Some(unknown) = fields.keys().find(|k| *k != "type" && *k != "when") {
+    if let Some(unknown) =
+        (fields.keys()).find(|k| !matches!(k.as_str(), "type" | "when" | "optional"))
+    {
         return Err(format!(
-            "unknown key \"{unknown}\" in a rule (expected \"type\" and \"when\")"
+            "unknown key \"{unknown}\" in a rule (expected \"type\", \"when\" and \"optional\")"
         ));
     }
+    let optional = match fields.get("optional") {
+        None => false,
+        Some(serde_json::Value::Bool(b)) => *b,
+        Some(other) => return Err(format!("\"optional\" is true or false, not {other}")),
+    };
     let outcome = match fields.get("type") {
         Some(t) => outcome_from_value(t)?,
         None => return Err("a rule written as an object needs a \"type\"".to_owned()),
@@ -121,6 +139,12 @@ fn case_from_value(value: &serde_json::Value) -> Result<RuleCase, String> {
                     serde_json::Value::Array(values) => values.clone(),
                     one => vec![one.clone()],
                 };
+                let (_, field) = enclosing_level(key);
+                if field.is_empty() || field.contains('/') {
+                    return Err(format!(
+                        "when.{key}: a field name, with one \"../\" before it per enclosing object"
+                    ));
+                }
                 match values.iter().find(|v| v.is_object() || v.is_array()) {
                     Some(v) => Err(format!(
                         "when.{key}: {v} is not a value a field can be compared with (a string, number, bool or null)"
@@ -135,7 +159,23 @@ fn case_from_value(value: &serde_json::Value) -> Result<RuleCase, String> {
             ));
         }
     };
-    Ok(RuleCase { outcome, when })
+    Ok(RuleCase {
+        outcome,
+        when,
+        optional,
+    })
+}
+
+/// A condition's key as (how many objects out, the field): `_type` is (0,
+/// `_type`), `../_type` (1, `_type`).
+pub fn enclosing_level(key: &str) -> (usize, &str) {
+    let mut depth = 0;
+    let mut rest = key;
+    while let Some(r) = rest.strip_prefix("../") {
+        depth += 1;
+        rest = r;
+    }
+    (depth, rest)
 }
 
 impl<'de> Deserialize<'de> for RuleSpec {
@@ -146,11 +186,13 @@ impl<'de> Deserialize<'de> for RuleSpec {
 }
 
 impl RuleCase {
-    /// Whether every condition holds, `sibling` giving the value of a field of the
-    /// object that holds the string (`None`: absent).
-    pub fn holds<'v>(&self, sibling: impl Fn(&str) -> Option<&'v serde_json::Value>) -> bool {
+    /// Whether every condition holds, `field(depth, key)` giving the value of the
+    /// field `key` of the object that holds the string (depth 0) or of the one
+    /// `depth` objects around it (`None`: absent).
+    pub fn holds<'v>(&self, field: impl Fn(usize, &str) -> Option<&'v serde_json::Value>) -> bool {
         self.when.iter().all(|(key, allowed)| {
-            let value = sibling(key).unwrap_or(&serde_json::Value::Null);
+            let (depth, key) = enclosing_level(key);
+            let value = field(depth, key).unwrap_or(&serde_json::Value::Null);
             allowed.contains(value)
         })
     }
@@ -185,16 +227,26 @@ mod tests {
         assert_eq!(cases.len(), 3);
         let renderer = serde_json::json!("mesh_renderer");
         let collider = serde_json::json!("collider");
-        assert!(cases[0].holds(|k| (k == "_type").then_some(&renderer)));
-        assert!(!cases[0].holds(|_| None));
-        assert!(cases[1].holds(|k| (k == "_type").then_some(&collider)));
-        assert!(cases[2].holds(|_| None));
+        assert!(cases[0].holds(|d, k| (d == 0 && k == "_type").then_some(&renderer)));
+        assert!(!cases[0].holds(|_, _| None));
+        assert!(cases[1].holds(|d, k| (d == 0 && k == "_type").then_some(&collider)));
+        assert!(cases[2].holds(|_, _| None));
+        // A field of the enclosing object.
+        let outer =
+            spec(r#"{"type": "material", "when": {"../_type": "actor"}, "optional": true}"#)
+                .unwrap()
+                .cases;
+        let actor = serde_json::json!("actor");
+        assert!(outer[0].optional);
+        assert!(outer[0].holds(|d, k| (d == 1 && k == "_type").then_some(&actor)));
+        assert!(!outer[0].holds(|d, k| (d == 0 && k == "_type").then_some(&actor)));
+        assert!(spec(r#"{"type": "material", "when": {"../": "x"}}"#).is_err());
         // `null` in a condition: the field is absent.
         let absent = spec(r#"{"type": "unit", "when": {"_type": null}}"#)
             .unwrap()
             .cases;
-        assert!(absent[0].holds(|_| None));
-        assert!(!absent[0].holds(|_| Some(&renderer)));
+        assert!(absent[0].holds(|_, _| None));
+        assert!(!absent[0].holds(|_, _| Some(&renderer)));
     }
 
     #[test]

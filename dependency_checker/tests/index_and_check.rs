@@ -514,7 +514,8 @@ fn conditional_excluding_and_full_path_rules_resolve_check_and_move() {
                     ],
                     "label": null,
                     "texture_path": "*",
-                    "/no/such/field": "mesh"
+                    "/no/such/field": "mesh",
+                    "/shared/set/only": {"type": "mesh", "optional": true}
                 }}}"#
                     .to_owned(),
             ),
@@ -589,6 +590,7 @@ fn conditional_excluding_and_full_path_rules_resolve_check_and_move() {
         "{unused:?}"
     );
     assert!(!unused[0].is_error());
+    // The rule marked optional types nothing either, and is not reported.
 
     // A move patches the full path with its new full path, and the conditional
     // references with the path without extension.

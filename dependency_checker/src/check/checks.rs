@@ -216,7 +216,9 @@ pub fn check(
 /// matched, and is never reported.
 fn unused_rules(index: &Index, out: &mut Vec<Finding>) {
     let rules = index.rules();
-    let mut left: Vec<_> = rules.rules().filter(|r| !r.only_excludes()).collect();
+    let mut left: Vec<_> = (rules.rules())
+        .filter(|r| !r.only_excludes() && !r.is_optional())
+        .collect();
     let mut path: Vec<String> = Vec::new();
     for f in index.files() {
         if left.is_empty() {

@@ -293,21 +293,32 @@ impl<'a, 'r> Scanner<'a, 'r> {
 
 /// The object `pointer` (a JSON pointer to a string) sits in, directly or
 /// through arrays: where a rule's conditions look for sibling fields.
-fn holding_object<'v>(
+fn enclosing_objects<'v>(
     root: &'v serde_json::Value,
     path: &[PathSegment],
-) -> Option<&'v serde_json::Map<String, serde_json::Value>> {
-    let last_key = path
-        .iter()
-        .rposition(|s| matches!(s, PathSegment::Key(_)))?;
-    let mut at = root;
+) -> Vec<&'v serde_json::Map<String, serde_json::Value>> {
+    let mut out = Vec::new();
+    let Some(last_key) = path.iter().rposition(|s| matches!(s, PathSegment::Key(_))) else {
+        return out;
+    };
+    let mut at = Some(root);
     for segment in &path[..last_key] {
-        at = match segment {
-            PathSegment::Key(k) => at.get(*k)?,
-            PathSegment::Index(n) => at.get(*n as usize)?,
-        };
+        if let Some(object) = at.and_then(|v| v.as_object()) {
+            out.push(object);
+        }
+        at = at.and_then(|v| match segment {
+            PathSegment::Key(k) => v.get(*k),
+            PathSegment::Index(n) => v.get(*n as usize),
+        });
     }
-    at.as_object()
+    // The object holding the string's field: every condition needs it (an empty
+    // one where it is not an object).
+    match at.and_then(|v| v.as_object()) {
+        Some(object) => out.push(object),
+        None => return Vec::new(),
+    }
+    out.reverse();
+    out
 }
 
 /// Decides the references a conditional rule left pending (`pending`: their
@@ -347,9 +358,11 @@ pub(super) fn decide_pending(
                 None => v.get(key.as_str()),
             });
         }
-        let siblings = root.as_ref().and_then(|r| holding_object(r, &path));
-        let empty = serde_json::Map::new();
-        let decision = rules.decide(ext, &path, Some(siblings.unwrap_or(&empty)));
+        let enclosing = root
+            .as_ref()
+            .map(|r| enclosing_objects(r, &path))
+            .unwrap_or_default();
+        let decision = rules.decide(ext, &path, Some(&enclosing));
         let text = view.text.to_owned();
         let ty = match decision {
             Decision::Typed(t) => Some(t),

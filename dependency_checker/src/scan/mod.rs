@@ -575,6 +575,56 @@ mod tests {
         );
     }
 
+    /// Another engine's components, `{"_type": "actor", "data": {...}}`: the rule
+    /// tests the type of the object around the field's (`../_type`), through a
+    /// list in between too; a case without `when` is the catch-all.
+    #[test]
+    fn a_condition_on_the_enclosing_objects_type() {
+        let rules = DeclaredRules::new(
+            &serde_json::from_str(
+                r#"{"sunit": {
+                    "material": [
+                        {"type": "material", "when": {"../_type": "actor"}},
+                        {"type": "physics_material", "when": {"../../_type": "body"}},
+                        {"type": null}
+                    ]
+                }}"#,
+            )
+            .unwrap(),
+        );
+        let registry = Registry::with_builtins();
+        let foreign = r#"{
+            "components": [
+                {"_type": "actor", "data": {"material": "materials/bark"}},
+                {"_type": "body", "data": {"shapes": [{"material": "physics/ice"}]}},
+                {"_type": "light", "data": {"material": "materials/glow"}},
+                {"_type": "actor", "material": "materials/outside"}
+            ]
+        }"#;
+        let s = scan_file(&registry, &rules, "sunit", foreign.as_bytes());
+        assert!(s.error.is_none(), "{:?}", s.error);
+        let got: Vec<_> = s
+            .references()
+            .into_iter()
+            .filter(|r| !r.pointer.ends_with("/_type"))
+            .map(|r| (r.pointer, r.expected_type))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "/components/0/data/material".to_owned(),
+                    Some("material".to_owned())
+                ),
+                (
+                    "/components/1/data/shapes/0/material".to_owned(),
+                    Some("physics_material".to_owned())
+                ),
+            ],
+            "the light's and the field directly in an actor are left by the catch-all"
+        );
+    }
+
     /// One field, two meanings by a sibling that may come before or after it; a
     /// field declared not to be a reference; a field holding a full path.
     #[test]

@@ -261,25 +261,26 @@ impl DeclaredRules {
             .chain(&self.everywhere)
     }
 
-    /// What the string at `path` in a file of type `ext` is. `siblings` gives the
-    /// fields of the object that holds it, once known; without it, a matching rule
-    /// with conditions gives [`Decision::NeedsSiblings`]. A rule none of whose
-    /// cases holds leaves the string to the rules after it.
+    /// What the string at `path` in a file of type `ext` is. `enclosing` gives the
+    /// object that holds it and those around it (innermost first), once known;
+    /// without it, a matching rule with conditions gives
+    /// [`Decision::NeedsSiblings`]. A rule none of whose cases holds leaves the
+    /// string to the rules after it.
     pub fn decide(
         &self,
         ext: &str,
         path: &[PathSegment],
-        siblings: Option<&serde_json::Map<String, serde_json::Value>>,
+        enclosing: Option<&[&serde_json::Map<String, serde_json::Value>]>,
     ) -> Decision<'_> {
         for rule in self.rules_for(ext).filter(|r| r.matches(path)) {
             for case in &rule.cases {
                 if case.when.is_empty() {
                     return Decision::of(&case.outcome);
                 }
-                let Some(siblings) = siblings else {
+                let Some(enclosing) = enclosing else {
                     return Decision::NeedsSiblings;
                 };
-                if case.holds(|key| siblings.get(key)) {
+                if case.holds(|depth, key| enclosing.get(depth)?.get(key)) {
                     return Decision::of(&case.outcome);
                 }
             }
@@ -351,6 +352,16 @@ impl DeclaredRule<'_> {
             .cases
             .iter()
             .all(|c| c.outcome == RuleOutcome::NotReference)
+    }
+
+    /// Whether it says it may type nothing in a project (`"optional": true`): a
+    /// rule set shared between projects.
+    pub fn is_optional(&self) -> bool {
+        self.rule
+            .cases
+            .iter()
+            .filter(|c| c.outcome != RuleOutcome::NotReference)
+            .all(|c| c.optional)
     }
 }
 
