@@ -515,7 +515,8 @@ fn conditional_excluding_and_full_path_rules_resolve_check_and_move() {
                     "label": null,
                     "texture_path": "*",
                     "/no/such/field": "mesh",
-                    "/shared/set/only": {"type": "mesh", "optional": true}
+                    "/shared/set/only": {"type": "mesh", "optional": true},
+                    "decal_material": {"type": "material", "when": {"_type": "decal"}}
                 }}}"#
                     .to_owned(),
             ),
@@ -535,6 +536,10 @@ fn conditional_excluding_and_full_path_rules_resolve_check_and_move() {
             (
                 "props/broken.sunit",
                 r#"{"texture_path": "textures/missing.png"}"#.to_owned(),
+            ),
+            (
+                "props/decal.sunit",
+                r#"{"_type": "sticker", "decal_material": "decals/moss"}"#.to_owned(),
             ),
         ],
     );
@@ -585,9 +590,29 @@ fn conditional_excluding_and_full_path_rules_resolve_check_and_move() {
         .iter()
         .filter(|f| matches!(f, Finding::UnusedRule { .. }))
         .collect();
+    // One rule whose pattern matches nothing, one whose pattern matched but whose
+    // condition never held: each says which.
     assert!(
-        matches!(&unused[..], [Finding::UnusedRule { extension, pattern, .. }] if extension == "sunit" && pattern == "/no/such/field"),
+        matches!(&unused[..], [
+            Finding::UnusedRule { pattern: a, matched: 0, .. },
+            Finding::UnusedRule { pattern: b, matched: 1, .. },
+        ] if a == "/no/such/field" && b == "decal_material")
+            || matches!(&unused[..], [
+            Finding::UnusedRule { pattern: b, matched: 1, .. },
+            Finding::UnusedRule { pattern: a, matched: 0, .. },
+        ] if a == "/no/such/field" && b == "decal_material"),
         "{unused:?}"
+    );
+    let said: Vec<String> = unused.iter().map(|f| f.to_string()).collect();
+    assert!(
+        said.iter()
+            .any(|s| s.contains("the pattern matches no field")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|s| s.contains("matches 1 string, but no case's condition held")),
+        "{said:?}"
     );
     assert!(!unused[0].is_error());
     // The rule marked optional types nothing either, and is not reported.

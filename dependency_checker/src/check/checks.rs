@@ -216,8 +216,11 @@ pub fn check(
 /// matched, and is never reported.
 fn unused_rules(index: &Index, out: &mut Vec<Finding>) {
     let rules = index.rules();
+    // Each rule not seen typing a string yet, with how many strings its pattern
+    // matched (whose conditions then never held).
     let mut left: Vec<_> = (rules.rules())
         .filter(|r| !r.only_excludes() && !r.is_optional())
+        .map(|r| (r, 0usize))
         .collect();
     let mut path: Vec<String> = Vec::new();
     for f in index.files() {
@@ -225,14 +228,19 @@ fn unused_rules(index: &Index, out: &mut Vec<Finding>) {
             break;
         }
         let ext = crate::fs::split_extension(&f.path).map_or("", |(_, e)| e);
-        if !left.iter().any(|r| r.applies_to(ext)) {
+        if !left.iter().any(|(r, _)| r.applies_to(ext)) {
             continue;
         }
+        // Strings no rule typed matter only to a conditional rule (to say its
+        // pattern matched though its conditions never held).
+        let counting = left
+            .iter()
+            .any(|(r, _)| r.applies_to(ext) && r.is_conditional());
         f.with_scan(|scan| {
             for raw in scan.iter() {
-                let Some(ty) = raw.expected_type else {
+                if raw.expected_type.is_none() && !counting {
                     continue;
-                };
+                }
                 path.clear();
                 path.extend(
                     raw.pointer
@@ -250,14 +258,26 @@ fn unused_rules(index: &Index, out: &mut Vec<Finding>) {
                         _ => PathSegment::Key(s),
                     })
                     .collect();
-                left.retain(|r| !(r.applies_to(ext) && r.can_type(ty) && r.matches(&at)));
+                left.retain_mut(|(r, matched)| {
+                    if !(r.applies_to(ext) && r.matches(&at)) {
+                        return true;
+                    }
+                    match raw.expected_type {
+                        Some(ty) if r.can_type(ty) => false,
+                        _ => {
+                            *matched += 1;
+                            true
+                        }
+                    }
+                });
             }
         });
     }
-    out.extend(left.into_iter().map(|r| Finding::UnusedRule {
+    out.extend(left.into_iter().map(|(r, matched)| Finding::UnusedRule {
         file: "kiln.project".to_owned(),
         extension: r.ext.to_owned(),
         pattern: r.pattern().to_owned(),
+        matched,
     }));
 }
 

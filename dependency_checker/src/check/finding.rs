@@ -245,6 +245,10 @@ pub enum Finding {
         extension: String,
         /// The pattern as written.
         pattern: String,
+        /// How many strings the pattern matched whose case conditions (`when`)
+        /// never held: 0 when the pattern matched nothing.
+        #[serde(default)]
+        matched: usize,
     },
     /// A file that could not be read.
     Unreadable {
@@ -431,16 +435,25 @@ impl fmt::Display for Finding {
                 file,
                 extension,
                 pattern,
+                matched,
             } => {
                 let files = if extension == "*" {
                     "any file".to_owned()
                 } else {
                     format!("any .{extension} file")
                 };
-                write!(
-                    f,
-                    "{file}: unused rule: references.{extension}.\"{pattern}\" makes no string of {files} a reference (is the pattern right?)"
-                )
+                if *matched == 0 {
+                    write!(
+                        f,
+                        "{file}: unused rule: references.{extension}.\"{pattern}\" makes no string of {files} a reference: the pattern matches no field (is the pattern right?)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "{file}: unused rule: references.{extension}.\"{pattern}\" makes no string of {files} a reference: the pattern matches {matched} string{}, but no case's condition held for any (is its \"when\" right? a field of the enclosing object is \"../field\")",
+                        if *matched == 1 { "" } else { "s" }
+                    )
+                }
             }
             Finding::InvalidRedirect { file, line, text } => write!(
                 f,

@@ -354,6 +354,11 @@ impl DeclaredRule<'_> {
             .all(|c| c.outcome == RuleOutcome::NotReference)
     }
 
+    /// Whether a case of it has conditions (`when`).
+    pub fn is_conditional(&self) -> bool {
+        self.rule.cases.iter().any(|c| !c.when.is_empty())
+    }
+
     /// Whether it says it may type nothing in a project (`"optional": true`): a
     /// rule set shared between projects.
     pub fn is_optional(&self) -> bool {
