@@ -86,31 +86,12 @@ pub fn check(
     let registry = Arc::new(registry);
     let mut checker = open_checker_with(project, registry.clone())?;
     report(&plugins, false, &mut std::io::stderr());
-    let outcome = check_with(
+    check_with(
         &mut checker,
         &plugin_report(&plugins),
         options,
         (out, &mut std::io::stderr()),
-    )?;
-    // What the last merge broke across files, until it is fixed (see
-    // merge_check.rs): errors too.
-    let across = crate::merge_check::still_recorded(&checker, &registry);
-    if across.is_empty() {
-        return Ok(outcome);
-    }
-    let mut err = std::io::stderr();
-    let shown: &mut dyn Write = if options.json { &mut err } else { out };
-    for c in &across {
-        writeln!(shown, "error: {}", c.describe())?;
-    }
-    writeln!(
-        shown,
-        "{} conflict{} across files from the last merge ({})",
-        across.len(),
-        if across.len() == 1 { "" } else { "s" },
-        crate::merge_check::RECORD
-    )?;
-    Ok(Outcome::Findings)
+    )
 }
 
 /// `kiln refs RESOURCE`: every place that references it, and the ambiguous

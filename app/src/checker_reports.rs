@@ -96,8 +96,14 @@ pub fn check_with(
     }
     let findings = checker.findings();
     let plugin_errors = &plugins.errors;
-    let errors = findings.iter().filter(|f| f.is_error()).count() + plugin_errors.len();
-    let warnings = findings.len() + plugin_errors.len() + plugins.warnings.len() - errors;
+    // What the last merge broke across files, until it is fixed (see
+    // merge_check.rs): errors too, answered alike by a served check.
+    let registry = checker.index().registry().clone();
+    let across = crate::merge_check::still_recorded(checker, &registry);
+    let errors =
+        findings.iter().filter(|f| f.is_error()).count() + plugin_errors.len() + across.len();
+    let warnings =
+        findings.len() + plugin_errors.len() + plugins.warnings.len() + across.len() - errors;
     if options.json {
         // Item by item: a project may have hundreds of thousands of findings or
         // fixes (a branch merged from before a folder move).
@@ -114,6 +120,16 @@ pub fn check_with(
         if !plugins.warnings.is_empty() {
             write!(out, ",\n  \"plugin_warnings\": ")?;
             JsonArray::write(out, 1, plugins.warnings.iter().map(|w| json!(w)))?;
+        }
+        if !across.is_empty() {
+            write!(out, ",\n  \"merge_conflicts\": ")?;
+            JsonArray::write(
+                out,
+                1,
+                across
+                    .iter()
+                    .map(|c| json!({"problem": c.problem, "files": c.files})),
+            )?;
         }
         if let Some(plan) = &fixes {
             write!(
@@ -135,10 +151,22 @@ pub fn check_with(
         for f in &findings {
             writeln!(out, "{}: {f}", f.severity())?;
         }
+        for c in &across {
+            writeln!(out, "error: {}", c.describe())?;
+        }
+        if !across.is_empty() {
+            writeln!(
+                out,
+                "{} conflict{} across files from the last merge ({})",
+                across.len(),
+                if across.len() == 1 { "" } else { "s" },
+                crate::merge_check::RECORD
+            )?;
+        }
         writeln!(
             out,
             "{} findings ({errors} errors, {warnings} warnings) in {} files",
-            findings.len() + plugin_errors.len() + plugins.warnings.len(),
+            findings.len() + plugin_errors.len() + plugins.warnings.len() + across.len(),
             checker.index().len()
         )?;
     }

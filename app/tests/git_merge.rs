@@ -958,6 +958,18 @@ fn a_material_one_side_deletes_while_the_other_starts_using_it_stops_the_merge()
         let (code, out, _) = support::kiln(&["check"], dir);
         assert_eq!(code, 1, "{out}");
         assert!(out.contains("conflict across files"), "{out}");
+        let (code, out, _) = support::kiln(&["check", "--json"], dir);
+        assert_eq!(code, 1, "{out}");
+        let report: Value = serde_json::from_str(&out).unwrap();
+        let files = &report["merge_conflicts"][0]["files"];
+        assert!(
+            files
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["path"] == "materials/glass.material"),
+            "{report}"
+        );
         // Keep the material (from the side that has it), then finish the merge
         // with git commit as after any conflict.
         let keeper = if into_a { "MERGE_HEAD" } else { "HEAD" };
