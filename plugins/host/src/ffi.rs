@@ -178,6 +178,21 @@ fn alive_now(entity: Entity) -> bool {
     })
 }
 
+/// Logs a warning about the component type being simulated, once per type for
+/// each `warned` set: `say` makes the text from the type's name.
+fn warn_once(warned: &Mutex<BTreeSet<String>>, say: impl FnOnce(&str) -> String) {
+    let component = SIMULATING_TYPE.with(|t| t.borrow().clone());
+    let first = warned
+        .lock()
+        .is_ok_and(|mut warned| warned.insert(component.clone()));
+    if first && let Ok(mut l) = LOG.lock() {
+        l.push(PluginMessage {
+            level: 1,
+            text: say(&component),
+        });
+    }
+}
+
 /// A write through `entity`'s handle, refused if the entity is dead: an id, once
 /// destroyed, never names a live entity again, and a plugin that kept one past
 /// its `gc` is told once, by the log, what it did.
@@ -185,24 +200,16 @@ fn refuse_dead_write(entity: Entity) -> bool {
     if alive_now(entity) {
         return false;
     }
-    let component = SIMULATING_TYPE.with(|t| t.borrow().clone());
-    let first = WARNED_DEAD_WRITES
-        .lock()
-        .is_ok_and(|mut warned| warned.insert(component.clone()));
-    if first && let Ok(mut l) = LOG.lock() {
-        l.push(PluginMessage {
-            level: 1,
-            text: format!(
-                "component \"{component}\" wrote through the handle of an entity that no longer exists (refused; a kept handle must be checked with is_alive, and dropped in gc)"
-            ),
-        });
-    }
+    warn_once(&WARNED_DEAD_WRITES, |component| {
+        format!(
+            "component \"{component}\" wrote through the handle of an entity that no longer exists (refused; a kept handle must be checked with is_alive, and dropped in gc)"
+        )
+    });
     true
 }
 
 /// Component types told once that they passed a number that is not finite.
-static WARNED_NON_FINITE: std::sync::Mutex<std::collections::BTreeSet<String>> =
-    std::sync::Mutex::new(std::collections::BTreeSet::new());
+static WARNED_NON_FINITE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
 
 /// A write of `values`, refused if one is NaN or infinite: a pose Kiln keeps, the
 /// play dump writes and the viewport draws must be numbers. The plugin's
@@ -211,18 +218,11 @@ fn refuse_non_finite(values: &[f32], what: &str) -> bool {
     if values.iter().all(|v| v.is_finite()) {
         return false;
     }
-    let component = SIMULATING_TYPE.with(|t| t.borrow().clone());
-    let first = WARNED_NON_FINITE
-        .lock()
-        .is_ok_and(|mut warned| warned.insert(component.clone()));
-    if first && let Ok(mut l) = LOG.lock() {
-        l.push(PluginMessage {
-            level: 1,
-            text: format!(
-                "component \"{component}\" passed {what} that is not a finite number ({values:?}); refused (said once)"
-            ),
-        });
-    }
+    warn_once(&WARNED_NON_FINITE, |component| {
+        format!(
+            "component \"{component}\" passed {what} that is not a finite number ({values:?}); refused (said once)"
+        )
+    });
     true
 }
 
