@@ -130,15 +130,20 @@ impl CrossFileConflict {
 /// `kiln after-merge --hook HOOK`: mends, checks, and (before a merge commit)
 /// stops the commit on a conflict across files.
 pub fn run(project: &Path, hook: Hook, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let mended = mend(project, hook, out)?;
+    // The plugins are loaded once, and the merged project indexed once, for both
+    // the mend and the check (a library is loaded once per process anyway).
+    let project = kiln_core::Project::open(project)?;
+    let root = project.root().to_owned();
+    let (registry, plugins) = crate::plugins::registry_with_plugins(&project);
+    crate::plugins::report(&plugins, false, &mut std::io::stderr());
+    let registry = Arc::new(registry);
+    let mut checker = crate::checker_commands::open_checker_with(&root, registry.clone())?;
+    let mended = mend(&mut checker, hook, out)?;
     if hook == Hook::PostMerge {
         return Ok(Outcome::Done);
     }
-    let project = kiln_core::Project::open(project)?;
-    let root = project.root().to_owned();
-    let (registry, _plugins) = crate::plugins::registry_with_plugins(&project);
-    let registry = Arc::new(registry);
-    let now = problems(&root, &registry)?;
+    let now = problems(&checker, &registry)?;
+    drop(checker);
     if now.is_empty() {
         clear_record(&root);
         return Ok(stop_for_mends(hook, mended, out)?);
@@ -164,7 +169,9 @@ pub fn run(project: &Path, hook: Hook, out: &mut dyn Write) -> anyhow::Result<Ou
         let scratch = Path::new(SCRATCH).join(k.to_string());
         let found = (|| {
             read_out(&top, rev, &rel, &root, &scratch)?;
-            problems(&root.join(&scratch), &registry)
+            let checker =
+                crate::checker_commands::open_checker_with(&root.join(&scratch), registry.clone())?;
+            problems(&checker, &registry)
         })();
         // The scratch copy goes whatever happened.
         remove_scratch(&root, &scratch);
@@ -351,14 +358,16 @@ pub fn still_recorded(
 
 /// Points references at files the merged redirect log moved; whether it changed
 /// anything. Before a merge commit the patched files are staged.
-fn mend(project: &Path, hook: Hook, out: &mut dyn Write) -> anyhow::Result<bool> {
-    let (mut checker, plugins) = crate::checker_commands::open_checker(project)?;
-    crate::plugins::report(&plugins, false, &mut std::io::stderr());
-    let plan = dependency_checker::ops::plan_redirect_fixes(&checker);
+fn mend(
+    checker: &mut dependency_checker::Checker,
+    hook: Hook,
+    out: &mut dyn Write,
+) -> anyhow::Result<bool> {
+    let plan = dependency_checker::ops::plan_redirect_fixes(checker);
     if plan.is_empty() {
         return Ok(false);
     }
-    dependency_checker::ops::apply_without_undo(&mut checker, &plan)?;
+    dependency_checker::ops::apply_without_undo(checker, &plan)?;
     let n = plan.change_count();
     writeln!(
         out,
@@ -387,19 +396,17 @@ fn mend(project: &Path, hook: Hook, out: &mut dyn Write) -> anyhow::Result<bool>
     Ok(true)
 }
 
-/// The project's errors, by key: what `kiln check` counts as errors, and each
-/// level `kiln compile` refuses.
+/// The errors of the project `checker` indexes, by key: what `kiln check` counts
+/// as errors, and each level `kiln compile` refuses.
 fn problems(
-    root: &Path,
-    registry: &Arc<kiln_core::Registry>,
+    checker: &dependency_checker::Checker,
+    registry: &kiln_core::Registry,
 ) -> anyhow::Result<BTreeMap<String, (String, Option<OverrideAt>)>> {
     let mut out = BTreeMap::new();
-    let checker = crate::checker_commands::open_checker_with(root, registry.clone())?;
     for f in checker.findings().iter().filter(|f| f.is_error()) {
         out.insert(finding_key(f), (f.to_string(), None));
     }
-    drop(checker);
-    let project = kiln_core::Project::open(root)?;
+    let project = checker.project();
     for level in project.levels()? {
         if let Err(e) =
             project.compile_streamed(registry, &level, kiln_core::CompileOptions::default())
