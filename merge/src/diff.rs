@@ -16,13 +16,10 @@ type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 /// extension); empty when nothing did. `Err` when a version does not read as the
 /// file Kiln expects.
 pub fn diff_file(path: &str, old: &[u8], new: &[u8]) -> Result<Vec<String>, String> {
-    let text = |bytes: &'_ [u8], which: &str| -> Result<String, String> {
-        let bytes = kiln_core::json_format::bytes_without_bom(bytes);
-        std::str::from_utf8(bytes)
-            .map(str::to_owned)
-            .map_err(|_| format!("the {which} version is not UTF-8"))
-    };
-    let (old, new) = (text(old, "old")?, text(new, "new")?);
+    let (old, new) = (
+        crate::utf8_text(old, "the old version is")?,
+        crate::utf8_text(new, "the new version is")?,
+    );
     let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
     if matches!(ext, "level" | "unit")
         && let (Ok(a), Ok(b)) = (LeanLevel::read(&old), LeanLevel::read(&new))

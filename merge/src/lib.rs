@@ -54,17 +54,11 @@ use kiln_core::project::REDIRECT_FILE;
 /// Merges the three versions of the project file `path` (its type is its
 /// extension). An empty base is a file both sides added.
 pub fn merge_file(path: &str, base: &[u8], ours: &[u8], theirs: &[u8]) -> Outcome {
-    // Borrowed, not copied: three versions of a big level are most of what a merge
-    // holds.
-    fn text<'b>(bytes: &'b [u8], side: &str) -> Result<&'b str, String> {
-        let bytes = kiln_core::json_format::bytes_without_bom(bytes);
-        std::str::from_utf8(bytes).map_err(|_| format!("{side} is not UTF-8 text"))
-    }
     let texts = (|| {
         Ok::<_, String>((
-            text(base, "base")?,
-            text(ours, "ours")?,
-            text(theirs, "theirs")?,
+            utf8_text(base, "base is")?,
+            utf8_text(ours, "ours is")?,
+            utf8_text(theirs, "theirs is")?,
         ))
     })();
     let (base, ours, theirs) = match texts {
@@ -115,6 +109,14 @@ fn readable(side: &str, text: &str) -> Result<(), String> {
             e.column()
         )
     })
+}
+
+/// `bytes` as text, without a byte-order mark; borrowed, not copied (three
+/// versions of a big level are most of what a merge holds). `Err` says `what`
+/// is not UTF-8 text.
+pub(crate) fn utf8_text<'b>(bytes: &'b [u8], what: &str) -> Result<&'b str, String> {
+    let bytes = kiln_core::json_format::bytes_without_bom(bytes);
+    std::str::from_utf8(bytes).map_err(|_| format!("{what} not UTF-8 text"))
 }
 
 /// Merges JSON files key by key; written canonically.
