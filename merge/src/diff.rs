@@ -22,7 +22,7 @@ pub fn diff_file(path: &str, old: &[u8], new: &[u8]) -> Result<Vec<String>, Stri
     );
     let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
     if matches!(ext, "level" | "unit")
-        && let (Ok(a), Ok(b)) = (LeanLevel::read(&old), LeanLevel::read(&new))
+        && let (Ok(a), Ok(b)) = (LeanLevel::read(old), LeanLevel::read(new))
     {
         return Ok(diff_entities(&a, &b));
     }
@@ -38,7 +38,7 @@ pub fn diff_file(path: &str, old: &[u8], new: &[u8]) -> Result<Vec<String>, Stri
             )
         })
     };
-    let (old, new) = (read(&old, "old")?, read(&new, "new")?);
+    let (old, new) = (read(old, "old")?, read(new, "new")?);
     let mut lines = Vec::new();
     diff_values(&mut lines, "", old.as_ref(), new.as_ref(), "");
     Ok(lines)
