@@ -36,8 +36,10 @@ struct Completed {
     /// The frame running now, and since when.
     frame: u32,
     started: Option<std::time::Instant>,
-    /// Each entity's world pose at the end of the last completed frame.
-    poses: Vec<Value>,
+    /// Each entity's authoring id, and its world pose at the end of the last
+    /// completed frame (copied each frame; made JSON only for the report).
+    ids: Vec<String>,
+    poses: Vec<Option<glam::Affine3A>>,
     /// What the plugins logged, frame by frame.
     log: Vec<Value>,
 }
@@ -90,25 +92,20 @@ pub fn run(
             return Ok(Outcome::Findings);
         }
     };
-    let poses_now = |world: &World| -> Vec<Value> {
-        (spawned.ids().zip(&spawned.entities))
-            .filter_map(|(id, &entity)| {
-                let t = world.transforms.lookup(entity)?;
-                let (scale, rotation, translation) =
-                    world.transforms.world(t).to_scale_rotation_translation();
-                Some(json!({
-                    "id": id,
-                    "position": translation.to_array(),
-                    "rotation": rotation.to_array(),
-                    "scale": scale.to_array(),
-                }))
-            })
-            .collect()
+    let poses_now = |world: &World, poses: &mut Vec<Option<glam::Affine3A>>| {
+        poses.clear();
+        poses.extend(spawned.entities.iter().map(|&entity| {
+            let t = world.transforms.lookup(entity)?;
+            Some(world.transforms.world(t))
+        }));
     };
+    let mut first = Vec::with_capacity(spawned.entities.len());
+    poses_now(&world, &mut first);
     let completed = std::sync::Arc::new(std::sync::Mutex::new(Completed {
         frame: 0,
         started: None,
-        poses: poses_now(&world),
+        ids: spawned.ids().map(str::to_owned).collect(),
+        poses: first,
         log: Vec::new(),
     }));
     let take_log = |frame: u32, log: &mut Vec<Value>| {
@@ -151,15 +148,14 @@ pub fn run(
             plugin.update(dt);
         }
         world.simulate(dt, &entities);
-        let poses = poses_now(&world);
         if let Ok(mut c) = completed.lock() {
             take_log(frame, &mut c.log);
-            c.poses = poses;
+            poses_now(&world, &mut c.poses);
             c.started = None;
         }
     }
     let (poses, log) = match completed.lock() {
-        Ok(mut c) => (std::mem::take(&mut c.poses), std::mem::take(&mut c.log)),
+        Ok(mut c) => (poses_json(&c), std::mem::take(&mut c.log)),
         Err(_) => anyhow::bail!("the play's record was lost"),
     };
     let text = report_text(&file, frames, dt, poses, log, None)?;
@@ -174,6 +170,21 @@ pub fn run(
     } else {
         Outcome::Findings
     })
+}
+
+/// Each entity's world pose as the report gives it.
+fn poses_json(c: &Completed) -> Vec<Value> {
+    (c.ids.iter().zip(&c.poses))
+        .filter_map(|(id, pose)| {
+            let (scale, rotation, translation) = (*pose)?.to_scale_rotation_translation();
+            Some(json!({
+                "id": id,
+                "position": translation.to_array(),
+                "rotation": rotation.to_array(),
+                "scale": scale.to_array(),
+            }))
+        })
+        .collect()
 }
 
 /// The play's report as JSON text (`kiln-play/1`); `stopped` says why it ended
@@ -242,7 +253,7 @@ fn start_watchdog(
                 if frame == 2 { "" } else { "s" }
             );
             let stopped = json!({"frame": frame, "reason": message});
-            let (poses, log) = (std::mem::take(&mut c.poses), std::mem::take(&mut c.log));
+            let (poses, log) = (poses_json(&c), std::mem::take(&mut c.log));
             let written =
                 report_text(&file, frame - 1, dt, poses, log, Some(stopped)).and_then(|text| {
                     match &dump {
