@@ -107,7 +107,14 @@ pub fn run(
     for e in &plugins.errors {
         writeln!(out, "error: {e}")?;
     }
-    if !plugins.warnings.is_empty() && !allow_stale_plugins {
+    if allow_stale_plugins {
+        for w in &plugins.warnings {
+            writeln!(
+                out,
+                "warning: {w} (--allow-stale-plugins: compiled all the same)"
+            )?;
+        }
+    } else if !plugins.warnings.is_empty() {
         for w in &plugins.warnings {
             writeln!(out, "error: {w}")?;
         }

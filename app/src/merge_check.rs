@@ -135,7 +135,7 @@ pub fn run(project: &Path, hook: Hook, out: &mut dyn Write) -> anyhow::Result<Ou
     let project = kiln_core::Project::open(project)?;
     let root = project.root().to_owned();
     let (registry, plugins) = crate::plugins::registry_with_plugins(&project);
-    crate::plugins::report(&plugins, false, &mut std::io::stderr());
+    crate::plugins::report(&plugins, true, &mut std::io::stderr());
     let registry = Arc::new(registry);
     let mut checker = crate::checker_commands::open_checker_with(&root, registry.clone())?;
     let mended = mend(&mut checker, hook, out)?;

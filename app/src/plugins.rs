@@ -34,8 +34,8 @@ pub const NOT_TRUSTED: &str =
     "is not loaded: the project is not trusted (run with --trust, or KILN_TRUST=1)";
 
 /// Says on `err` (stderr: stdout stays the command's result) which plugins were
-/// built, what they logged, and, unless the command reports them itself, why some
-/// did not load.
+/// built, what they logged, and, unless the command reports them itself
+/// (`with_errors` false), why some did not load and which loaded with a caveat.
 pub fn report(plugins: &ProjectPlugins, with_errors: bool, err: &mut dyn Write) {
     if !plugins.left_out.is_empty() {
         let _ = writeln!(
@@ -47,10 +47,10 @@ pub fn report(plugins: &ProjectPlugins, with_errors: bool, err: &mut dyn Write) 
     for (entry, took) in &plugins.built {
         let _ = writeln!(err, "built plugin {entry} in {:.1} s", took.as_secs_f64());
     }
-    for w in &plugins.warnings {
-        let _ = writeln!(err, "warning: {w}");
-    }
     if with_errors {
+        for w in &plugins.warnings {
+            let _ = writeln!(err, "warning: {w}");
+        }
         for e in &plugins.errors {
             let _ = writeln!(err, "error: {e}");
         }

@@ -75,6 +75,11 @@ fn a_designer_without_a_compiler_loads_the_prebuilt_plugins_while_they_match() {
     let (code, out, err) = kiln_without_toolchain(&["check"], &designer);
     assert_eq!(code, 0, "a warning: {out}{err}");
     assert!(out.contains(&format!("warning: {stale}")), "{out}");
+    assert_eq!(
+        format!("{out}{err}").matches(stale).count(),
+        1,
+        "said once: {out}{err}"
+    );
     let (code, out, err) = kiln_without_toolchain(&["check", "--deny-warnings"], &designer);
     assert_eq!(code, 1, "{out}{err}");
     let (_, out, _) = kiln_without_toolchain(&["check", "--json"], &designer);
@@ -98,7 +103,12 @@ fn a_designer_without_a_compiler_loads_the_prebuilt_plugins_while_they_match() {
     assert!(!blob.exists(), "nothing written");
     let (code, out, err) = kiln_without_toolchain(&["compile", "--allow-stale-plugins"], &designer);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(err.contains(&format!("warning: {stale}")), "{err}");
+    assert!(out.contains(&format!("warning: {stale}")), "{out}");
+    assert_eq!(
+        format!("{out}{err}").matches(stale).count(),
+        1,
+        "said once: {out}{err}"
+    );
     assert_eq!(fs::read(&blob).unwrap(), before);
     // With a compiler, the changed sources are built instead.
     let (code, out, err) = kiln(&["compile"], &designer);
