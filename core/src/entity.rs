@@ -179,12 +179,14 @@ impl EntityManager {
     /// lazily through their `gc`.
     #[inline]
     pub fn destroy(&mut self, entity: Entity) -> bool {
-        if !self.alive(entity) {
-            return false;
-        }
+        // One lookup: a live slot's generation is even, so a handle matching an
+        // odd (free) one was never issued.
         let Some(generation) = self.generation.get_mut(entity.index() as usize) else {
             return false;
         };
+        if *generation != entity.generation() || entity.generation() & 1 != 0 {
+            return false;
+        }
         *generation = generation.wrapping_add(1);
         self.free_indices.push_back(entity.index());
         true
