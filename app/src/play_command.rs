@@ -121,19 +121,9 @@ pub fn run(
     if let Ok(mut c) = completed.lock() {
         take_log(0, &mut c.log);
     }
-    // Which plugin each component type comes from, to name a hung one.
-    let owners: std::collections::HashMap<String, String> = (plugins.loaded.iter())
-        .flat_map(|p| {
-            let plugin = p.name.clone();
-            p.component_types
-                .iter()
-                .map(move |t| (t.clone(), plugin.clone()))
-        })
-        .collect();
     start_watchdog(
         std::sync::Arc::clone(&completed),
         std::time::Duration::from_secs_f32(frame_budget),
-        owners,
         (file.clone(), dt),
         dump.map(Path::to_owned),
     );
@@ -219,7 +209,6 @@ fn report_text(
 fn start_watchdog(
     completed: std::sync::Arc<std::sync::Mutex<Completed>>,
     budget: std::time::Duration,
-    owners: std::collections::HashMap<String, String>,
     (file, dt): (String, f32),
     dump: Option<std::path::PathBuf>,
 ) {
@@ -237,14 +226,8 @@ fn start_watchdog(
             }
             let frame = c.frame;
             let culprit = match kiln_plugin_host::call_in_progress() {
-                Some((ty, what)) => format!(
-                    "component \"{ty}\"{} did not return from {what}",
-                    owners
-                        .get(&ty)
-                        .map(|p| format!(" (plugin {p})"))
-                        .unwrap_or_default()
-                ),
-                None => "a plugin's update did not return".to_owned(),
+                Some(call) => call.to_string(),
+                None => "a plugin did not return".to_owned(),
             };
             let message = format!(
                 "frame {frame} ran past the frame budget of {:.1} s: {culprit}; it was stopped, and the {} frame{} completed are written",

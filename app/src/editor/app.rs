@@ -750,6 +750,8 @@ impl KilnApp {
 
         match &mut self.editor {
             Some(editor) => {
+                let budget = self.settings.frame_budget.clamp(0.1, 600.0);
+                editor.set_frame_budget(Duration::from_secs_f32(budget));
                 editor.tick(dt, Duration::from_secs(3));
                 view_commands::follow_level(Some(editor), &mut self.panels, &mut self.settings);
                 if let Some(commands) = &mut self.commands

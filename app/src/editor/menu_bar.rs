@@ -136,6 +136,19 @@ pub fn show(
             ] {
                 command_button(ui, c, actions);
             }
+            ui.separator();
+            ui.horizontal(|ui| {
+                ui.label("Frame budget");
+                ui.add(
+                    egui::DragValue::new(&mut settings.frame_budget)
+                        .range(0.1..=600.0)
+                        .speed(0.1)
+                        .suffix(" s"),
+                )
+                .on_hover_text(
+                    "The most one frame of Play may take: a plugin still running after it is stopped, and the level spawned again without it, paused",
+                );
+            });
         });
     });
 }

@@ -17,6 +17,7 @@ mod new_project_dialog;
 mod panels;
 pub mod preview;
 mod settings;
+pub mod simulation;
 pub mod thumbnails;
 mod toasts;
 pub mod tree;

@@ -1,7 +1,8 @@
 //! The live preview: the runtime world spawned from the compiled level. The editor
 //! keeps no second scene model: what the viewport shows is this world.
 
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use kiln_core::{
     CompileError, CompileOptions, EntityManager, LevelDocument, PatchedInstances, Project,
@@ -168,8 +169,9 @@ impl RebuildTiming {
 /// The runtime world of the open level.
 #[derive(Debug, Default)]
 pub struct Preview {
-    /// Entity ids of the preview world.
-    pub entities: EntityManager,
+    /// Entity ids of the preview world (shared with the play thread during a step;
+    /// the preview's own again between steps).
+    pub entities: Arc<EntityManager>,
     /// The world the viewport draws.
     pub world: World,
     /// The spawned level (authoring id <-> runtime entity).
@@ -188,6 +190,8 @@ pub struct Preview {
     pub patches: u64,
     /// How many builds spawned again only the entities they changed.
     pub partial_spawns: u64,
+    /// The thread Play's steps run on, started by the first step.
+    simulation: Option<crate::editor::simulation::SimulationThread>,
 }
 
 /// Whether `new` is `old` with only the instances `patches` name written over.
@@ -295,7 +299,12 @@ impl Preview {
         let (Some(level), Some(old)) = (&self.level, &self.blob) else {
             return None;
         };
-        match level.respawn_changed((old, blob), registry, &mut self.entities, &mut self.world) {
+        match level.respawn_changed(
+            (old, blob),
+            registry,
+            Arc::make_mut(&mut self.entities),
+            &mut self.world,
+        ) {
             Ok(Some(done)) => {
                 self.level = Some(done.level);
                 Some(PartialSpawn {
@@ -331,7 +340,7 @@ impl Preview {
                     &blob,
                     patches,
                     registry,
-                    &mut self.entities,
+                    Arc::make_mut(&mut self.entities),
                     &mut self.world,
                 )
                 .is_ok(),
@@ -377,7 +386,7 @@ impl Preview {
             blob,
             &patches,
             registry,
-            &mut self.entities,
+            Arc::make_mut(&mut self.entities),
             &mut self.world,
         );
         let in_place = patched.is_ok();
@@ -419,7 +428,12 @@ impl Preview {
     /// Replaces the world with `blob`'s; an empty world if it does not spawn.
     fn spawn(&mut self, registry: &Registry, blob: Vec<u8>) -> Result<(), String> {
         self.clear();
-        match spawn_level(&blob, registry, &mut self.entities, &mut self.world) {
+        match spawn_level(
+            &blob,
+            registry,
+            Arc::make_mut(&mut self.entities),
+            &mut self.world,
+        ) {
             Ok(level) => {
                 self.level = Some(level);
                 self.blob = Some(blob);
@@ -443,7 +457,8 @@ impl Preview {
     pub fn clear(&mut self) {
         self.spawns += 1;
         if let Some(level) = self.level.take() {
-            self.world.despawn(&mut self.entities, &level);
+            self.world
+                .despawn(Arc::make_mut(&mut self.entities), &level);
         }
         self.world = World::new();
     }
@@ -464,10 +479,71 @@ impl Preview {
         result
     }
 
-    /// Advances the simulation by `dt` seconds.
-    pub fn step(&mut self, dt: f32) {
-        self.world.simulate(dt, &self.entities);
-        self.time += dt as f64;
+    /// Advances the simulation by `dt` seconds: the plugins' `update` through
+    /// `updaters`, then every component's `simulate`, on the play thread, waiting
+    /// at most `budget`. A step over it stops the plugin that did not return, gives
+    /// up the world with the thread, and spawns the level again, paused: the error
+    /// says which plugin and what happened.
+    pub fn step(
+        &mut self,
+        dt: f32,
+        updaters: Vec<kiln_plugin_host::PluginUpdater>,
+        budget: Duration,
+        registry: &Registry,
+    ) -> Result<(), String> {
+        use crate::editor::simulation::{SimulationThread, StepEnd};
+        if self.simulation.is_none() {
+            // Without a thread of its own, the step runs here, unwatched.
+            self.simulation = SimulationThread::start().ok();
+        }
+        let Some(thread) = &self.simulation else {
+            for updater in &updaters {
+                updater.update(dt);
+            }
+            self.world.simulate(dt, &self.entities);
+            self.time += dt as f64;
+            return Ok(());
+        };
+        let world = std::mem::take(&mut self.world);
+        match thread.step(world, Arc::clone(&self.entities), updaters, dt, budget) {
+            StepEnd::Done(world) => {
+                self.world = world;
+                self.time += dt as f64;
+                Ok(())
+            }
+            StepEnd::NotRun(world, why) => {
+                self.world = world;
+                self.simulation = None;
+                Err(format!("Play paused: {why}"))
+            }
+            StepEnd::Hung(stopped) => {
+                self.simulation = None;
+                self.playing = false;
+                // The world is gone with the thread: its entities die here, so that
+                // none of their ids names an entity of the world spawned next.
+                if let Some(level) = self.level.take() {
+                    Arc::make_mut(&mut self.entities).destroy_many(&level.entities);
+                }
+                self.world = World::new();
+                let what = match &stopped {
+                    Some(call) => format!(
+                        "{call}; the plugin is stopped (not called again until Reload plugins loads a fresh copy)"
+                    ),
+                    None => "the step did not finish".to_owned(),
+                };
+                let respawned = match self.restart(registry) {
+                    Ok(()) if stopped.is_some() => {
+                        "the level was spawned again without it".to_owned()
+                    }
+                    Ok(()) => "the level was spawned again".to_owned(),
+                    Err(e) => format!("the level could not be spawned again: {e}"),
+                };
+                Err(format!(
+                    "Play paused: a frame ran past the frame budget of {:.1} s: {what}; {respawned}",
+                    budget.as_secs_f32()
+                ))
+            }
+        }
     }
 }
 
@@ -548,7 +624,7 @@ mod tests {
                     }
                     Step::Delete(k) => {
                         if let Some(&e) = level.get(k)
-                            && preview.world.destroy(&mut preview.entities, e)
+                            && preview.world.destroy(std::sync::Arc::make_mut(&mut preview.entities), e)
                         {
                             dead.push(e);
                         }

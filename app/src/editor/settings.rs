@@ -16,6 +16,9 @@ pub struct Settings {
     pub show_grid: bool,
     /// Simulation steps per second while playing.
     pub simulation_rate: f32,
+    /// The most seconds one step of Play may take: a plugin still running after it
+    /// is stopped, and the level spawned again without it, paused.
+    pub frame_budget: f32,
     /// How many steps Undo can go back.
     pub undo_steps: usize,
     /// Move step, in metres (also the grid new entities land on).
@@ -109,6 +112,7 @@ impl Default for Settings {
             recent_projects: Vec::new(),
             show_grid: true,
             simulation_rate: 60.0,
+            frame_budget: crate::editor::simulation::DEFAULT_FRAME_BUDGET.as_secs_f32(),
             undo_steps: 1000,
             snap_move: 0.5,
             snap_rotate: 15.0,

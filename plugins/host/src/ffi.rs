@@ -12,7 +12,8 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::ffi::c_void;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use kiln_core::components::TransformManager;
 use kiln_core::{Entity, EntityManager};
@@ -21,11 +22,77 @@ use kiln_plugin::abi::*;
 /// A plugin library, open, with its plugin API table.
 pub(crate) struct Library {
     api: KilnPluginApiV0,
+    /// Whether it still runs, and its one-call-at-a-time lock.
+    standing: Arc<Standing>,
     /// Dropped before the library is closed: the caller's record that the file is open.
     _open: Box<dyn Send + Sync>,
     // Dropped last (fields drop in order): the code the table points into stays
-    // loaded while the table exists.
-    _library: libloading::Library,
+    // loaded while the table exists. Taken and leaked instead when the plugin was
+    // stopped: a thread may still be running its code.
+    library: Option<libloading::Library>,
+}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        if self.standing.stopped.load(Ordering::SeqCst) {
+            std::mem::forget(self.library.take());
+        }
+    }
+}
+
+/// A library's standing, shared by everything that calls into it: whether it was
+/// stopped (a call ran past a watchdog's budget and never came back), and the lock
+/// that makes its calls one at a time, whatever the thread, as the contract says.
+#[derive(Debug, Default)]
+pub(crate) struct Standing {
+    /// The plugin's name, for what a watchdog reports.
+    name: String,
+    stopped: AtomicBool,
+    calls: Mutex<()>,
+}
+
+/// Threads a watchdog gave up on: what they still do after their hung call returns
+/// calls no plugin (the world they were simulating was given up with them).
+static ABANDONED: Mutex<Vec<std::thread::ThreadId>> = Mutex::new(Vec::new());
+/// How many threads are in [`ABANDONED`] (read on every call; almost always 0).
+static ABANDONED_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether the current thread was given up on by a watchdog.
+pub(crate) fn this_thread_abandoned() -> bool {
+    ABANDONED_COUNT.load(Ordering::SeqCst) > 0
+        && ABANDONED
+            .lock()
+            .is_ok_and(|a| a.contains(&std::thread::current().id()))
+}
+
+/// Gives up on `thread`: from now on it calls no plugin.
+pub(crate) fn abandon_thread(thread: std::thread::ThreadId) {
+    let mut abandoned = ABANDONED.lock().unwrap_or_else(|e| e.into_inner());
+    if !abandoned.contains(&thread) {
+        abandoned.push(thread);
+        ABANDONED_COUNT.store(abandoned.len(), Ordering::SeqCst);
+    }
+}
+
+impl Standing {
+    /// The right to call into the library now: `None` when it was stopped, or this
+    /// thread was given up on. The stopped flag is read before the lock, which the
+    /// hung thread holds for ever, and again under it.
+    fn enter(&self) -> Option<MutexGuard<'_, ()>> {
+        if self.stopped.load(Ordering::SeqCst) {
+            return None;
+        }
+        let guard = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        if self.stopped.load(Ordering::SeqCst) || this_thread_abandoned() {
+            return None;
+        }
+        Some(guard)
+    }
+
+    /// Whether a watchdog stopped the library.
+    pub(crate) fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
 }
 
 impl std::fmt::Debug for Library {
@@ -36,9 +103,10 @@ impl std::fmt::Debug for Library {
     }
 }
 
-// SAFETY: the plugin contract allows calls from any thread, one at a time; Kiln never
-// calls one plugin from two threads at once (the editor's frame, the compiler and the
-// watcher each own their registry and world). The table is plain data.
+// SAFETY: the plugin contract allows calls from any thread, one at a time; every call
+// is made holding the library's `Standing::calls` lock (the editor's frame, its
+// simulation thread, the compiler and the watcher may each reach one library). The
+// table is plain data.
 unsafe impl Send for Library {}
 // SAFETY: as above; shared references only read the table.
 unsafe impl Sync for Library {}
@@ -91,11 +159,21 @@ impl Library {
         if api.init.is_none() {
             return Err(OpenError::NullInit);
         }
+        let standing = Arc::new(Standing {
+            name: read_str(api.name),
+            ..Standing::default()
+        });
         Ok(Library {
             api,
+            standing,
             _open: open,
-            _library: library,
+            library: Some(library),
         })
+    }
+
+    /// Its standing (stopped or not), shared with its component types' callbacks.
+    pub(crate) fn standing(&self) -> &Arc<Standing> {
+        &self.standing
     }
 
     /// The plugin's name, as it gives it.
@@ -118,11 +196,17 @@ impl Library {
         let code = unsafe { init(get_engine_api) };
         let mut outcome = INIT.with(|s| s.borrow_mut().take()).unwrap_or_default();
         outcome.code = code;
+        for component in &mut outcome.components {
+            component.callbacks.standing = Arc::clone(&self.standing);
+        }
         outcome
     }
 
-    /// Calls `shutdown`.
+    /// Calls `shutdown` (not when the library was stopped).
     pub(crate) fn shutdown(&self) {
+        let Some(_call) = self.standing.enter() else {
+            return;
+        };
         if let Some(shutdown) = self.api.shutdown {
             // SAFETY: the plugin's own function, called once, after its instances
             // went.
@@ -130,12 +214,22 @@ impl Library {
         }
     }
 
-    /// Calls `update`, if the plugin has one.
+    /// Calls `update`, if the plugin has one (not when it was stopped).
     pub(crate) fn update(&self, dt: f32) {
-        if let Some(update) = self.api.update {
-            // SAFETY: the plugin's own function, as the ABI defines it.
-            unsafe { update(dt) }
-        }
+        let Some(update) = self.api.update else {
+            return;
+        };
+        let Some(_call) = self.standing.enter() else {
+            return;
+        };
+        set_call_in_progress(Some(CallInProgress {
+            component: None,
+            callback: "update",
+            standing: Arc::clone(&self.standing),
+        }));
+        // SAFETY: the plugin's own function, as the ABI defines it.
+        unsafe { update(dt) }
+        set_call_in_progress(None);
     }
 }
 
@@ -252,9 +346,11 @@ pub(crate) struct DeclaredComponent {
 }
 
 /// A plugin component manager's callbacks and its `user` pointer.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Callbacks {
     decl: KilnComponentDeclV0,
+    /// The library's standing: no call is made once it was stopped.
+    standing: Arc<Standing>,
 }
 
 // SAFETY: see `Library`: one call at a time, from any thread, by contract.
@@ -278,6 +374,11 @@ impl Callbacks {
         let Some(create) = self.decl.create else {
             return -1;
         };
+        // A stopped plugin's components spawn with no instance in it: the rest of
+        // the level still spawns.
+        let Some(_call) = self.standing.enter() else {
+            return KILN_OK;
+        };
         // SAFETY: both slices outlive the call; lengths match what the ABI promises.
         unsafe {
             create(
@@ -293,10 +394,16 @@ impl Callbacks {
     /// Destroys `entity`'s instance (through `gc`, the one entity dead, when the
     /// plugin has no `destroy`).
     pub(crate) fn destroy(&self, entity: Entity) {
+        let Some(call) = self.standing.enter() else {
+            return;
+        };
         match self.decl.destroy {
             // SAFETY: the plugin's callback with its own `user`, as declared.
             Some(destroy) => unsafe { destroy(self.decl.user, entity.to_bits()) },
-            None => self.gc(&|e| e != entity),
+            None => {
+                drop(call);
+                self.gc(&|e| e != entity)
+            }
         }
     }
 
@@ -309,6 +416,9 @@ impl Callbacks {
         }
         // Refused at registration without one; never reached.
         let Some(gc) = self.decl.gc else {
+            return;
+        };
+        let Some(_call) = self.standing.enter() else {
             return;
         };
         let ctx: *const &dyn Fn(Entity) -> bool = &alive;
@@ -333,8 +443,15 @@ impl Callbacks {
         let Some(simulate) = self.decl.simulate else {
             return;
         };
+        let Some(_call) = self.standing.enter() else {
+            return;
+        };
         SIMULATING_TYPE.with(|t| name.clone_into(&mut t.borrow_mut()));
-        set_call_in_progress(Some((name, "simulate")));
+        set_call_in_progress(Some(CallInProgress {
+            component: Some(name.to_owned()),
+            callback: "simulate",
+            standing: Arc::clone(&self.standing),
+        }));
         SIMULATING.with(|s| {
             *s.borrow_mut() = Some((
                 transforms as *mut TransformManager,
@@ -350,19 +467,40 @@ impl Callbacks {
     }
 }
 
-/// The plugin callback running now, if any, as (component type, callback): what a
-/// watchdog on another thread names when a call takes too long.
-static CALL_IN_PROGRESS: std::sync::Mutex<Option<(String, &'static str)>> =
-    std::sync::Mutex::new(None);
+/// A plugin callback running now: what a watchdog on another thread names, and
+/// stops, when a call takes too long.
+#[derive(Debug, Clone)]
+pub(crate) struct CallInProgress {
+    /// The component type whose callback it is (none for the plugin's `update`).
+    pub component: Option<String>,
+    /// Which callback.
+    pub callback: &'static str,
+    standing: Arc<Standing>,
+}
 
-fn set_call_in_progress(call: Option<(&str, &'static str)>) {
-    if let Ok(mut now) = CALL_IN_PROGRESS.lock() {
-        *now = call.map(|(ty, what)| (ty.to_owned(), what));
+impl CallInProgress {
+    /// The plugin's name.
+    pub(crate) fn plugin(&self) -> &str {
+        &self.standing.name
+    }
+
+    /// Stops the plugin: no call is made into it again, and its library is never
+    /// unloaded (the hung call may still be running its code).
+    pub(crate) fn stop(&self) {
+        self.standing.stopped.store(true, Ordering::SeqCst);
     }
 }
 
-/// The plugin callback running now, if any: (component type, callback).
-pub(crate) fn call_in_progress() -> Option<(String, &'static str)> {
+static CALL_IN_PROGRESS: Mutex<Option<CallInProgress>> = Mutex::new(None);
+
+fn set_call_in_progress(call: Option<CallInProgress>) {
+    if let Ok(mut now) = CALL_IN_PROGRESS.lock() {
+        *now = call;
+    }
+}
+
+/// The plugin callback running now, if any.
+pub(crate) fn call_in_progress() -> Option<CallInProgress> {
     CALL_IN_PROGRESS.lock().ok().and_then(|now| now.clone())
 }
 
@@ -566,7 +704,11 @@ unsafe extern "C" fn register_component(
         spawn_order: decl.spawn_order,
         doc: read_str(decl.doc),
         fields,
-        callbacks: Callbacks { decl },
+        // The library's own standing is put in by `Library::init`.
+        callbacks: Callbacks {
+            decl,
+            standing: Arc::default(),
+        },
         missing,
     };
     INIT.with(|s| match &mut *s.borrow_mut() {

@@ -179,6 +179,18 @@ impl LoadedPlugin {
         self.library.update(dt);
     }
 
+    /// A handle that calls the plugin's `update` from another thread (the one a
+    /// watchdog runs the simulation on).
+    pub fn updater(&self) -> PluginUpdater {
+        PluginUpdater(Arc::clone(&self.library))
+    }
+
+    /// Whether a watchdog stopped the plugin ([`stop_call_in_progress`]): it is not
+    /// called again, and its library stays loaded until Kiln exits.
+    pub fn stopped(&self) -> bool {
+        self.library.standing().stopped()
+    }
+
     /// Calls `shutdown`. The library stays loaded while anything it registered (a
     /// component type in a registry, a manager in a world) is alive.
     pub fn shutdown(mut self) {
@@ -201,10 +213,81 @@ pub fn take_messages() -> Vec<PluginMessage> {
     ffi::take_messages()
 }
 
-/// The plugin callback running now, on any thread, as (component type, callback):
-/// what a watchdog names when a frame takes too long.
-pub fn call_in_progress() -> Option<(String, &'static str)> {
-    ffi::call_in_progress()
+/// A plugin's `update`, callable from any thread (one call at a time per plugin,
+/// as every call).
+#[derive(Debug, Clone)]
+pub struct PluginUpdater(Arc<ffi::Library>);
+
+impl PluginUpdater {
+    /// Calls the plugin's `update`, if it has one and was not stopped.
+    pub fn update(&self, dt: f32) {
+        self.0.update(dt);
+    }
+}
+
+/// The plugin callback running now, on any thread: what a watchdog names when a
+/// frame takes too long.
+pub fn call_in_progress() -> Option<PluginCall> {
+    ffi::call_in_progress().map(|call| PluginCall {
+        plugin: call.plugin().to_owned(),
+        component: call.component.clone(),
+        callback: call.callback,
+    })
+}
+
+/// A plugin call, as a watchdog names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginCall {
+    /// The plugin's name.
+    pub plugin: String,
+    /// The component type whose callback it was (none for `update`).
+    pub component: Option<String>,
+    /// Which callback: `simulate` or `update`.
+    pub callback: &'static str,
+}
+
+impl std::fmt::Display for PluginCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.component {
+            Some(component) => write!(
+                f,
+                "component \"{component}\" (plugin {}) did not return from {}",
+                self.plugin, self.callback
+            ),
+            None => write!(
+                f,
+                "plugin {} did not return from {}",
+                self.plugin, self.callback
+            ),
+        }
+    }
+}
+
+/// Stops the plugin whose callback is running now, on whichever thread: it is never
+/// called again (its component types spawn with no instance in it, its `simulate`
+/// and `update` are skipped) and its library stays loaded until Kiln exits, since
+/// the hung call may still be running its code. What was stopped, or `None` when no
+/// plugin call is running.
+pub fn stop_call_in_progress() -> Option<PluginCall> {
+    let call = ffi::call_in_progress()?;
+    call.stop();
+    Some(PluginCall {
+        plugin: call.plugin().to_owned(),
+        component: call.component.clone(),
+        callback: call.callback,
+    })
+}
+
+/// Gives up on `thread` (one a watchdog ran a simulation on, and stopped waiting
+/// for): whatever it does after its hung call returns calls no plugin.
+pub fn abandon_thread(thread: std::thread::ThreadId) {
+    ffi::abandon_thread(thread);
+}
+
+/// Whether the current thread was given up on ([`abandon_thread`]): what it holds
+/// of a world must then be leaked, not dropped (dropping would call plugins).
+pub fn this_thread_abandoned() -> bool {
+    ffi::this_thread_abandoned()
 }
 
 fn api_name(id: u32) -> String {
@@ -527,7 +610,7 @@ fn component_type(
         }
         Ok(())
     };
-    let callbacks = declared.callbacks;
+    let callbacks = declared.callbacks.clone();
     let type_name = declared.name.clone();
     let keep_loaded = library.clone();
     let spawn = move |ctx: &mut SpawnContext, batch: &ComponentBatch| {
@@ -551,7 +634,7 @@ fn component_type(
             None => {
                 ctx.world.add_extension(PluginManager {
                     name: type_name.clone(),
-                    callbacks,
+                    callbacks: callbacks.clone(),
                     entities: Vec::new(),
                     _library: keep_loaded.clone(),
                 });

@@ -222,6 +222,12 @@ impl Editor {
         self.split().0
     }
 
+    /// The most one step of Play may take: a plugin still running after it is
+    /// stopped, and the level spawned again without it.
+    pub fn set_frame_budget(&mut self, budget: std::time::Duration) {
+        self.preview.frame_budget = Some(budget);
+    }
+
     /// Keeps at most `steps` undo steps.
     pub fn set_undo_capacity(&mut self, steps: usize) {
         self.history.set_capacity(steps);
@@ -235,7 +241,8 @@ impl Editor {
         self.poll_changes();
         self.poll_plugins();
         if self.preview.runtime.playing {
-            self.preview.step_simulation(dt, &self.plugins);
+            let registry = &self.files.registry;
+            (self.preview).step_simulation(dt, &self.plugins, registry, &mut self.outbox);
         }
         self.write_recovery(recovery_interval);
     }
@@ -441,6 +448,12 @@ impl Editor {
                 }
             }
             UiCommand::PlayPause | UiCommand::Step | UiCommand::Restart => {
+                if matches!(c, UiCommand::PlayPause | UiCommand::Step) {
+                    // Plugin code is about to run, and a plugin that aborts takes the
+                    // process with it: the unsaved edits are kept first, whatever
+                    // the recovery interval.
+                    self.write_recovery(Duration::ZERO);
+                }
                 let (registry, plugins) = (&self.files.registry, &self.plugins);
                 (self.preview).run(c, registry, plugins, &mut self.outbox);
             }

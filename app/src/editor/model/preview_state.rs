@@ -30,6 +30,8 @@ pub struct PreviewState {
     /// only fields change (see `field_edits.rs`); dropped whenever the document is
     /// compiled whole.
     pub(super) doc_layout: Option<DocumentLayout>,
+    /// The most one step of Play may take before the plugin running is stopped.
+    pub(super) frame_budget: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for PreviewState {
@@ -140,11 +142,18 @@ impl PreviewState {
 
     /// One step of the simulation, as `kiln play` runs it: each plugin's
     /// `update`, then every component's `simulate`.
-    pub(super) fn step_simulation(&mut self, dt: f32, plugins: &EditorPlugins) {
-        for plugin in plugins.loaded() {
-            plugin.update(dt);
+    pub(super) fn step_simulation(
+        &mut self,
+        dt: f32,
+        plugins: &EditorPlugins,
+        registry: &kiln_core::Registry,
+        outbox: &mut Outbox,
+    ) {
+        let updaters = plugins.loaded().iter().map(|p| p.updater()).collect();
+        let budget = (self.frame_budget).unwrap_or(crate::editor::simulation::DEFAULT_FRAME_BUDGET);
+        if let Err(e) = self.runtime.step(dt, updaters, budget, registry) {
+            outbox.error(e);
         }
-        self.runtime.step(dt);
     }
 
     /// The simulation's and the view's commands: play or pause, one step,
@@ -158,7 +167,7 @@ impl PreviewState {
     ) {
         match command {
             UiCommand::PlayPause => self.runtime.playing = !self.runtime.playing,
-            UiCommand::Step => self.step_simulation(1.0 / 60.0, plugins),
+            UiCommand::Step => self.step_simulation(1.0 / 60.0, plugins, registry, outbox),
             UiCommand::Restart => {
                 if let Err(e) = self.runtime.restart(registry) {
                     outbox.error(e);
