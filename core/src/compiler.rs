@@ -388,6 +388,20 @@ fn compile_flattened_layout(
         }
     }
 
+    // Entity fields name entities by id: the level's index of each, made on the
+    // first entity field met (most levels have none).
+    let by_id: std::cell::OnceCell<HashMap<&str, u32>> = std::cell::OnceCell::new();
+    let find = |scope: Option<&str>, id: &str| -> Option<u32> {
+        let by_id = by_id.get_or_init(|| {
+            (entities.iter().zip(&new_index))
+                .map(|(e, &k)| (&*e.id, k))
+                .collect()
+        });
+        scope
+            .and_then(|scope| by_id.get(format!("{scope}{id}").as_str()))
+            .or_else(|| by_id.get(id))
+            .copied()
+    };
     let mut blocks = Vec::new();
     // Each block's instances' ends in its data, for the layout.
     let mut block_ends: Vec<Vec<usize>> = Vec::new();
@@ -410,7 +424,7 @@ fn compile_flattened_layout(
                 continue;
             }
             for c in e.components.iter().filter(|c| c.name == ty.name) {
-                compile_component(ty, e, c, &mut block.data, &mut placed)?;
+                compile_component(ty, (e, &find), c, &mut block.data, &mut placed)?;
             }
         }
         if !block.entity_index.is_empty() {
@@ -483,12 +497,16 @@ fn compile_implicit(
     Ok(())
 }
 
+/// Finds an entity of the level being compiled by id, for an entity field: its
+/// index, tried first below the part's instance (its scope), then in the level.
+pub(crate) type FindEntity<'a> = &'a dyn Fn(Option<&str>, &str) -> Option<u32>;
+
 /// Compiles component `c` of entity `e`, of type `ty`, onto `data`: each of its
 /// instances (several where the type allows an array), calling `placed` with the
-/// end of each.
+/// end of each. Entity fields are found with `find`.
 fn compile_component(
     ty: &ComponentType,
-    e: &FlatEntity,
+    (e, find): (&FlatEntity, FindEntity<'_>),
     c: &FlatComponent,
     data: &mut Vec<u8>,
     placed: &mut dyn FnMut(usize),
@@ -519,6 +537,21 @@ fn compile_component(
         };
         let values = FieldValues::validate(&ty.fields, fields)
             .map_err(|(field, message)| e.field_error(e.file_of(c), &ty.name, field, message))?;
+        let scope = e.scope.as_deref();
+        if let Some((field, id)) = values
+            .entity_references()
+            .find(|(_, id)| find(scope, id).is_none())
+        {
+            let message = match scope {
+                Some(scope) => format!(
+                    "names no entity \"{id}\": neither a part of its instance ({scope}{id}) nor an entity of the level"
+                ),
+                None => format!("names no entity \"{id}\" of the level"),
+            };
+            return Err(e.field_error(e.file_of(c), &ty.name, field.to_owned(), message));
+        }
+        let lookup = |id: &str| find(scope, id);
+        let values = values.with_entities(&lookup);
         (ty.compile)(&values, data).map_err(|m| e.component_error(c, m))?;
         placed(data.len());
     }
@@ -567,6 +600,9 @@ fn blob_layout(
 
 struct FlatEntity<'d> {
     id: Cow<'d, str>,
+    /// For a prefab's part, its instance's id and `/`: what an entity field written
+    /// in the prefab is relative to (`None` for the level's own entities).
+    scope: Option<Rc<str>>,
     name: Cow<'d, str>,
     parent: Option<usize>,
     /// Borrowed as they are from a level read to be compiled (no copy per entity);
@@ -580,6 +616,7 @@ impl<'d> FlatEntity<'d> {
     fn borrowed(e: &'d EntityDocument, file: &Rc<str>) -> Self {
         FlatEntity {
             id: Cow::Borrowed(&e.id),
+            scope: None,
             name: Cow::Borrowed(&e.name),
             parent: None,
             components: e
@@ -599,6 +636,7 @@ impl<'d> FlatEntity<'d> {
     fn read(e: &'d RawEntityDocument<'d>, file: &Rc<str>) -> Self {
         FlatEntity {
             id: Cow::Borrowed(&e.id),
+            scope: None,
             name: Cow::Borrowed(&e.name),
             parent: None,
             components: Cow::Borrowed(&e.components.0),
@@ -607,9 +645,10 @@ impl<'d> FlatEntity<'d> {
     }
 
     /// The entity `e` of a prefab unit, copied, its id under `prefix`.
-    fn copied(e: &EntityDocument, prefix: &str, file: &Rc<str>) -> Self {
+    fn copied(e: &EntityDocument, prefix: &Rc<str>, file: &Rc<str>) -> Self {
         FlatEntity {
             id: Cow::Owned(format!("{prefix}{}", e.id)),
+            scope: Some(Rc::clone(prefix)),
             name: Cow::Owned(e.name.clone()),
             parent: None,
             components: e
@@ -820,11 +859,14 @@ impl<'d> Flattener<'_, 'd> {
             Source::Text(doc) => {
                 self.place(&doc.entities, |e| FlatEntity::read(e, &file_name), &at)
             }
-            Source::Unit(unit) => self.place(
-                &unit.entities,
-                |e| FlatEntity::copied(e, prefix, &file_name),
-                &at,
-            ),
+            Source::Unit(unit) => {
+                let scope: Rc<str> = Rc::from(prefix);
+                self.place(
+                    &unit.entities,
+                    |e| FlatEntity::copied(e, &scope, &file_name),
+                    &at,
+                )
+            }
         }
     }
 

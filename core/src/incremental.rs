@@ -173,7 +173,8 @@ fn compile_instances(registry: &Registry, name: &str, value: &RawValue) -> Optio
 /// [`compile_instances`] of a parsed value.
 fn compile_value(registry: &Registry, name: &str, value: &Value) -> Option<Vec<Vec<u8>>> {
     let ty = registry.component(name)?;
-    if ty.implicit {
+    // An entity field compiles to an index in the whole level: not patched alone.
+    if ty.implicit || ty.refers_to_entities() {
         return None;
     }
     let items: Vec<&Value> = match value {

@@ -84,6 +84,6 @@ pub use manager::{ComponentManager, DestroyPolicy};
 pub use path::{PathError, ResourceId, ResourcePath};
 pub use project::{Project, ProjectConfig, ProjectError, ReferenceRules};
 pub use registry::{ComponentBatch, ComponentType, Registry, SpawnContext};
-pub use schema::{FieldKind, FieldSchema, FieldValues};
+pub use schema::{FieldKind, FieldSchema, FieldValues, NO_ENTITY_INDEX};
 pub use spawn::{PatchedInstances, Respawned, SpawnError, SpawnedLevel, spawn_level};
 pub use world::World;

@@ -89,6 +89,12 @@ pub struct ComponentBatch<'a> {
 }
 
 impl<'a> ComponentBatch<'a> {
+    /// The runtime entity an entity field names, from the level index the
+    /// compiler wrote ([`crate::FieldValues::entity_index`]); `None` for
+    /// [`crate::NO_ENTITY_INDEX`] or an index outside the level.
+    pub fn entity(&self, index: u32) -> Option<Entity> {
+        self.entity_lookup.get(index as usize).copied()
+    }
     /// Number of instances.
     pub fn len(&self) -> usize {
         self.entity_index.len()
@@ -227,6 +233,14 @@ impl ComponentType {
     pub fn with_fields(mut self, fields: Vec<FieldSchema>) -> Self {
         self.fields = fields;
         self
+    }
+    /// Whether a field of the type names another entity ([`FieldKind::Entity`]):
+    /// its instances then hold indices into the whole level, so they are compiled
+    /// and spawned with the whole level, never patched or respawned alone.
+    ///
+    /// [`FieldKind::Entity`]: crate::FieldKind::Entity
+    pub fn refers_to_entities(&self) -> bool {
+        (self.fields.iter()).any(|f| f.kind == crate::schema::FieldKind::Entity)
     }
     /// Sets the description.
     pub fn with_doc(mut self, doc: &str) -> Self {

@@ -49,6 +49,10 @@ pub enum FieldKind {
         /// The referenced resources' type.
         resource_type: String,
     },
+    /// Another entity of the same level, by its authoring id; `""` means none. In a
+    /// prefab it names a part of the same instance. Compiled to the entity's index in
+    /// the level, and made a runtime handle when the level spawns.
+    Entity,
 }
 
 impl FieldKind {
@@ -69,6 +73,7 @@ impl FieldKind {
             FieldKind::ResourceList { resource_type } => {
                 format!("a list of paths to .{resource_type} resources")
             }
+            FieldKind::Entity => "the id of an entity of the level, or \"\"".into(),
         }
     }
 }
@@ -160,6 +165,10 @@ impl FieldSchema {
             },
             Value::Array(vec![]),
         )
+    }
+    /// A reference to another entity of the level (none by default).
+    pub fn entity(name: &str) -> Self {
+        Self::new(name, FieldKind::Entity, "".into())
     }
     /// Sets the tooltip.
     pub fn doc(mut self, doc: &str) -> Self {
@@ -253,7 +262,7 @@ impl FieldSchema {
                 }
                 _ => wrong(),
             },
-            FieldKind::Text => {
+            FieldKind::Text | FieldKind::Entity => {
                 if value.is_string() {
                     Ok(())
                 } else {
@@ -324,11 +333,24 @@ pub fn json_f32s(vs: &[f32]) -> Value {
 /// The validated fields of one component instance, defaults filled in, in schema
 /// order. Getters cannot fail for fields of the right kind; a wrong name or kind is a
 /// bug in the component's compile function and yields a zero value.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FieldValues<'a> {
     schema: &'a [FieldSchema],
     values: Vec<Value>,
+    /// Finds the level index of the entity an entity field names.
+    entities: Option<&'a dyn Fn(&str) -> Option<u32>>,
 }
+
+impl std::fmt::Debug for FieldValues<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FieldValues")
+            .field("values", &self.values)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What an entity field compiles to when it names no entity.
+pub const NO_ENTITY_INDEX: u32 = u32::MAX;
 
 impl<'a> FieldValues<'a> {
     /// Validates `object` against `schema`: every key must be a known field of the
@@ -358,7 +380,40 @@ impl<'a> FieldValues<'a> {
                     .unwrap_or_else(|| f.default.clone())
             })
             .collect();
-        Ok(FieldValues { schema, values })
+        Ok(FieldValues {
+            schema,
+            values,
+            entities: None,
+        })
+    }
+
+    /// The values, with entity fields found by `lookup` (the compiler's: id -> the
+    /// entity's index in the level being compiled).
+    pub fn with_entities(mut self, lookup: &'a dyn Fn(&str) -> Option<u32>) -> Self {
+        self.entities = Some(lookup);
+        self
+    }
+
+    /// An entity field as the index in the level of the entity it names, or
+    /// [`NO_ENTITY_INDEX`] when it names none (the compiler refuses a name that is
+    /// not an entity of the level before this is called). The spawner makes it a
+    /// runtime handle: [`crate::SpawnContext::entity_at`].
+    pub fn entity_index(&self, name: &str) -> u32 {
+        let id = self.text(name);
+        if id.is_empty() {
+            return NO_ENTITY_INDEX;
+        }
+        (self.entities)
+            .and_then(|lookup| lookup(id))
+            .unwrap_or(NO_ENTITY_INDEX)
+    }
+
+    /// The names and values of the entity fields that name an entity (not `""`).
+    pub fn entity_references(&self) -> impl Iterator<Item = (&str, &str)> {
+        (self.schema.iter().zip(&self.values))
+            .filter(|(f, _)| f.kind == FieldKind::Entity)
+            .filter_map(|(f, v)| Some((f.name.as_str(), v.as_str()?)))
+            .filter(|(_, v)| !v.is_empty())
     }
 
     fn get(&self, name: &str) -> Option<(&FieldSchema, &Value)> {

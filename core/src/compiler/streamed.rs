@@ -204,11 +204,18 @@ impl Reading<'_> {
                     self.left_out.push(e.component_error(c, message));
                 }
                 Some(ty) if self.registry.components()[ty].implicit => return Err(()),
+                // Entity fields are found among all the level's entities, which
+                // are not all read yet: the level is compiled the usual way.
+                Some(ty) if self.registry.components()[ty].refers_to_entities() => {
+                    return Err(());
+                }
                 Some(ty) => {
                     let block = &mut self.blocks[ty];
                     let mut placed = placer(&mut block.instances, index);
                     let ty: &ComponentType = &self.registry.components()[ty];
-                    compile_component(ty, e, c, &mut block.data, &mut placed).map_err(|_| ())?;
+                    let find = |_: Option<&str>, _: &str| None;
+                    compile_component(ty, (e, &find), c, &mut block.data, &mut placed)
+                        .map_err(|_| ())?;
                 }
             }
         }

@@ -157,6 +157,17 @@ impl SpawnedLevel {
         let (Ok(old), Ok(new)) = (LevelBlob::parse(old_blob), LevelBlob::parse(new_blob)) else {
             return Ok(None);
         };
+        // An entity field of an entity kept would name the old entity of one spawned
+        // again: a level with entity fields is spawned whole.
+        let refers = |blob: &LevelBlob| {
+            (blob.components.iter()).any(|s| {
+                (registry.component_by_id(s.component_identifier))
+                    .is_some_and(|ty| ty.refers_to_entities())
+            })
+        };
+        if refers(&old) || refers(&new) {
+            return Ok(None);
+        }
         let (n_old, n_new) = (old.num_entities(), new.num_entities());
         if n_old != self.entities.len() || old.id_ends.len() != n_old || new.id_ends.len() != n_new
         {

@@ -540,6 +540,7 @@ fn field_schema(f: &ffi::DeclaredField) -> Result<(FieldSchema, KilnFieldKind), 
             }
             FieldSchema::resource(name, &f.resource_type)
         }
+        KilnFieldKind::Entity => FieldSchema::entity(name),
     };
     if per_number {
         schema = schema.each_in(f.min, f.max);
@@ -553,6 +554,35 @@ fn field_schema(f: &ffi::DeclaredField) -> Result<(FieldSchema, KilnFieldKind), 
         schema = schema.doc(&f.doc);
     }
     Ok((schema, kind))
+}
+
+/// The batch's records with each entity field's level index made the handle of
+/// the entity spawned for it ([`kiln_plugin::abi::KILN_NO_ENTITY`] for none):
+/// borrowed as they are when the type has no entity field.
+fn with_entity_handles<'b>(
+    batch: &ComponentBatch<'b>,
+    record_size: usize,
+    entity_offsets: &[usize],
+) -> std::borrow::Cow<'b, [u8]> {
+    if entity_offsets.is_empty() || record_size == 0 {
+        return std::borrow::Cow::Borrowed(batch.data);
+    }
+    let mut data = batch.data.to_vec();
+    for record in data.chunks_exact_mut(record_size) {
+        for &at in entity_offsets {
+            let Some(field) = record.get_mut(at..at + 8) else {
+                continue;
+            };
+            let mut index = [0u8; 8];
+            index.copy_from_slice(field);
+            let handle = u32::try_from(u64::from_le_bytes(index))
+                .ok()
+                .and_then(|index| batch.entity(index))
+                .map_or(kiln_plugin::abi::KILN_NO_ENTITY, Entity::to_bits);
+            field.copy_from_slice(&handle.to_le_bytes());
+        }
+    }
+    std::borrow::Cow::Owned(data)
 }
 
 /// The registry entry for a declared component type.
@@ -606,10 +636,24 @@ fn component_type(
                 KilnFieldKind::Resource => {
                     out.extend_from_slice(&values.resource_id(name).0.to_le_bytes())
                 }
+                // The entity's index in the level; made its handle at spawn.
+                KilnFieldKind::Entity => {
+                    out.extend_from_slice(&u64::from(values.entity_index(name)).to_le_bytes())
+                }
             }
         }
         Ok(())
     };
+    // Where each entity field is in a record, to make its index a handle at spawn.
+    let entity_offsets: Vec<usize> = (kinds.iter())
+        .scan(0, |at, kind| {
+            let here = *at;
+            *at += kind.size();
+            Some((here, *kind))
+        })
+        .filter(|(_, kind)| *kind == KilnFieldKind::Entity)
+        .map(|(at, _)| at)
+        .collect();
     let callbacks = declared.callbacks.clone();
     let type_name = declared.name.clone();
     let keep_loaded = library.clone();
@@ -620,7 +664,8 @@ fn component_type(
             batch.fixed_records(record_size)?.count()
         };
         let owners: Vec<Entity> = (0..count).map(|i| batch.owner(i)).collect();
-        let code = callbacks.create(&owners, batch.data, record_size);
+        let data = with_entity_handles(batch, record_size, &entity_offsets);
+        let code = callbacks.create(&owners, &data, record_size);
         if code == kiln_plugin::abi::KILN_PANICKED
             && let Some(said) = ffi::last_message_with("panicked in create")
         {

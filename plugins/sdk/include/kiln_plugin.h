@@ -67,8 +67,12 @@ enum KilnFieldKind {
     KILN_FIELD_VEC3 = 3,     /* float[3] */
     KILN_FIELD_ANGLES = 4,   /* float[3], degrees */
     KILN_FIELD_COLOR = 5,    /* float[4] */
-    KILN_FIELD_RESOURCE = 6  /* uint64_t resource id, 0 for none */
+    KILN_FIELD_RESOURCE = 6, /* uint64_t resource id, 0 for none */
+    KILN_FIELD_ENTITY = 7    /* KilnEntity of another entity of the level, KILN_NO_ENTITY for none */
 };
+
+/* An entity field that names no entity (never a live entity). */
+#define KILN_NO_ENTITY UINT64_MAX
 
 typedef struct KilnFieldDecl {
     KilnStr name;

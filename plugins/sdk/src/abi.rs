@@ -99,14 +99,22 @@ pub enum KilnFieldKind {
     /// 64 of `path.type`, 0 for none). The dependency checker tracks it like any
     /// typed reference.
     Resource = 6,
+    /// Another entity of the same level, authored as its id (in a prefab, a part of
+    /// the same instance): the `u64` [`KilnEntity`] of that entity, made when the
+    /// level spawns, or [`KILN_NO_ENTITY`] for none. Check it with the world API's
+    /// `is_alive` before use: the entity may have been destroyed since.
+    Entity = 7,
 }
+
+/// The value of an entity field that names no entity (never a live entity).
+pub const KILN_NO_ENTITY: KilnEntity = u64::MAX;
 
 impl KilnFieldKind {
     /// Bytes the field takes in an instance record.
     pub const fn size(self) -> usize {
         match self {
             KilnFieldKind::Bool => 4,
-            KilnFieldKind::Int | KilnFieldKind::Resource => 8,
+            KilnFieldKind::Int | KilnFieldKind::Resource | KilnFieldKind::Entity => 8,
             KilnFieldKind::Float => 4,
             KilnFieldKind::Vec3 | KilnFieldKind::Angles => 12,
             KilnFieldKind::Color => 16,
@@ -123,6 +131,7 @@ impl KilnFieldKind {
             4 => KilnFieldKind::Angles,
             5 => KilnFieldKind::Color,
             6 => KilnFieldKind::Resource,
+            7 => KilnFieldKind::Entity,
             _ => return None,
         })
     }

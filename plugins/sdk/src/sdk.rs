@@ -132,6 +132,21 @@ impl Field {
             doc: "",
         }
     }
+    /// Another entity of the same level, authored as its id (in a prefab, a part of
+    /// the same instance): read with [`Record::entity`], as the entity's handle, or
+    /// [`crate::abi::KILN_NO_ENTITY`] for none. Check it with
+    /// [`World::is_alive`] before use.
+    pub const fn entity(name: &'static str) -> Self {
+        Field {
+            name,
+            kind: KilnFieldKind::Entity,
+            min: 0.0,
+            max: 0.0,
+            resource_type: "",
+            default_json: "",
+            doc: "",
+        }
+    }
     /// Sets the range of the value (`int`, `float`) or of each of its numbers
     /// (`vec3`, `angles`, `color`).
     pub const fn range(mut self, min: f64, max: f64) -> Self {
@@ -202,6 +217,11 @@ impl Record<'_> {
     /// A `Resource` field: the resource id (0 for none).
     pub fn resource(&mut self) -> u64 {
         u64::from_le_bytes(self.take())
+    }
+    /// An `Entity` field: the handle of the entity it names, `None` for none.
+    pub fn entity(&mut self) -> Option<EntityId> {
+        let bits = u64::from_le_bytes(self.take());
+        (bits != crate::abi::KILN_NO_ENTITY).then_some(bits)
     }
 }
 

@@ -817,7 +817,86 @@ fn field_widget(
         FieldKind::ResourceList { .. } => {
             ui.monospace(current.to_string());
         }
+        FieldKind::Entity => {
+            entity_picker(
+                ui,
+                editor,
+                current.as_str().unwrap_or(""),
+                shown.mixed,
+                label,
+                emit,
+            );
+        }
     }
+}
+
+/// A picker of the level's entities for an entity field, which also takes an
+/// entity dragged from the scene tree, with a warning when the id names none.
+fn entity_picker(
+    ui: &mut egui::Ui,
+    editor: &Editor,
+    current: &str,
+    mixed: bool,
+    label: egui::Id,
+    emit: &mut impl FnMut(Value, bool),
+) {
+    let Some(level) = editor.level() else {
+        ui.monospace(current);
+        return;
+    };
+    let shown_name = |id: &str| match level.entity(id) {
+        Some(e) if !e.name.is_empty() => format!("{} ({id})", e.name),
+        _ => id.to_owned(),
+    };
+    // A part of a prefab instance is named by its path, which the document does
+    // not list: it is known when the preview spawned it.
+    let known = |id: &str| level.entity(id).is_some() || editor.world_pose(id).is_some();
+    let missing = !mixed && !current.is_empty() && !known(current);
+    ui.horizontal(|ui| {
+        let text = if mixed {
+            "—".to_owned()
+        } else if current.is_empty() {
+            "(none)".to_owned()
+        } else {
+            shown_name(current)
+        };
+        let combo = egui::ComboBox::from_id_salt(label)
+            .selected_text(text)
+            .width(180.0)
+            .show_ui(ui, |ui| {
+                if ui.selectable_label(current.is_empty(), "(none)").clicked() {
+                    emit(Value::String(String::new()), false);
+                }
+                for e in &level.doc.entities {
+                    if ui
+                        .selectable_label(e.id == current, shown_name(&e.id))
+                        .clicked()
+                    {
+                        emit(Value::String(e.id.clone()), false);
+                    }
+                }
+            })
+            .response
+            .labelled_by(label)
+            .on_hover_text("Choose an entity, or drag one here from the scene tree");
+        if let Some(dropped) = combo.dnd_release_payload::<super::scene_tree::DraggedEntity>() {
+            emit(Value::String(dropped.0.clone()), false);
+        } else if combo
+            .dnd_hover_payload::<super::scene_tree::DraggedEntity>()
+            .is_some()
+        {
+            ui.painter().rect_stroke(
+                combo.rect,
+                2.0,
+                egui::Stroke::new(2.0, ui.visuals().selection.stroke.color),
+                egui::StrokeKind::Outside,
+            );
+        }
+        if missing {
+            ui.colored_label(Color32::from_rgb(220, 80, 70), "⚠")
+                .on_hover_text(format!("no entity of this level has the id \"{current}\""));
+        }
+    });
 }
 
 /// A picker of every resource of `resource_type`, with a missing-file warning and a

@@ -39,6 +39,11 @@ pub struct SceneTreeState {
     pub has_keys: bool,
 }
 
+/// The payload of an entity (or part) dragged from the tree: an entity field in
+/// the inspector takes it.
+#[derive(Debug, Clone)]
+pub struct DraggedEntity(pub String);
+
 /// Where a drag would drop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Drop {
@@ -708,6 +713,10 @@ fn row_input(
     let id = row.id(doc).to_owned();
     if response.clicked() || response.drag_started() {
         ui.memory_mut(|m| m.request_focus(tree_id));
+    }
+    if response.drag_started() {
+        // What an entity field in the inspector takes when the row is dropped on it.
+        egui::DragAndDrop::set_payload(ui.ctx(), DraggedEntity(id.clone()));
     }
     if response.drag_started() && !row.is_part() {
         let selection = editor.selection();
