@@ -100,10 +100,17 @@ pub fn check_with(
     // merge_check.rs): errors too, answered alike by a served check.
     let registry = checker.index().registry().clone();
     let across = crate::merge_check::still_recorded(checker, &registry);
-    let errors =
-        findings.iter().filter(|f| f.is_error()).count() + plugin_errors.len() + across.len();
-    let warnings =
-        findings.len() + plugin_errors.len() + plugins.warnings.len() + across.len() - errors;
+    let dangling = unknown_entities(checker, &registry);
+    let errors = findings.iter().filter(|f| f.is_error()).count()
+        + plugin_errors.len()
+        + across.len()
+        + dangling.len();
+    let warnings = findings.len()
+        + plugin_errors.len()
+        + plugins.warnings.len()
+        + across.len()
+        + dangling.len()
+        - errors;
     if options.json {
         // Item by item: a project may have hundreds of thousands of findings or
         // fixes (a branch merged from before a folder move).
@@ -120,6 +127,10 @@ pub fn check_with(
         if !plugins.warnings.is_empty() {
             write!(out, ",\n  \"plugin_warnings\": ")?;
             JsonArray::write(out, 1, plugins.warnings.iter().map(|w| json!(w)))?;
+        }
+        if !dangling.is_empty() {
+            write!(out, ",\n  \"entity_fields\": ")?;
+            JsonArray::write(out, 1, dangling.iter().map(entity_field_json))?;
         }
         if !across.is_empty() {
             write!(out, ",\n  \"merge_conflicts\": ")?;
@@ -151,6 +162,9 @@ pub fn check_with(
         for f in &findings {
             writeln!(out, "{}: {f}", f.severity())?;
         }
+        for e in &dangling {
+            writeln!(out, "error: {e}")?;
+        }
         for c in &across {
             writeln!(out, "error: {}", c.describe())?;
         }
@@ -166,12 +180,60 @@ pub fn check_with(
         writeln!(
             out,
             "{} findings ({errors} errors, {warnings} warnings) in {} files",
-            findings.len() + plugin_errors.len() + plugins.warnings.len() + across.len(),
+            findings.len()
+                + plugin_errors.len()
+                + plugins.warnings.len()
+                + across.len()
+                + dangling.len(),
             checker.index().len()
         )?;
     }
     let failed = errors > 0 || (options.deny_warnings && warnings > 0);
     Ok(Outcome::findings_if(failed))
+}
+
+/// The entity fields of the project's levels that name no entity, as `kiln
+/// compile` refuses them. Only a project with a component type that has entity
+/// fields is compiled for them (each level, in parallel): a check of any other
+/// project reads no level twice.
+fn unknown_entities(
+    checker: &Checker,
+    registry: &kiln_core::Registry,
+) -> Vec<kiln_core::CompileError> {
+    use rayon::prelude::*;
+    if !(registry.components().iter()).any(|t| t.refers_to_entities()) {
+        return Vec::new();
+    }
+    let project = checker.project();
+    let Ok(levels) = project.levels() else {
+        return Vec::new();
+    };
+    levels
+        .par_iter()
+        .filter_map(|level| {
+            match project.compile_streamed(registry, level, kiln_core::CompileOptions::default()) {
+                Err(kiln_core::ProjectError::Compile(e)) if e.is_unknown_entity() => Some(e),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// An entity field that names no entity, as JSON.
+fn entity_field_json(e: &kiln_core::CompileError) -> Value {
+    match e {
+        kiln_core::CompileError::Field {
+            file,
+            entity,
+            component,
+            field,
+            message,
+        } => json!({
+            "file": file, "entity": entity, "component": component, "field": field,
+            "message": message, "description": e.to_string(),
+        }),
+        other => json!({"file": other.file(), "description": other.to_string()}),
+    }
 }
 
 /// A finding as JSON: its fields, plus `severity` and the `message` a person reads.

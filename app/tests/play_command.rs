@@ -178,3 +178,59 @@ fn a_plugin_that_never_returns_is_stopped_named_and_the_frames_completed_are_wri
         serde_json::json!([1.0, 2.0, 3.0])
     );
 }
+
+/// The demo's sliding door names its pressure plate in an entity field: it is open
+/// while the plate is down, shut while it is up, and shut for good when the field
+/// names no entity. A field naming an entity the level lacks fails `kiln check` and
+/// `kiln compile`, naming the field.
+#[test]
+fn the_demo_door_opens_while_the_entity_its_field_names_is_pressed() {
+    let dir = support::demo_copy();
+    let door_x = |r: &Value| pose(r, "sliding_door")["position"][0].as_f64().unwrap();
+    let plate_y = |r: &Value| pose(r, "pressure_plate")["position"][1].as_f64().unwrap();
+    let start = play(dir.path(), "levels/workshop", 0, 0.05);
+    // The plate goes down for the first 2 s of each 4, up for the next 2.
+    let down = play(dir.path(), "levels/workshop", 20, 0.05);
+    let up = play(dir.path(), "levels/workshop", 60, 0.05);
+    assert!(plate_y(&down) < plate_y(&start) - 0.03);
+    assert!(plate_y(&up) > plate_y(&start));
+    assert!(
+        (door_x(&down) - (door_x(&start) + 1.4)).abs() < 1e-4,
+        "{down}"
+    );
+    assert!((door_x(&up) - door_x(&start)).abs() < 1e-4, "{up}");
+
+    let level = dir.path().join("levels/workshop.level");
+    let text = std::fs::read_to_string(&level).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let set_switch = |doc: &mut Value, to: &str| {
+        let entities = doc["entities"].as_array_mut().unwrap();
+        let door = entities
+            .iter_mut()
+            .find(|e| e["id"] == "sliding_door")
+            .unwrap();
+        door["components"]["door"]["switch"] = Value::from(to);
+    };
+    set_switch(&mut doc, "");
+    std::fs::write(&level, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let alone = play(dir.path(), "levels/workshop", 20, 0.05);
+    assert!((door_x(&alone) - door_x(&start)).abs() < 1e-4, "{alone}");
+
+    set_switch(&mut doc, "trapdoor");
+    std::fs::write(&level, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let (code, out, err) = support::kiln(&["check", "--trust"], dir.path());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            "levels/workshop.level: entity \"sliding_door\", component \"door\", field \"switch\": names no entity \"trapdoor\" of the level"
+        ),
+        "{out}"
+    );
+    let (code, out, _) = support::kiln(&["check", "--trust", "--json"], dir.path());
+    assert_eq!(code, 1);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["entity_fields"][0]["field"], "switch", "{report}");
+    let (code, out, _) = support::kiln(&["compile", "levels/workshop", "--trust"], dir.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("names no entity \"trapdoor\""), "{out}");
+}

@@ -175,6 +175,12 @@ pub enum CompileError {
 }
 
 impl CompileError {
+    /// Whether it is an entity field that names no entity of the level (what
+    /// `kiln check` reports of the compiler's errors, see `docs/commands.md`).
+    pub fn is_unknown_entity(&self) -> bool {
+        matches!(self, CompileError::Field { message, .. } if message.starts_with(NAMES_NO_ENTITY))
+    }
+
     /// The project file the error is in.
     pub fn file(&self) -> &str {
         match self {
@@ -497,6 +503,9 @@ fn compile_implicit(
     Ok(())
 }
 
+/// How the error of an entity field that names no entity starts.
+const NAMES_NO_ENTITY: &str = "names no entity";
+
 /// Finds an entity of the level being compiled by id, for an entity field: its
 /// index, tried first below the part's instance (its scope), then in the level.
 pub(crate) type FindEntity<'a> = &'a dyn Fn(Option<&str>, &str) -> Option<u32>;
@@ -544,9 +553,9 @@ fn compile_component(
         {
             let message = match scope {
                 Some(scope) => format!(
-                    "names no entity \"{id}\": neither a part of its instance ({scope}{id}) nor an entity of the level"
+                    "{NAMES_NO_ENTITY} \"{id}\": neither a part of its instance ({scope}{id}) nor an entity of the level"
                 ),
-                None => format!("names no entity \"{id}\" of the level"),
+                None => format!("{NAMES_NO_ENTITY} \"{id}\" of the level"),
             };
             return Err(e.field_error(e.file_of(c), &ty.name, field.to_owned(), message));
         }
