@@ -338,7 +338,7 @@ pub struct FieldValues<'a> {
     schema: &'a [FieldSchema],
     values: Vec<Value>,
     /// Finds the level index of the entity an entity field names.
-    entities: Option<&'a dyn Fn(&str) -> Option<u32>>,
+    entities: Option<EntityLookup<'a>>,
 }
 
 impl std::fmt::Debug for FieldValues<'_> {
@@ -348,6 +348,9 @@ impl std::fmt::Debug for FieldValues<'_> {
             .finish_non_exhaustive()
     }
 }
+
+/// Finds the index in the level being compiled of the entity an id names.
+pub type EntityLookup<'a> = &'a dyn Fn(&str) -> Option<u32>;
 
 /// What an entity field compiles to when it names no entity.
 pub const NO_ENTITY_INDEX: u32 = u32::MAX;
@@ -389,7 +392,7 @@ impl<'a> FieldValues<'a> {
 
     /// The values, with entity fields found by `lookup` (the compiler's: id -> the
     /// entity's index in the level being compiled).
-    pub fn with_entities(mut self, lookup: &'a dyn Fn(&str) -> Option<u32>) -> Self {
+    pub fn with_entities(mut self, lookup: EntityLookup<'a>) -> Self {
         self.entities = Some(lookup);
         self
     }

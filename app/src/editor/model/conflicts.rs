@@ -113,7 +113,10 @@ fn take(doc: &LevelDocument, conflict: &Conflict, side: Side) -> DocEdit {
             // side put there goes too, as the conflict said).
             (Some(_), None) => {
                 let tree = SceneTree::build(doc);
-                entity_edits::delete(doc, &tree, std::slice::from_ref(id))
+                // The side is taken as it is: entity fields naming what it deleted
+                // are for `kiln check` to report, not for this to change.
+                let no_types = kiln_core::Registry::new();
+                entity_edits::delete(doc, &tree, std::slice::from_ref(id), &no_types)
                     .map_or(none, |(edit, _)| edit)
             }
             (None, Some(new)) => DocEdit::Insert {

@@ -117,11 +117,13 @@ pub fn selected_subtrees(
         .collect()
 }
 
-/// Deletes the selected entities and everything below them.
+/// Deletes the selected entities and everything below them; the entity fields of
+/// the others that named them name none (in the same step).
 pub fn delete(
     doc: &LevelDocument,
     tree: &SceneTree,
     selection: &[String],
+    registry: &kiln_core::Registry,
 ) -> Option<EditAndSelection> {
     let doomed: HashSet<String> = selected_subtrees(doc, tree, selection)
         .into_iter()
@@ -137,12 +139,22 @@ pub fn delete(
         .filter(|(_, e)| doomed.contains(&e.id))
         .map(|(i, e)| (i, e.clone()))
         .collect();
-    Some((DocEdit::Remove { entities }, Vec::new()))
+    let mut edits = super::entity_links::cleared_after_delete(doc, registry, &doomed);
+    if edits.is_empty() {
+        return Some((DocEdit::Remove { entities }, Vec::new()));
+    }
+    edits.push(DocEdit::Remove { entities });
+    Some((DocEdit::Group(edits), Vec::new()))
 }
 
 /// Inserts copies of `entities` (subtrees) with fresh ids; roots of the copy go under
 /// the parent the originals had (if it still exists). The copies' roots are selected.
-pub fn paste(doc: &LevelDocument, entities: &[EntityDocument]) -> Option<EditAndSelection> {
+/// The copies' entity fields name each other where the originals did.
+pub fn paste(
+    doc: &LevelDocument,
+    entities: &[EntityDocument],
+    registry: &kiln_core::Registry,
+) -> Option<EditAndSelection> {
     if entities.is_empty() {
         return None;
     }
@@ -163,6 +175,7 @@ pub fn paste(doc: &LevelDocument, entities: &[EntityDocument]) -> Option<EditAnd
         };
         inserts.push((position, copy));
     }
+    super::entity_links::relinked_copies(&mut inserts, doc, registry, &renamed);
     let copied: HashSet<&String> = renamed.values().collect();
     let roots: Vec<String> = inserts
         .iter()
@@ -457,7 +470,7 @@ mod tests {
         let d = doc();
         let tree = SceneTree::build(&d);
         let copies = selected_subtrees(&d, &tree, &["a".into()]);
-        let (edit, selection) = paste(&d, &copies).unwrap();
+        let (edit, selection) = paste(&d, &copies, &kiln_core::Registry::with_builtins()).unwrap();
         let mut after = d.clone();
         let mut edit = edit;
         edit.apply(&mut after);
@@ -489,7 +502,7 @@ mod tests {
         let d = doc();
         let tree = SceneTree::build(&d);
         let copies = selected_subtrees(&d, &tree, &["a".into()]);
-        let (mut edit, _) = paste(&d, &copies).unwrap();
+        let (mut edit, _) = paste(&d, &copies, &kiln_core::Registry::with_builtins()).unwrap();
         let mut after = d.clone();
         edit.apply(&mut after);
         assert_eq!(after.entities[3].name, "A 2");

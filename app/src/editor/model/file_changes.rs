@@ -307,7 +307,7 @@ impl Parts<'_> {
             return;
         };
         let made = match super::prefab_parts::create_prefab(
-            &level.doc,
+            (&level.doc, &self.files.registry),
             &level.tree,
             &level.selection,
             &prefab,

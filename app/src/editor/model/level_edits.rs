@@ -133,7 +133,7 @@ impl Planned {
 /// new entity is placed in its parent's space).
 pub fn plan(
     action: Action,
-    level: &OpenLevel,
+    (level, registry): (&OpenLevel, &kiln_core::Registry),
     clipboard: &[EntityDocument],
     world_pose: &dyn Fn(&str) -> Option<Affine3A>,
 ) -> Result<Planned, Box<Action>> {
@@ -290,17 +290,22 @@ pub fn plan(
                 doc, parent, local,
             )))
         }
-        Action::Run(UiCommand::Delete) => {
-            select(entity_edits::delete(doc, &level.tree, &level.selection))
-        }
-        Action::Run(UiCommand::Duplicate) => {
-            select(entity_edits::paste(doc, &level.selected_subtrees()))
-        }
-        Action::Run(UiCommand::Paste) => select(entity_edits::paste(doc, clipboard)),
+        Action::Run(UiCommand::Delete) => select(entity_edits::delete(
+            doc,
+            &level.tree,
+            &level.selection,
+            registry,
+        )),
+        Action::Run(UiCommand::Duplicate) => select(entity_edits::paste(
+            doc,
+            &level.selected_subtrees(),
+            registry,
+        )),
+        Action::Run(UiCommand::Paste) => select(entity_edits::paste(doc, clipboard, registry)),
         // Without a camera to put it in front of (tests, scripts): at the origin.
         Action::Run(UiCommand::NewEntity) => {
             let new = Action::CreateEntity { position: [0.0; 3] };
-            return plan(new, level, clipboard, world_pose);
+            return plan(new, (level, registry), clipboard, world_pose);
         }
         Action::Run(
             way
@@ -322,7 +327,7 @@ pub fn plan(
                 parent,
                 before,
             };
-            return plan(reparent, level, clipboard, world_pose);
+            return plan(reparent, (level, registry), clipboard, world_pose);
         }
         Action::ResolveConflict { index, how } => {
             let resolved = conflicts::resolve_one(level, index, how);
@@ -344,6 +349,10 @@ pub fn plan(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    fn builtins() -> kiln_core::Registry {
+        kiln_core::Registry::with_builtins()
+    }
     use kiln_core::LevelDocument;
     use serde_json::json;
 
@@ -371,7 +380,7 @@ mod tests {
     }
 
     fn planned(action: Action) -> LevelEdit {
-        match plan(action, &level(), &[], &|_| None) {
+        match plan(action, (&level(), &builtins()), &[], &|_| None) {
             Ok(Planned::Edit(edit)) => *edit,
             other => panic!("not an edit: {other:?}"),
         }
@@ -413,11 +422,16 @@ mod tests {
     #[test]
     fn nothing_changes_and_other_actions_are_handed_back() {
         assert!(matches!(
-            plan(set(&["a"], json!([1, 0, 0])), &level(), &[], &|_| None),
+            plan(
+                set(&["a"], json!([1, 0, 0])),
+                (&level(), &builtins()),
+                &[],
+                &|_| None
+            ),
             Ok(Planned::Nothing)
         ));
         assert!(matches!(
-            plan(Action::EndGesture, &level(), &[], &|_| None),
+            plan(Action::EndGesture, (&level(), &builtins()), &[], &|_| None),
             Err(action) if matches!(*action, Action::EndGesture)
         ));
         assert!(matches!(
@@ -427,7 +441,7 @@ mod tests {
                     parent: Some("a".into()),
                     before: None,
                 },
-                &level(),
+                (&level(), &builtins()),
                 &[],
                 &|_| None
             ),

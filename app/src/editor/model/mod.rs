@@ -28,6 +28,7 @@ mod clipboard;
 pub mod conflicts;
 mod disk_follow;
 pub mod entity_edits;
+pub mod entity_links;
 mod field_edits;
 mod file_changes;
 pub mod import;
@@ -359,7 +360,8 @@ impl Editor {
         let action = match &self.level {
             Some(level) => {
                 let (clipboard, preview) = (&self.clipboard, &self.preview);
-                match level_edits::plan(action, level, clipboard, &|id| preview.world_pose(id)) {
+                let at = (level, &*self.files.registry);
+                match level_edits::plan(action, at, clipboard, &|id| preview.world_pose(id)) {
                     Ok(Planned::Edit(edit)) => return self.edit(*edit),
                     Ok(Planned::Nothing) => return,
                     Ok(Planned::Refused(why)) => return self.outbox.error(why),

@@ -339,7 +339,7 @@ pub fn display_name(stem: &str) -> String {
 /// Builds a [`NewPrefab`] for `selection`, with the instance naming `prefab`
 /// (`units/crates`).
 pub fn create_prefab(
-    doc: &LevelDocument,
+    (doc, registry): (&LevelDocument, &kiln_core::Registry),
     tree: &SceneTree,
     selection: &[String],
     prefab: &str,
@@ -485,12 +485,13 @@ pub fn create_prefab(
         .iter()
         .map(|&i| (i, doc.entities[i].clone()))
         .collect();
-    let edit = DocEdit::Group(vec![
-        DocEdit::Remove { entities: removed },
-        DocEdit::Insert {
-            entities: vec![(position, instance)],
-        },
-    ]);
+    // What named a member names its part now (`instance/member`).
+    let mut edits = super::entity_links::into_instance(doc, registry, &member_ids, &instance_id);
+    edits.push(DocEdit::Remove { entities: removed });
+    edits.push(DocEdit::Insert {
+        entities: vec![(position, instance)],
+    });
+    let edit = DocEdit::Group(edits);
     Ok(NewPrefab {
         unit,
         edit,
@@ -564,7 +565,13 @@ mod tests {
         )
         .unwrap();
         let tree = SceneTree::build(&doc);
-        let made = create_prefab(&doc, &tree, &["a".into(), "c".into()], "units/crates").unwrap();
+        let made = create_prefab(
+            (&doc, &kiln_core::Registry::with_builtins()),
+            &tree,
+            &["a".into(), "c".into()],
+            "units/crates",
+        )
+        .unwrap();
         let ids: Vec<&str> = made.unit.entities.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(ids, ["a", "b", "c"]);
         assert_eq!(made.unit.entity("a").unwrap().parent, None);
@@ -581,6 +588,14 @@ mod tests {
         edit.revert(&mut after);
         assert_eq!(after, doc);
         // Different parents cannot share one instance.
-        assert!(create_prefab(&doc, &tree, &["b".into(), "d".into()], "units/x").is_err());
+        assert!(
+            create_prefab(
+                (&doc, &kiln_core::Registry::with_builtins()),
+                &tree,
+                &["b".into(), "d".into()],
+                "units/x"
+            )
+            .is_err()
+        );
     }
 }

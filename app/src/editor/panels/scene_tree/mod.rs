@@ -463,6 +463,13 @@ fn drag_and_drop(
     if !down {
         if let Some(action) = action {
             actions.push(action);
+            if !dragged.iter().all(|d| editor.selection().contains(d)) {
+                if let [one] = dragged.as_slice() {
+                    state.anchor = Some(one.clone());
+                    state.cursor = Some(one.clone());
+                }
+                actions.push(Action::Select(dragged.clone()));
+            }
         }
         state.dragging = None;
         return;
@@ -727,11 +734,10 @@ fn row_input(
                 .cloned()
                 .collect()
         } else {
-            // Dragging a row that was not selected selects it, as a press does in
-            // other editors: what moved is then what the inspector and F2 act on.
-            state.anchor = Some(id.clone());
-            state.cursor = Some(id.clone());
-            actions.push(Action::Select(vec![id.clone()]));
+            // A row that was not selected is selected when it is dropped in the
+            // tree (what moved is then what the inspector and F2 act on), not
+            // when the drag starts: the inspector keeps showing the entity whose
+            // entity field the row may be dropped on, as in Unity.
             vec![id.clone()]
         };
         state.dragging = Some(dragged);

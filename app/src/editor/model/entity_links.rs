@@ -1,0 +1,151 @@
+//! Entity fields in the open document (a door's `switch`: another entity's id),
+//! kept naming the right entity through the editor's structural edits: a delete
+//! clears what named the deleted entities, a duplicate or paste makes the copies
+//! name each other, making a prefab of entities makes what named them name the
+//! instance's parts. Each is part of the same undo step as the edit.
+
+use std::collections::{HashMap, HashSet};
+
+use kiln_core::{EntityDocument, FieldKind, LevelDocument, Registry};
+use serde_json::Value;
+
+use crate::editor::document::DocEdit;
+
+/// Calls `f` on every entity field value of `e`: those of its own components, and
+/// those its overrides give its prefab's parts. Component types the registry does
+/// not know are left alone.
+pub fn each_entity_field_mut(
+    e: &mut EntityDocument,
+    registry: &Registry,
+    f: &mut dyn FnMut(&mut String),
+) {
+    let mut in_components = |components: &mut serde_json::Map<String, Value>| {
+        for (name, value) in components.iter_mut() {
+            let Some(ty) = registry.component(name) else {
+                continue;
+            };
+            let fields: Vec<&str> = (ty.fields.iter())
+                .filter(|s| s.kind == FieldKind::Entity)
+                .map(|s| s.name.as_str())
+                .collect();
+            if fields.is_empty() {
+                continue;
+            }
+            let instances: Vec<&mut Value> = match value {
+                Value::Array(items) => items.iter_mut().collect(),
+                other => vec![other],
+            };
+            for instance in instances {
+                for field in &fields {
+                    if let Some(Value::String(id)) = instance.get_mut(*field) {
+                        f(id);
+                    }
+                }
+            }
+        }
+    };
+    in_components(&mut e.components);
+    for patch in e.overrides.values_mut() {
+        if let Value::Object(components) = patch {
+            in_components(components);
+        }
+    }
+}
+
+/// Whether any entity field of `e` names something `rename` changes.
+fn renamed(
+    e: &EntityDocument,
+    registry: &Registry,
+    rename: &dyn Fn(&str) -> Option<String>,
+) -> Option<EntityDocument> {
+    let mut copy = e.clone();
+    let mut changed = false;
+    each_entity_field_mut(&mut copy, registry, &mut |id| {
+        if id.is_empty() {
+            return;
+        }
+        if let Some(new) = rename(id) {
+            *id = new;
+            changed = true;
+        }
+    });
+    changed.then_some(copy)
+}
+
+/// The id `id` names, with what is below an entity (`instance/part`) following it.
+fn top_of(id: &str) -> &str {
+    id.split('/').next().unwrap_or(id)
+}
+
+/// The edits that clear the entity fields of the entities left in `doc` that name
+/// one of `deleted` (or a part of a deleted prefab instance).
+pub fn cleared_after_delete(
+    doc: &LevelDocument,
+    registry: &Registry,
+    deleted: &HashSet<String>,
+) -> Vec<DocEdit> {
+    let rename = |id: &str| deleted.contains(top_of(id)).then(String::new);
+    doc.entities
+        .iter()
+        .filter(|e| !deleted.contains(&e.id))
+        .filter_map(|e| {
+            let new = renamed(e, registry, &rename)?;
+            Some(DocEdit::ReplaceEntity {
+                old: Box::new(e.clone()),
+                new: Box::new(new),
+            })
+        })
+        .collect()
+}
+
+/// Copies of entities (`renames`: original id -> copy's id) made to name each
+/// other: an entity field of a copy naming an entity copied with it names that
+/// entity's copy; one naming an entity `doc` does not have (pasted from another
+/// level) names none.
+pub fn relinked_copies(
+    copies: &mut [(usize, EntityDocument)],
+    doc: &LevelDocument,
+    registry: &Registry,
+    renames: &HashMap<String, String>,
+) {
+    for (_, e) in copies.iter_mut() {
+        each_entity_field_mut(e, registry, &mut |id| {
+            if id.is_empty() {
+                return;
+            }
+            let (top, below) = id.split_once('/').map_or((&**id, ""), |(t, b)| (t, b));
+            *id = match renames.get(top) {
+                Some(copy) if below.is_empty() => copy.clone(),
+                Some(copy) => format!("{copy}/{below}"),
+                None if doc.entity(top).is_some() => return,
+                None => String::new(),
+            };
+        });
+    }
+}
+
+/// The edits that make the entities left in `doc` that name one of `members`
+/// (entities made into the parts of the prefab instance `instance`) name the part.
+pub fn into_instance(
+    doc: &LevelDocument,
+    registry: &Registry,
+    members: &HashSet<&str>,
+    instance: &str,
+) -> Vec<DocEdit> {
+    let rename = |id: &str| {
+        members
+            .contains(top_of(id))
+            .then(|| format!("{instance}/{id}"))
+    };
+    doc.entities
+        .iter()
+        .filter(|e| !members.contains(e.id.as_str()))
+        .filter_map(|e| {
+            let new = renamed(e, registry, &rename)?;
+            Some(DocEdit::ReplaceEntity {
+                old: Box::new(e.clone()),
+                new: Box::new(new),
+            })
+        })
+        .collect()
+}
