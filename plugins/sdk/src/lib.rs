@@ -25,18 +25,23 @@
 //! and type with all of them, as Bitsquid spawns entity resources in bulk.
 
 //! # Writing a plugin in Rust
-//! ```ignore
+//! ```no_run
 //! use kiln_plugin::{Component, Engine, EntityId, Field, Plugin, Record, World};
 //!
-//! struct Lift { entities: Vec<EntityId>, rates: Vec<f32> }
+//! struct Lift { entities: Vec<EntityId>, rates: Vec<f32>, stops_at: Vec<Option<EntityId>> }
 //! impl Component for Lift {
 //!     const NAME: &'static str = "lift";
-//!     const FIELDS: &'static [Field] = &[Field::float("rate", "1", -10.0, 10.0)];
-//!     fn new() -> Self { Lift { entities: Vec::new(), rates: Vec::new() } }
+//!     const FIELDS: &'static [Field] = &[
+//!         Field::float("rate", "1", -10.0, 10.0),
+//!         // Another entity of the level, by its id; a handle in `create`.
+//!         Field::entity("stops_at"),
+//!     ];
+//!     fn new() -> Self { Lift { entities: Vec::new(), rates: Vec::new(), stops_at: Vec::new() } }
 //!     fn create(&mut self, entities: &[EntityId], records: Vec<Record<'_>>) {
 //!         for (e, mut r) in entities.iter().zip(records) {
 //!             self.entities.push(*e);
 //!             self.rates.push(r.float());
+//!             self.stops_at.push(r.entity());
 //!         }
 //!     }
 //!     fn destroy(&mut self, entity: EntityId) { /* swap-remove it */ }

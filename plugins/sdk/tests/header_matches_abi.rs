@@ -31,8 +31,10 @@ int main(void) {
     S(KilnLogApiV0) O(KilnLogApiV0, ctx)
     printf("ids %u %u %u %u\n", KILN_PLUGIN_API_ID, KILN_REGISTRY_API_ID, KILN_WORLD_API_ID, KILN_LOG_API_ID);
     printf("results %d %d\n", KILN_OK, KILN_PANICKED);
-    printf("kinds %d %d %d %d %d %d %d\n", KILN_FIELD_BOOL, KILN_FIELD_INT, KILN_FIELD_FLOAT,
-        KILN_FIELD_VEC3, KILN_FIELD_ANGLES, KILN_FIELD_COLOR, KILN_FIELD_RESOURCE);
+    printf("kinds %d %d %d %d %d %d %d %d\n", KILN_FIELD_BOOL, KILN_FIELD_INT, KILN_FIELD_FLOAT,
+        KILN_FIELD_VEC3, KILN_FIELD_ANGLES, KILN_FIELD_COLOR, KILN_FIELD_RESOURCE,
+        KILN_FIELD_ENTITY);
+    printf("no entity %llu\n", (unsigned long long)KILN_NO_ENTITY);
     return 0;
 }
 "#;
@@ -167,10 +169,18 @@ int main(void) {
         KilnFieldKind::Angles,
         KilnFieldKind::Color,
         KilnFieldKind::Resource,
+        KilnFieldKind::Entity,
     ]
     .map(|k| (k as u32).to_string())
     .join(" ");
     assert!(c.contains(&format!("kinds {kinds}")), "{c}");
+    assert!(
+        c.contains(&format!(
+            "no entity {}",
+            kiln_plugin::abi::KILN_NO_ENTITY
+        )),
+        "{c}"
+    );
 }
 
 /// The docs list each engine API's functions as the header declares them, in the
@@ -224,7 +234,7 @@ fn the_sdk_offers_a_constructor_for_every_field_kind_the_docs_list() {
     assert_eq!(
         kinds,
         [
-            "bool", "int", "float", "vec3", "angles", "color", "resource"
+            "bool", "int", "float", "vec3", "angles", "color", "resource", "entity"
         ]
     );
     for kind in &kinds {
@@ -243,4 +253,6 @@ fn the_sdk_offers_a_constructor_for_every_field_kind_the_docs_list() {
     assert_eq!((tint.min, tint.max), (0.5, 1.0));
     let glow = Field::resource("glow", "material").with_default("\"materials/glow\"");
     assert_eq!(glow.default_json, "\"materials/glow\"");
+    let switch = Field::entity("switch");
+    assert!(matches!(switch.kind, KilnFieldKind::Entity) && switch.default_json.is_empty());
 }
