@@ -14,8 +14,14 @@ use serde_json::{Value, json};
 
 /// Runs git in `dir`; its status and output (stdout then stderr).
 fn git(dir: &Path, args: &[&str]) -> (bool, String) {
+    git_with(dir, args, &[])
+}
+
+/// [`git`] with environment variables set (for the hooks it runs).
+fn git_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
     let out = Command::new("git")
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_AUTHOR_NAME", "Designer")
@@ -1297,4 +1303,58 @@ fn a_scratch_folder_planted_as_a_link_stops_the_merge_and_nothing_is_written_out
     assert!(!clean, "{said}");
     assert!(said.contains("goes through a link"), "{said}");
     assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+}
+
+/// Branch `a` deletes the workshop's pressure plate in the editor (which clears the
+/// sliding door's `switch`, in the same step); branch `b` adds a second door whose
+/// entity field names the plate. Each side alone is sound; git merges the level
+/// clean, with a door naming no entity: the merge is stopped, naming the field.
+#[test]
+fn a_switch_one_side_deletes_while_the_other_adds_a_door_naming_it_stops_the_merge() {
+    let make = || {
+        let dir = repository();
+        let root = dir.path();
+        on_branch(
+            root,
+            "a",
+            "levels/workshop.level",
+            vec![
+                Action::Select(vec!["pressure_plate".into()]),
+                Action::Run(UiCommand::Delete),
+            ],
+        );
+        let on_a = level(root, "levels/workshop.level");
+        assert!(entity(&on_a, "pressure_plate").is_none());
+        assert_eq!(
+            entity(&on_a, "sliding_door").unwrap()["components"]["door"]["switch"],
+            ""
+        );
+        json_on_branch(root, "b", "levels/workshop.level", |level| {
+            level["entities"].as_array_mut().unwrap().push(json!({
+                "id": "back_door",
+                "name": "Back door",
+                "components": {"door": {"switch": "pressure_plate"}, "transform": {}}
+            }));
+        });
+        dir
+    };
+    // The designer trusts the project (its plugins declare which fields name
+    // entities): the hooks git runs load them, as every command does.
+    for (into, from) in [("a", "b"), ("b", "a")] {
+        let dir = make();
+        let dir = dir.path();
+        git_ok(dir, &["checkout", "-q", into]);
+        let (clean, said) = git_with(dir, &["merge", "--no-edit", from], &[("KILN_TRUST", "1")]);
+        assert!(!clean, "{said}");
+        assert!(merging(dir), "the merge stays in progress: {said}");
+        assert!(
+            said.contains(
+                "entity \"back_door\", component \"door\", field \"switch\": names no entity \"pressure_plate\""
+            ),
+            "{said}"
+        );
+        let (code, out, _) = support::kiln(&["check"], dir);
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("names no entity \"pressure_plate\""), "{out}");
+    }
 }
