@@ -70,6 +70,31 @@ fn the_inspector_picks_an_entity_from_a_list_or_a_row_dropped_on_it() {
     assert_eq!(switch_of(editor(&h), "sliding_door"), "pressure_plate");
     // The drop chose; it did not move the plate in the tree.
     assert_eq!(editor(&h).entity("pressure_plate").unwrap().parent, None);
+
+    // An id that names no entity (typed into the file, say) is in Problems, naming
+    // the field, and the picker warns.
+    act(
+        &mut h,
+        Action::SetField {
+            entities: vec!["sliding_door".into()],
+            component: "door".into(),
+            instance: None,
+            field: "switch".into(),
+            value: Value::from("trapdoor"),
+            continuing: false,
+        },
+    );
+    h.run_steps(2);
+    let error = editor(&h)
+        .preview_state()
+        .compile_error()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("field \"switch\": names no entity \"trapdoor\""),
+        "{error}"
+    );
+    h.get_by_label("no entity of this level has the id \"trapdoor\"");
 }
 
 #[test]

@@ -175,10 +175,7 @@ int main(void) {
     .join(" ");
     assert!(c.contains(&format!("kinds {kinds}")), "{c}");
     assert!(
-        c.contains(&format!(
-            "no entity {}",
-            kiln_plugin::abi::KILN_NO_ENTITY
-        )),
+        c.contains(&format!("no entity {}", kiln_plugin::abi::KILN_NO_ENTITY)),
         "{c}"
     );
 }

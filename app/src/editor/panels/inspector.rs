@@ -893,8 +893,11 @@ fn entity_picker(
             );
         }
         if missing {
-            ui.colored_label(Color32::from_rgb(220, 80, 70), "⚠")
-                .on_hover_text(format!("no entity of this level has the id \"{current}\""));
+            let says = format!("no entity of this level has the id \"{current}\"");
+            let warning = ui.colored_label(Color32::from_rgb(220, 80, 70), "⚠");
+            // The glyph is not a name: screen readers and tests find it by this.
+            warning.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &says));
+            warning.on_hover_text(says);
         }
     });
 }
