@@ -108,3 +108,37 @@ fn a_compile_error_found_on_the_worker_opens_the_level_for_fixing() {
         "{error}"
     );
 }
+
+/// Opening another level draws that level: the viewport's list of what it draws was
+/// kept when the new preview counted its spawns from zero again, as the old one
+/// had, so the first level stayed on screen until the selection changed.
+#[test]
+fn the_viewport_draws_the_level_opened_not_the_one_before() {
+    let dir = support::demo_copy();
+    let mut h = support::ui::open(dir.path());
+    h.run_steps(4);
+    let drawn_of = |h: &egui_kittest::Harness<'_, kiln::editor::KilnApp>| {
+        h.state().panels.viewport.drawn_entities().to_vec()
+    };
+    let forest = drawn_of(&h);
+    assert!(!forest.is_empty(), "the forest is drawn");
+    h.state_mut()
+        .editor
+        .as_mut()
+        .unwrap()
+        .apply(kiln::editor::Action::OpenLevel(
+            "levels/workshop.level".into(),
+        ));
+    h.run_steps(4);
+    let e = support::ui::editor(&h);
+    assert_eq!(e.level().unwrap().file, "levels/workshop.level");
+    let level = e.preview().level.as_ref().unwrap();
+    let drawn = drawn_of(&h);
+    assert!(!drawn.is_empty());
+    for entity in &drawn {
+        assert!(
+            level.entities.contains(entity),
+            "{entity:?} is not an entity of the workshop"
+        );
+    }
+}

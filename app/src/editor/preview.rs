@@ -463,6 +463,23 @@ impl Preview {
         self.world = World::new();
     }
 
+    /// Forgets the level (another is opened, or none): the world is emptied and the
+    /// simulation stopped. The entity manager and the revision counts go on: a
+    /// handle kept from this level stays dead, and what was drawn of it is never
+    /// taken for the next level's (a fresh preview counted from zero again, and the
+    /// viewport kept drawing the level before).
+    pub fn reset(&mut self) {
+        self.clear();
+        *self = Preview {
+            entities: std::mem::take(&mut self.entities),
+            spawns: self.spawns,
+            patches: self.patches,
+            partial_spawns: self.partial_spawns,
+            simulation: self.simulation.take(),
+            ..Preview::default()
+        };
+    }
+
     /// Respawns the last good blob (the simulation starts over).
     pub fn restart(&mut self, registry: &Registry) -> Result<(), String> {
         let Some(blob) = self.blob.take() else {

@@ -11,7 +11,7 @@ use super::parts::Parts;
 use super::project_files::ProjectFiles;
 use super::recovery;
 use crate::editor::history::History;
-use crate::editor::preview::{Preview, PreviewBuild, PreviewError};
+use crate::editor::preview::{PreviewBuild, PreviewError};
 
 /// Levels from this size up open on a worker thread (about 25,000 entities of the
 /// demo's kind; such a level takes a few tenths of a second to open).
@@ -148,7 +148,7 @@ impl Parts<'_> {
             ));
             self.outbox.push(Effect::ShowConflicts);
         }
-        self.preview.runtime = Preview::default();
+        self.preview.runtime.reset();
         let level = self.level.insert(level);
         (self.preview).follow_document(level, self.files, self.outbox, compiled);
         // The window frames a level seen for the first time, or brings back the

@@ -179,7 +179,7 @@ impl PreviewState {
 
     /// Forgets the world and what was said of it (the level closed).
     pub(super) fn close(&mut self) {
-        self.runtime = Preview::default();
+        self.runtime.reset();
         self.compile_error = None;
         self.left_out.clear();
         self.doc_layout = None;

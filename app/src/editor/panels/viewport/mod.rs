@@ -105,6 +105,11 @@ fn tinted(viewport: &mut ViewportState, editor: &Editor) -> HashSet<Entity> {
 }
 
 impl ViewportState {
+    /// The entities the viewport draws now (one per drawn mesh instance).
+    pub fn drawn_entities(&self) -> &[kiln_core::Entity] {
+        &self.draw_list.owners
+    }
+
     /// How many scene pictures the GPU renderer has drawn (none before it
     /// exists, or without one).
     pub fn pictures_drawn(&self) -> u64 {
