@@ -58,6 +58,16 @@ fn the_inspector_picks_an_entity_from_a_list_or_a_row_dropped_on_it() {
     h.get_by_label("Floor (floor)").click();
     h.run_steps(3);
     assert_eq!(switch_of(editor(&h), "sliding_door"), "floor");
+    // A long list is narrowed by typing (the rug is below what the list shows).
+    h.get_by_role_and_label(Role::ComboBox, "switch").click();
+    h.run_steps(2);
+    h.get_by_label("Filter by name or id").click();
+    h.get_by_label("Filter by name or id").type_text("ru");
+    h.run_steps(2);
+    assert!(h.query_by_label("Floor (floor)").is_none(), "filtered out");
+    h.get_by_label("Rug (rug)").click();
+    h.run_steps(3);
+    assert_eq!(switch_of(editor(&h), "sliding_door"), "rug");
     assert!(editor(&h).preview_state().compile_error().is_none());
 
     // Drag the pressure plate's row from the scene tree onto the field.

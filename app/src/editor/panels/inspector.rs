@@ -863,17 +863,48 @@ fn entity_picker(
         let combo = egui::ComboBox::from_id_salt(label)
             .selected_text(text)
             .width(180.0)
+            // A click in the filter field must not close the list.
+            .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
             .show_ui(ui, |ui| {
+                // A level may have thousands of entities: a filter, and at most
+                // `SHOWN` of them listed.
+                const SHOWN: usize = 200;
+                let filter_id = label.with("entity filter");
+                let mut filter: String = ui.data_mut(|d| d.get_temp(filter_id).unwrap_or_default());
+                let typed = ui.add(
+                    egui::TextEdit::singleline(&mut filter)
+                        .hint_text("Filter by name or id")
+                        .desired_width(f32::INFINITY),
+                );
+                // The hint is not a name: screen readers and tests find the field by this.
+                typed.widget_info(|| {
+                    egui::WidgetInfo::labeled(egui::Role::TextInput, true, "Filter by name or id")
+                });
+                if typed.changed() {
+                    ui.data_mut(|d| d.insert_temp(filter_id, filter.clone()));
+                }
                 if ui.selectable_label(current.is_empty(), "(none)").clicked() {
                     emit(Value::String(String::new()), false);
+                    ui.close();
                 }
-                for e in &level.doc.entities {
+                let needle = filter.to_lowercase();
+                let mut matching = (level.doc.entities.iter()).filter(|e| {
+                    needle.is_empty()
+                        || e.id.to_lowercase().contains(&needle)
+                        || e.name.to_lowercase().contains(&needle)
+                });
+                for e in matching.by_ref().take(SHOWN) {
                     if ui
                         .selectable_label(e.id == current, shown_name(&e.id))
                         .clicked()
                     {
                         emit(Value::String(e.id.clone()), false);
+                        ui.close();
                     }
+                }
+                let more = matching.count();
+                if more > 0 {
+                    ui.weak(format!("{more} more: type to narrow"));
                 }
             })
             .response
