@@ -544,7 +544,7 @@ impl Preview {
                 self.world = World::new();
                 let what = match &stopped {
                     Some(call) => format!(
-                        "{call}; the plugin is stopped (not called again until Reload plugins loads a fresh copy)"
+                        "{call}; the plugin is stopped (not called again until Simulation > Rebuild and reload plugins loads a fresh copy)"
                     ),
                     None => "the step did not finish".to_owned(),
                 };

@@ -880,12 +880,25 @@ fn entity_picker(
                 typed.widget_info(|| {
                     egui::WidgetInfo::labeled(egui::Role::TextInput, true, "Filter by name or id")
                 });
+                // Typing goes to the filter as soon as the list opens (the list
+                // was not shown the frame before).
+                let frame = ui.ctx().cumulative_frame_nr();
+                let shown_id = label.with("entity list shown");
+                let last: Option<u64> = ui.data_mut(|d| d.get_temp(shown_id));
+                ui.data_mut(|d| d.insert_temp(shown_id, frame));
+                if last.is_none_or(|last| last + 1 < frame) {
+                    typed.request_focus();
+                }
                 if typed.changed() {
                     ui.data_mut(|d| d.insert_temp(filter_id, filter.clone()));
                 }
+                let chosen = |ui: &mut egui::Ui| {
+                    ui.data_mut(|d| d.remove::<String>(filter_id));
+                    ui.close();
+                };
                 if ui.selectable_label(current.is_empty(), "(none)").clicked() {
                     emit(Value::String(String::new()), false);
-                    ui.close();
+                    chosen(ui);
                 }
                 let needle = filter.to_lowercase();
                 let mut matching = (level.doc.entities.iter()).filter(|e| {
@@ -899,7 +912,7 @@ fn entity_picker(
                         .clicked()
                     {
                         emit(Value::String(e.id.clone()), false);
-                        ui.close();
+                        chosen(ui);
                     }
                 }
                 let more = matching.count();
