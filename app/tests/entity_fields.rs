@@ -227,3 +227,48 @@ fn a_prefab_made_of_the_plate_leaves_the_door_naming_the_instance_part() {
         );
     }
 }
+
+/// A component added to the plate spawns it again with a new id, at the same place
+/// in the level: the door, whose bytes did not change, must be handed the new id (a
+/// level with entity fields is spawned whole), or it would wait on a dead handle
+/// and never open.
+#[test]
+fn after_a_structural_edit_respawns_the_plate_the_door_still_follows_it() {
+    let (_dir, mut h) = workshop();
+    let plate_before = editor(&h)
+        .preview()
+        .level
+        .as_ref()
+        .unwrap()
+        .entity("pressure_plate");
+    act(
+        &mut h,
+        Action::AddComponent {
+            entity: "pressure_plate".into(),
+            component: "rotator".into(),
+        },
+    );
+    let e = editor(&h);
+    assert!(
+        e.entity("pressure_plate")
+            .unwrap()
+            .components
+            .contains_key("rotator")
+    );
+    assert_ne!(
+        e.preview().level.as_ref().unwrap().entity("pressure_plate"),
+        plate_before,
+        "the plate was spawned again"
+    );
+    let door_x = |e: &Editor| e.world_pose("sliding_door").unwrap().translation.x;
+    let shut = door_x(e);
+    // 0.5 s of Play: the plate is down, the door open.
+    for _ in 0..30 {
+        act(&mut h, Action::Run(UiCommand::Step));
+    }
+    assert!(
+        (door_x(editor(&h)) - (shut + 1.4)).abs() < 1e-3,
+        "{}",
+        door_x(editor(&h))
+    );
+}
