@@ -76,7 +76,7 @@ fn mv_dry_run_changes_nothing_and_mv_patches_everything() {
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("patch units/crate.unit:9"), "{stdout}");
     assert!(
-        stdout.contains("would move 1 files and patch 9 references in 3 files"),
+        stdout.contains("would move 1 files and patch 10 references in 3 files"),
         "{stdout}"
     );
     assert_eq!(

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use kiln::editor::{Editor, KilnApp};
-use support::ui::{editor, open};
+use support::ui::{editor, open, until};
 
 /// A C plugin component `misbehave` whose `simulate` does `BODY` on its third call
 /// and every call after.
@@ -75,21 +75,6 @@ fn project(root: &Path, body: &str) {
 "#,
     )
     .unwrap();
-}
-
-/// Runs frames until `done`, as an idle window woken by the build would.
-fn until(h: &mut Harness<'_, KilnApp>, what: &str, secs: u64, done: impl Fn(&Editor) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !done(editor(h)) {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for: {what}; log: {:#?}; problems: {:?}",
-            editor(h).log(),
-            editor(h).plugins().errors()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-        h.run_steps(1);
-    }
 }
 
 fn log_lines_with(editor: &Editor, needle: &str) -> usize {

@@ -12,26 +12,10 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use glam::Vec3;
-use kiln::editor::{Editor, KilnApp};
-use support::ui::{editor, open};
-
-/// Runs frames until `done`, as an idle window woken by the build would.
-fn until(h: &mut Harness<'_, KilnApp>, what: &str, secs: u64, done: impl Fn(&Editor) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !done(editor(h)) {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for: {what}; log: {:#?}; problems: {:?}",
-            editor(h).log(),
-            editor(h).plugins().errors()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-        h.run_steps(1);
-    }
-}
+use kiln::editor::Editor;
+use support::ui::{editor, open, until};
 
 fn x_of(editor: &Editor, id: &str) -> Vec3 {
     editor

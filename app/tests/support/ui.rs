@@ -33,3 +33,19 @@ pub fn drag(h: &mut Harness<'_, KilnApp>, from: egui::Pos2, to: egui::Pos2) {
     h.drop_at(to);
     h.run_steps(4);
 }
+
+/// Runs frames until `done`, as an idle window woken by a background job would; the
+/// log and the plugins' errors are in the failure's message.
+pub fn until(h: &mut Harness<'_, KilnApp>, what: &str, secs: u64, done: impl Fn(&Editor) -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !done(editor(h)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for: {what}; log: {:#?}; problems: {:?}",
+            editor(h).log(),
+            editor(h).plugins().errors()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        h.run_steps(1);
+    }
+}

@@ -69,7 +69,7 @@ fn a_c_plugin_folder_is_built_once_and_loaded_in_place_or_from_a_private_copy() 
             "plugin.types".into()
         ]
     );
-    assert_eq!(folder.recorded_types(), ["blink"]);
+    assert_eq!(folder.recorded_types(), ["blink", "door"]);
 
     // A command loads the library in place, once: a second load while the first is
     // alive is refused (the loader would hand back the first). The editor loads a

@@ -52,7 +52,7 @@ pub fn each_entity_field_mut(
     }
 }
 
-/// Whether any entity field of `e` names something `rename` changes.
+/// `e` with its entity fields renamed by `rename`, if it changes any.
 fn renamed(
     e: &EntityDocument,
     registry: &Registry,
@@ -85,11 +85,21 @@ pub fn cleared_after_delete(
     deleted: &HashSet<String>,
 ) -> Vec<DocEdit> {
     let rename = |id: &str| deleted.contains(top_of(id)).then(String::new);
-    doc.entities
-        .iter()
-        .filter(|e| !deleted.contains(&e.id))
+    replacements(doc, registry, &|e| !deleted.contains(&e.id), &rename)
+}
+
+/// The edits that make `rename` of the entity fields of the entities of `doc`
+/// that `keep` keeps, each entity one edit.
+fn replacements(
+    doc: &LevelDocument,
+    registry: &Registry,
+    keep: &dyn Fn(&EntityDocument) -> bool,
+    rename: &dyn Fn(&str) -> Option<String>,
+) -> Vec<DocEdit> {
+    (doc.entities.iter())
+        .filter(|e| keep(e))
         .filter_map(|e| {
-            let new = renamed(e, registry, &rename)?;
+            let new = renamed(e, registry, rename)?;
             Some(DocEdit::ReplaceEntity {
                 old: Box::new(e.clone()),
                 new: Box::new(new),
@@ -137,15 +147,10 @@ pub fn into_instance(
             .contains(top_of(id))
             .then(|| format!("{instance}/{id}"))
     };
-    doc.entities
-        .iter()
-        .filter(|e| !members.contains(e.id.as_str()))
-        .filter_map(|e| {
-            let new = renamed(e, registry, &rename)?;
-            Some(DocEdit::ReplaceEntity {
-                old: Box::new(e.clone()),
-                new: Box::new(new),
-            })
-        })
-        .collect()
+    replacements(
+        doc,
+        registry,
+        &|e| !members.contains(e.id.as_str()),
+        &rename,
+    )
 }
