@@ -1,6 +1,8 @@
 //! Embeds the project templates `kiln new` writes (the demo project and the empty
 //! one) into the `kiln` binary, so that a `kiln` installed anywhere makes them.
 //!
+//! Also names the commit `kiln --version` reports.
+//!
 //! Hand-written rather than the `include_dir` crate: a template folder in the
 //! repository also holds what Kiln generates there while it is used and tested
 //! (`.kiln/`, `build/`, a plugin's `target/`), which must not ship, and `include_dir`
@@ -42,6 +44,45 @@ fn main() {
     }
     if let Err(e) = std::fs::write(out.join("templates.rs"), code) {
         panic!("writing the embedded templates: {e}");
+    }
+    version(&manifest);
+}
+
+/// Sets `KILN_VERSION_LONG`, what `kiln --version` says: the version and the commit
+/// it was built from (`$KILN_COMMIT` where the sources are not a git checkout, as
+/// in a source archive), and asks cargo to run this again when the commit changes.
+fn version(manifest: &Path) {
+    let git = |args: &[&str]| -> Option<String> {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(manifest)
+            .output()
+            .ok()?;
+        let text = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+        (out.status.success() && !text.is_empty()).then_some(text)
+    };
+    println!("cargo:rerun-if-env-changed=KILN_COMMIT");
+    let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
+    let commit = std::env::var("KILN_COMMIT").ok().filter(|c| !c.is_empty());
+    let (commit, date) = match commit {
+        Some(c) => (Some(c), None),
+        None => (
+            git(&["rev-parse", "--short=10", "HEAD"]),
+            git(&["log", "-1", "--format=%cs"]),
+        ),
+    };
+    let long = match (commit, date) {
+        (Some(c), Some(d)) => format!("{version} (commit {c} {d})"),
+        (Some(c), None) => format!("{version} (commit {c})"),
+        (None, _) => format!("{version} (commit unknown)"),
+    };
+    println!("cargo:rustc-env=KILN_VERSION_LONG={long}");
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+        println!("cargo:rerun-if-changed={dir}/HEAD");
+        println!("cargo:rerun-if-changed={dir}/packed-refs");
+        if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            println!("cargo:rerun-if-changed={dir}/{branch}");
+        }
     }
 }
 

@@ -11,11 +11,21 @@ use crate::query_service::Query;
 
 /// Kiln: level editor and data compiler.
 #[derive(Debug, Parser)]
-#[command(name = "kiln", version, about)]
+#[command(
+    name = "kiln",
+    version = env!("KILN_VERSION_LONG"),
+    about,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
-    /// What to do; without one, the editor opens on the last project (or the demo).
+    /// What to do; without one, the editor opens (on PROJECT, or the last project,
+    /// or its start page).
     #[command(subcommand)]
     pub tool: Option<Tool>,
+    /// The project to open in the editor: its folder, or its kiln.project (what
+    /// the desktop entry passes for a double-clicked file).
+    #[arg(value_name = "PROJECT")]
+    pub open: Option<PathBuf>,
     /// Trust the project: build and load its plugins (code that runs in Kiln)
     /// without asking. Without it (or KILN_TRUST=1), only a project trusted in the
     /// editor loads its plugins.
@@ -206,6 +216,15 @@ pub enum Tool {
         #[arg(long, value_enum, default_value = "post-merge")]
         hook: crate::merge_check::Hook,
     },
+    /// Write the man pages and shell completions, made from these definitions, below
+    /// OUT (what packaging/package.sh ships): man/man1/, bash-completion/completions/,
+    /// zsh/site-functions/, fish/vendor_completions.d/.
+    #[command(hide = true)]
+    GenerateDocs {
+        /// The folder (a `share/` of the install) to write below.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Spawn LEVEL with the project's plugins and simulate it headless for N frames,
     /// as the editor's Play does; then print the world pose of each entity, and
     /// what the plugins logged frame by frame, as JSON (to test a plugin's behaviour)
@@ -301,7 +320,8 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
     if cli.trust {
         crate::trust::trust_every_project_in_this_process();
     }
-    let result = match cli.tool.unwrap_or(Tool::Edit { project: None }) {
+    let opened = cli.open.map(|path| project_folder_of(&path));
+    let result = match cli.tool.unwrap_or(Tool::Edit { project: opened }) {
         Tool::New {
             dir,
             template,
@@ -321,10 +341,9 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             Ok(Outcome::Done)
             })
         }
-        Tool::Edit { project } => {
-            let project = project.or_else(default_project);
-            crate::editor::run_editor(project).map(|()| Outcome::Done)
-        }
+        // Without a project: the last one, or the start page (never one the user
+        // did not choose, such as a demo found near the working folder).
+        Tool::Edit { project } => crate::editor::run_editor(project).map(|()| Outcome::Done),
         Tool::Compile {
             project,
             out: out_dir,
@@ -418,6 +437,9 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             }
         }
         Tool::AfterMerge { project, hook } => crate::merge_check::run(&project, hook, out),
+        Tool::GenerateDocs { out: folder } => {
+            crate::generated_docs::write(&folder).map(|()| Outcome::Done)
+        }
         Tool::Plugins { project, action } => match action.unwrap_or(PluginsAction::Status) {
             PluginsAction::Status => crate::plugins::status(&project, out),
             PluginsAction::Prebuild => crate::plugins::prebuild(&project, out),
@@ -498,12 +520,20 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// The demo project next to the executable's source tree, when `kiln` runs with no
 /// project and none was opened before (`cargo run` at the repository root).
-fn default_project() -> Option<PathBuf> {
-    let candidates = [
-        PathBuf::from("projects/demo"),
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../projects/demo"),
-    ];
-    candidates
-        .into_iter()
-        .find(|p| p.join(kiln_core::project::PROJECT_FILE).is_file())
+/// The project folder `path` names: itself, or the folder of a `kiln.project`.
+fn project_folder_of(path: &std::path::Path) -> PathBuf {
+    let is_project_file = path
+        .file_name()
+        .is_some_and(|n| n == kiln_core::project::PROJECT_FILE)
+        && !path.is_dir();
+    match path.parent() {
+        Some(folder) if is_project_file => {
+            if folder.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                folder.to_owned()
+            }
+        }
+        _ => path.to_owned(),
+    }
 }

@@ -9,6 +9,7 @@ pub mod checker_reports;
 pub mod cli;
 pub mod compile_command;
 pub mod editor;
+pub mod generated_docs;
 pub mod git_commands;
 pub mod live;
 pub mod merge_check;

@@ -140,3 +140,63 @@ fn file_new_project_makes_one_from_the_demo_and_opens_it() {
     assert!(h.query_by_label("Create").is_none());
     assert_eq!(editor(&h).files().project().root(), made);
 }
+
+/// The window with no project to open (Kiln's first start, from the menu).
+fn start_page(
+    settings: kiln::editor::Settings,
+) -> egui_kittest::Harness<'static, kiln::editor::KilnApp> {
+    let mut h = egui_kittest::Harness::builder()
+        .with_size([1600.0, 900.0])
+        .build_eframe(move |cc| {
+            let mut app = kiln::editor::KilnApp::new(cc, None);
+            app.settings = settings;
+            app
+        });
+    h.run_steps(3);
+    h
+}
+
+/// With no project given and none opened before, Kiln shows its start page and
+/// opens nothing; Try the demo makes a copy of the demo where the user says.
+#[test]
+fn the_start_page_opens_nothing_by_itself_and_tries_the_demo_in_a_new_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut h = start_page(kiln::editor::Settings::default());
+    assert!(h.state().editor.is_none(), "no project was chosen");
+    h.get_by_label("New project…");
+    h.get_by_label("Open project…");
+    h.get_by_label_contains("Projects you open are listed here");
+    h.get_by_label("Try the demo…").click();
+    h.run_steps(3);
+    fill(&mut h, tmp.path(), "look_around");
+    h.get_by_label("Create").click();
+    h.run_steps(6);
+    let made = std::fs::canonicalize(tmp.path().join("look_around")).unwrap();
+    assert!(
+        made.join("levels/workshop.level").is_file(),
+        "the demo's files"
+    );
+    assert_eq!(editor(&h).files().project().root(), made);
+}
+
+/// The start page lists the projects opened before; one that is gone says so, and
+/// a click on another opens it.
+#[test]
+fn the_start_page_lists_recent_projects_and_opens_one() {
+    let dir = support::demo_copy();
+    let gone = dir.path().join("gone");
+    let settings = kiln::editor::Settings {
+        recent_projects: vec![gone.clone(), dir.path().to_owned()],
+        ..Default::default()
+    };
+    let mut h = start_page(settings);
+    // KilnApp::new opened nothing: the settings were given after it started.
+    assert!(h.state().editor.is_none());
+    h.get_by_label(&format!("{} (not found)", gone.display()));
+    h.get_by_label(&dir.path().display().to_string()).click();
+    h.run_steps(6);
+    assert_eq!(
+        editor(&h).files().project().root(),
+        std::fs::canonicalize(dir.path()).unwrap()
+    );
+}

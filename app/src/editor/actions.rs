@@ -347,6 +347,8 @@ pub enum UiCommand {
     TrustProject,
     /// Ask where to make a new project, and from which template.
     NewProject,
+    /// Ask where to make a copy of the demo project (New project, the demo chosen).
+    TryDemo,
     /// Choose files to copy into the project (into the selected folder).
     Import,
     /// Copy the selected entities, then delete them.
@@ -378,7 +380,7 @@ pub enum UiCommand {
 
 impl UiCommand {
     /// Every command, in menu order.
-    pub const ALL: [UiCommand; 38] = [
+    pub const ALL: [UiCommand; 39] = [
         UiCommand::Save,
         UiCommand::Undo,
         UiCommand::Redo,
@@ -404,6 +406,7 @@ impl UiCommand {
         UiCommand::ReloadPlugins,
         UiCommand::TrustProject,
         UiCommand::NewProject,
+        UiCommand::TryDemo,
         UiCommand::Import,
         UiCommand::Cut,
         UiCommand::MoveUp,
@@ -447,6 +450,7 @@ impl UiCommand {
             UiCommand::ReloadPlugins => "Rebuild and reload plugins",
             UiCommand::TrustProject => "Trust this project…",
             UiCommand::NewProject => "New project…",
+            UiCommand::TryDemo => "Try the demo…",
             UiCommand::Import => "Import…",
             UiCommand::Cut => "Cut",
             UiCommand::MoveUp => "Move up",
@@ -487,6 +491,7 @@ impl UiCommand {
             UiCommand::RefreshProblems
             | UiCommand::CreatePrefab
             | UiCommand::TrustProject
+            | UiCommand::TryDemo
             | UiCommand::SelectChildren => None,
             UiCommand::MoveTool => k(Modifiers::NONE, Key::W),
             UiCommand::RotateTool => k(Modifiers::NONE, Key::E),

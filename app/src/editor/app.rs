@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use egui::{Color32, ViewportCommand};
+use egui::ViewportCommand;
 
 use super::actions::{Action, UiCommand, UnsavedAnswer};
 use super::model::{Editor, Effect, Severity};
@@ -203,7 +203,7 @@ impl KilnApp {
                         self.open_project(&dir);
                     }
                 }
-                Action::Run(UiCommand::NewProject) => {
+                Action::Run(command @ (UiCommand::NewProject | UiCommand::TryDemo)) => {
                     // Beside the open project, or in the home folder.
                     let location = self
                         .editor
@@ -211,8 +211,11 @@ impl KilnApp {
                         .and_then(|e| e.files().project().root().parent().map(Path::to_owned))
                         .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
                         .unwrap_or_else(|| PathBuf::from("."));
-                    self.new_project =
-                        Some(super::new_project_dialog::NewProjectDialog::new(location));
+                    let mut dialog = super::new_project_dialog::NewProjectDialog::new(location);
+                    if command == UiCommand::TryDemo {
+                        dialog.template = crate::new_project::Template::Demo;
+                    }
+                    self.new_project = Some(dialog);
                 }
                 Action::CreateProject { dir, template } => {
                     if self.editor.as_ref().is_some_and(Editor::is_dirty) {
@@ -779,20 +782,8 @@ impl KilnApp {
             }
             None => {
                 egui::CentralPanel::default().show(ui, |ui| {
-                    ui.vertical_centered(|ui| {
-                        ui.add_space(80.0);
-                        ui.heading("Kiln");
-                        if let Some(e) = &self.open_error {
-                            ui.colored_label(Color32::from_rgb(220, 80, 70), e);
-                        }
-                        if ui.button("New project…").clicked() {
-                            actions.push(Action::Run(UiCommand::NewProject));
-                        }
-                        if ui.button("Open project…").clicked() {
-                            let purpose = super::file_picker::Purpose::OpenProject;
-                            actions.push(Action::ChooseFiles(purpose));
-                        }
-                    });
+                    let error = self.open_error.as_deref();
+                    super::start_page::show(ui, &self.settings, error, &mut actions);
                 });
             }
         }
@@ -884,7 +875,10 @@ pub fn run_editor(project: Option<PathBuf>) -> anyhow::Result<()> {
     let mut options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_inner_size([1600.0, 900.0])
-            .with_title("Kiln"),
+            .with_title("Kiln")
+            // The desktop entry's StartupWMClass: the menu and the task bar know
+            // the window as Kiln's.
+            .with_app_id("kiln"),
         ..Default::default()
     };
     let named = named_renderer();

@@ -18,6 +18,7 @@ mod panels;
 pub mod preview;
 mod settings;
 pub mod simulation;
+pub mod start_page;
 pub mod thumbnails;
 mod toasts;
 pub mod tree;

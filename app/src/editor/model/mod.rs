@@ -483,6 +483,7 @@ impl Editor {
             | UiCommand::RotateTool
             | UiCommand::ScaleTool
             | UiCommand::NewProject
+            | UiCommand::TryDemo
             | UiCommand::Import => {}
             // The viewport's and the scene tree's view of the level (the window's).
             _ => {}
