@@ -211,10 +211,14 @@ impl KilnApp {
                         .and_then(|e| e.files().project().root().parent().map(Path::to_owned))
                         .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
                         .unwrap_or_else(|| PathBuf::from("."));
-                    let mut dialog = super::new_project_dialog::NewProjectDialog::new(location);
-                    if command == UiCommand::TryDemo {
-                        dialog.template = crate::new_project::Template::Demo;
-                    }
+                    use super::new_project_dialog::NewProjectDialog;
+                    let dialog = match command {
+                        UiCommand::TryDemo => NewProjectDialog {
+                            template: crate::new_project::Template::Demo,
+                            ..NewProjectDialog::named(location, "kiln_demo")
+                        },
+                        _ => NewProjectDialog::new(location),
+                    };
                     self.new_project = Some(dialog);
                 }
                 Action::CreateProject { dir, template } => {

@@ -23,10 +23,15 @@ impl NewProjectDialog {
     /// The dialog with a free name in `location` (the folder the current project is
     /// in, or the home folder).
     pub fn new(location: PathBuf) -> Self {
-        let name = std::iter::once("my_game".to_owned())
-            .chain((2..100).map(|n| format!("my_game_{n}")))
+        Self::named(location, "my_game")
+    }
+
+    /// The dialog proposing `base` (or `base_2`, ... the first free) in `location`.
+    pub fn named(location: PathBuf, base: &str) -> Self {
+        let name = std::iter::once(base.to_owned())
+            .chain((2..100).map(|n| format!("{base}_{n}")))
             .find(|n| !location.join(n).exists())
-            .unwrap_or_else(|| "my_game".to_owned());
+            .unwrap_or_else(|| base.to_owned());
         NewProjectDialog {
             location: location.display().to_string(),
             name,
