@@ -412,12 +412,8 @@ pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outc
         std::fs::create_dir_all(&setup.hooks).context("making git's hooks folder")?;
         kiln_core::write_atomic(&path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-                .with_context(|| format!("making {} runnable", path.display()))?;
-        }
+        kiln_core::os::set_executable(&path)
+            .with_context(|| format!("making {} runnable", path.display()))?;
         changed.push(format!("{}: {why}", setup.shown(&path)));
     }
 

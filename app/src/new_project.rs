@@ -255,7 +255,7 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         // A link planted where a template folder goes (between the emptiness check
         // and the writes, by another program): the write there fails halfway.
-        std::os::unix::fs::symlink(outside.path(), dir.path().join("meshes")).unwrap();
+        kiln_core::os::symlink(outside.path(), dir.path().join("meshes")).unwrap();
         let e = populate(dir.path(), Template::Empty, "Game").unwrap_err();
         assert!(format!("{e:#}").contains("symbolic link"), "{e:#}");
         let left: Vec<String> = std::fs::read_dir(dir.path())

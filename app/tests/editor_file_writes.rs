@@ -52,7 +52,7 @@ fn an_asset_edit_never_writes_through_a_link() {
     fs::write(&victim, "{\"roughness\": 0.9}\n").unwrap();
     let link = dir.path().join("materials/bark.material");
     fs::remove_file(&link).unwrap();
-    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    kiln_core::os::symlink(&victim, &link).unwrap();
     let mut editor = support::open_editor(dir.path()).unwrap();
     set_roughness(&mut editor, 0.1);
     assert_eq!(
@@ -76,7 +76,7 @@ fn create_prefab_never_writes_through_a_linked_folder() {
     let units = dir.path().join("units");
     support::copy_dir(&units, outside.path());
     fs::remove_dir_all(&units).unwrap();
-    std::os::unix::fs::symlink(outside.path(), &units).unwrap();
+    kiln_core::os::symlink(outside.path(), &units).unwrap();
     let before: Vec<_> = fs::read_dir(outside.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())

@@ -1159,7 +1159,7 @@ fn without_a_gpu_textures_get_thumbnails_and_a_planted_link_is_not_written_throu
     let dir = demo_copy();
     let outside = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".kiln")).unwrap();
-    std::os::unix::fs::symlink(outside.path(), dir.path().join(".kiln/thumbnails")).unwrap();
+    kiln_core::os::symlink(outside.path(), dir.path().join(".kiln/thumbnails")).unwrap();
     let mut h = open(dir.path());
     filter_files(&mut h, "grass");
     let mut shown = false;

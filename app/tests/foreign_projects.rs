@@ -616,7 +616,7 @@ fn links_at_kilns_own_folders_are_refused() {
     let outside = tempfile::tempdir().unwrap();
     let tmp = demo_copy();
     let dir = tmp.path();
-    std::os::unix::fs::symlink(outside.path(), dir.join("build")).unwrap();
+    kiln_core::os::symlink(outside.path(), dir.join("build")).unwrap();
     let (code, out, err) = kiln(&["compile"], dir);
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("is a symbolic link"), "{err}");
@@ -624,7 +624,7 @@ fn links_at_kilns_own_folders_are_refused() {
     fs::remove_file(dir.join("build")).unwrap();
 
     fs::remove_dir_all(dir.join(".kiln")).ok();
-    std::os::unix::fs::symlink(outside.path(), dir.join(".kiln")).unwrap();
+    kiln_core::os::symlink(outside.path(), dir.join(".kiln")).unwrap();
     // A cache planted outside is never read, nor is anything written there.
     fs::write(outside.path().join("index.bin"), "planted").unwrap();
     let (code, out, _) = kiln(&["check"], dir);
@@ -648,7 +648,7 @@ fn links_at_kilns_own_folders_are_refused() {
     );
     fs::remove_file(dir.join(".kiln")).unwrap();
 
-    std::os::unix::fs::symlink(dir.join("nowhere.png"), dir.join("textures/new.png")).unwrap();
+    kiln_core::os::symlink(dir.join("nowhere.png"), dir.join("textures/new.png")).unwrap();
     let (code, _, err) = kiln(&["mv", "textures/bark.png", "textures/new.png"], dir);
     assert_eq!(code, 2);
     assert!(err.contains("already exists"), "{err}");

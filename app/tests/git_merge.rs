@@ -182,7 +182,7 @@ fn setup_git_refuses_a_gitattributes_that_links_outside_the_project() {
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("attributes");
     fs::write(&target, "theirs\n").unwrap();
-    std::os::unix::fs::symlink(&target, root.join(".gitattributes")).unwrap();
+    kiln_core::os::symlink(&target, root.join(".gitattributes")).unwrap();
     let (code, out, err) = support::kiln(&["setup-git"], root);
     assert_ne!(code, 0, "{out}{err}");
     assert!(
@@ -1263,7 +1263,7 @@ fn the_driver_finds_kiln_on_path_after_a_move_and_falls_back_to_git_without_it()
     // Installed elsewhere, on PATH: found.
     let dir = make();
     let bin = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kiln"), bin.path().join("kiln")).unwrap();
+    kiln_core::os::symlink(env!("CARGO_BIN_EXE_kiln"), bin.path().join("kiln")).unwrap();
     let (clean, said) = run(
         dir.path(),
         &format!("{}:{system_path}", bin.path().display()),
@@ -1298,7 +1298,7 @@ fn a_scratch_folder_planted_as_a_link_stops_the_merge_and_nothing_is_written_out
     git_ok(dir.path(), &["checkout", "-q", "a"]);
     let outside = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join(".kiln")).unwrap();
-    std::os::unix::fs::symlink(outside.path(), dir.path().join(".kiln/merge-check")).unwrap();
+    kiln_core::os::symlink(outside.path(), dir.path().join(".kiln/merge-check")).unwrap();
     let (clean, said) = git(dir.path(), &["merge", "--no-edit", "b"]);
     assert!(!clean, "{said}");
     assert!(said.contains("goes through a link"), "{said}");

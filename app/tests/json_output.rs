@@ -82,8 +82,8 @@ fn messy() -> tempfile::TempDir {
         fs::create_dir_all(full.parent().unwrap()).unwrap();
         fs::write(full, content).unwrap();
     }
-    std::os::unix::fs::symlink("/tmp", tmp.path().join("outside")).unwrap();
-    std::os::unix::fs::symlink("/tmp", tmp.path().join("build")).unwrap();
+    kiln_core::os::symlink("/tmp", tmp.path().join("outside")).unwrap();
+    kiln_core::os::symlink("/tmp", tmp.path().join("build")).unwrap();
     fs::write(tmp.path().join(".kiln.not-a-folder"), "set aside").unwrap();
     tmp
 }

@@ -7,8 +7,8 @@
 
 mod support;
 
+use kiln_core::os::symlink;
 use std::fs;
-use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};

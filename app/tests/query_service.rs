@@ -213,7 +213,7 @@ fn a_planted_link_or_file_in_place_of_the_socket_is_never_asked() {
     let elsewhere = tempfile::tempdir().unwrap();
     let hostile = UnixListener::bind(elsewhere.path().join("evil.sock")).unwrap();
     hostile.set_nonblocking(true).unwrap();
-    std::os::unix::fs::symlink(
+    kiln_core::os::symlink(
         elsewhere.path().join("evil.sock"),
         root.join(".kiln/query.sock"),
     )

@@ -52,6 +52,7 @@ pub mod incremental;
 pub mod json_format;
 pub mod level;
 mod manager;
+pub mod os;
 pub mod own_folder;
 pub mod path;
 pub mod project;

@@ -530,7 +530,7 @@ mod tests {
         fs::write(dir.path().join(PROJECT_FILE), "{}").unwrap();
         let outside = tempfile::tempdir().unwrap();
         #[cfg(unix)]
-        std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
+        crate::os::symlink(outside.path(), dir.path().join("escape")).unwrap();
         let project = Project::open(dir.path()).unwrap();
         for bad in ["../x.level", "/etc/passwd", "a/../../x"] {
             assert!(

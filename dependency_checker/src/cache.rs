@@ -92,14 +92,7 @@ fn user_key() -> Option<[u8; KEY_SIZE]> {
         .read_exact(&mut key)
         .ok()?;
     fs::create_dir_all(&dir).ok()?;
-    let made = {
-        use std::os::unix::fs::OpenOptionsExt;
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-    };
+    let made = kiln_core::os::create_new_private(&path);
     match made {
         Ok(mut file) => {
             file.write_all(&key).ok()?;
@@ -936,7 +929,7 @@ mod tests {
         )
         .unwrap();
         fs::rename(dir.path().join("levels"), dir.path().join("old")).unwrap();
-        std::os::unix::fs::symlink(outside.path(), dir.path().join("levels")).unwrap();
+        kiln_core::os::symlink(outside.path(), dir.path().join("levels")).unwrap();
         let scan = crafted.file("levels/a.level").unwrap().scan();
         assert!(scan.iter().all(|r| r.text != "meshes/secret"));
         assert!(scan.error.is_some(), "{scan:?}");

@@ -125,8 +125,7 @@ pub struct ProjectWatcher {
 }
 
 fn identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    kiln_core::os::identity(path)
 }
 
 impl std::fmt::Debug for ProjectWatcher {

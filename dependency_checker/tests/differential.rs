@@ -519,12 +519,12 @@ fn generate(rng: &mut Rng, root: &Path) {
         fs::write(&full, bytes).unwrap();
     }
     if rng.chance(30) {
-        std::os::unix::fs::symlink("/tmp", root.join("outside_link")).unwrap();
+        kiln_core::os::symlink("/tmp", root.join("outside_link")).unwrap();
     }
     if rng.chance(30)
         && let Some(p) = paths.first()
     {
-        std::os::unix::fs::symlink(root.join(p), root.join("inner_link.json")).unwrap();
+        kiln_core::os::symlink(root.join(p), root.join("inner_link.json")).unwrap();
     }
     if rng.chance(20) {
         fs::create_dir_all(root.join(".hidden")).unwrap();

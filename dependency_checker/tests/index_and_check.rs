@@ -266,7 +266,7 @@ fn symbolic_links_leaving_the_project_are_not_followed() {
         r#"{"texture": "textures/bark"}"#,
     )
     .unwrap();
-    std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+    kiln_core::os::symlink(outside.path(), dir.path().join("linked")).unwrap();
     let checker = open(dir.path());
     assert!(
         checker

@@ -342,7 +342,7 @@ fn a_crafted_journal_cannot_reach_outside_the_project() {
     ];
     for manifest in cases {
         let dir = project();
-        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        kiln_core::os::symlink(outside.path(), dir.path().join("link")).unwrap();
         let journal = dir.path().join(".kiln/journal");
         fs::create_dir_all(&journal).unwrap();
         fs::write(journal.join("backups.bin"), "EVIL").unwrap();
@@ -445,9 +445,9 @@ fn special_files_in_place_of_kilns_own_do_not_hang() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     assert_eq!(checker.references_to("materials/bark.material").len(), 3);
     fs::remove_file(&cache).unwrap();
-    std::os::unix::fs::symlink("/dev/zero", &cache).unwrap();
+    kiln_core::os::symlink("/dev/zero", &cache).unwrap();
     open(dir.path());
-    std::os::unix::fs::symlink("/dev/zero", dir.path().join("kiln.redirects")).unwrap();
+    kiln_core::os::symlink("/dev/zero", dir.path().join("kiln.redirects")).unwrap();
     let err = dependency_checker::Checker::open(
         dir.path(),
         std::sync::Arc::new(kiln_core::Registry::with_builtins()),

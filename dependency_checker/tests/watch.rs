@@ -246,7 +246,7 @@ fn a_sync_cookie_is_never_written_through_a_planted_link() {
     let outside = tempfile::tempdir().unwrap();
     let w = ProjectWatcher::start(dir.path(), Debounce::default()).unwrap();
     let _ = fs::remove_dir_all(dir.path().join(".kiln"));
-    std::os::unix::fs::symlink(outside.path(), dir.path().join(".kiln")).unwrap();
+    kiln_core::os::symlink(outside.path(), dir.path().join(".kiln")).unwrap();
     let cookies = w.sync_cookies();
     assert!(cookies.write(cookies.reserve()).is_err());
     assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);

@@ -565,8 +565,8 @@ mod tests {
         std::fs::create_dir_all(root.join("levels/deep")).unwrap();
         std::fs::write(root.join("levels/deep/a.level"), "inside").unwrap();
         std::fs::write(dir.path().join("secret"), "outside").unwrap();
-        std::os::unix::fs::symlink(dir.path(), root.join("out")).unwrap();
-        std::os::unix::fs::symlink(dir.path().join("secret"), root.join("s.level")).unwrap();
+        crate::os::symlink(dir.path(), root.join("out")).unwrap();
+        crate::os::symlink(dir.path().join("secret"), root.join("s.level")).unwrap();
         // A FIFO where a file was: refused at once, not waited on.
         rustix::fs::mknodat(
             rustix::fs::CWD,
@@ -607,7 +607,7 @@ mod tests {
         std::fs::write(base.join("a.txt"), "a").unwrap();
         std::fs::write(base.join("taken.txt"), "taken").unwrap();
         std::fs::create_dir(base.join("folder")).unwrap();
-        std::os::unix::fs::symlink(base.join("nowhere"), base.join("dangling")).unwrap();
+        crate::os::symlink(base.join("nowhere"), base.join("dangling")).unwrap();
         for target in ["taken.txt", "folder", "dangling"] {
             let e = rename_below(base, Path::new("a.txt"), Path::new(target)).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{target}: {e}");
@@ -650,7 +650,7 @@ mod tests {
         BEFORE_RENAME.with(|h| {
             *h.borrow_mut() = Some(Box::new(move || {
                 std::fs::rename(b.join("levels"), o.join("levels")).unwrap();
-                std::os::unix::fs::symlink(o.join("levels"), b.join("levels")).unwrap();
+                crate::os::symlink(o.join("levels"), b.join("levels")).unwrap();
             }))
         });
         let e = rename_below(&base, Path::new("a.txt"), Path::new("levels/a.txt")).unwrap_err();
@@ -692,7 +692,7 @@ mod tests {
         );
         #[cfg(unix)]
         {
-            std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+            crate::os::symlink(outside.path(), dir.path().join("linked")).unwrap();
             let err = write_below(dir.path(), Path::new("linked/x.bin"), b"no").unwrap_err();
             assert!(err.to_string().contains("is a symbolic link"), "{err}");
             assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);

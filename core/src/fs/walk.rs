@@ -101,7 +101,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        std::os::unix::fs::symlink(outside.path(), dir.path().join("a/link")).unwrap();
+        crate::os::symlink(outside.path(), dir.path().join("a/link")).unwrap();
         let mut seen = Vec::new();
         walk_below(
             dir.path(),

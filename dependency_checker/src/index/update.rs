@@ -513,7 +513,7 @@ mod tests {
         let mut index = Index::build(&project, registry, &BuildOptions::default()).unwrap();
         assert!(index.contains("props/a.level"));
         fs::remove_dir_all(root.join("props")).unwrap();
-        std::os::unix::fs::symlink(outside.path(), root.join("props")).unwrap();
+        kiln_core::os::symlink(outside.path(), root.join("props")).unwrap();
         index.update(&[
             "props/a.level".to_owned(),
             "props/b.level".to_owned(),
@@ -540,8 +540,8 @@ mod tests {
         write(root, "props/a.level", &level("meshes/m"));
         write(root, "props/b.level", &level("meshes/m"));
         write(root, "far/x.level", &level("meshes/m"));
-        std::os::unix::fs::symlink(root.join("props/a.level"), root.join("link.level")).unwrap();
-        std::os::unix::fs::symlink(root.join("props/b.level"), root.join("far/y.level")).unwrap();
+        kiln_core::os::symlink(root.join("props/a.level"), root.join("link.level")).unwrap();
+        kiln_core::os::symlink(root.join("props/b.level"), root.join("far/y.level")).unwrap();
         let project = Project::open(root).unwrap();
         let registry = Arc::new(Registry::with_builtins());
         let build = || Index::build(&project, registry.clone(), &BuildOptions::default()).unwrap();
@@ -559,7 +559,7 @@ mod tests {
         assert_eq!(index.walk_issues(), []);
 
         fs::remove_file(root.join("props/b.level")).unwrap();
-        std::os::unix::fs::symlink("/", root.join("props/b.level")).unwrap();
+        kiln_core::os::symlink("/", root.join("props/b.level")).unwrap();
         index.update(&["props/b.level".to_owned()]);
         assert!(!index.contains("props/b.level"));
         assert_eq!(index.walk_issues(), build().walk_issues());

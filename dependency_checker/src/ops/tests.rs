@@ -223,7 +223,7 @@ fn a_folder_swapped_for_a_link_never_carries_a_move_outside() {
         let (root, link_to) = (dir.path().to_owned(), copy.clone());
         let swap = move || {
             fs::remove_dir_all(root.join("b")).unwrap();
-            std::os::unix::fs::symlink(&link_to, root.join("b")).unwrap();
+            kiln_core::os::symlink(&link_to, root.join("b")).unwrap();
         };
         if during {
             let first = dir.path().join("a/x.json");
@@ -295,7 +295,7 @@ fn a_rename_never_goes_through_a_folder_swapped_for_a_link() {
     fs::create_dir(outside.path().join("tex")).unwrap();
     fs::write(outside.path().join("tex/t.png"), "png").unwrap();
     fs::remove_dir_all(dir.path().join("tex")).unwrap();
-    std::os::unix::fs::symlink(outside.path().join("tex"), dir.path().join("tex")).unwrap();
+    kiln_core::os::symlink(outside.path().join("tex"), dir.path().join("tex")).unwrap();
     let result = apply(&mut checker, &p);
     assert!(
         matches!(&result, Err(CheckerError::Refused { reason, .. }) if reason.contains("link")),
@@ -531,7 +531,7 @@ fn a_journal_folder_swapped_for_a_link_is_never_written_through() {
     let (dir, before, mut checker, p) = planned_move(&pairs, "tex/t.png", "tex/u.png");
     let elsewhere = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join(".kiln")).unwrap();
-    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(".kiln/journal")).unwrap();
+    kiln_core::os::symlink(elsewhere.path(), dir.path().join(".kiln/journal")).unwrap();
     let result = apply(&mut checker, &p);
     assert!(
         matches!(result, Err(CheckerError::Refused { .. })),
@@ -976,7 +976,7 @@ fn emptied_folders_are_never_removed_through_a_link() {
     write(dir.path(), &[("kiln.project", "{}")]);
     let outside = tempfile::tempdir().unwrap();
     fs::create_dir_all(outside.path().join("deep")).unwrap();
-    std::os::unix::fs::symlink(outside.path(), dir.path().join("src")).unwrap();
+    kiln_core::os::symlink(outside.path(), dir.path().join("src")).unwrap();
     let emptied =
         super::apply::emptied_folders(&[("src/deep/t.png".to_owned(), "dst/t.png".to_owned())]);
     assert_eq!(emptied, ["src", "src/deep"]);

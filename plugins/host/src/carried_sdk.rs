@@ -158,7 +158,7 @@ mod tests {
         let other = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::create_dir(other.path().join(".kiln")).unwrap();
-        std::os::unix::fs::symlink(outside.path(), other.path().join(".kiln/sdk")).unwrap();
+        kiln_core::os::symlink(outside.path(), other.path().join(".kiln/sdk")).unwrap();
         assert!(unpack(other.path()).is_err());
         assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }

@@ -108,18 +108,7 @@ pub fn program_exists(name: &std::ffi::OsStr) -> bool {
 }
 
 fn is_executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.is_file() && meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        meta.is_file()
-    }
+    kiln_core::os::is_executable(path)
 }
 
 #[cfg(test)]

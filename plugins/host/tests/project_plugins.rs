@@ -136,7 +136,7 @@ fn folders_that_cannot_be_plugins_are_named_with_the_reason() {
     let root = root(&dir);
     let outside = tempfile::tempdir().unwrap();
     fs::write(outside.path().join("x.c"), "int x;").unwrap();
-    std::os::unix::fs::symlink(outside.path(), root.join("plugins/away")).unwrap();
+    kiln_core::os::symlink(outside.path(), root.join("plugins/away")).unwrap();
     fs::create_dir_all(root.join("plugins/empty")).unwrap();
     fs::create_dir_all(root.join("plugins/two")).unwrap();
     let dll = std::env::consts::DLL_SUFFIX;
@@ -204,7 +204,7 @@ fn kilns_plugin_folder_as_a_link_is_not_written_through() {
     let root = root(&dir);
     let outside = tempfile::tempdir().unwrap();
     fs::create_dir_all(root.join(".kiln")).unwrap();
-    std::os::unix::fs::symlink(outside.path(), root.join(".kiln/plugins")).unwrap();
+    kiln_core::os::symlink(outside.path(), root.join(".kiln/plugins")).unwrap();
     let mut registry = Registry::with_builtins();
     let plugins = load(&root, &["plugins/blink"], &mut registry);
     assert!(plugins.loaded.is_empty());
@@ -269,7 +269,7 @@ fn a_library_or_stamp_planted_in_kilns_folder_is_not_trusted() {
     let outside = tempfile::tempdir().unwrap();
     let elsewhere = outside.path().join("libother.so");
     fs::rename(&folder.built, &elsewhere).unwrap();
-    std::os::unix::fs::symlink(&elsewhere, &folder.built).unwrap();
+    kiln_core::os::symlink(&elsewhere, &folder.built).unwrap();
     assert!(folder.needs_build(), "a link is not what Kiln built");
     let mut registry = Registry::with_builtins();
     let plugins = load(&root, &["plugins/blink"], &mut registry);

@@ -651,8 +651,8 @@ mod tests {
         let d = outside.path().join("Build");
         std::fs::create_dir(&d).unwrap();
         std::fs::write(d.join("a.png"), b"png").unwrap();
-        std::os::unix::fs::symlink(&d, d.join("loop")).unwrap();
-        std::os::unix::fs::symlink("/etc", d.join("etc")).unwrap();
+        kiln_core::os::symlink(&d, d.join("loop")).unwrap();
+        kiln_core::os::symlink("/etc", d.join("etc")).unwrap();
         let planned = plan(std::slice::from_ref(&d), "", &|_| false, None);
         assert!(planned.files.is_empty(), "{:?}", targets(&planned));
         let problems = planned.problems.join("\n");
