@@ -185,7 +185,7 @@ impl Checker {
     fn has_cache_file(project: &Project) -> bool {
         matches!(
             crate::fs::stat_below(project.root(), crate::cache::CACHE_FILE),
-            Ok((rustix::fs::FileType::RegularFile, _))
+            Ok((kiln_core::fs::Kind::File, _))
         )
     }
 
@@ -797,7 +797,7 @@ impl Checker {
         for own in [kiln_core::own_folder::DIR, kiln_core::project::BUILD_DIR] {
             let link = matches!(
                 crate::fs::stat_below(self.project.root(), own),
-                Ok((rustix::fs::FileType::Symlink, _))
+                Ok((kiln_core::fs::Kind::Link, _))
             );
             if link {
                 findings.push(Finding::LinkedOwnFolder { file: own.into() });

@@ -155,9 +155,9 @@ impl FolderCursor {
     }
 
     /// As [`stat_below`].
-    pub fn stat(&self, root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
+    pub fn stat(&self, root: &Path, rel: &str) -> std::io::Result<(Kind, FileStat)> {
         let st = self.lstat(root, rel)?;
-        Ok((FileType::from_raw_mode(st.st_mode), stat_of(&st)))
+        Ok((Kind::of(FileType::from_raw_mode(st.st_mode)), stat_of(&st)))
     }
 
     /// The regular file at `rel`, opened for reading with its whole stat.
@@ -187,19 +187,19 @@ pub fn open_below(root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
 /// What is at `rel` below `root`, reached folder by folder without following a
 /// symbolic link (a link is reported as one, never followed): its kind, size and
 /// time. A folder swapped for a link since the walk is not looked through.
-pub fn stat_below(root: &Path, rel: &str) -> std::io::Result<(FileType, FileStat)> {
+pub fn stat_below(root: &Path, rel: &str) -> std::io::Result<(Kind, FileStat)> {
     FolderCursor::default().stat(root, rel)
 }
 
 /// The entries of the folder at `rel` below `root` (reached as in [`stat_below`]),
 /// by path from the root and kind, without what the walk leaves out: names that
 /// are not UTF-8 and excluded ones.
-pub fn list_below(root: &Path, rel: &str) -> std::io::Result<Vec<(String, FileType)>> {
+pub fn list_below(root: &Path, rel: &str) -> std::io::Result<Vec<(String, Kind)>> {
     let entries = entries_of(&open_dir_below(root, rel)?)?;
     Ok((entries.into_iter())
         .map(|(name, kind)| match rel {
-            "" => (name, kind),
-            _ => (format!("{rel}/{name}"), kind),
+            "" => (name, Kind::of(kind)),
+            _ => (format!("{rel}/{name}"), Kind::of(kind)),
         })
         .filter(|(path, _)| !is_excluded(path))
         .collect())
@@ -404,9 +404,7 @@ impl Kind {
 /// What is at `rel` below `base` (reached without following a link), with its size
 /// and time; `None` if nothing is, or it cannot be reached.
 pub fn kind_below(base: &Path, rel: &str) -> Option<(Kind, FileStat)> {
-    stat_below(base, rel)
-        .ok()
-        .map(|(kind, stat)| (Kind::of(kind), stat))
+    stat_below(base, rel).ok()
 }
 
 /// Every entry of the folder `rel` below `base` (reached without following a link),

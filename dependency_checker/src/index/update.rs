@@ -31,7 +31,7 @@ impl Index {
         let folders = crate::fs::FolderCursor::default();
         for rel in paths {
             match folders.stat(&self.root, rel) {
-                Ok((rustix::fs::FileType::Directory, _)) => {
+                Ok((kiln_core::fs::Kind::Folder, _)) => {
                     // What is in it now, what the index had in it (gone since, if
                     // not found again), and a file of its name that it replaced.
                     self.collect_files(rel, &mut work);
@@ -58,7 +58,7 @@ impl Index {
                 continue;
             }
             let now = folders.stat(&self.root, rel);
-            if !matches!(now, Ok((rustix::fs::FileType::Directory, _))) {
+            if !matches!(now, Ok((kiln_core::fs::Kind::Folder, _))) {
                 let before = self.issues.len();
                 (self.issues).retain(|i| !matches!(i, WalkIssue::Unreadable(p, _) if p == rel));
                 issues_changed |= self.issues.len() != before;
@@ -76,7 +76,7 @@ impl Index {
                 }
             }
             match now {
-                Ok((rustix::fs::FileType::RegularFile, stat)) => {
+                Ok((kiln_core::fs::Kind::File, stat)) => {
                     let prev = self.files.get(rel.as_str());
                     match index_file(
                         (&self.registry, &self.rules),
@@ -107,7 +107,7 @@ impl Index {
                         came_or_went = true;
                         changed.push(rel.clone());
                     }
-                    if let Ok((rustix::fs::FileType::Symlink, _)) = now
+                    if let Ok((kiln_core::fs::Kind::Link, _)) = now
                         && let Err(at) = self.links.binary_search(rel)
                     {
                         self.links.insert(at, rel.clone());
@@ -229,7 +229,7 @@ impl Index {
                     .map(|entries| {
                         entries
                             .into_iter()
-                            .filter(|(_, kind)| *kind == rustix::fs::FileType::RegularFile)
+                            .filter(|(_, kind)| *kind == kiln_core::fs::Kind::File)
                             .map(|(p, _)| p)
                             .collect()
                     })
@@ -293,9 +293,7 @@ impl Index {
         let folders = crate::fs::FolderCursor::default();
         for w in written {
             let same = folders.stat(&self.root, w.path).is_ok_and(|(kind, st)| {
-                kind == rustix::fs::FileType::RegularFile
-                    && st.size == w.size
-                    && st.mtime_ns == w.mtime_ns
+                kind == kiln_core::fs::Kind::File && st.size == w.size && st.mtime_ns == w.mtime_ns
             });
             if !same || is_excluded(w.path) {
                 read_back.push(w.path.to_owned());

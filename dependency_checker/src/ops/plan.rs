@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use rustix::fs::FileType;
+use kiln_core::fs::Kind;
 use std::sync::Arc;
 
 use kiln_core::ResourcePath;
@@ -84,7 +84,7 @@ impl MoveRequest {
         };
         let into_folder = dest.ends_with('/')
             || sources.len() > 1
-            || (kind_below(root, dest) == Some(FileType::Directory)
+            || (kind_below(root, dest) == Some(Kind::Folder)
                 && !sources
                     .iter()
                     .any(|s| s.trim_end_matches('/').to_lowercase() == dest.to_lowercase()));
@@ -391,7 +391,7 @@ fn check_target(
     if let Some(kind) = kind_below(root, new)
         && !same_file()
     {
-        let what = if kind == FileType::Directory {
+        let what = if kind == Kind::Folder {
             "a folder"
         } else {
             "a file"
@@ -411,8 +411,8 @@ fn check_target(
         let last = k + 1 == segments.len();
         if !last {
             match kind_below(root, &prefix) {
-                Some(FileType::Directory) => continue,
-                Some(FileType::Symlink) => {
+                Some(Kind::Folder) => continue,
+                Some(Kind::Link) => {
                     return Err(format!("{prefix} is a link; Kiln never moves through one"));
                 }
                 Some(_) => return Err(format!("{prefix} is a file, not a folder")),
@@ -455,8 +455,8 @@ pub(super) fn reached_without_links(
         let prefix = segments[..=k].join("/");
         let last = k + 1 == segments.len();
         match crate::fs::stat_below(root, &prefix) {
-            Ok((rustix::fs::FileType::Directory, _)) => {}
-            Ok((rustix::fs::FileType::Symlink, _)) => {
+            Ok((kiln_core::fs::Kind::Folder, _)) => {}
+            Ok((kiln_core::fs::Kind::Link, _)) => {
                 return Err(refused(format!(
                     "{prefix} is a link now; Kiln never moves through one"
                 )));
@@ -476,7 +476,7 @@ pub(super) fn reached_without_links(
 
 /// What is at `rel` below `root`, reached without following a link (a link is
 /// one); `None` if nothing is, or it cannot be reached.
-fn kind_below(root: &Path, rel: &str) -> Option<FileType> {
+fn kind_below(root: &Path, rel: &str) -> Option<Kind> {
     crate::fs::stat_below(root, rel).ok().map(|(kind, _)| kind)
 }
 
@@ -507,7 +507,7 @@ pub fn plan(checker: &Checker, request: &MoveRequest) -> Result<MovePlan, Checke
         let is_folder = !is_file
             && !is_excluded(old)
             && crate::fs::is_plain_relative(old)
-            && kind_below(root, old) == Some(FileType::Directory);
+            && kind_below(root, old) == Some(Kind::Folder);
         if !is_file && !is_folder {
             return Err(crate::error::refused(
                 old,
