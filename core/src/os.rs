@@ -6,9 +6,9 @@
 //!
 //! This is the first part of the one layer issue 49 asks for (see
 //! `docs/development.md`): the calls below a project root (`crate::fs::below`),
-//! the dependency checker's lock, journal and walk (`dependency_checker::fs`) and
-//! the query server's socket still use `rustix` and `std::os::unix` directly, and
-//! there is no portable implementation yet.
+//! the dependency checker's lock, journal, walk and apply (`dependency_checker`)
+//! and the query server's socket still use `rustix` and `std::os::unix` directly,
+//! and there is no portable implementation yet.
 
 use std::fs::File;
 use std::io;
