@@ -6,9 +6,9 @@
 //!
 //! This is the first part of the one layer issue 49 asks for (see
 //! `docs/development.md`): the calls below a project root (`crate::fs::below`),
-//! the dependency checker's lock, journal, walk and apply (`dependency_checker`)
-//! and the query server's socket still use `rustix` and `std::os::unix` directly,
-//! and there is no portable implementation yet.
+//! the dependency checker's parallel walk and apply (`dependency_checker`) and the
+//! query server's socket still use `rustix` and `std::os::unix` directly, and
+//! there is no portable implementation yet.
 
 use std::fs::File;
 use std::io;
@@ -76,6 +76,32 @@ pub fn identity(path: &Path) -> Option<(u64, u64)> {
     {
         let _ = path;
         None
+    }
+}
+
+/// Reads into `buf` from `offset` of `file`, without moving its cursor where the
+/// platform allows (`pread` on Unix); how many bytes were read.
+pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+    }
+}
+
+/// Writes `buf` at `offset` of `file` (`pwrite` on Unix); how many bytes were
+/// written.
+pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        std::os::windows::fs::FileExt::seek_write(file, buf, offset)
     }
 }
 

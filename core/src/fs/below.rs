@@ -69,6 +69,37 @@ pub fn open_regular_at<Name: rustix::path::Arg>(
     Ok((File::from(fd), st))
 }
 
+/// Opens `name` in `folder` for reading and writing, making it (empty) if it is
+/// not there: never through a link, never waiting on a FIFO, and refused
+/// (`InvalidData`) unless it is a regular file with no other name, so that what is
+/// written into it (the project lock's generation) lands nowhere else, whatever a
+/// hard link planted in its place points at.
+pub fn open_own_file_at(folder: &OwnedFd, name: &str) -> io::Result<File> {
+    let flags =
+        OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+    let fd = rustix::fs::openat(folder, name, flags, Mode::from_raw_mode(0o666))?;
+    let st = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || st.st_nlink != 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a regular file of its own",
+        ));
+    }
+    Ok(File::from(fd))
+}
+
+/// Makes the entries of `folder` durable (a name made, renamed or removed in it
+/// survives a power cut once this returns): `fsync` on the folder.
+pub fn sync_folder(folder: &OwnedFd) -> io::Result<()> {
+    Ok(rustix::fs::fsync(folder)?)
+}
+
+/// Removes the name `name` from `folder`: a file, or a link as the link (never
+/// what it points at); a folder is refused.
+pub fn remove_file_at(folder: &OwnedFd, name: &std::ffi::OsStr) -> io::Result<()> {
+    Ok(rustix::fs::unlinkat(folder, name, AtFlags::empty())?)
+}
+
 /// One name of a path from the walk: not empty, not `.` or `..`.
 fn plain_name(part: &str) -> bool {
     !part.is_empty() && part != "." && part != ".."

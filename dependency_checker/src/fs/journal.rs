@@ -244,7 +244,7 @@ pub(crate) fn begin(
         Durability::Flushed,
     )
     .map_err(io_err(dir.join(JOURNAL_FILE)))?;
-    rustix::fs::fsync(&folder).map_err(|e| io_err(&dir)(e.into()))
+    kiln_core::fs::sync_folder(&folder).map_err(io_err(&dir))
 }
 
 /// Ends an operation that completed: its journal is no longer needed.
@@ -531,7 +531,7 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
         if let Ok(dir) = open_folder_below(root, Path::new(folder), false) {
             for pid in [journal.pid, std::process::id()] {
                 let temp = kiln_core::fs::temp_name(std::ffi::OsStr::new(name), pid);
-                let _ = rustix::fs::unlinkat(&dir, &temp, rustix::fs::AtFlags::empty());
+                let _ = kiln_core::fs::remove_file_at(&dir, &temp);
             }
             if folders.insert(folder) {
                 sweep_leftovers(&dir);

@@ -29,8 +29,6 @@ use std::fs::{self, TryLockError};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use rustix::fs::{FileType, Mode, OFlags};
-
 use super::kiln_dir::kiln_dir;
 use crate::error::{CheckerError, io_err};
 
@@ -60,8 +58,8 @@ impl ProjectLock {
             return Ok(0);
         };
         let next = self.generation().wrapping_add(1);
-        let written = rustix::io::pwrite(file, &next.to_le_bytes(), 0)
-            .map_err(|e| io_err(LOCK_FILE)(e.into()))?;
+        let written =
+            kiln_core::os::write_at(file, &next.to_le_bytes(), 0).map_err(io_err(LOCK_FILE))?;
         if written != 8 {
             return Err(crate::error::refused(
                 LOCK_FILE,
@@ -77,7 +75,7 @@ impl ProjectLock {
 /// number.
 fn generation_in(file: &fs::File) -> u64 {
     let mut bytes = [0u8; 8];
-    match rustix::io::pread(file, &mut bytes, 0) {
+    match kiln_core::os::read_at(file, &mut bytes, 0) {
         Ok(8) => u64::from_le_bytes(bytes),
         _ => 0,
     }
@@ -93,13 +91,9 @@ pub(crate) fn generation_now(root: &Path) -> u64 {
     else {
         return 0;
     };
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
-    match rustix::fs::openat(&folder, "lock", flags, Mode::empty()) {
-        Ok(fd) => {
-            let file = fs::File::from(fd);
-            let regular = file.metadata().is_ok_and(|m| m.is_file());
-            if regular { generation_in(&file) } else { 0 }
-        }
+    // Never through a link, never waiting on a FIFO, only a regular file.
+    match kiln_core::fs::open_regular_at(&folder, "lock") {
+        Ok((file, _)) => generation_in(&file),
         Err(_) => 0,
     }
 }
@@ -109,23 +103,17 @@ fn open_lock_file(root: &Path) -> Result<fs::File, CheckerError> {
     let folder =
         kiln_core::fs::open_folder_below(root, Path::new(kiln_core::own_folder::DIR), false)
             .map_err(io_err(&path))?;
-    // Never through a link, never a FIFO (the open does not wait on one).
-    let flags =
-        OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
-    let fd = rustix::fs::openat(&folder, "lock", flags, Mode::from_raw_mode(0o666))
-        .map_err(|e| io_err(&path)(e.into()))?;
-    // Kiln writes the generation into it: never into a file that is also
-    // somewhere else (a hard link planted there).
-    let own = rustix::fs::fstat(&fd).is_ok_and(|st| {
-        FileType::from_raw_mode(st.st_mode) == FileType::RegularFile && st.st_nlink == 1
-    });
-    if !own {
-        return Err(crate::error::refused(
+    // Never through a link, never a FIFO (the open does not wait on one); Kiln
+    // writes the generation into it, so never a file that is also somewhere else
+    // (a hard link planted there).
+    match kiln_core::fs::open_own_file_at(&folder, "lock") {
+        Ok(file) => Ok(file),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(crate::error::refused(
             &path,
             "is not a regular file of its own (a link, or a folder); remove it",
-        ));
+        )),
+        Err(e) => Err(io_err(&path)(e)),
     }
-    Ok(fs::File::from(fd))
 }
 
 fn acquire(file: &fs::File, exclusive: bool, waiting: &dyn Fn()) -> Result<(), std::io::Error> {
