@@ -6,7 +6,7 @@
 //!
 //! This is the first part of the one layer issue 49 asks for (see
 //! `docs/development.md`): the calls below a project root (`crate::fs::below`),
-//! the dependency checker's parallel walk and apply (`dependency_checker`) and the
+//! the dependency checker's parallel walk (`dependency_checker::fs::walk`) and the
 //! query server's socket still use `rustix` and `std::os::unix` directly, and
 //! there is no portable implementation yet.
 

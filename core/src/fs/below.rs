@@ -27,6 +27,41 @@ pub struct FileStat {
     pub mtime_ns: u64,
 }
 
+/// What identifies one version of a file cheaply: a save by another program (in
+/// place, or by renaming a new file over it) changes at least one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    /// The device the file is on.
+    pub dev: u64,
+    /// Its inode on that device.
+    pub ino: u64,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its modification time: seconds and nanoseconds.
+    pub mtime: (i64, i64),
+}
+
+/// The identity of a whole stat.
+// The stat fields' integer types differ between targets; the conversions are only
+// no-ops on some of them.
+#[allow(clippy::useless_conversion)]
+fn identity_of(st: &rustix::fs::Stat) -> FileIdentity {
+    FileIdentity {
+        dev: u64::try_from(st.st_dev).unwrap_or(0),
+        ino: u64::try_from(st.st_ino).unwrap_or(0),
+        size: u64::try_from(st.st_size).unwrap_or(0),
+        mtime: (
+            i64::try_from(st.st_mtime).unwrap_or(0),
+            i64::try_from(st.st_mtime_nsec).unwrap_or(0),
+        ),
+    }
+}
+
+/// The size and time of the open file `file` (of a file written through it, say).
+pub fn stat_of_file(file: &File) -> io::Result<FileStat> {
+    Ok(stat_of(&rustix::fs::fstat(file)?))
+}
+
 /// The size and time of a whole stat.
 // The stat fields' integer types differ between targets; the conversions are only
 // no-ops on some of them.
@@ -183,6 +218,18 @@ impl FolderCursor {
             name,
             AtFlags::SYMLINK_NOFOLLOW,
         )?)
+    }
+
+    /// The identity of what is at `rel` (a link's own, never what it points at).
+    pub fn identity(&self, root: &Path, rel: &str) -> std::io::Result<FileIdentity> {
+        Ok(identity_of(&self.lstat(root, rel)?))
+    }
+
+    /// The regular file at `rel`, opened for reading, with its identity from the
+    /// open file (so both describe the same version).
+    pub fn open_identified(&self, root: &Path, rel: &str) -> std::io::Result<(File, FileIdentity)> {
+        let (file, st) = self.open_regular(root, rel)?;
+        Ok((file, identity_of(&st)))
     }
 
     /// As [`stat_below`].

@@ -12,7 +12,6 @@ pub(crate) mod walk;
 
 pub(crate) use kiln_core::fs::{
     FileStat, FolderCursor, folder_and_name, is_plain_relative, list_below, open_below, stat_below,
-    stat_of,
 };
 pub use kiln_core::fs::{is_excluded, is_within, split_extension};
 pub use kiln_dir::existing_kiln_dir;

@@ -23,6 +23,7 @@ use crate::fs::journal::{self, Journal, crash_point, crashed};
 use crate::fs::split_extension;
 use crate::index::WriteScans;
 use crate::index::{REDIRECT_FILE, Redirects};
+use kiln_core::fs::FileIdentity;
 
 use kiln_core::fs::{Durability, Replacement, replace_at};
 
@@ -573,31 +574,6 @@ fn scanned_during<T>(
     (done, scanned.unwrap_or_default())
 }
 
-/// What identifies one version of a file cheaply: a save by another program (in place
-/// or by renaming a new file over it) changes at least one of these.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct FileIdentity {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-}
-
-// The stat fields' integer types differ between targets; the conversions are only
-// no-ops on some of them.
-#[allow(clippy::useless_conversion)]
-fn identity_of(st: &rustix::fs::Stat) -> FileIdentity {
-    FileIdentity {
-        dev: u64::try_from(st.st_dev).unwrap_or(0),
-        ino: u64::try_from(st.st_ino).unwrap_or(0),
-        size: u64::try_from(st.st_size).unwrap_or(0),
-        mtime: (
-            i64::try_from(st.st_mtime).unwrap_or(0),
-            i64::try_from(st.st_mtime_nsec).unwrap_or(0),
-        ),
-    }
-}
-
 /// Reads the file at `rel` and its identity, from one open file (so they describe
 /// the same version), opened in its folder below the root without following a
 /// link; only a regular file is read.
@@ -608,8 +584,7 @@ fn read_with_identity(
 ) -> Result<(Vec<u8>, FileIdentity), CheckerError> {
     use std::io::Read;
     let path = root.join(rel);
-    let (mut file, st) = folders.open_regular(root, rel).map_err(io_err(&path))?;
-    let identity = identity_of(&st);
+    let (mut file, identity) = folders.open_identified(root, rel).map_err(io_err(&path))?;
     let mut bytes = Vec::with_capacity(usize::try_from(identity.size).unwrap_or(0));
     file.read_to_end(&mut bytes).map_err(io_err(&path))?;
     Ok((bytes, identity))
@@ -803,7 +778,6 @@ fn replace_one(
 ) -> Result<Replaced, CheckerError> {
     let file = p.edit.file.as_str();
     let path = root.join(file);
-    let io = |e: rustix::io::Errno| io_err(&path)(e.into());
     let changed = || CheckerError::Changed {
         file: file.to_owned(),
     };
@@ -828,8 +802,7 @@ fn replace_one(
             &made_again
         }
     };
-    let now = folders.lstat(root, file).ok();
-    if now.as_ref().map(identity_of).as_ref() != Some(&p.identity) {
+    if folders.identity(root, file).ok() != Some(p.identity) {
         return Err(changed());
     }
     let (folder, name) = crate::fs::folder_and_name(file).map_err(io_err(&path))?;
@@ -839,7 +812,9 @@ fn replace_one(
     // The time of the file that holds exactly these bytes, from the open file (a
     // rename keeps it): the index takes them without reading back.
     std::io::Write::write_all(&mut out, new_bytes).map_err(io_err(&path))?;
-    let mtime_ns = crate::fs::stat_of(&rustix::fs::fstat(&out).map_err(io)?).mtime_ns;
+    let mtime_ns = kiln_core::fs::stat_of_file(&out)
+        .map_err(io_err(&path))?
+        .mtime_ns;
     if let Err(crash) = crash_point() {
         // As a kill would: the temporary file stays for the next open's sweep.
         replacement.leave_behind();

@@ -383,8 +383,8 @@ fn check_target(
     // other one must not be overwritten.
     let same_file = || {
         let folders = crate::fs::FolderCursor::default();
-        match (folders.lstat(root, old), folders.lstat(root, new)) {
-            (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        match (folders.identity(root, old), folders.identity(root, new)) {
+            (Ok(a), Ok(b)) => a.dev == b.dev && a.ino == b.ino,
             _ => false,
         }
     };
