@@ -18,10 +18,9 @@
 //! does; `KILN_SERVER=require` fails rather than work alone (tests and benchmarks
 //! use it to know which path they measure).
 
+use kiln_core::os::LocalStream;
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -159,11 +158,7 @@ impl ServerUse {
 fn socket_of(project: &Path) -> Option<PathBuf> {
     dependency_checker::fs::existing_kiln_dir(project)?;
     let path = project.join(SOCKET);
-    std::fs::symlink_metadata(&path)
-        .ok()?
-        .file_type()
-        .is_socket()
-        .then_some(path)
+    kiln_core::os::is_socket(&path).then_some(path)
 }
 
 /// Asks the server running on `project` (if any, see [`ServerUse`]); `None` means
@@ -197,11 +192,10 @@ pub fn ask(project: &Path, query: &Query) -> anyhow::Result<Option<Answer>> {
 }
 
 fn ask_at(socket: &Path, query: &Query) -> Option<Reply> {
-    let mut stream = UnixStream::connect(socket).ok()?;
+    let mut stream = LocalStream::connect(socket).ok()?;
     // Only a server of this user: anyone else's answers (or a socket they put
     // there) are not trusted.
-    let mine = std::fs::symlink_metadata(socket).ok()?.uid() == rustix::process::getuid().as_raw();
-    if !mine {
+    if !kiln_core::os::owned_by_me(socket) {
         return None;
     }
     stream
@@ -362,8 +356,8 @@ impl QueryServer {
         let path = root.join(SOCKET);
         match std::fs::symlink_metadata(&path) {
             Err(_) => {}
-            Ok(m) if m.file_type().is_socket() => {
-                if UnixStream::connect(&path).is_ok() {
+            Ok(_) if kiln_core::os::is_socket(&path) => {
+                if LocalStream::connect(&path).is_ok() {
                     anyhow::bail!(
                         "another kiln watch already answers queries on {}",
                         path.display()
@@ -378,14 +372,9 @@ impl QueryServer {
                 path.display()
             ),
         }
-        let listener = UnixListener::bind(&path)
-            .with_context(|| format!("listening on {}", path.display()))?;
         // Only this user may ask (a move changes their files).
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("restricting {}", path.display()))?;
-        let inode = std::fs::symlink_metadata(&path)
-            .with_context(|| format!("reading {}", path.display()))?
-            .ino();
+        let (listener, inode) = kiln_core::os::listen_private(&path)
+            .with_context(|| format!("listening on {}", path.display()))?;
         std::thread::Builder::new()
             .name("kiln-query-server".into())
             .spawn(move || {
@@ -403,17 +392,15 @@ impl QueryServer {
 
 impl Drop for QueryServer {
     fn drop(&mut self) {
-        let ours = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.ino() == self.inode);
-        if ours {
+        if kiln_core::os::is_entry(&self.path, self.inode) {
             let _ = std::fs::remove_file(&self.path);
         }
     }
 }
 
 /// Reads one question from `stream`, has it answered, writes the answer.
-fn serve_one(stream: UnixStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) {
-    let peer_is_me = rustix::net::sockopt::socket_peercred(&stream)
-        .is_ok_and(|cred| cred.uid == rustix::process::getuid());
+fn serve_one(stream: LocalStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) {
+    let peer_is_me = kiln_core::os::peer_is_me(&stream);
     let reply = if peer_is_me {
         ask_owner(&stream, cookies, queries)
     } else {
@@ -429,7 +416,7 @@ fn serve_one(stream: UnixStream, cookies: &SyncCookies, queries: &Sender<Pending
     }
 }
 
-fn ask_owner(stream: &UnixStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) -> Reply {
+fn ask_owner(stream: &LocalStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) -> Reply {
     let refuse = |why: String| {
         Reply::Answer(Answer {
             status: Outcome::Failed.exit_status(),

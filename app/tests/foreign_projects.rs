@@ -529,7 +529,8 @@ fn hold_lock(dir: &Path) -> fs::File {
         .write(true)
         .open(dir.join(".kiln/lock"))
         .unwrap();
-    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    // What Kiln's project lock takes (`flock` on Linux).
+    lock.lock().unwrap();
     lock
 }
 

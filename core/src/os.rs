@@ -1,14 +1,15 @@
 //! Where Kiln meets the operating system for what is not a project file below a
-//! root (that is [`crate::fs`]): file permissions, a file's identity, links made
-//! on purpose. Each function says what it guarantees, where that guarantee comes
+//! root (that is [`crate::fs`]): file permissions, a file's identity, positioned
+//! reads and writes, links made on purpose, and the local socket a running editor
+//! or `kiln watch` answers on. Each function says what it guarantees, where that guarantee comes
 //! from on Unix, and what it does elsewhere; the callers never reach for
 //! `std::os::unix` themselves.
 //!
 //! This is the first part of the one layer issue 49 asks for (see
 //! `docs/development.md`): the calls below a project root (`crate::fs::below`),
-//! the dependency checker's parallel walk (`dependency_checker::fs::walk`) and the
-//! query server's socket still use `rustix` and `std::os::unix` directly, and
-//! there is no portable implementation yet.
+//! and the dependency checker's parallel walk (`dependency_checker::fs::walk`)
+//! still use `rustix` directly, and there is no portable implementation yet (the
+//! socket's would be a named pipe, through a crate such as `interprocess`).
 
 use std::fs::File;
 use std::io;
@@ -103,6 +104,57 @@ pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
     {
         std::os::windows::fs::FileExt::seek_write(file, buf, offset)
     }
+}
+
+/// A connection to a running editor or `kiln watch` on this machine (a Unix
+/// socket).
+#[cfg(unix)]
+pub type LocalStream = std::os::unix::net::UnixStream;
+/// A running editor's or `kiln watch`'s end of [`LocalStream`]s.
+#[cfg(unix)]
+pub type LocalListener = std::os::unix::net::UnixListener;
+
+/// Whether `path` is itself a local socket (a link to one is not).
+#[cfg(unix)]
+pub fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket())
+}
+
+/// Whether `path` itself (not what a link there points at) belongs to the user
+/// running Kiln: a socket anyone else made is never asked.
+#[cfg(unix)]
+pub fn owned_by_me(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.uid() == rustix::process::getuid().as_raw())
+}
+
+/// Listens on a new socket at `path`, which only the user running Kiln may
+/// connect to (`0o600`); with what identifies the socket's own entry (its inode),
+/// to tell later whether the name is still this socket's ([`is_entry`]).
+#[cfg(unix)]
+pub fn listen_private(path: &Path) -> io::Result<(LocalListener, u64)> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let listener = LocalListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    let inode = std::fs::symlink_metadata(path)?.ino();
+    Ok((listener, inode))
+}
+
+/// Whether the entry at `path` (not what a link there points at) is the one
+/// [`listen_private`] made, by its inode.
+#[cfg(unix)]
+pub fn is_entry(path: &Path, inode: u64) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.ino() == inode)
+}
+
+/// Whether the process at the other end of `stream` runs as the user running
+/// Kiln (the kernel's peer credentials, which the peer cannot forge).
+#[cfg(unix)]
+pub fn peer_is_me(stream: &LocalStream) -> bool {
+    rustix::net::sockopt::socket_peercred(stream)
+        .is_ok_and(|cred| cred.uid == rustix::process::getuid())
 }
 
 /// Makes `link` a symbolic link to `target`: what the tests plant to check that
