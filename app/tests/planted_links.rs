@@ -152,14 +152,7 @@ fn fifos_and_devices_where_kiln_reads_never_hang_it() {
         fs::remove_file(&project).unwrap();
         match plant {
             "fifo" => {
-                rustix::fs::mknodat(
-                    rustix::fs::CWD,
-                    &project,
-                    rustix::fs::FileType::Fifo,
-                    rustix::fs::Mode::from_raw_mode(0o644),
-                    0,
-                )
-                .unwrap();
+                kiln_core::os::make_fifo(&project).unwrap();
             }
             _ => symlink("/dev/zero", &project).unwrap(),
         }
@@ -173,14 +166,7 @@ fn fifos_and_devices_where_kiln_reads_never_hang_it() {
     let dir = support::demo_copy();
     let include = dir.path().join(".kiln/plugins/include");
     fs::create_dir_all(&include).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        include.join("kiln_plugin.h"),
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    kiln_core::os::make_fifo(&include.join("kiln_plugin.h")).unwrap();
     // A changed source: the C plugin is built again, against the header.
     let source = dir.path().join("plugins/blink/blink.c");
     let mut text = fs::read_to_string(&source).unwrap();

@@ -6,8 +6,8 @@
 
 mod support;
 
+use kiln_core::os::LocalListener as UnixListener;
 use std::fs;
-use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -372,7 +372,7 @@ fn a_garbled_question_is_refused_and_the_server_keeps_answering() {
         &[0xff; 3000][..],
         &b"{\"kiln_query\": 99}\n"[..],
     ] {
-        let mut s = std::os::unix::net::UnixStream::connect(root.join(".kiln/query.sock")).unwrap();
+        let mut s = kiln_core::os::LocalStream::connect(root.join(".kiln/query.sock")).unwrap();
         s.write_all(garbage).unwrap();
         s.shutdown(std::net::Shutdown::Write).unwrap();
         let mut reply = String::new();
@@ -380,7 +380,7 @@ fn a_garbled_question_is_refused_and_the_server_keeps_answering() {
         assert!(reply.contains("\"status\":2"), "{reply}");
     }
     // A client that connects and says nothing holds nothing up.
-    let _silent = std::os::unix::net::UnixStream::connect(root.join(".kiln/query.sock")).unwrap();
+    let _silent = kiln_core::os::LocalStream::connect(root.join(".kiln/query.sock")).unwrap();
     assert_served_matches_alone(root, "after garbled questions");
 }
 

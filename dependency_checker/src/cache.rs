@@ -34,7 +34,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use std::os::fd::OwnedFd;
+use kiln_core::os::Folder;
 
 use kiln_core::Registry;
 use kiln_core::fs::{Durability, Replacement};
@@ -175,7 +175,7 @@ impl<W: std::io::Write> EncodedIndex<W> {
 /// renamed over it once finished: a first check at 100,000 files held the 20 MB it
 /// writes in a buffer, beside the body it copies them from.
 pub(crate) struct CacheFile {
-    replacement: Replacement<OwnedFd>,
+    replacement: Replacement<Folder>,
     path: PathBuf,
     encoded: EncodedIndex<std::io::BufWriter<fs::File>>,
 }
@@ -480,7 +480,7 @@ pub fn save(index: &Index, findings: Option<&[Finding]>) -> Result<(), CheckerEr
 /// the cache's path. What processes killed while writing the cache left there is
 /// swept first: a check writes its cache while it works out the findings, so a
 /// `kill -9` during a check leaves a temporary file.
-fn cache_folder(root: &Path) -> Result<(OwnedFd, PathBuf), CheckerError> {
+fn cache_folder(root: &Path) -> Result<(Folder, PathBuf), CheckerError> {
     let dir = crate::fs::kiln_dir(root)?;
     let folder =
         kiln_core::fs::open_folder_below(root, Path::new(kiln_core::own_folder::DIR), false)

@@ -432,14 +432,7 @@ fn special_files_in_place_of_kilns_own_do_not_hang() {
     open(dir.path());
     let cache = dir.path().join(".kiln/index.bin");
     fs::remove_file(&cache).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &cache,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    kiln_core::os::make_fifo(&cache).unwrap();
     let started = std::time::Instant::now();
     let checker = open(dir.path());
     assert!(started.elapsed() < std::time::Duration::from_secs(10));

@@ -12,7 +12,6 @@
 //!
 //! Hand-written rather than `hyperfine`: the time wanted ends when another
 //! process has written a file, which a command-line timer cannot see.
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -25,9 +24,11 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// The blob's identity on disk: a new file after every rewrite.
-fn identity(path: &Path) -> Option<(u64, i64, i64, u64)> {
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.ino(), m.mtime(), m.mtime_nsec(), m.len()))
+fn identity(path: &Path) -> Option<kiln_core::fs::FileIdentity> {
+    let (parent, name) = (path.parent()?, path.file_name()?.to_str()?);
+    kiln_core::fs::FolderCursor::default()
+        .identity(parent, name)
+        .ok()
 }
 
 /// The CPU seconds (user + system) process `pid` has used.

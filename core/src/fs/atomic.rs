@@ -7,36 +7,31 @@
 //! that made it. That one scheme is what lets one sweep ([`sweep_leftovers`])
 //! remove what a killed process left, and never what a running one is writing.
 //!
-//! Hand-written on `rustix` rather than with `tempfile`'s `persist`: the temporary
-//! is made relative to the folder's descriptor (reached without following a link,
-//! see `below.rs`), and its name must say which process made it for the sweep;
-//! `tempfile` opens by path and names its files at random.
+//! Hand-written on [`crate::os::Folder`] rather than with `tempfile`'s `persist`:
+//! the temporary is made relative to the open folder (reached without following a
+//! link, see `below.rs`), and its name must say which process made it for the
+//! sweep; `tempfile` opens by path and names its files at random.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use rustix::fs::{AtFlags, Dir, Mode, OFlags};
-
-use super::below::{FileStat, stat_of};
+use super::below::{FileStat, stat_of_file};
+use crate::os::{Folder, Kind, OpenFor};
 
 /// Makes the file `name` in the folder `dir` new, open for writing
-/// (`O_CREAT|O_EXCL`, so never opened through a link): whatever is at the name
+/// ([`OpenFor::CreateNew`], so never opened through a link): whatever is at the name
 /// already (a leftover of an earlier process with this number, or a link, hard
 /// link or file someone planted there to have Kiln write through it) is removed
 /// first; an unlink removes a link, never what it points at.
-pub fn create_new_at(dir: impl AsFd, name: &OsStr) -> io::Result<OwnedFd> {
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
-    let create = || rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o666));
-    match create() {
-        Err(rustix::io::Errno::EXIST) => {
-            rustix::fs::unlinkat(&dir, name, AtFlags::empty())?;
-            Ok(create()?)
+pub fn create_new_at(dir: &Folder, name: &OsStr) -> io::Result<File> {
+    match dir.open_file(name, OpenFor::CreateNew) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            dir.remove_file(name)?;
+            dir.open_file(name, OpenFor::CreateNew)
         }
-        made => Ok(made?),
+        made => made,
     }
 }
 
@@ -74,44 +69,29 @@ pub fn leftover_of(name: &[u8]) -> Option<u32> {
     std::str::from_utf8(pid).ok()?.parse().ok()
 }
 
-/// Whether process `pid` is running (a process of another user counts: it may not
-/// be signalled, but it is there).
-fn running(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return false;
-    };
-    !matches!(
-        rustix::process::test_kill_process(pid),
-        Err(rustix::io::Errno::SRCH)
-    )
-}
-
 /// A replace in progress: the temporary file is made; [`Replacement::place`]
 /// renames it over the target. Dropped before that, it removes the temporary.
 #[derive(Debug)]
-pub struct Replacement<D: AsFd> {
+pub struct Replacement<D: AsRef<Folder>> {
     dir: D,
     name: OsString,
     temp: OsString,
     placed: bool,
 }
 
-impl<D: AsFd> Replacement<D> {
+impl<D: AsRef<Folder>> Replacement<D> {
     /// Starts replacing `name` in the folder `dir`: makes the temporary file (never
     /// through a link) and returns it, open for writing.
     pub fn start(dir: D, name: &OsStr) -> io::Result<(Self, File)> {
         let temp = temp_name(name, std::process::id());
-        let fd = create_new_at(&dir, &temp)?;
+        let file = create_new_at(dir.as_ref(), &temp)?;
         let replacement = Replacement {
             dir,
             name: name.to_owned(),
             temp,
             placed: false,
         };
-        Ok((replacement, File::from(fd)))
+        Ok((replacement, file))
     }
 
     /// Puts the written temporary file in the target's place; with
@@ -121,7 +101,8 @@ impl<D: AsFd> Replacement<D> {
             file.sync_all()?;
         }
         drop(file);
-        rustix::fs::renameat(&self.dir, &self.temp, &self.dir, &self.name)?;
+        let dir = self.dir.as_ref();
+        dir.rename(&self.temp, dir, &self.name)?;
         self.placed = true;
         Ok(())
     }
@@ -133,10 +114,10 @@ impl<D: AsFd> Replacement<D> {
     }
 }
 
-impl<D: AsFd> Drop for Replacement<D> {
+impl<D: AsRef<Folder>> Drop for Replacement<D> {
     fn drop(&mut self) {
         if !self.placed {
-            let _ = rustix::fs::unlinkat(&self.dir, &self.temp, AtFlags::empty());
+            let _ = self.dir.as_ref().remove_file(&self.temp);
         }
     }
 }
@@ -145,7 +126,7 @@ impl<D: AsFd> Drop for Replacement<D> {
 /// and time of the file that now holds exactly these bytes (taken from the open
 /// file: the rename keeps them).
 pub fn replace_at(
-    dir: impl AsFd,
+    dir: &Folder,
     name: &OsStr,
     bytes: &[u8],
     durability: Durability,
@@ -157,20 +138,20 @@ pub fn replace_at(
 /// its own if it writes in small pieces): a file too big to hold whole in memory.
 /// If `write` fails, the old file stays as it was.
 pub fn replace_at_with(
-    dir: impl AsFd,
+    dir: &Folder,
     name: &OsStr,
     durability: Durability,
     write: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> io::Result<FileStat> {
     let (replacement, mut file) = Replacement::start(dir, name)?;
     write(&mut file)?;
-    let stat = stat_of(&rustix::fs::fstat(&file)?);
+    let stat = stat_of_file(&file)?;
     replacement.place(file, durability)?;
     Ok(stat)
 }
 
 /// Opens the folder of `path` (a path given whole, as a command's argument is).
-fn folder_of(path: &Path) -> io::Result<(OwnedFd, &OsStr)> {
+fn folder_of(path: &Path) -> io::Result<(Folder, &OsStr)> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -182,8 +163,7 @@ fn folder_of(path: &Path) -> io::Result<(OwnedFd, &OsStr)> {
         _ => Path::new("."),
     };
     std::fs::create_dir_all(parent)?;
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    Ok((rustix::fs::open(parent, flags, Mode::empty())?, name))
+    Ok((Folder::open_path(parent)?, name))
 }
 
 /// Writes `bytes` to `path` atomically and flushed to disk (see the module): for a
@@ -203,9 +183,9 @@ pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Removes the temporary file `name` in `dir` if a process that is no longer
 /// running left it there; returns whether it did.
-pub fn remove_if_leftover(dir: impl AsFd, name: &OsStr) -> bool {
-    match leftover_of(name.as_bytes()) {
-        Some(pid) if !running(pid) => rustix::fs::unlinkat(&dir, name, AtFlags::empty()).is_ok(),
+pub fn remove_if_leftover(dir: &Folder, name: &OsStr) -> bool {
+    match leftover_of(name.as_encoded_bytes()) {
+        Some(pid) if !crate::os::process_is_running(pid) => dir.remove_file(name).is_ok(),
         _ => false,
     }
 }
@@ -213,22 +193,16 @@ pub fn remove_if_leftover(dir: impl AsFd, name: &OsStr) -> bool {
 /// Removes from the folder `dir` every temporary file that processes no longer
 /// running left there (a `kill -9` while writing); another running process's is
 /// left alone. Returns how many it removed.
-pub fn sweep_leftovers(dir: impl AsFd) -> usize {
-    let Ok(entries) = Dir::read_from(&dir) else {
+pub fn sweep_leftovers(dir: &Folder) -> usize {
+    let Ok(entries) = dir.entries() else {
         return 0;
     };
-    let names: Vec<OsString> = entries
-        .flatten()
-        .filter(|e| {
-            e.file_type() == rustix::fs::FileType::RegularFile
-                || e.file_type() == rustix::fs::FileType::Unknown
+    entries
+        .into_iter()
+        .filter(|(name, kind)| {
+            *kind == Kind::File && leftover_of(name.as_encoded_bytes()).is_some()
         })
-        .map(|e| OsString::from_vec(e.file_name().to_bytes().to_vec()))
-        .filter(|n| leftover_of(n.as_bytes()).is_some())
-        .collect();
-    names
-        .iter()
-        .filter(|name| remove_if_leftover(&dir, name))
+        .filter(|(name, _)| remove_if_leftover(dir, name))
         .count()
 }
 
@@ -240,7 +214,7 @@ mod tests {
     fn a_temporary_name_says_its_file_and_process_and_nothing_else_is_taken_for_one() {
         let temp = temp_name(OsStr::new("forest.level"), 4242);
         assert_eq!(temp, ".forest.level.4242.kiln-tmp");
-        assert_eq!(leftover_of(temp.as_bytes()), Some(4242));
+        assert_eq!(leftover_of(temp.as_encoded_bytes()), Some(4242));
         for not in [
             "forest.level",
             ".forest.level.kiln-tmp",
@@ -256,12 +230,7 @@ mod tests {
     #[test]
     fn replace_writes_whole_files_and_a_sweep_takes_only_dead_processes_leftovers() {
         let dir = tempfile::tempdir().unwrap();
-        let fd = rustix::fs::open(
-            dir.path(),
-            OFlags::RDONLY | OFlags::DIRECTORY,
-            Mode::empty(),
-        )
-        .unwrap();
+        let fd = Folder::open_path(dir.path()).unwrap();
         let name = OsStr::new("a.level");
         replace_at(&fd, name, b"first", Durability::Flushed).unwrap();
         let stat = replace_at(&fd, name, b"second!", Durability::Unflushed).unwrap();

@@ -1,22 +1,22 @@
 //! Reaching a file or folder below the project root the one way Kiln does: folder
-//! by folder from the root's descriptor, each opened relative to the one before
-//! (`openat`) and never through a symbolic link (`O_NOFOLLOW`), so that a link
-//! planted in the project, or a folder swapped for one while Kiln works, can never
-//! carry a read outside the root; and only regular files are read (a FIFO or a
-//! device put in a file's place would hang the open or never end).
+//! by folder from the root, each opened relative to the one before and never
+//! through a symbolic link ([`crate::os::Folder`]), so that a link planted in the
+//! project, or a folder swapped for one while Kiln works, can never carry a read
+//! outside the root; and only regular files are read (a FIFO or a device put in a
+//! file's place would hang the open or never end).
 //!
-//! Hand-written on `rustix`'s safe wrappers: the standard library opens only whole
-//! paths, which the kernel resolves through links, and `cap-std` would wrap every
-//! call in its own sandbox object for what is a dozen lines of `openat`.
+//! Written on [`crate::os`], the one layer that meets the operating system; this
+//! file holds the project's rules (plain relative paths, errors that name the
+//! link at fault, bounded reads), not system calls.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
-
 use super::project_files::is_excluded;
+pub use crate::os::Kind;
+use crate::os::{Folder, Metadata, OpenFor};
 
 /// Size and modification time of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,67 +41,51 @@ pub struct FileIdentity {
     pub mtime: (i64, i64),
 }
 
-/// The identity of a whole stat.
-// The stat fields' integer types differ between targets; the conversions are only
-// no-ops on some of them.
-#[allow(clippy::useless_conversion)]
-fn identity_of(st: &rustix::fs::Stat) -> FileIdentity {
+/// The identity of what `meta` describes.
+fn identity_of(meta: &Metadata) -> FileIdentity {
     FileIdentity {
-        dev: u64::try_from(st.st_dev).unwrap_or(0),
-        ino: u64::try_from(st.st_ino).unwrap_or(0),
-        size: u64::try_from(st.st_size).unwrap_or(0),
-        mtime: (
-            i64::try_from(st.st_mtime).unwrap_or(0),
-            i64::try_from(st.st_mtime_nsec).unwrap_or(0),
-        ),
+        dev: meta.device,
+        ino: meta.inode,
+        size: meta.size,
+        mtime: meta.modified,
     }
 }
 
 /// The size and time of the open file `file` (of a file written through it, say).
 pub fn stat_of_file(file: &File) -> io::Result<FileStat> {
-    Ok(stat_of(&rustix::fs::fstat(file)?))
+    Ok(stat_of(&crate::os::metadata_of_file(file)?))
 }
 
-/// The size and time of a whole stat.
-// The stat fields' integer types differ between targets; the conversions are only
-// no-ops on some of them.
-#[allow(clippy::useless_conversion)]
-pub fn stat_of(st: &rustix::fs::Stat) -> FileStat {
-    let secs = u64::try_from(st.st_mtime).unwrap_or(0);
-    let nanos = u64::try_from(st.st_mtime_nsec).unwrap_or(0);
+/// The size and time `meta` gives.
+pub fn stat_of(meta: &Metadata) -> FileStat {
+    let secs = u64::try_from(meta.modified.0).unwrap_or(0);
+    let nanos = u64::try_from(meta.modified.1).unwrap_or(0);
     FileStat {
-        size: u64::try_from(st.st_size).unwrap_or(0),
-        mtime_ns: secs.saturating_mul(1_000_000_000) + nanos,
+        size: meta.size,
+        mtime_ns: secs.saturating_mul(1_000_000_000).saturating_add(nanos),
     }
 }
 
 /// Opens the regular file `name` in `dir` for reading (see [`open_regular_at`]),
 /// with its size and time.
-pub fn open_at<Name: rustix::path::Arg>(
-    dir: &OwnedFd,
-    name: Name,
-) -> std::io::Result<(File, FileStat)> {
-    let (file, st) = open_regular_at(dir, name)?;
-    Ok((file, stat_of(&st)))
+pub fn open_at(dir: &Folder, name: impl AsRef<OsStr>) -> io::Result<(File, FileStat)> {
+    let (file, meta) = open_regular_at(dir, name)?;
+    Ok((file, stat_of(&meta)))
 }
 
-/// Opens `name` in `dir` for reading, without following a link, with its whole
-/// stat from the open file. A FIFO or device put in a file's place since it was
+/// Opens `name` in `dir` for reading, without following a link, with what the
+/// open file says of itself. A FIFO or device put in a file's place since it was
 /// listed must neither hang the open nor be read: only a regular file is.
-pub fn open_regular_at<Name: rustix::path::Arg>(
-    dir: &OwnedFd,
-    name: Name,
-) -> std::io::Result<(File, rustix::fs::Stat)> {
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
-    let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
-    let st = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
+pub fn open_regular_at(dir: &Folder, name: impl AsRef<OsStr>) -> io::Result<(File, Metadata)> {
+    let file = dir.open_file(name.as_ref(), OpenFor::Read)?;
+    let meta = crate::os::metadata_of_file(&file)?;
+    if meta.kind != Kind::File {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
             "not a regular file",
         ));
     }
-    Ok((File::from(fd), st))
+    Ok((file, meta))
 }
 
 /// Opens `name` in `folder` for reading and writing, making it (empty) if it is
@@ -109,30 +93,28 @@ pub fn open_regular_at<Name: rustix::path::Arg>(
 /// (`InvalidData`) unless it is a regular file with no other name, so that what is
 /// written into it (the project lock's generation) lands nowhere else, whatever a
 /// hard link planted in its place points at.
-pub fn open_own_file_at(folder: &OwnedFd, name: &str) -> io::Result<File> {
-    let flags =
-        OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
-    let fd = rustix::fs::openat(folder, name, flags, Mode::from_raw_mode(0o666))?;
-    let st = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || st.st_nlink != 1 {
+pub fn open_own_file_at(folder: &Folder, name: &str) -> io::Result<File> {
+    let file = folder.open_file(OsStr::new(name), OpenFor::ReadWriteCreate)?;
+    let meta = crate::os::metadata_of_file(&file)?;
+    if meta.kind != Kind::File || meta.links != 1 {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "not a regular file of its own",
         ));
     }
-    Ok(File::from(fd))
+    Ok(file)
 }
 
 /// Makes the entries of `folder` durable (a name made, renamed or removed in it
-/// survives a power cut once this returns): `fsync` on the folder.
-pub fn sync_folder(folder: &OwnedFd) -> io::Result<()> {
-    Ok(rustix::fs::fsync(folder)?)
+/// survives a power cut once this returns; see [`Folder::sync`]).
+pub fn sync_folder(folder: &Folder) -> io::Result<()> {
+    folder.sync()
 }
 
 /// Removes the name `name` from `folder`: a file, or a link as the link (never
 /// what it points at); a folder is refused.
-pub fn remove_file_at(folder: &OwnedFd, name: &std::ffi::OsStr) -> io::Result<()> {
-    Ok(rustix::fs::unlinkat(folder, name, AtFlags::empty())?)
+pub fn remove_file_at(folder: &Folder, name: &OsStr) -> io::Result<()> {
+    folder.remove_file(name)
 }
 
 /// One name of a path from the walk: not empty, not `.` or `..`.
@@ -140,18 +122,17 @@ fn plain_name(part: &str) -> bool {
     !part.is_empty() && part != "." && part != ".."
 }
 
-fn not_plain(rel: &str) -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::InvalidInput,
+fn not_plain(rel: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
         format!("{rel} is not a plain relative path"),
     )
 }
 
 /// Opens the folder at `rel` below `root` (`""`: the root itself), folder by
 /// folder without following a symbolic link, as the walk reaches it.
-pub fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
-    let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let mut dir = rustix::fs::open(root, folder, Mode::empty())?;
+pub fn open_dir_below(root: &Path, rel: &str) -> io::Result<Folder> {
+    let mut dir = Folder::open_root(root)?;
     if rel.is_empty() {
         return Ok(dir);
     }
@@ -159,25 +140,23 @@ pub fn open_dir_below(root: &Path, rel: &str) -> std::io::Result<OwnedFd> {
         if !plain_name(part) {
             return Err(not_plain(rel));
         }
-        dir = rustix::fs::openat(&dir, part, folder, Mode::empty())?;
+        dir = dir.open_folder(OsStr::new(part))?;
     }
     Ok(dir)
 }
 
 /// Opens the folder `name` inside the folder `parent` (itself reached without a
-/// link), as [`open_dir_below`] opens each step: one `openat` for a walk that
-/// holds the parent open, where descending from the root again costs one per
-/// level.
-pub fn open_dir_at(parent: impl std::os::fd::AsFd, name: &str) -> std::io::Result<OwnedFd> {
+/// link), as [`open_dir_below`] opens each step: one open for a walk that holds
+/// the parent open, where descending from the root again costs one per level.
+pub fn open_dir_at(parent: &Folder, name: &str) -> io::Result<Folder> {
     if !plain_name(name) {
         return Err(not_plain(name));
     }
-    let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    Ok(rustix::fs::openat(parent, name, folder, Mode::empty())?)
+    parent.open_folder(OsStr::new(name))
 }
 
 /// Splits a path from the walk into its folder (`""` at the root) and name.
-pub fn folder_and_name(rel: &str) -> std::io::Result<(&str, &str)> {
+pub fn folder_and_name(rel: &str) -> io::Result<(&str, &str)> {
     let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     if plain_name(name) {
         Ok((folder, name))
@@ -192,116 +171,95 @@ pub fn folder_and_name(rel: &str) -> std::io::Result<(&str, &str)> {
 /// root for every path.
 #[derive(Debug, Default)]
 pub struct FolderCursor {
-    open: std::cell::RefCell<Option<(String, std::rc::Rc<OwnedFd>)>>,
+    open: std::cell::RefCell<Option<(String, std::rc::Rc<Folder>)>>,
 }
 
 impl FolderCursor {
     /// The folder `folder` below `root` (`""`: the root).
-    pub fn folder(&self, root: &Path, folder: &str) -> std::io::Result<std::rc::Rc<OwnedFd>> {
+    pub fn folder(&self, root: &Path, folder: &str) -> io::Result<std::rc::Rc<Folder>> {
         let mut open = self.open.borrow_mut();
-        if let Some((at, fd)) = &*open
+        if let Some((at, dir)) = &*open
             && at == folder
         {
-            return Ok(fd.clone());
+            return Ok(dir.clone());
         }
         *open = None;
-        let fd = std::rc::Rc::new(open_dir_below(root, folder)?);
-        *open = Some((folder.to_owned(), fd.clone()));
-        Ok(fd)
+        let dir = std::rc::Rc::new(open_dir_below(root, folder)?);
+        *open = Some((folder.to_owned(), dir.clone()));
+        Ok(dir)
     }
 
-    /// The whole stat of what is at `rel`, not following a link.
-    pub fn lstat(&self, root: &Path, rel: &str) -> std::io::Result<rustix::fs::Stat> {
+    /// What the system says of what is at `rel`, not following a link.
+    pub fn metadata(&self, root: &Path, rel: &str) -> io::Result<Metadata> {
         let (folder, name) = folder_and_name(rel)?;
-        Ok(rustix::fs::statat(
-            &*self.folder(root, folder)?,
-            name,
-            AtFlags::SYMLINK_NOFOLLOW,
-        )?)
+        self.folder(root, folder)?.metadata(OsStr::new(name))
     }
 
     /// The identity of what is at `rel` (a link's own, never what it points at).
-    pub fn identity(&self, root: &Path, rel: &str) -> std::io::Result<FileIdentity> {
-        Ok(identity_of(&self.lstat(root, rel)?))
+    pub fn identity(&self, root: &Path, rel: &str) -> io::Result<FileIdentity> {
+        Ok(identity_of(&self.metadata(root, rel)?))
     }
 
     /// The regular file at `rel`, opened for reading, with its identity from the
     /// open file (so both describe the same version).
-    pub fn open_identified(&self, root: &Path, rel: &str) -> std::io::Result<(File, FileIdentity)> {
-        let (file, st) = self.open_regular(root, rel)?;
-        Ok((file, identity_of(&st)))
+    pub fn open_identified(&self, root: &Path, rel: &str) -> io::Result<(File, FileIdentity)> {
+        let (file, meta) = self.open_regular(root, rel)?;
+        Ok((file, identity_of(&meta)))
     }
 
     /// As [`stat_below`].
-    pub fn stat(&self, root: &Path, rel: &str) -> std::io::Result<(Kind, FileStat)> {
-        let st = self.lstat(root, rel)?;
-        Ok((Kind::of(FileType::from_raw_mode(st.st_mode)), stat_of(&st)))
+    pub fn stat(&self, root: &Path, rel: &str) -> io::Result<(Kind, FileStat)> {
+        let meta = self.metadata(root, rel)?;
+        Ok((meta.kind, stat_of(&meta)))
     }
 
-    /// The regular file at `rel`, opened for reading with its whole stat.
-    pub fn open_regular(
-        &self,
-        root: &Path,
-        rel: &str,
-    ) -> std::io::Result<(File, rustix::fs::Stat)> {
+    /// The regular file at `rel`, opened for reading with what it says of itself.
+    pub fn open_regular(&self, root: &Path, rel: &str) -> io::Result<(File, Metadata)> {
         let (folder, name) = folder_and_name(rel)?;
         open_regular_at(&*self.folder(root, folder)?, name)
     }
 
     /// As [`open_below`].
-    pub fn open_file(&self, root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
-        let (file, st) = self.open_regular(root, rel)?;
-        Ok((file, stat_of(&st)))
+    pub fn open_file(&self, root: &Path, rel: &str) -> io::Result<(File, FileStat)> {
+        let (file, meta) = self.open_regular(root, rel)?;
+        Ok((file, stat_of(&meta)))
     }
 }
 
 /// Opens the file at `rel` (a path from the walk) below `root` for reading, folder
 /// by folder without following a symbolic link, as the walk itself would: for a file
 /// found earlier whose folder is no longer open. Returns it with its size and time.
-pub fn open_below(root: &Path, rel: &str) -> std::io::Result<(File, FileStat)> {
+pub fn open_below(root: &Path, rel: &str) -> io::Result<(File, FileStat)> {
     FolderCursor::default().open_file(root, rel)
 }
 
 /// What is at `rel` below `root`, reached folder by folder without following a
 /// symbolic link (a link is reported as one, never followed): its kind, size and
 /// time. A folder swapped for a link since the walk is not looked through.
-pub fn stat_below(root: &Path, rel: &str) -> std::io::Result<(Kind, FileStat)> {
+pub fn stat_below(root: &Path, rel: &str) -> io::Result<(Kind, FileStat)> {
     FolderCursor::default().stat(root, rel)
 }
 
 /// The entries of the folder at `rel` below `root` (reached as in [`stat_below`]),
 /// by path from the root and kind, without what the walk leaves out: names that
 /// are not UTF-8 and excluded ones.
-pub fn list_below(root: &Path, rel: &str) -> std::io::Result<Vec<(String, Kind)>> {
+pub fn list_below(root: &Path, rel: &str) -> io::Result<Vec<(String, Kind)>> {
     let entries = entries_of(&open_dir_below(root, rel)?)?;
     Ok((entries.into_iter())
         .map(|(name, kind)| match rel {
-            "" => (name, Kind::of(kind)),
-            _ => (format!("{rel}/{name}"), Kind::of(kind)),
+            "" => (name, kind),
+            _ => (format!("{rel}/{name}"), kind),
         })
         .filter(|(path, _)| !is_excluded(path))
         .collect())
 }
 
-/// Every entry of the open folder `fd` by name and kind (a link as a link), but
-/// `.`, `..` and names that are not UTF-8.
-fn entries_of(fd: &OwnedFd) -> io::Result<Vec<(String, FileType)>> {
-    let mut out = Vec::new();
-    for entry in Dir::read_from(fd)?.flatten() {
-        let Ok(name) = std::str::from_utf8(entry.file_name().to_bytes()) else {
-            continue;
-        };
-        if name == "." || name == ".." {
-            continue;
-        }
-        let mut kind = entry.file_type();
-        if kind == FileType::Unknown {
-            kind = rustix::fs::statat(fd, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
-                .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode));
-        }
-        out.push((name.to_owned(), kind));
-    }
-    Ok(out)
+/// Every entry of the open folder `dir` by name and kind (a link as a link), but
+/// names that are not UTF-8.
+fn entries_of(dir: &Folder) -> io::Result<Vec<(String, Kind)>> {
+    Ok((dir.entries()?.into_iter())
+        .filter_map(|(name, kind)| Some((name.into_string().ok()?, kind)))
+        .collect())
 }
 
 /// Opens the folder `rel` below `base` (empty: `base` itself) folder by folder,
@@ -309,9 +267,8 @@ fn entries_of(fd: &OwnedFd) -> io::Result<Vec<(String, FileType)>> {
 /// `create`, folders that do not exist are made on the way. A link on the way is
 /// refused with an error that names it: it could carry the read or write outside
 /// the project.
-pub fn open_folder_below(base: &Path, rel: &Path, create: bool) -> io::Result<OwnedFd> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let mut dir = rustix::fs::open(base, flags, Mode::empty())?;
+pub fn open_folder_below(base: &Path, rel: &Path, create: bool) -> io::Result<Folder> {
+    let mut dir = Folder::open_root(base)?;
     // The path so far, from `base`: errors name the folder at fault within it (the
     // caller names the whole path).
     let mut at = PathBuf::new();
@@ -323,28 +280,29 @@ pub fn open_folder_below(base: &Path, rel: &Path, create: bool) -> io::Result<Ow
             ));
         };
         at.push(name);
-        let opened = match rustix::fs::openat(&dir, name, flags, Mode::empty()) {
-            Err(rustix::io::Errno::NOENT) if create => {
-                match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777)) {
+        let opened = match dir.open_folder(name) {
+            Err(e) if create && e.kind() == io::ErrorKind::NotFound => {
+                match dir.make_folder(name) {
                     // Another process (two commands at once) made it first: fine if
                     // what it made is a real folder, which the open below checks.
-                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                    Err(e) => return Err(e.into()),
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(e),
                 }
-                rustix::fs::openat(&dir, name, flags, Mode::empty())
+                dir.open_folder(name)
             }
             other => other,
         };
-        dir = opened.map_err(|e| refused_at(&dir, name, &at, e.into()))?;
+        dir = opened.map_err(|e| refused_at(&dir, name, &at, e))?;
     }
     Ok(dir)
 }
 
 /// `error` from opening `name` in `dir`, said plainly when a symbolic link or a
 /// file stands where a folder or file was expected.
-fn refused_at(dir: &OwnedFd, name: &std::ffi::OsStr, path: &Path, error: io::Error) -> io::Error {
-    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => planted_link(path),
+fn refused_at(dir: &Folder, name: &OsStr, path: &Path, error: io::Error) -> io::Error {
+    match dir.metadata(name) {
+        Ok(meta) if meta.kind == Kind::Link => planted_link(path),
         _ => io::Error::new(error.kind(), format!("{}: {error}", path.display())),
     }
 }
@@ -361,7 +319,7 @@ pub(crate) fn planted_link(path: &Path) -> io::Error {
 }
 
 /// The folder and file name of `rel`, a plain relative path to a file.
-fn parent_and_name(rel: &Path) -> io::Result<(&Path, &std::ffi::OsStr)> {
+fn parent_and_name(rel: &Path) -> io::Result<(&Path, &OsStr)> {
     match (rel.parent(), rel.file_name()) {
         (Some(parent), Some(name))
             if matches!(rel.components().next_back(), Some(Component::Normal(_))) =>
@@ -381,29 +339,26 @@ fn parent_and_name(rel: &Path) -> io::Result<(&Path, &std::ffi::OsStr)> {
 pub fn read_below(base: &Path, rel: &Path, max: u64) -> io::Result<Vec<u8>> {
     let (parent, name) = parent_and_name(rel)?;
     let dir = open_folder_below(base, parent, false)?;
-    let (file, st) = open_regular_at(&dir, name).map_err(|e| refused_at(&dir, name, rel, e))?;
-    read_bounded(file, stat_of(&st).size, max)
+    let (file, meta) = open_regular_at(&dir, name).map_err(|e| refused_at(&dir, name, rel, e))?;
+    read_bounded(file, meta.size, max)
 }
 
 /// Appends `bytes` to the existing regular file at `rel` below `base` (reached
 /// without following a link; never a link, FIFO or device itself), in one write
-/// with `O_APPEND`: what another process appended meanwhile stays, before or
+/// in append mode: what another process appended meanwhile stays, before or
 /// after it. A file that is not there is an error ([`io::ErrorKind::NotFound`]).
 pub fn append_below(base: &Path, rel: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     let (parent, name) = parent_and_name(rel)?;
     let dir = open_folder_below(base, parent, false)?;
-    let flags = OFlags::WRONLY | OFlags::APPEND | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let fd = rustix::fs::openat(&dir, name, flags | OFlags::NONBLOCK, Mode::empty())
-        .map_err(|e| refused_at(&dir, name, rel, e.into()))?;
-    let st = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+    let mut file =
+        (dir.open_file(name, OpenFor::Append)).map_err(|e| refused_at(&dir, name, rel, e))?;
+    if crate::os::metadata_of_file(&file)?.kind != Kind::File {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{} is not a regular file", rel.display()),
         ));
     }
-    let mut file = File::from(fd);
     file.write_all(bytes)
 }
 
@@ -446,37 +401,10 @@ pub fn write_below_with(
 ) -> io::Result<FileStat> {
     let (parent, name) = parent_and_name(rel)?;
     let dir = open_folder_below(base, parent, true)?;
-    if rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
-        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
-    {
+    if dir.metadata(name).is_ok_and(|meta| meta.kind == Kind::Link) {
         return Err(planted_link(rel));
     }
     super::replace_at_with(&dir, name, super::Durability::Flushed, write)
-}
-
-/// What a name of a folder is, as the one path policy sees it (a link is a link,
-/// never what it points at).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A regular file.
-    File,
-    /// A folder.
-    Folder,
-    /// A symbolic link.
-    Link,
-    /// Anything else (a FIFO, a device, a socket).
-    Other,
-}
-
-impl Kind {
-    fn of(kind: FileType) -> Self {
-        match kind {
-            FileType::RegularFile => Kind::File,
-            FileType::Directory => Kind::Folder,
-            FileType::Symlink => Kind::Link,
-            _ => Kind::Other,
-        }
-    }
 }
 
 /// What is at `rel` below `base` (reached without following a link), with its size
@@ -489,10 +417,7 @@ pub fn kind_below(base: &Path, rel: &str) -> Option<(Kind, FileStat)> {
 /// hidden ones too, by name and kind, in no particular order; names that are not
 /// UTF-8 are left out.
 pub fn read_folder_below(base: &Path, rel: &str) -> io::Result<Vec<(String, Kind)>> {
-    let entries = entries_of(&open_dir_below(base, rel)?)?;
-    Ok((entries.into_iter())
-        .map(|(name, kind)| (name, Kind::of(kind)))
-        .collect())
+    entries_of(&open_dir_below(base, rel)?)
 }
 
 /// Renames the file or folder `old` to `new` (both below `base`), making the
@@ -524,10 +449,10 @@ pub fn rename_below(base: &Path, old: &Path, new: &Path) -> io::Result<()> {
     // moved one of them elsewhere (outside the project) since, putting a link or
     // another folder in its place: then the rename went with it. It is taken
     // back, and the move stops.
-    let still_there = |dir: &OwnedFd, rel: &Path| {
-        let now = open_folder_below(base, rel, false).and_then(|d| Ok(rustix::fs::fstat(&d)?));
-        let was = rustix::fs::fstat(dir);
-        matches!((now, was), (Ok(a), Ok(b)) if a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    let still_there = |dir: &Folder, rel: &Path| {
+        let now = open_folder_below(base, rel, false).and_then(|d| d.own_metadata());
+        let was = dir.own_metadata();
+        matches!((now, was), (Ok(a), Ok(b)) if a.device == b.device && a.inode == b.inode)
     };
     if !still_there(&from, old_parent) || !still_there(&to, new_parent) {
         let undone = rename_at_without_replacing(&to, new_name, &from, old_name);
@@ -543,29 +468,14 @@ pub fn rename_below(base: &Path, old: &Path, new: &Path) -> io::Result<()> {
 }
 
 /// Renames `old_name` in `from` to `new_name` in `to`, never replacing what is
-/// there (`AlreadyExists`): `renameat2(RENAME_NOREPLACE)`, or a check just before
-/// a plain rename where the file system lacks the flag (some network and FUSE
-/// ones).
+/// there (`AlreadyExists`; see [`Folder::rename_no_replace`]).
 fn rename_at_without_replacing(
-    from: &OwnedFd,
-    old_name: &std::ffi::OsStr,
-    to: &OwnedFd,
-    new_name: &std::ffi::OsStr,
+    from: &Folder,
+    old_name: &OsStr,
+    to: &Folder,
+    new_name: &OsStr,
 ) -> io::Result<()> {
-    let flags = rustix::fs::RenameFlags::NOREPLACE;
-    match rustix::fs::renameat_with(from, old_name, to, new_name, flags) {
-        Ok(()) => Ok(()),
-        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {
-            match rustix::fs::statat(to, new_name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(_) => Err(io::Error::from(io::ErrorKind::AlreadyExists)),
-                Err(rustix::io::Errno::NOENT) => {
-                    Ok(rustix::fs::renameat(from, old_name, to, new_name)?)
-                }
-                Err(e) => Err(e.into()),
-            }
-        }
-        Err(e) => Err(e.into()),
-    }
+    from.rename_no_replace(old_name, to, new_name)
 }
 
 /// Removes the file `rel` below `base` (a link is removed as the link), or with
@@ -573,32 +483,28 @@ fn rename_at_without_replacing(
 pub fn remove_below(base: &Path, rel: &Path, folder: bool) -> io::Result<()> {
     let (parent, name) = parent_and_name(rel)?;
     let dir = open_folder_below(base, parent, false)?;
-    let flags = if folder {
-        AtFlags::REMOVEDIR
+    if folder {
+        dir.remove_folder(name)
     } else {
-        AtFlags::empty()
-    };
-    Ok(rustix::fs::unlinkat(&dir, name, flags)?)
+        dir.remove_file(name)
+    }
 }
 
 /// Whether what exists of the path `rel` below `base` goes through a symbolic link
 /// (the last name included): the one path policy never follows one, so such a
 /// path is not the project's, wherever the link points.
 pub fn goes_through_link(base: &Path, rel: &Path) -> bool {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-    let Ok(mut dir) = rustix::fs::open(base, flags, Mode::empty()) else {
+    let Ok(mut dir) = Folder::open_root(base) else {
         return false;
     };
     let mut parts = rel.components().peekable();
     while let Some(Component::Normal(name)) = parts.next() {
-        match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => return true,
-            Ok(_) if parts.peek().is_some() => {
-                match rustix::fs::openat(&dir, name, flags, Mode::empty()) {
-                    Ok(next) => dir = next,
-                    Err(_) => return false,
-                }
-            }
+        match dir.metadata(name) {
+            Ok(meta) if meta.kind == Kind::Link => return true,
+            Ok(_) if parts.peek().is_some() => match dir.open_folder(name) {
+                Ok(next) => dir = next,
+                Err(_) => return false,
+            },
             _ => return false,
         }
     }
@@ -617,16 +523,15 @@ pub fn create_dir_below(base: &Path, rel: &Path) -> io::Result<PathBuf> {
 /// project's tree (a path given whole), and files a project names that a hostile
 /// project could replace.
 pub fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
-    let fd = rustix::fs::open(path, flags, Mode::empty())?;
-    let st = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+    let file = crate::os::open_path_for_reading(path)?;
+    let meta = crate::os::metadata_of_file(&file)?;
+    if meta.kind != Kind::File {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "not a regular file",
         ));
     }
-    read_bounded(File::from(fd), stat_of(&st).size, max)
+    read_bounded(file, meta.size, max)
 }
 
 #[cfg(test)]
@@ -644,14 +549,7 @@ mod tests {
         crate::os::symlink(dir.path(), root.join("out")).unwrap();
         crate::os::symlink(dir.path().join("secret"), root.join("s.level")).unwrap();
         // A FIFO where a file was: refused at once, not waited on.
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            root.join("levels/fifo.level"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
-            0,
-        )
-        .unwrap();
+        crate::os::make_fifo(&root.join("levels/fifo.level")).unwrap();
         let read = |rel: &str| {
             let (mut f, stat) = open_below(&root, rel)?;
             let mut text = String::new();

@@ -1,8 +1,9 @@
 //! Kiln's one rule for touching a project's files, used by every crate:
 //!
 //! - which paths are the project's ([`is_excluded`], `project_files.rs`);
-//! - a file or folder below the root is reached folder by folder from the root's
-//!   descriptor, each relative to the one before and never through a symbolic link,
+//! - a file or folder below the root is reached folder by folder from the root
+//!   ([`crate::os::Folder`]), each relative to the one before and never through a
+//!   symbolic link,
 //!   and only regular files are read ([`FolderCursor`], [`read_below`],
 //!   [`write_below`], `below.rs`): a link planted in a project, or a folder swapped
 //!   for one while Kiln works, never carries a read or a write outside it;
@@ -10,6 +11,8 @@
 //! - a file is written whole or not at all, through one temporary-name scheme, and
 //!   one sweep removes what a killed process left ([`replace_at`],
 //!   [`sweep_leftovers`], `atomic.rs`).
+//!
+//! None of it calls the operating system itself: that is [`crate::os`]'s.
 
 mod atomic;
 mod below;

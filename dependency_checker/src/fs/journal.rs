@@ -287,11 +287,8 @@ pub(crate) fn rename(root: &Path, old: &str, new: &str) -> Result<(), CheckerErr
 
 /// Makes the file `name` in the folder `dir` new, for writing (see
 /// [`kiln_core::fs::create_new_at`]).
-fn create_at(dir: &std::os::fd::OwnedFd, name: &str) -> std::io::Result<fs::File> {
-    Ok(fs::File::from(kiln_core::fs::create_new_at(
-        dir,
-        std::ffi::OsStr::new(name),
-    )?))
+fn create_at(dir: &kiln_core::os::Folder, name: &str) -> std::io::Result<fs::File> {
+    kiln_core::fs::create_new_at(dir, std::ffi::OsStr::new(name))
 }
 
 /// Removes the folders `dirs` (project-relative), innermost first, each only if it

@@ -897,24 +897,14 @@ fn a_move_on_a_damaged_cache_with_a_valid_checksum_lands_whole_or_not_at_all() {
         let _ = fs::remove_file(dir.path().join("materials/n.material"));
         let _ = fs::remove_file(dir.path().join(REDIRECT_FILE));
         write(dir.path(), &files);
-        let old = rustix::fs::Timestamps {
-            last_access: rustix::fs::Timespec {
-                tv_sec: 1_600_000_000,
-                tv_nsec: 0,
-            },
-            last_modification: rustix::fs::Timespec {
-                tv_sec: 1_600_000_000,
-                tv_nsec: 0,
-            },
-        };
+        let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000);
         for (path, _) in &files {
-            rustix::fs::utimensat(
-                rustix::fs::CWD,
-                dir.path().join(path),
-                &old,
-                rustix::fs::AtFlags::empty(),
-            )
-            .unwrap();
+            let file = fs::File::options()
+                .write(true)
+                .open(dir.path().join(path))
+                .unwrap();
+            file.set_times(fs::FileTimes::new().set_accessed(old).set_modified(old))
+                .unwrap();
         }
     };
     reset();
