@@ -217,7 +217,7 @@ fn ask_at(socket: &Path, query: &Query) -> Option<Reply> {
     .ok()?;
     line.push(b'\n');
     stream.write_all(&line).ok()?;
-    stream.shutdown(std::net::Shutdown::Write).ok()?;
+    stream.finish_writing().ok()?;
     // From here on the server may be acting on the question.
     let mut reply = Vec::new();
     if stream.read_to_end(&mut reply).is_err() {
@@ -378,7 +378,7 @@ impl QueryServer {
         std::thread::Builder::new()
             .name("kiln-query-server".into())
             .spawn(move || {
-                for stream in listener.incoming().flatten() {
+                for stream in listener.incoming() {
                     let (cookies, queries) = (cookies.clone(), queries.clone());
                     let _ = std::thread::Builder::new()
                         .name("kiln-query".into())
@@ -400,7 +400,7 @@ impl Drop for QueryServer {
 
 /// Reads one question from `stream`, has it answered, writes the answer.
 fn serve_one(stream: LocalStream, cookies: &SyncCookies, queries: &Sender<PendingQuery>) {
-    let peer_is_me = kiln_core::os::peer_is_me(&stream);
+    let peer_is_me = stream.peer_is_me();
     let reply = if peer_is_me {
         ask_owner(&stream, cookies, queries)
     } else {

@@ -6,8 +6,8 @@
 
 mod support;
 
-use kiln_core::os::LocalListener as UnixListener;
 use std::fs;
+use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -374,7 +374,7 @@ fn a_garbled_question_is_refused_and_the_server_keeps_answering() {
     ] {
         let mut s = kiln_core::os::LocalStream::connect(root.join(".kiln/query.sock")).unwrap();
         s.write_all(garbage).unwrap();
-        s.shutdown(std::net::Shutdown::Write).unwrap();
+        s.finish_writing().unwrap();
         let mut reply = String::new();
         s.read_to_string(&mut reply).unwrap();
         assert!(reply.contains("\"status\":2"), "{reply}");

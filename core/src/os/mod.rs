@@ -62,6 +62,9 @@ mod portable;
 #[cfg(any(not(unix), feature = "portable-os"))]
 pub use portable::{Folder, metadata_of_file, open_path_for_reading};
 
+mod socket;
+pub use socket::{LocalListener, LocalStream, listen_private};
+
 impl AsRef<Folder> for Folder {
     fn as_ref(&self) -> &Folder {
         self
@@ -250,14 +253,6 @@ pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
     }
 }
 
-/// A connection to a running editor or `kiln watch` on this machine (a Unix
-/// socket).
-#[cfg(unix)]
-pub type LocalStream = std::os::unix::net::UnixStream;
-/// A running editor's or `kiln watch`'s end of [`LocalStream`]s.
-#[cfg(unix)]
-pub type LocalListener = std::os::unix::net::UnixListener;
-
 /// Whether `path` is itself a local socket (a link to one is not).
 #[cfg(unix)]
 pub fn is_socket(path: &Path) -> bool {
@@ -273,32 +268,24 @@ pub fn owned_by_me(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.uid() == rustix::process::getuid().as_raw())
 }
 
-/// Listens on a new socket at `path`, which only the user running Kiln may
-/// connect to (`0o600`); with what identifies the socket's own entry (its inode),
-/// to tell later whether the name is still this socket's ([`is_entry`]).
-#[cfg(unix)]
-pub fn listen_private(path: &Path) -> io::Result<(LocalListener, u64)> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let listener = LocalListener::bind(path)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    let inode = std::fs::symlink_metadata(path)?.ino();
-    Ok((listener, inode))
-}
-
 /// Whether the entry at `path` (not what a link there points at) is the one
 /// [`listen_private`] made, by its inode.
-#[cfg(unix)]
 pub fn is_entry(path: &Path, inode: u64) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.ino() == inode)
+    identity_of_entry(path) == Some(inode)
 }
 
-/// Whether the process at the other end of `stream` runs as the user running
-/// Kiln (the kernel's peer credentials, which the peer cannot forge).
-#[cfg(unix)]
-pub fn peer_is_me(stream: &LocalStream) -> bool {
-    rustix::net::sockopt::socket_peercred(stream)
-        .is_ok_and(|cred| cred.uid == rustix::process::getuid())
+/// The inode of the entry at `path` itself (a link's own): Unix only.
+fn identity_of_entry(path: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path).ok().map(|m| m.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 /// Makes `link` a symbolic link to `target`: what the tests plant to check that
@@ -312,6 +299,20 @@ pub fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<(
     #[cfg(windows)]
     {
         std::os::windows::fs::symlink_file(target, link)
+    }
+}
+
+/// The signal that ended a child process (`SIGABRT` is 6), if one did: Unix
+/// only; elsewhere `None`.
+pub fn ended_by_signal(status: &std::process::ExitStatus) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        std::os::unix::process::ExitStatusExt::signal(status)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        None
     }
 }
 
@@ -425,6 +426,58 @@ mod tests {
         // The folder's own identity is the one its path names.
         let own = root.own_metadata().unwrap();
         assert_eq!(identity(dir.path()), Some((own.device, own.inode)));
+    }
+
+    /// Nothing in the workspace but this module calls the operating system
+    /// directly, benchmarks included; only this crate depends on a crate that
+    /// does. Integration tests (`tests/` folders) may: they play the other
+    /// programs on the machine (a hostile socket, say).
+    #[test]
+    fn nothing_else_meets_the_operating_system() {
+        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let workspace = crate_dir.parent().unwrap().to_owned();
+        let here = crate_dir.join("src/os");
+        let direct = [
+            "rustix::",
+            "std::os::unix",
+            "std::os::fd",
+            "std::os::windows",
+            "libc::",
+        ];
+        let mut found = Vec::new();
+        let mut folders = vec![workspace.clone()];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+                let path = entry.path();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let kind = entry.file_type().unwrap();
+                if kind.is_dir() {
+                    let skipped = ["target", "tests"].contains(&name.as_str());
+                    if !name.starts_with('.') && !skipped && path != here {
+                        folders.push(path);
+                    }
+                } else if name.ends_with(".rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for call in direct.iter().filter(|c| text.contains(*c)) {
+                        found.push(format!("{} uses {call}", path.display()));
+                    }
+                } else if name == "Cargo.toml" && path != workspace.join("Cargo.toml") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let own = path == crate_dir.join("Cargo.toml");
+                    for dep in ["rustix", "libc", "cap-std", "cap-fs-ext", "nix"] {
+                        let line = text.lines().any(|l| l.trim_start().starts_with(dep));
+                        if line && !own {
+                            found.push(format!("{} depends on {dep}", path.display()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "outside kiln_core::os:\n{}",
+            found.join("\n")
+        );
     }
 
     #[test]
