@@ -15,16 +15,11 @@ use crate::outcome::Outcome;
 /// The most a file given to the merge or the diff may hold.
 const MAX_FILE: u64 = 1 << 30;
 
+/// A file given as an argument: only a regular file (a FIFO would block the
+/// merge for ever), at most [`MAX_FILE`] bytes.
 fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
-    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
-    if meta.len() > MAX_FILE {
-        anyhow::bail!(
-            "{} is larger than Kiln reads ({} bytes)",
-            path.display(),
-            meta.len()
-        );
-    }
-    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+    kiln_core::fs::read_argument(path, MAX_FILE)
+        .with_context(|| format!("reading {}", path.display()))
 }
 
 /// `kiln merge BASE OURS THEIRS [--path PATH]`: git's merge driver (`%O %A %B %P`).
@@ -285,7 +280,13 @@ fn kiln_types(project: &kiln_core::Project) -> Vec<String> {
 struct Setup {
     root: PathBuf,
     top: PathBuf,
+    /// The repository's own hooks folder (`hooks` in its common git folder):
+    /// the only place Kiln writes hooks.
     hooks: PathBuf,
+    /// Where git runs hooks from instead, when `core.hooksPath` points
+    /// elsewhere: Kiln writes nothing there (it may be outside the repository,
+    /// or a folder the team shares) and says what to add.
+    hooks_elsewhere: Option<PathBuf>,
     attributes_block: String,
     config: Vec<(&'static str, String)>,
     hooks_wanted: Vec<(&'static str, String, &'static str)>,
@@ -316,12 +317,18 @@ impl Setup {
             ("merge.kiln.driver", driver_command(&recorded)),
             ("diff.kiln.command", diff_command(&recorded)),
         ];
-        let hooks = PathBuf::from(git(&root, &["rev-parse", "--git-path", "hooks"])?);
-        let hooks = if hooks.is_absolute() {
-            hooks
-        } else {
-            root.join(hooks)
+        let absolute = |p: String| {
+            let p = PathBuf::from(p);
+            if p.is_absolute() { p } else { root.join(p) }
         };
+        let common = absolute(git(&root, &["rev-parse", "--git-common-dir"])?);
+        let hooks = common.join("hooks");
+        let run_from = absolute(git(&root, &["rev-parse", "--git-path", "hooks"])?);
+        let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        };
+        let hooks_elsewhere = (!same(&run_from, &hooks)).then_some(run_from);
         let rel = root.strip_prefix(&top).unwrap_or(Path::new(""));
         let project_arg = if rel.as_os_str().is_empty() {
             "\"$(git rev-parse --show-toplevel)\"".to_owned()
@@ -345,11 +352,31 @@ impl Setup {
             root,
             top,
             hooks,
+            hooks_elsewhere,
             attributes_block,
             config,
             hooks_wanted,
             recorded,
         })
+    }
+
+    /// The hook `name` as it is now in the repository's own hooks folder (never
+    /// through a link there).
+    fn read_hook(&self, name: &str) -> Option<String> {
+        let common = self.hooks.parent()?;
+        let bytes = kiln_core::read_below(common, &Path::new("hooks").join(name), MAX_FILE).ok()?;
+        String::from_utf8(bytes).ok()
+    }
+
+    /// Writes the hook `name` into the repository's own hooks folder, making it
+    /// if needed, never through a link there; runnable.
+    fn write_hook(&self, name: &str, text: &str) -> anyhow::Result<()> {
+        let path = self.hooks.join(name);
+        let common = self.hooks.parent().unwrap_or(&self.hooks);
+        kiln_core::write_below(common, &Path::new("hooks").join(name), text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        kiln_core::os::set_executable(&path)
+            .with_context(|| format!("making {} runnable", path.display()))
     }
 
     fn shown(&self, path: &Path) -> String {
@@ -399,9 +426,15 @@ pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outc
     }
 
     let mut refused = Vec::new();
-    for (hook, block, why) in &setup.hooks_wanted {
+    // With core.hooksPath elsewhere, git runs no hook from the repository's own
+    // folder, and Kiln writes none where it points: it says what to add there.
+    let wanted = match setup.hooks_elsewhere {
+        None => &setup.hooks_wanted[..],
+        Some(_) => &[],
+    };
+    for (hook, block, why) in wanted {
         let path = setup.hooks.join(hook);
-        let now = std::fs::read_to_string(&path).ok();
+        let now = setup.read_hook(hook);
         let Some(text) = hook_with_block(now.as_deref(), block) else {
             refused.push((*hook, block.clone()));
             continue;
@@ -409,11 +442,7 @@ pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outc
         if now.as_deref() == Some(text.as_str()) {
             continue;
         }
-        std::fs::create_dir_all(&setup.hooks).context("making git's hooks folder")?;
-        kiln_core::write_atomic(&path, text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-        kiln_core::os::set_executable(&path)
-            .with_context(|| format!("making {} runnable", path.display()))?;
+        setup.write_hook(hook, &text)?;
         changed.push(format!("{}: {why}", setup.shown(&path)));
     }
 
@@ -436,6 +465,19 @@ pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outc
                 .join("\n")
         )?;
     }
+    if let Some(elsewhere) = &setup.hooks_elsewhere {
+        writeln!(
+            out,
+            "  note: git's core.hooksPath points at {}: git runs the hooks there, and Kiln writes nothing outside the repository's own .git. For Kiln to check and mend merges, rebases, cherry-picks and reverts, add to the hooks there:",
+            elsewhere.display()
+        )?;
+        for (hook, block, _) in &setup.hooks_wanted {
+            writeln!(out, "  {hook}:")?;
+            for line in block.lines() {
+                writeln!(out, "    {line}")?;
+            }
+        }
+    }
     if !changed.is_empty() {
         writeln!(
             out,
@@ -443,7 +485,7 @@ pub fn setup_git(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outc
             setup.recorded
         )?;
     }
-    Ok(Outcome::Done)
+    Ok(Outcome::findings_if(setup.hooks_elsewhere.is_some()))
 }
 
 /// `kiln setup-git --check`: says what is installed and what is missing or out of
@@ -488,9 +530,23 @@ pub fn check_setup(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Ou
             out,
         )?;
     }
-    for (hook, block, why) in &setup.hooks_wanted {
+    if let Some(elsewhere) = &setup.hooks_elsewhere {
+        say(
+            false,
+            format!(
+                "hooks: git's core.hooksPath points at {}, where Kiln writes none (kiln setup-git says what to add there)",
+                elsewhere.display()
+            ),
+            out,
+        )?;
+    }
+    let wanted = match setup.hooks_elsewhere {
+        None => &setup.hooks_wanted[..],
+        Some(_) => &[],
+    };
+    for (hook, block, why) in wanted {
         let path = setup.hooks.join(hook);
-        let now = std::fs::read_to_string(&path).ok();
+        let now = setup.read_hook(hook);
         let ok = now
             .as_deref()
             .is_some_and(|text| hook_with_block(Some(text), block).as_deref() == Some(text));

@@ -192,6 +192,51 @@ fn setup_git_refuses_a_gitattributes_that_links_outside_the_project() {
     assert_eq!(fs::read_to_string(&target).unwrap(), "theirs\n");
 }
 
+/// `core.hooksPath` pointing outside the repository (set in a crafted
+/// `.git/config`, or by the user for other hooks): Kiln writes no hook there,
+/// makes no folder there, and says what to add instead; a hook planted as a link
+/// in the repository's own folder is not written through either.
+#[cfg(unix)]
+#[test]
+fn setup_git_writes_hooks_only_inside_the_repositorys_own_git_folder() {
+    let dir = support::demo_copy();
+    let root = dir.path();
+    git_ok(root, &["init", "-q", "-b", "main"]);
+    let outside = tempfile::tempdir().unwrap();
+    let elsewhere = outside.path().join("team-hooks/deep");
+    let elsewhere_text = elsewhere.to_str().unwrap();
+    git_ok(root, &["config", "core.hooksPath", elsewhere_text]);
+    let (code, out, err) = support::kiln(&["setup-git"], root);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(elsewhere_text) && out.contains("post-merge"),
+        "{out}"
+    );
+    assert_eq!(
+        fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "something was made outside the repository"
+    );
+    let (code, out, _) = support::kiln(&["setup-git", "--check"], root);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("core.hooksPath"), "{out}");
+    // Without it, the hooks go to .git/hooks; a hook planted there as a link to
+    // a file outside is refused, the file untouched.
+    git_ok(root, &["config", "--unset", "core.hooksPath"]);
+    let target = outside.path().join("victim");
+    fs::write(&target, "theirs\n").unwrap();
+    fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    let _ = fs::remove_file(root.join(".git/hooks/post-merge"));
+    kiln_core::os::symlink(&target, root.join(".git/hooks/post-merge")).unwrap();
+    let (code, out, err) = support::kiln(&["setup-git"], root);
+    assert_ne!(code, 0, "{out}{err}");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "theirs\n");
+    fs::remove_file(root.join(".git/hooks/post-merge")).unwrap();
+    let (code, out, err) = support::kiln(&["setup-git"], root);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(root.join(".git/hooks/post-merge").is_file());
+}
+
 #[test]
 fn entities_both_sides_added_at_the_end_merge_clean() {
     let make = || {

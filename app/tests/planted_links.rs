@@ -204,3 +204,82 @@ fn a_hard_link_at_the_lock_file_is_never_written() {
     assert!(dir.path().join("materials/bark.material").exists());
     sentinel.untouched("mv");
 }
+
+/// Without a settings folder (no `HOME`, no `XDG_CONFIG_HOME`), there is no key
+/// to sign caches with: a cache is never trusted, so a file changed behind the
+/// cache's back (same size, same time) is read again, and its missing
+/// reference found.
+#[test]
+fn without_a_settings_folder_no_cache_is_trusted() {
+    let dir = support::demo_copy();
+    let root = dir.path();
+    let level = root.join("levels/forest.level");
+    let before = fs::read_to_string(&level).unwrap();
+    assert!(before.contains("\"materials/grass\""));
+    // Long ago: a file changed within moments of its cache is read again anyway.
+    let long_ago = std::time::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+    let age = || {
+        fs::File::options()
+            .write(true)
+            .open(&level)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap()
+    };
+    age();
+    let check = || {
+        support::kiln_command()
+            .args(["check"])
+            .current_dir(root)
+            .env_remove("HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("KILN_CONFIG_DIR")
+            .env("KILN_SERVER", "off")
+            .output()
+            .unwrap()
+    };
+    assert_eq!(check().status.code(), Some(0));
+    // The same size and time: a cache trusted would say nothing changed (as the
+    // public default key made any cache trusted).
+    fs::write(
+        &level,
+        before.replace("\"materials/grass\"", "\"materials/grasz\""),
+    )
+    .unwrap();
+    age();
+    let out = check();
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("materials/grasz"), "{said}");
+}
+
+/// `kiln merge` and `kiln diff` given a FIFO, a device or a folder (by mistake,
+/// or by a script) end at once with an error naming it, instead of waiting for
+/// ever; `/dev/null`, which git gives for a file one side lacks, is empty.
+#[test]
+fn merge_and_diff_refuse_what_is_not_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.level");
+    fs::write(&file, "{\"entities\":[]}").unwrap();
+    let fifo = dir.path().join("fifo.level");
+    kiln_core::os::make_fifo(&fifo).unwrap();
+    let (f, a) = (fifo.to_str().unwrap(), file.to_str().unwrap());
+    let folder = dir.path().to_str().unwrap();
+    for args in [
+        ["merge", f, a, a],
+        ["merge", a, a, f],
+        ["merge", a, "/dev/zero", a],
+        ["merge", a, folder, a],
+    ]
+    .iter()
+    .map(|a| a.to_vec())
+    .chain([vec!["diff", f, a], vec!["diff", a, "/dev/zero"]])
+    {
+        let (code, out) = bounded(&args, dir.path(), Duration::from_secs(20));
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert!(out.contains("not a regular file"), "{args:?}: {out}");
+    }
+    let (code, out) = bounded(&["diff", "/dev/null", a], dir.path(), LIMIT);
+    assert!(code == 1 || code == 0, "{out}");
+}

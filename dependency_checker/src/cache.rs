@@ -59,7 +59,9 @@ const KEY_SIZE: usize = 192;
 /// or that someone edited and gave a fresh checksum, fails it and the index is
 /// built from the files, never from what the cache claims they hold (a cache can
 /// say a file holds no reference to what a move moves). Without a settings folder
-/// (no `HOME`), xxh3's own secret is used.
+/// (no `HOME`) there is no key, and no cache is trusted: [`decode`] refuses every
+/// one, and the index is built from the files (a public default key would let
+/// anyone make a cache that passes).
 fn key() -> Option<&'static [u8; KEY_SIZE]> {
     static KEY: std::sync::OnceLock<Option<[u8; KEY_SIZE]>> = std::sync::OnceLock::new();
     KEY.get_or_init(user_key).as_ref()
@@ -373,6 +375,8 @@ pub fn decode(
     registry: &Arc<Registry>,
     rules: &Arc<DeclaredRules>,
 ) -> Option<Loaded> {
+    // No key, no trust (see [`key`]).
+    key()?;
     let body_len = bytes.len().checked_sub(8)?;
     let (body, tail) = bytes.split_at(body_len);
     if keyed_checksum(body) != u64::from_le_bytes(tail.try_into().ok()?) {

@@ -63,25 +63,63 @@ impl SyncCookies {
         self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// The cookie's name in `.kiln`.
+    fn cookie_name(n: u64) -> String {
+        let prefix = COOKIE_PREFIX.rsplit('/').next().unwrap_or(COOKIE_PREFIX);
+        format!("{prefix}{}-{n}", std::process::id())
+    }
+
     /// Writes cookie `n`; the watcher's batches name it in [`ChangeBatch::synced`]
     /// once it has seen it. Call [`SyncCookies::remove`] after.
     pub fn write(&self, n: u64) -> Result<(), CheckerError> {
         // A real `.kiln` folder of the project: never through a link planted there.
         let dir = crate::fs::kiln_dir(&self.root)?;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(self.cookie_path(n))
+        let folder = kiln_core::fs::open_folder_below(&self.root, Path::new(OWN_DIR), false)
             .map_err(crate::error::io_err(&dir))?;
+        let name = Self::cookie_name(n);
+        folder
+            .open_file(name.as_ref(), kiln_core::os::OpenFor::CreateNew)
+            .map_err(crate::error::io_err(&self.cookie_path(n)))?;
         Ok(())
     }
 
     /// Removes cookie `n` (a missing one is fine).
     pub fn remove(&self, n: u64) {
-        if crate::fs::existing_kiln_dir(&self.root).is_some() {
-            let _ = std::fs::remove_file(self.cookie_path(n));
+        if let Ok(folder) = kiln_core::fs::open_folder_below(&self.root, Path::new(OWN_DIR), false)
+        {
+            let _ = folder.remove_file(Self::cookie_name(n).as_ref());
         }
     }
+}
+
+/// Kiln's own folder in a project.
+const OWN_DIR: &str = kiln_core::own_folder::DIR;
+
+/// Removes the sync cookies that processes no longer running left in `.kiln`
+/// (a `kiln watch` or editor killed between writing one and removing it); a
+/// running one's are left alone. Returns how many it removed.
+pub fn sweep_stale_cookies(root: &Path) -> usize {
+    let Ok(folder) = kiln_core::fs::open_folder_below(root, Path::new(OWN_DIR), false) else {
+        return 0;
+    };
+    let prefix = COOKIE_PREFIX.rsplit('/').next().unwrap_or(COOKIE_PREFIX);
+    let stale = |name: &str| {
+        let pid = name.strip_prefix(prefix)?.split_once('-')?.0;
+        let pid: u32 = pid.parse().ok()?;
+        (!kiln_core::os::process_is_running(pid)).then_some(())
+    };
+    let Ok(entries) = folder.entries() else {
+        return 0;
+    };
+    entries
+        .iter()
+        .filter_map(|(name, kind)| {
+            let name = name.to_str()?;
+            (*kind == kiln_core::os::Kind::File).then_some(name)?;
+            stale(name)?;
+            folder.remove_file(name.as_ref()).ok()
+        })
+        .count()
 }
 
 /// The number of our own cookie named by the project-relative `rel`.
@@ -171,6 +209,7 @@ impl ProjectWatcher {
         // cookie's event is not lost while a watch on a new folder is being added.
         // Best effort: without it, cookies fail to write and callers fall back.
         let _ = crate::fs::kiln_dir(&root);
+        sweep_stale_cookies(&root);
         let watched_root = root.clone();
         let (raw_tx, raw_rx) = mpsc::channel::<Raw>();
         // Changes only: with access events, every file any program opens in the

@@ -251,3 +251,35 @@ fn a_sync_cookie_is_never_written_through_a_planted_link() {
     assert!(cookies.write(cookies.reserve()).is_err());
     assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
 }
+
+/// A watcher killed between writing a cookie and removing it leaves the cookie:
+/// the next watcher on the project removes it, and never a running process's.
+#[test]
+fn cookies_a_killed_watcher_left_are_removed_by_the_next() {
+    let dir = project();
+    fs::create_dir_all(dir.path().join(".kiln")).unwrap();
+    // A process that no longer runs (a child, waited for) and this one.
+    let dead = std::process::Command::new("true")
+        .spawn()
+        .and_then(|mut c| c.wait().map(|_| c.id()))
+        .unwrap();
+    let mine = std::process::id();
+    for name in [
+        format!("sync-{dead}-7"),
+        format!("sync-{mine}-3"),
+        "sync-notes.txt".to_owned(),
+    ] {
+        fs::write(dir.path().join(".kiln").join(name), "").unwrap();
+    }
+    let _w = ProjectWatcher::start(dir.path(), Debounce::default()).unwrap();
+    let mut left: Vec<String> = fs::read_dir(dir.path().join(".kiln"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sync-"))
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [format!("sync-{mine}-3"), "sync-notes.txt".to_owned()]
+    );
+}

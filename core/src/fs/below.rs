@@ -189,6 +189,17 @@ impl FolderCursor {
         Ok(dir)
     }
 
+    /// Whether the open folder `folder` (as [`FolderCursor::folder`] gave it) is
+    /// still the one its path below `root` leads to: another program may have
+    /// moved it out of the project, or put a link or another folder in its
+    /// place, since it was opened. A write through the open folder would then
+    /// land outside.
+    pub fn still_at(&self, root: &Path, folder: &str, open: &Folder) -> bool {
+        let now = open_dir_below(root, folder).and_then(|d| d.own_metadata());
+        let was = open.own_metadata();
+        matches!((now, was), (Ok(a), Ok(b)) if a.device == b.device && a.inode == b.inode)
+    }
+
     /// What the system says of what is at `rel`, not following a link.
     pub fn metadata(&self, root: &Path, rel: &str) -> io::Result<Metadata> {
         let (folder, name) = folder_and_name(rel)?;
@@ -523,13 +534,41 @@ pub fn create_dir_below(base: &Path, rel: &Path) -> io::Result<PathBuf> {
 /// project's tree (a path given whole), and files a project names that a hostile
 /// project could replace.
 pub fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    let file = crate::os::open_path_for_reading(path)?;
+    let file = crate::os::open_path_for_reading(path, false)?;
     let meta = crate::os::metadata_of_file(&file)?;
     if meta.kind != Kind::File {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "not a regular file",
         ));
+    }
+    read_bounded(file, meta.size, max)
+}
+
+/// Reads a file a user named as a command's argument (a link there is followed:
+/// the user chose it), of at most `max` bytes: only a regular file, opened
+/// without waiting, so a FIFO or a device named by mistake (or by a hostile
+/// script) is an error instead of a command that never ends. `/dev/null`, what
+/// git passes for a file one side lacks, reads as empty.
+pub fn read_argument(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    if path == Path::new("/dev/null") {
+        return Ok(Vec::new());
+    }
+    let not_a_file = || {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, a device or a folder): Kiln reads only files",
+        )
+    };
+    let file = match crate::os::open_path_for_reading(path, true) {
+        Ok(file) => file,
+        // Some systems refuse to open a folder for reading at all.
+        Err(_) if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) => return Err(not_a_file()),
+        Err(e) => return Err(e),
+    };
+    let meta = crate::os::metadata_of_file(&file)?;
+    if meta.kind != Kind::File {
+        return Err(not_a_file());
     }
     read_bounded(file, meta.size, max)
 }
@@ -636,6 +675,35 @@ mod tests {
                 .count(),
             0
         );
+    }
+
+    /// A command's argument: a link is followed, a FIFO, a device or a folder is
+    /// refused at once (never waited on), `/dev/null` is empty.
+    #[test]
+    fn an_argument_is_read_only_if_it_is_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.level");
+        std::fs::write(&file, "level").unwrap();
+        crate::os::symlink(&file, dir.path().join("link.level")).unwrap();
+        assert_eq!(read_argument(&file, 100).unwrap(), b"level");
+        assert_eq!(
+            read_argument(&dir.path().join("link.level"), 100).unwrap(),
+            b"level"
+        );
+        assert!(
+            read_argument(Path::new("/dev/null"), 100)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(read_argument(&file, 3).is_err(), "larger than allowed");
+        let fifo = dir.path().join("fifo.level");
+        crate::os::make_fifo(&fifo).unwrap();
+        let started = std::time::Instant::now();
+        for refused in [fifo.as_path(), dir.path(), Path::new("/dev/zero")] {
+            let e = read_argument(refused, 100).unwrap_err();
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

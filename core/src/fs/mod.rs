@@ -26,9 +26,9 @@ pub use atomic::{
 pub use below::{
     FileIdentity, FileStat, FolderCursor, Kind, append_below, create_dir_below, folder_and_name,
     goes_through_link, kind_below, list_below, open_at, open_below, open_dir_at, open_dir_below,
-    open_folder_below, open_own_file_at, open_regular_at, read_below, read_folder_below,
-    read_regular, remove_below, remove_file_at, rename_below, stat_below, stat_of, stat_of_file,
-    sync_folder, write_below, write_below_with,
+    open_folder_below, open_own_file_at, open_regular_at, read_argument, read_below,
+    read_folder_below, read_regular, remove_below, remove_file_at, rename_below, stat_below,
+    stat_of, stat_of_file, sync_folder, write_below, write_below_with,
 };
 pub use project_files::{
     BUILD_DIR, NON_RESOURCE_DIRS, is_excluded, is_plain_relative, is_scratch_name, is_within,

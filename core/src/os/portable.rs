@@ -199,10 +199,10 @@ pub fn metadata_of_file(file: &File) -> io::Result<Metadata> {
 }
 
 /// Opens the file at `path` (a path given whole, outside any project) for
-/// reading, without following a link in its last name and without waiting on a
-/// FIFO: the path's folder is opened as given, the file in it as
+/// reading without waiting on a FIFO; a link as its last name is refused unless
+/// `follow`. The path's folder is opened as given, the file in it as
 /// [`Folder::open_file`] opens one.
-pub fn open_path_for_reading(path: &Path) -> io::Result<File> {
+pub fn open_path_for_reading(path: &Path, follow: bool) -> io::Result<File> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -213,5 +213,22 @@ pub fn open_path_for_reading(path: &Path) -> io::Result<File> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    Folder::open_path(parent)?.open_file(name, OpenFor::Read)
+    let folder = Folder::open_path(parent)?;
+    if !follow {
+        return folder.open_file(name, OpenFor::Read);
+    }
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .follow(FollowSymlinks::Yes)
+        .nonblock(true);
+    // A link may lead anywhere: the user named it; it is followed outside the
+    // folder as the system would.
+    match folder.0.open_with(name, &options) {
+        Ok(file) => Ok(file.into_std()),
+        Err(_) => {
+            let target = std::fs::canonicalize(path)?;
+            open_path_for_reading(&target, false)
+        }
+    }
 }

@@ -198,9 +198,12 @@ pub fn metadata_of_file(file: &File) -> io::Result<Metadata> {
 }
 
 /// Opens the file at `path` (a path given whole, outside any project) for
-/// reading, without following a link in its last name and without waiting on a
-/// FIFO.
-pub fn open_path_for_reading(path: &Path) -> io::Result<File> {
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
+/// reading without waiting on a FIFO; a link as its last name is refused unless
+/// `follow`.
+pub fn open_path_for_reading(path: &Path, follow: bool) -> io::Result<File> {
+    let mut flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
     Ok(File::from(rustix::fs::open(path, flags, Mode::empty())?))
 }
