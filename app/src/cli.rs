@@ -150,6 +150,21 @@ pub enum Tool {
         /// e.g. levels/forest.level
         resource: String,
     },
+    /// List the journals of interrupted operations that could not be rolled back
+    /// whole (set aside with their backups) and what applying each would do; apply
+    /// or discard one. Exit status 1 while any is left.
+    Recover {
+        /// The project folder.
+        #[arg(long, default_value = ".")]
+        project: PathBuf,
+        /// Put back what the set-aside journal FOLDER can still reach (as listed,
+        /// e.g. .kiln/journal.rejected-1764350000-0).
+        #[arg(long, value_name = "FOLDER", conflicts_with = "discard")]
+        apply: Option<String>,
+        /// Delete the set-aside journal FOLDER, backups and all.
+        #[arg(long, value_name = "FOLDER")]
+        discard: Option<String>,
+    },
     /// Say how each of the project's plugins loads on this machine, or prebuild them
     /// for teammates who have no compiler.
     Plugins {
@@ -412,6 +427,19 @@ pub fn run(cli: Cli, out: &mut dyn std::io::Write) -> Outcome {
             served_or(&project, query, out, |out| {
                 crate::checker_commands::deps(&project, &resource, json, out)
             })
+        }
+        Tool::Recover {
+            project,
+            apply,
+            discard,
+        } => {
+            use crate::recover_command::RecoverAction;
+            let action = match (&apply, &discard) {
+                (Some(folder), _) => RecoverAction::Apply(folder),
+                (None, Some(folder)) => RecoverAction::Discard(folder),
+                (None, None) => RecoverAction::Show,
+            };
+            crate::recover_command::recover(&project, action, out)
         }
         Tool::Merge {
             base,

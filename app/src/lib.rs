@@ -18,6 +18,7 @@ pub mod outcome;
 pub mod play_command;
 pub mod plugins;
 pub mod query_service;
+pub mod recover_command;
 pub mod render;
 pub mod shell;
 pub mod trust;

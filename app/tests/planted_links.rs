@@ -283,3 +283,76 @@ fn merge_and_diff_refuse_what_is_not_a_file() {
     let (code, out) = bounded(&["diff", "/dev/null", a], dir.path(), LIMIT);
     assert!(code == 1 || code == 0, "{out}");
 }
+
+/// A journal whose entry goes through a link is rolled back but for that entry,
+/// and kept aside; `kiln recover` shows what applying it would do, applies it once
+/// the path is the project's again, and discards another.
+#[test]
+fn kiln_recover_shows_applies_and_discards_a_set_aside_journal() {
+    let sentinel = Sentinel::new();
+    let dir = support::demo_copy();
+    let root = dir.path();
+    let plant = |backup: &str| {
+        symlink(sentinel.dir.path(), root.join("b")).unwrap();
+        let journal = root.join(".kiln/journal");
+        fs::create_dir_all(&journal).unwrap();
+        fs::write(journal.join("backups.bin"), backup).unwrap();
+        fs::write(
+            journal.join("journal.json"),
+            r#"{"renames": [], "patched": [["b/precious.txt", [0, 5]]], "pid": 1}"#,
+        )
+        .unwrap();
+        let (code, out) = bounded(&["check"], root, LIMIT);
+        assert!(code <= 1, "{out}");
+        assert!(out.contains("kiln recover"), "{out}");
+        sentinel.untouched("recovery");
+        fs::remove_file(root.join("b")).unwrap();
+    };
+    plant("ORIGI");
+    let (code, out) = bounded(&["recover"], root, LIMIT);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("cannot reach    b/precious.txt"), "{out}");
+    // The path is the project's again: a real folder with the file in it.
+    fs::create_dir(root.join("b")).unwrap();
+    fs::write(root.join("b/precious.txt"), "WRONG").unwrap();
+    let (code, out) = bounded(&["recover"], root, LIMIT);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("would restore   b/precious.txt"), "{out}");
+    let folder = out
+        .lines()
+        .find_map(|l| {
+            l.split(':')
+                .next()
+                .filter(|f| f.starts_with(".kiln/journal.rejected-"))
+        })
+        .unwrap()
+        .to_owned();
+    let (code, out) = bounded(&["recover", "--apply", &folder], root, LIMIT);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("restored  b/precious.txt"), "{out}");
+    assert_eq!(
+        fs::read_to_string(root.join("b/precious.txt")).unwrap(),
+        "ORIGI"
+    );
+    let (code, out) = bounded(&["recover"], root, LIMIT);
+    assert_eq!(code, 0, "{out}");
+    // Another, discarded: the files stay as they are.
+    fs::remove_dir_all(root.join("b")).unwrap();
+    plant("OTHER");
+    let (_, out) = bounded(&["recover"], root, LIMIT);
+    let folder = out
+        .lines()
+        .find_map(|l| {
+            l.split(':')
+                .next()
+                .filter(|f| f.starts_with(".kiln/journal.rejected-"))
+        })
+        .unwrap()
+        .to_owned();
+    let (code, out) = bounded(&["recover", "--discard", &folder], root, LIMIT);
+    assert_eq!(code, 0, "{out}");
+    assert!(!root.join(&folder).exists());
+    let (code, out) = bounded(&["recover", "--discard", "../../etc"], root, LIMIT);
+    assert_eq!(code, 2, "{out}");
+    sentinel.untouched("recover");
+}

@@ -287,7 +287,11 @@ impl Checker {
         waiting: &dyn Fn(),
     ) -> Result<crate::fs::ProjectLock, CheckerError> {
         let writing = crate::fs::exclusive(root, waiting)?;
-        if crate::fs::journal::recover(root)? == crate::fs::journal::Recovery::RolledBack {
+        if matches!(
+            crate::fs::journal::recover(root)?,
+            crate::fs::journal::Recovery::RolledBack { .. }
+                | crate::fs::journal::Recovery::Partial { .. }
+        ) {
             // Recovery wrote files: a plan made on what was read before is made
             // again.
             writing.advance()?;

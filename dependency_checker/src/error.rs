@@ -42,6 +42,31 @@ pub enum CheckerError {
         /// The file, from the project root.
         file: String,
     },
+    /// An operation stopped after it had changed files, and put them back as they
+    /// were: `cause` says why it stopped. Files it could not reach to put back
+    /// are listed, with the set-aside journal that keeps their backups (`kiln
+    /// recover` shows and applies it).
+    #[error("{cause}; {}", rolled_back(restored, not_restored, folder.as_deref()))]
+    RolledBack {
+        /// Why the operation stopped.
+        cause: Box<CheckerError>,
+        /// The files it had changed and put back, from the project root.
+        restored: Vec<String>,
+        /// The files it could not put back, with why.
+        not_restored: Vec<(String, String)>,
+        /// The journal set aside with their backups, if any.
+        folder: Option<String>,
+    },
+    /// A folder holding a file to patch was moved or replaced by another program
+    /// while the files were being replaced; the operation stopped and was rolled
+    /// back.
+    #[error(
+        "{folder} was moved or replaced by another program while files in it were being patched; nothing more was written and the operation was rolled back"
+    )]
+    FolderMoved {
+        /// The folder, from the project root.
+        folder: String,
+    },
     /// Another Kiln operation (a move, a fix, in another process) changed the
     /// project's files after the plan was made on them; nothing was changed.
     #[error(
@@ -83,8 +108,44 @@ impl CheckerError {
         matches!(
             self,
             CheckerError::Changed { .. } | CheckerError::ProjectChanged
-        )
+        ) || matches!(self, CheckerError::RolledBack { cause, not_restored, .. }
+            if not_restored.is_empty() && cause.asks_to_plan_again())
     }
+}
+
+/// What [`CheckerError::RolledBack`] says of the files put back and not.
+fn rolled_back(
+    restored: &[String],
+    not_restored: &[(String, String)],
+    folder: Option<&str>,
+) -> String {
+    let list = |files: &mut dyn Iterator<Item = &str>| {
+        let files: Vec<&str> = files.collect();
+        let shown = files
+            .iter()
+            .take(10)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        match files.len() {
+            0..=10 => shown,
+            n => format!("{shown} and {} more", n - 10),
+        }
+    };
+    let mut said = format!(
+        "the {} file(s) it had changed were restored ({})",
+        restored.len(),
+        list(&mut restored.iter().map(String::as_str))
+    );
+    if !not_restored.is_empty() {
+        said.push_str(&format!(
+            "; {} could not be reached to check or restore ({}); their backups are kept in {}: `kiln recover` shows and applies them",
+            not_restored.len(),
+            list(&mut not_restored.iter().map(|(f, _)| f.as_str())),
+            folder.unwrap_or(".kiln")
+        ));
+    }
+    said
 }
 
 /// A [`CheckerError::Refused`] about `path`.

@@ -267,7 +267,7 @@ pub fn list_below(root: &Path, rel: &str) -> io::Result<Vec<(String, Kind)>> {
 
 /// Every entry of the open folder `dir` by name and kind (a link as a link), but
 /// names that are not UTF-8.
-fn entries_of(dir: &Folder) -> io::Result<Vec<(String, Kind)>> {
+pub(crate) fn entries_of(dir: &Folder) -> io::Result<Vec<(String, Kind)>> {
     Ok((dir.entries()?.into_iter())
         .filter_map(|(name, kind)| Some((name.into_string().ok()?, kind)))
         .collect())

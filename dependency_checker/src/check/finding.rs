@@ -465,7 +465,7 @@ impl fmt::Display for Finding {
             ),
             Finding::JournalSetAside { file, reason } => write!(
                 f,
-                "{file}: an interrupted operation's journal could not be used ({reason}) and was set aside; the files it names may be half changed: look at them, then delete the folder"
+                "{file}: an interrupted operation's journal was set aside ({reason}); the files it names may be half changed: `kiln recover` shows what it would restore, then applies or discards it"
             ),
         }
     }

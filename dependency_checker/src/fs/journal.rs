@@ -6,7 +6,11 @@
 //!
 //! The journal is a file in the project that anyone can edit, so recovery trusts
 //! none of its paths: a path that is not a plain relative path inside the project
-//! makes recovery refuse, touching nothing.
+//! makes recovery refuse, touching nothing. A plain path that goes through a
+//! symbolic link (a folder swapped for one by another program while the
+//! operation ran), or whose folder left the project, cannot be reached: recovery
+//! restores every other entry, and sets the journal aside with its backups for
+//! what it could not ([`Recovery::Partial`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -306,8 +310,23 @@ pub(crate) fn remove_empty_dirs(root: &Path, dirs: &[String]) {
 pub enum Recovery {
     /// There was no operation to recover.
     Nothing,
-    /// An interrupted operation was rolled back.
-    RolledBack,
+    /// An interrupted operation was rolled back whole.
+    RolledBack {
+        /// The files it put back as they were (patched back, renamed back, or
+        /// removed), from the project root.
+        restored: Vec<String>,
+    },
+    /// An interrupted operation was rolled back but for the files it could not
+    /// reach without a link (or whose folder left the project); its journal, with
+    /// their backups, was set aside, and [`set_aside_journals`] lists it.
+    Partial {
+        /// The files it put back as they were.
+        restored: Vec<String>,
+        /// The files it could not restore, with why.
+        not_restored: Vec<(String, String)>,
+        /// Where the journal is now, from the project root.
+        folder: String,
+    },
     /// The journal could not be used (damaged, or naming paths outside the project)
     /// and was moved aside, untouched, so that the project stays usable; the files
     /// it names may be half changed. [`set_aside_journals`] lists such folders.
@@ -335,6 +354,13 @@ const SET_ASIDE_PREFIX: &str = "journal.rejected-";
 /// Moves the journal folder (or whatever is in its place) aside, untouched, with a
 /// note of why.
 fn set_aside(root: &Path, reason: String) -> Result<Recovery, CheckerError> {
+    let folder = move_aside(root, &reason)?;
+    Ok(Recovery::SetAside { folder, reason })
+}
+
+/// Moves the journal folder aside with `reason` beside it; where it went, from
+/// the project root.
+fn move_aside(root: &Path, reason: &str) -> Result<String, CheckerError> {
     let dir = journal_dir(root);
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -353,10 +379,9 @@ fn set_aside(root: &Path, reason: String) -> Result<Recovery, CheckerError> {
     fs::create_dir(&aside).map_err(io_err(&aside))?;
     fs::rename(&dir, aside.join("journal")).map_err(io_err(&dir))?;
     let _ = fs::write(aside.join("reason.txt"), format!("{reason}\n"));
-    let folder = aside
+    Ok(aside
         .strip_prefix(root)
-        .map_or_else(|_| aside.display().to_string(), |p| p.display().to_string());
-    Ok(Recovery::SetAside { folder, reason })
+        .map_or_else(|_| aside.display().to_string(), |p| p.display().to_string()))
 }
 
 /// The journals set aside so far, with why, oldest first: each is an operation that
@@ -391,9 +416,40 @@ struct Checked {
     backups: Vec<u8>,
 }
 
+/// The first `needed` bytes of the backups file: refused if it holds fewer (an
+/// entry's backup would be truncated) or if `needed` is past what Kiln reads.
+fn read_backups(root: &Path, journal: &str, needed: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    if needed > MAX_BACKUPS {
+        return Err(format!(
+            "its backups claim {needed} bytes, more than Kiln reads"
+        ));
+    }
+    let rel = format!("{journal}/{BACKUP_FILE}");
+    let (file, stat) = match kiln_core::fs::open_below(root, &rel) {
+        Ok(opened) => opened,
+        // No backups needed, none there: a journal of renames only.
+        Err(e) if needed == 0 && e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(format!("its backups cannot be read: {e}")),
+    };
+    if stat.size < needed {
+        return Err("its backups are truncated".to_owned());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(needed).unwrap_or(0));
+    file.take(needed)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("its backups cannot be read: {e}"))?;
+    if (bytes.len() as u64) < needed {
+        return Err("its backups are truncated".to_owned());
+    }
+    Ok(bytes)
+}
+
 /// Checks the manifest and the backups before anything is changed: readable, every
 /// path a plain path inside the project, every backup range inside the backups.
-fn check_journal(root: &Path, manifest: &[u8]) -> Result<Checked, String> {
+fn check_journal(root: &Path, journal_rel: &str, manifest: &[u8]) -> Result<Checked, String> {
     let journal: Journal =
         serde_json::from_slice(manifest).map_err(|e| format!("its manifest is damaged: {e}"))?;
     let named = journal
@@ -402,25 +458,29 @@ fn check_journal(root: &Path, manifest: &[u8]) -> Result<Checked, String> {
         .flat_map(|(a, b)| [a, b])
         .chain(journal.patched.iter().map(|(f, _)| f))
         .chain(&journal.created_dirs);
+    // A link on a plain path is not the journal's fault (another program may have
+    // swapped a folder for one while the operation ran): recovery passes that
+    // entry by, and restores the others.
     for path in named {
-        if !is_plain_relative(path) || goes_through_link(root, Path::new(path)) {
+        if !is_plain_relative(path) {
             return Err(format!(
                 "it names {path:?}, which is not a path inside the project"
             ));
         }
     }
-    let backups = read_own(root, &format!("{JOURNAL_DIR}/{BACKUP_FILE}"), MAX_BACKUPS)
-        .map_err(|e| format!("its backups cannot be read: {e}"))?;
+    // Only as much of the backups as the entries name is read, and only if the
+    // file holds that much: a crafted range or a huge (or sparse) backups file
+    // costs nothing before it is refused.
+    let mut needed = 0u64;
     for (file, range) in &journal.patched {
         if let Some((start, len)) = range {
-            let fits = start
+            let end = start
                 .checked_add(*len)
-                .is_some_and(|end| end <= backups.len() as u64);
-            if !fits {
-                return Err(format!("its backup of {file} is truncated"));
-            }
+                .ok_or_else(|| format!("its backup of {file} is truncated"))?;
+            needed = needed.max(end);
         }
     }
+    let backups = read_backups(root, journal_rel, needed)?;
     Ok(Checked { journal, backups })
 }
 
@@ -450,25 +510,48 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
         }
         Err(e) => return set_aside(root, format!("its manifest cannot be read: {e}")),
     };
-    let Checked { journal, backups } = match check_journal(root, &bytes) {
+    let Checked { journal, backups } = match check_journal(root, JOURNAL_DIR, &bytes) {
         Ok(checked) => checked,
         Err(reason) => return set_aside(root, reason),
     };
     let there = |rel: &str| stat_below(root, rel).is_ok();
+    let through_link = |rel: &str| goes_through_link(root, Path::new(rel));
+    let mut restored: Vec<String> = Vec::new();
+    let mut not_restored: Vec<(String, String)> = Vec::new();
+    const LINKED: &str = "a symbolic link is on its path now (a folder replaced by another program): Kiln does not write through it";
     for (old, new) in journal.renames.iter().rev() {
-        let case_only = old.to_lowercase() == new.to_lowercase();
-        if there(new) && (!there(old) || case_only) {
-            rename(root, new, old)?;
+        if through_link(old) || through_link(new) {
+            not_restored.push((new.clone(), format!("not moved back to {old}: {LINKED}")));
+            continue;
         }
-        let temp = case_rename_temp(old);
-        if there(&temp) {
-            rename_below(root, Path::new(&temp), Path::new(old))
-                .map_err(io_err(root.join(&temp)))?;
+        let case_only = old.to_lowercase() == new.to_lowercase();
+        let moved_back = (|| -> Result<bool, CheckerError> {
+            let mut moved = false;
+            if there(new) && (!there(old) || case_only) {
+                rename(root, new, old)?;
+                moved = true;
+            }
+            let temp = case_rename_temp(old);
+            if there(&temp) {
+                rename_below(root, Path::new(&temp), Path::new(old))
+                    .map_err(io_err(root.join(&temp)))?;
+                moved = true;
+            }
+            Ok(moved)
+        })();
+        match moved_back {
+            Ok(true) => restored.push(old.clone()),
+            Ok(false) => {}
+            Err(e) => not_restored.push((new.clone(), format!("not moved back to {old}: {e}"))),
         }
         crash_point()?;
     }
     for (k, (file, range)) in journal.patched.iter().enumerate() {
         let path = root.join(file);
+        if through_link(file) {
+            not_restored.push((file.clone(), LINKED.to_owned()));
+            continue;
+        }
         if let Some(Some(written)) = journal.written.get(k) {
             // Restore only what Kiln wrote; a file it never got to, or that another
             // program saved since, is left as it is.
@@ -476,8 +559,10 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
                 Ok(now) if xxhash_rust::xxh3::xxh3_64(&now) == *written => {}
                 Ok(now) if file == kiln_core::project::REDIRECT_FILE => {
                     if let Some(kept) = without_appended(&now, journal.log_appended.as_deref()) {
-                        kiln_core::fs::write_below(root, Path::new(file), &kept)
-                            .map_err(io_err(&path))?;
+                        match kiln_core::fs::write_below(root, Path::new(file), &kept) {
+                            Ok(_) => restored.push(file.clone()),
+                            Err(e) => not_restored.push((file.clone(), e.to_string())),
+                        }
                     }
                     continue;
                 }
@@ -492,25 +577,36 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
                 // file of a process that no longer runs: the sweep below, on this
                 // try or the next, removes it.
                 let original = &backups[*start as usize..(*start + *len) as usize];
-                let (folder, name) = kiln_core::fs::folder_and_name(file).map_err(io_err(&path))?;
-                let dir =
-                    open_folder_below(root, Path::new(folder), false).map_err(io_err(&path))?;
-                // The temporary is named for this process, never for the pid the
-                // journal (a file anyone can edit) gives.
-                let (replacement, mut out) =
-                    Replacement::start(&dir, std::ffi::OsStr::new(name)).map_err(io_err(&path))?;
-                std::io::Write::write_all(&mut out, original).map_err(io_err(&path))?;
-                out.sync_all().map_err(io_err(&path))?;
-                if let Err(crash) = crash_point() {
-                    replacement.leave_behind();
-                    return Err(crash);
+                let put_back = (|| -> Result<(), CheckerError> {
+                    let (folder, name) =
+                        kiln_core::fs::folder_and_name(file).map_err(io_err(&path))?;
+                    let dir =
+                        open_folder_below(root, Path::new(folder), false).map_err(io_err(&path))?;
+                    // The temporary is named for this process, never for the pid the
+                    // journal (a file anyone can edit) gives.
+                    let (replacement, mut out) =
+                        Replacement::start(&dir, std::ffi::OsStr::new(name))
+                            .map_err(io_err(&path))?;
+                    std::io::Write::write_all(&mut out, original).map_err(io_err(&path))?;
+                    out.sync_all().map_err(io_err(&path))?;
+                    if let Err(crash) = crash_point() {
+                        replacement.leave_behind();
+                        return Err(crash);
+                    }
+                    replacement
+                        .place(out, Durability::Unflushed)
+                        .map_err(io_err(&path))
+                })();
+                match put_back {
+                    Ok(()) => restored.push(file.clone()),
+                    Err(e) if crashed() => return Err(e),
+                    Err(e) => not_restored.push((file.clone(), e.to_string())),
                 }
-                replacement
-                    .place(out, Durability::Unflushed)
-                    .map_err(io_err(&path))?;
             }
             None => {
-                let _ = remove_below(root, Path::new(file), false);
+                if remove_below(root, Path::new(file), false).is_ok() {
+                    restored.push(file.clone());
+                }
             }
         }
         crash_point()?;
@@ -536,8 +632,29 @@ pub fn recover(root: &Path) -> Result<Recovery, CheckerError> {
         }
     }
     remove_empty_dirs(root, &journal.created_dirs);
-    fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
-    Ok(Recovery::RolledBack)
+    restored.sort();
+    restored.dedup();
+    if not_restored.is_empty() {
+        fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
+        return Ok(Recovery::RolledBack { restored });
+    }
+    // What could not be reached keeps its backup, in the journal set aside: `kiln
+    // recover` shows it and applies it once the path is the project's again.
+    let listed: Vec<String> = (not_restored.iter())
+        .map(|(file, why)| format!("{file}: {why}"))
+        .collect();
+    let reason = format!(
+        "restored {} file(s); could not restore {}: {}",
+        restored.len(),
+        not_restored.len(),
+        listed.join("; ")
+    );
+    let folder = move_aside(root, &reason)?;
+    Ok(Recovery::Partial {
+        restored,
+        not_restored,
+        folder,
+    })
 }
 
 /// The redirect log `now` without the last occurrence of the lines the interrupted
@@ -552,4 +669,164 @@ fn without_appended(now: &[u8], appended: Option<&str>) -> Option<Vec<u8>> {
     let mut kept = now[..at].to_vec();
     kept.extend_from_slice(&now[at + appended.len()..]);
     Some(kept)
+}
+
+/// What `kiln recover --apply` would do with one entry of a set-aside journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Restoration {
+    /// Put the file's backed-up bytes back.
+    Restore,
+    /// Remove the file (the operation made it).
+    Remove,
+    /// Move the file or folder back to the path it had (`to`).
+    MoveBack {
+        /// Where it goes back to, from the project root.
+        to: String,
+    },
+    /// Nothing: the file is not what Kiln wrote there (saved since), and is kept.
+    ChangedSince,
+    /// It cannot be reached without a link (or its folder is not there), so it
+    /// would stay as it is: why.
+    Unreachable(String),
+}
+
+/// One set-aside journal: where it is, why, and what applying it would do to
+/// each file it names.
+#[derive(Debug, Clone)]
+pub struct SetAside {
+    /// The folder, from the project root (`.kiln/journal.rejected-...`).
+    pub folder: String,
+    /// Why it was set aside.
+    pub reason: String,
+    /// Each file or folder it names, with what applying it would do; empty if the
+    /// journal cannot be read at all (`reason` says why).
+    pub entries: Vec<(String, Restoration)>,
+    /// Why its manifest or backups cannot be used, if so (it can then only be
+    /// discarded).
+    pub unusable: Option<String>,
+}
+
+/// The name of a set-aside journal as given (`.kiln/journal.rejected-...`, or the
+/// folder's own name), checked to be one: a plain name inside a real `.kiln`.
+fn set_aside_name(root: &Path, given: &str) -> Result<String, CheckerError> {
+    let name = given
+        .trim_end_matches('/')
+        .strip_prefix(&format!("{}/", kiln_core::own_folder::DIR))
+        .unwrap_or(given.trim_end_matches('/'));
+    let plain = name.starts_with(SET_ASIDE_PREFIX) && !name.contains('/') && !name.contains("..");
+    let rel = format!("{}/{name}", kiln_core::own_folder::DIR);
+    match stat_below(root, &rel) {
+        Ok((kiln_core::fs::Kind::Folder, _)) if plain => Ok(name.to_owned()),
+        _ => Err(crate::error::refused(
+            root.join(given),
+            "not a set-aside journal of this project (kiln recover lists them)",
+        )),
+    }
+}
+
+/// Every set-aside journal of the project at `root`, with what applying each
+/// would do; nothing is changed.
+pub fn preview_set_aside(root: &Path) -> Vec<SetAside> {
+    set_aside_journals(root)
+        .into_iter()
+        .map(|(folder, reason)| {
+            let journal_rel = format!("{folder}/journal");
+            let checked = read_own(root, &format!("{journal_rel}/{JOURNAL_FILE}"), MAX_MANIFEST)
+                .map_err(|e| format!("its manifest cannot be read: {e}"))
+                .and_then(|bytes| check_journal(root, &journal_rel, &bytes));
+            match checked {
+                Ok(Checked { journal, .. }) => SetAside {
+                    folder,
+                    reason,
+                    entries: preview(root, &journal),
+                    unusable: None,
+                },
+                Err(why) => SetAside {
+                    folder,
+                    reason,
+                    entries: Vec::new(),
+                    unusable: Some(why),
+                },
+            }
+        })
+        .collect()
+}
+
+/// What [`recover`] would do with each entry of `journal`, in its order.
+fn preview(root: &Path, journal: &Journal) -> Vec<(String, Restoration)> {
+    let there = |rel: &str| stat_below(root, rel).is_ok();
+    let through_link = |rel: &str| goes_through_link(root, Path::new(rel));
+    let linked = || Restoration::Unreachable("a symbolic link is on its path".to_owned());
+    let mut out = Vec::new();
+    for (old, new) in journal.renames.iter().rev() {
+        if through_link(old) || through_link(new) {
+            out.push((new.clone(), linked()));
+        } else if there(new) && !there(old) {
+            out.push((new.clone(), Restoration::MoveBack { to: old.clone() }));
+        }
+    }
+    for (k, (file, range)) in journal.patched.iter().enumerate() {
+        if through_link(file) {
+            out.push((file.clone(), linked()));
+            continue;
+        }
+        if let Some(Some(written)) = journal.written.get(k) {
+            match read_own(root, file, MAX_BACKUPS) {
+                Ok(now) if xxhash_rust::xxh3::xxh3_64(&now) == *written => {}
+                Ok(_) => {
+                    out.push((file.clone(), Restoration::ChangedSince));
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && range.is_some() => {}
+                Err(e) => {
+                    out.push((file.clone(), Restoration::Unreachable(e.to_string())));
+                    continue;
+                }
+            }
+        }
+        let folder = kiln_core::fs::folder_and_name(file).map(|(folder, _)| folder);
+        let reachable =
+            folder.and_then(|folder| open_folder_below(root, Path::new(folder), false).map(|_| ()));
+        out.push(match (range, reachable) {
+            (_, Err(e)) => (file.clone(), Restoration::Unreachable(e.to_string())),
+            (Some(_), Ok(())) => (file.clone(), Restoration::Restore),
+            (None, Ok(())) => (file.clone(), Restoration::Remove),
+        });
+    }
+    out
+}
+
+/// Applies the set-aside journal `given` (as [`preview_set_aside`] names it): it
+/// goes back in place of the journal and is recovered as after a crash, under
+/// the project's exclusive lock; what still cannot be reached is set aside again.
+/// Refused while another operation's journal is there.
+pub fn apply_set_aside(root: &Path, given: &str) -> Result<Recovery, CheckerError> {
+    let lock = super::lock::exclusive(root, &|| {})?;
+    let name = set_aside_name(root, given)?;
+    let dir = journal_dir(root);
+    if fs::symlink_metadata(&dir).is_ok() {
+        // An interrupted operation of its own comes first.
+        recover(root)?;
+    }
+    if fs::symlink_metadata(&dir).is_ok() {
+        return Err(crate::error::refused(
+            dir,
+            "another operation's journal is there; run a command on the project first",
+        ));
+    }
+    let aside = root.join(kiln_core::own_folder::DIR).join(&name);
+    fs::rename(aside.join("journal"), &dir).map_err(io_err(aside.join("journal")))?;
+    let recovered = recover(root)?;
+    fs::remove_dir_all(&aside).map_err(io_err(&aside))?;
+    lock.advance()?;
+    Ok(recovered)
+}
+
+/// Deletes the set-aside journal `given` (as [`preview_set_aside`] names it),
+/// backups and all: the files it names stay as they are.
+pub fn discard_set_aside(root: &Path, given: &str) -> Result<(), CheckerError> {
+    let _lock = super::lock::exclusive(root, &|| {})?;
+    let name = set_aside_name(root, given)?;
+    let aside = root.join(kiln_core::own_folder::DIR).join(&name);
+    fs::remove_dir_all(&aside).map_err(io_err(&aside))
 }

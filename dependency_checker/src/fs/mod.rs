@@ -10,6 +10,9 @@ mod kiln_dir;
 mod lock;
 pub(crate) mod walk;
 
+pub use journal::{
+    Recovery, Restoration, SetAside, apply_set_aside, discard_set_aside, preview_set_aside,
+};
 pub(crate) use kiln_core::fs::{
     FileStat, FolderCursor, folder_and_name, is_plain_relative, list_below, open_below, stat_below,
 };

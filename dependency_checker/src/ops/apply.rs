@@ -489,9 +489,30 @@ fn apply_with(checker: &mut Checker, plan: &MovePlan, undo: bool) -> Result<Appl
         }
         Err(e) => {
             // Put everything back; the journal makes this the same path as crash
-            // recovery.
-            crate::fs::journal::recover(&root)?;
-            return Err(e);
+            // recovery. What was put back is said with the error, unless nothing
+            // had been written yet (or another try is planned at once).
+            use crate::fs::journal::Recovery;
+            return Err(match crate::fs::journal::recover(&root)? {
+                Recovery::RolledBack { restored } if restored.is_empty() => e,
+                Recovery::RolledBack { .. } if e.asks_to_plan_again() => e,
+                Recovery::RolledBack { restored } => CheckerError::RolledBack {
+                    cause: Box::new(e),
+                    restored,
+                    not_restored: Vec::new(),
+                    folder: None,
+                },
+                Recovery::Partial {
+                    restored,
+                    not_restored,
+                    folder,
+                } => CheckerError::RolledBack {
+                    cause: Box::new(e),
+                    restored,
+                    not_restored,
+                    folder: Some(folder),
+                },
+                Recovery::Nothing | Recovery::SetAside { .. } => e,
+            });
         }
     };
     journal::finish(&root)?;
@@ -807,6 +828,15 @@ fn replace_one(
     }
     let (folder, name) = crate::fs::folder_and_name(file).map_err(io_err(&path))?;
     let dir = folders.folder(root, folder).map_err(io_err(&path))?;
+    // The folder, opened without a link, may have been moved out of the project
+    // since (by another program): nothing is written into it then, before the
+    // temporary is made or before it is put in place.
+    let moved = || CheckerError::FolderMoved {
+        folder: folder.to_owned(),
+    };
+    if !folders.still_at(root, folder, &dir) {
+        return Err(moved());
+    }
     let (replacement, mut out) =
         Replacement::start(&*dir, std::ffi::OsStr::new(name)).map_err(io_err(&path))?;
     // The time of the file that holds exactly these bytes, from the open file (a
@@ -819,6 +849,9 @@ fn replace_one(
         // As a kill would: the temporary file stays for the next open's sweep.
         replacement.leave_behind();
         return Err(crash);
+    }
+    if !folders.still_at(root, folder, &dir) {
+        return Err(moved());
     }
     // No flush of its own: the journal was flushed before (see `journal::begin`).
     replacement

@@ -281,6 +281,86 @@ fn a_folder_swapped_for_a_link_never_carries_a_move_outside() {
     }
 }
 
+/// A folder of referrers moved out of the project by another program while the
+/// move replaces files in it (a real folder, no link left behind): nothing more
+/// is written into it, the move stops with an error naming the folder, and what
+/// it had patched in the project is rolled back.
+#[test]
+fn a_referrer_folder_moved_away_mid_replace_is_written_no_more() {
+    let mut files = vec![
+        ("kiln.project".to_owned(), "{}".to_owned()),
+        ("a/x.json".to_owned(), r#"["tex/t.png"]"#.to_owned()),
+        ("tex/t.png".to_owned(), "png".to_owned()),
+    ];
+    for n in 0..10 {
+        files.push((format!("b/y{n}.json"), r#"["tex/t.png"]"#.to_owned()));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let (dir, before, mut checker, p) = planned_move(&files, "tex/t.png", "tex/u.png");
+    let outside = tempfile::tempdir().unwrap();
+    let moved_to = outside.path().join("b");
+    let (root, to) = (dir.path().to_owned(), moved_to.clone());
+    let second = dir.path().join("b/y1.json");
+    let moved = std::sync::atomic::AtomicBool::new(false);
+    BEFORE_REPLACE.with(|h| {
+        *h.borrow_mut() = Some(Arc::new(move |path: &Path| {
+            if path == second && !moved.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                fs::rename(root.join("b"), &to).unwrap();
+            }
+        }))
+    });
+    let result = apply(&mut checker, &p);
+    BEFORE_REPLACE.with(|h| *h.borrow_mut() = None);
+    let e = result.unwrap_err();
+    // It says why it stopped, what it restored, and what it could not reach.
+    let CheckerError::RolledBack {
+        cause,
+        restored,
+        not_restored,
+        folder: Some(kept),
+    } = &e
+    else {
+        panic!("{e}");
+    };
+    assert!(
+        matches!(&**cause, CheckerError::FolderMoved { folder } if folder == "b"),
+        "{e}"
+    );
+    assert_eq!(restored, &["a/x.json".to_owned()], "{e}");
+    // The folder's files cannot be reached to check whether they were written.
+    let unreached: Vec<&str> = not_restored.iter().map(|(f, _)| f.as_str()).collect();
+    let in_b: Vec<String> = (0..10).map(|n| format!("b/y{n}.json")).collect();
+    assert_eq!(unreached, in_b, "{e}");
+    assert!(e.to_string().contains("kiln recover"), "{e}");
+    assert!(dir.path().join(kept).join("journal").is_dir(), "{kept}");
+    // y0 was patched before the folder left (and left with it); none after.
+    for n in 1..10 {
+        assert_eq!(
+            fs::read_to_string(moved_to.join(format!("y{n}.json"))).unwrap(),
+            r#"["tex/t.png"]"#,
+            "y{n} was written after its folder left the project"
+        );
+    }
+    let names: Vec<_> = fs::read_dir(&moved_to).unwrap().collect();
+    assert_eq!(names.len(), 10, "no temporary left in the folder outside");
+    drop(reopen(dir.path()).unwrap());
+    let now: Vec<_> = snapshot(dir.path())
+        .into_iter()
+        .filter(|(f, _)| !f.starts_with("b/"))
+        .collect();
+    let was: Vec<_> = before
+        .into_iter()
+        .filter(|(f, _)| !f.starts_with("b/"))
+        .collect();
+    assert_eq!(
+        now, was,
+        "the project is as before the move, but for the folder that left"
+    );
+}
+
 /// The folder of a file being moved swapped for a link to a copy outside
 /// after the plan: the rename is refused before anything changes.
 #[test]
