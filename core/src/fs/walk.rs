@@ -8,8 +8,11 @@
 use std::io;
 use std::path::Path;
 
-use super::below::{Kind, read_folder_below};
+use std::rc::Rc;
+
+use super::below::{Kind, entries_of, open_dir_at, open_dir_below};
 use super::project_files::is_excluded;
+use crate::os::Folder;
 
 /// What a walk does after an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,9 +56,30 @@ pub fn walk_below(
     unreadable: Unreadable,
     mut visit: impl FnMut(&str, Kind) -> Step,
 ) -> io::Result<()> {
-    let mut folders = vec![from.to_owned()];
-    while let Some(folder) = folders.pop() {
-        let listing = match read_folder_below(root, &folder) {
+    // Each folder is opened inside its parent, which stays open while folders
+    // below it wait: opening each from the root again made a walk quadratic in
+    // the tree's depth (a project 4,000 folders deep took 23 s to compile).
+    let mut folders: Vec<(String, Option<Rc<Folder>>)> = vec![(from.to_owned(), None)];
+    while let Some((folder, parent)) = folders.pop() {
+        let name = folder.rsplit('/').next().unwrap_or(&folder);
+        let opened = match &parent {
+            Some(parent) => open_dir_at(parent, name).or_else(|_| {
+                // Past the limit of open files (a tree deep and wide at once),
+                // the waiting folders let go of their parents, and this one is
+                // opened from the root.
+                for (_, waiting) in &mut folders {
+                    *waiting = None;
+                }
+                open_dir_below(root, &folder)
+            }),
+            None => open_dir_below(root, &folder),
+        };
+        drop(parent);
+        let listing = opened.and_then(|dir| {
+            let entries = entries_of(&dir)?;
+            Ok((Rc::new(dir), entries))
+        });
+        let (dir, listing) = match listing {
             Ok(listing) => listing,
             Err(e) if unreadable == Unreadable::Fails => {
                 return Err(io::Error::new(e.kind(), format!("{folder}: {e}")));
@@ -72,7 +96,7 @@ pub fn walk_below(
                 continue;
             }
             match visit(&path, kind) {
-                Step::Enter if kind == Kind::Folder => folders.push(path),
+                Step::Enter if kind == Kind::Folder => folders.push((path, Some(Rc::clone(&dir)))),
                 Step::Stop => return Ok(()),
                 _ => {}
             }
@@ -85,6 +109,37 @@ pub fn walk_below(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// A tree 3,000 folders deep is walked in linear time: each folder was
+    /// opened from the root, 4.5 million opens here.
+    #[test]
+    fn a_deep_tree_is_walked_in_linear_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep: std::path::PathBuf = std::iter::repeat_n("d", 3000).collect();
+        crate::fs::create_dir_below(dir.path(), &deep).unwrap();
+        crate::fs::write_below(dir.path(), &deep.join("a.level"), b"{}").unwrap();
+        let started = std::time::Instant::now();
+        let mut files = Vec::new();
+        walk_below(
+            dir.path(),
+            "",
+            Entries::All,
+            Unreadable::Fails,
+            |path, kind| {
+                if kind == Kind::File {
+                    files.push(path.len());
+                }
+                Step::Enter
+            },
+        )
+        .unwrap();
+        assert_eq!(files, [3000 * 2 + "a.level".len()]);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 
     #[test]
     fn the_walk_sees_each_entry_once_and_never_goes_through_a_link() {
