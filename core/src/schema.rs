@@ -400,7 +400,7 @@ impl<'a> FieldValues<'a> {
     /// An entity field as the index in the level of the entity it names, or
     /// [`NO_ENTITY_INDEX`] when it names none (the compiler refuses a name that is
     /// not an entity of the level before this is called). The spawner makes it a
-    /// runtime handle: [`crate::SpawnContext::entity_at`].
+    /// runtime handle: [`crate::SpawnContext::entity`].
     pub fn entity_index(&self, name: &str) -> u32 {
         let id = self.text(name);
         if id.is_empty() {

@@ -32,13 +32,12 @@
 //! | [`Metadata`] gives kind, size, time, and (device, inode, links) to tell one file from another | `fstatat` | `cap-fs-ext`'s `MetadataExt` (volume serial and file index on Windows) |
 //!
 //! Locking is `std::fs::File::lock` (`flock` on Linux, `LockFileEx` on Windows)
-//! in both. The local socket ([`LocalStream`], [`listen_private`],
-//! [`peer_is_me`]) is a Unix socket made for its user alone, with the peer's
-//! credentials checked, in both: `cap-std` has no Windows counterpart, and a
-//! named pipe would need a crate and a protocol of its own (see
-//! `docs/development.md`). The rest (permissions, identity of a path, positioned
-//! reads, links planted by tests, whether a process runs) is chosen by platform,
-//! not by feature: each function says what it does where.
+//! in both, and watching is `notify`'s. The local socket ([`LocalStream`],
+//! [`listen_private`]) has two implementations too (`socket.rs`): the standard
+//! library's Unix socket, and `interprocess`'s local socket in the portable
+//! build; its contract is there. The rest (permissions, identity of a path,
+//! positioned reads, links planted by tests, whether a process runs) is chosen by
+//! platform, not by feature: each function says what it does where.
 //!
 //! # How it is tested
 //!
