@@ -114,11 +114,9 @@ pub fn create(dir: &Path, template: Template, name: Option<&str>) -> anyhow::Res
             .unwrap_or_else(|| "New project".into()),
     };
     let files = populate(&root, template, &name)?;
-    // The plugins came with Kiln's own template: the project is trusted to build
-    // and run them (see `crate::trust`), unless the whole run is trusted anyway.
-    if template == Template::Demo && !crate::trust::trusted_by_flag() {
-        crate::trust::remember(&root, crate::trust::Answer::Trusted)?;
-    }
+    // The demo's plugins came with Kiln: the project is trusted by what it holds
+    // (`crate::trust::is_carried_demo`), never remembered by its folder, which may
+    // hold a cloned `.git` whose next pull brings other code.
     Ok(Created { root, name, files })
 }
 

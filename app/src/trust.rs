@@ -7,14 +7,17 @@
 //! A project is trusted for this run when:
 //! - the command was given `--trust`, or the environment has `KILN_TRUST=1` (for
 //!   CI and scripts: every project is trusted);
-//! - or it is the demo of the source tree this `kiln` was built from;
+//! - or it is the demo this `kiln` carries, by what it is, not where it is: its
+//!   plugins list is the demo's, every plugin folder holds exactly the files the
+//!   binary carries (prebuilt libraries included, byte for byte), and no `.cargo/`
+//!   in the project configures a build (the source tree's `projects/demo`, and a
+//!   `kiln new --template demo`, are; a copy with one changed source is not);
 //! - or the user said so: the editor asks the first time a project with plugins
 //!   opens, and the answer (trust, or not) is remembered per project, by its
 //!   folder, in `trusted-projects.json` in Kiln's folder of the user's
 //!   configuration (`$KILN_CONFIG_DIR`, else `$XDG_CONFIG_HOME/kiln`, else
 //!   `~/.config/kiln`): outside every project, where no project's files can
-//!   vouch for themselves. `kiln new --template demo` trusts the project it
-//!   makes (its plugins come with Kiln).
+//!   vouch for themselves.
 //!
 //! Without trust, commands do what they can without the plugins (references are
 //! checked, levels that use none of their types compile) and say which plugins
@@ -80,18 +83,73 @@ pub fn trusted_by_flag() -> bool {
 
 /// Whether the project at `root` may build and load its plugins now.
 pub fn is_trusted(root: &Path) -> bool {
-    trusted_by_flag() || is_bundled_demo(root) || remembered(root) == Some(Answer::Trusted)
+    trusted_by_flag() || is_carried_demo(root) || remembered(root) == Some(Answer::Trusted)
 }
 
-/// Whether `root` is the demo project of the source tree this `kiln` was built
-/// from (what `cargo run` opens): its plugins are that tree's code, which the user
-/// already builds and runs. A folder that merely looks like it is not.
-fn is_bundled_demo(root: &Path) -> bool {
-    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../projects/demo");
-    match (std::fs::canonicalize(demo), std::fs::canonicalize(root)) {
-        (Ok(demo), Ok(root)) => demo == root,
-        _ => false,
+/// Whether the project at `root` is, in everything that would run, the demo this
+/// `kiln` carries (see the module): its plugins are then code that came with Kiln,
+/// whoever made the folder and wherever it is. Trust by a path baked in at build
+/// time trusted whatever sat at that path on another machine.
+pub fn is_carried_demo(root: &Path) -> bool {
+    let carried = crate::new_project::Template::Demo.files();
+    let config = |bytes: &[u8]| {
+        let text = std::str::from_utf8(bytes).ok()?;
+        kiln_core::project::ProjectConfig::parse(Path::new("kiln.project"), text).ok()
+    };
+    let Some(demo) = (carried.iter())
+        .find(|(path, _)| *path == kiln_core::project::PROJECT_FILE)
+        .and_then(|(_, bytes)| config(bytes))
+    else {
+        return false;
+    };
+    let Ok(project) = kiln_core::Project::open(root) else {
+        return false;
+    };
+    let root = project.root();
+    if project.config().plugins != demo.plugins
+        || kiln_core::fs::kind_below(root, ".cargo").is_some()
+    {
+        return false;
     }
+    demo.plugins.iter().all(|folder| {
+        let prefix = format!("{folder}/");
+        let want: Vec<(&str, &[u8])> = (carried.iter())
+            .filter_map(|(path, bytes)| Some((path.strip_prefix(&prefix)?, *bytes)))
+            .collect();
+        let mut found = Vec::new();
+        let walked = kiln_core::fs::walk_below(
+            &root.join(folder),
+            "",
+            kiln_core::fs::Entries::All,
+            kiln_core::fs::Unreadable::Fails,
+            |rel, kind| match kind {
+                // Build output, made here by a build of the plugin in place.
+                kiln_core::fs::Kind::Folder if rel.rsplit('/').next() == Some("target") => {
+                    kiln_core::fs::Step::Skip
+                }
+                kiln_core::fs::Kind::Folder => kiln_core::fs::Step::Enter,
+                _ => {
+                    found.push((rel.to_owned(), kind));
+                    kiln_core::fs::Step::Skip
+                }
+            },
+        );
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        walked.is_ok()
+            && found.len() == want.len()
+            && (found.iter()).all(|(rel, kind)| {
+                *kind == kiln_core::fs::Kind::File
+                    && want.iter().any(|(path, bytes)| {
+                        *path == rel
+                            && kiln_core::fs::read_below(
+                                &root.join(folder),
+                                Path::new(rel),
+                                bytes.len() as u64,
+                            )
+                            .is_ok_and(|now| now == *bytes)
+                    })
+            })
+    })
 }
 
 /// What the user answered for the project at `root`, if they did.

@@ -200,3 +200,49 @@ fn the_trust_question_is_a_dialog_with_a_button_that_loads_the_plugins() {
     editor.poll_plugins();
     assert!(editor.plugins().loaded().iter().any(|p| p.name == "blink"));
 }
+
+/// The demo Kiln carries is trusted by what it holds, wherever it is and
+/// whatever was in the folder before (a `.git`): a fresh `kiln new --template
+/// demo` loads its plugins without a question, and remembers nothing by folder;
+/// the same project with one byte of a plugin changed, a file added to a plugin
+/// folder, or a `.cargo/` beside it, is not trusted.
+#[test]
+fn the_carried_demo_is_trusted_by_what_it_holds_not_by_its_folder() {
+    let config = tempfile::tempdir().unwrap();
+    let outer = tempfile::tempdir().unwrap();
+    let dir = outer.path().join("demo");
+    fs::create_dir_all(dir.join(".git")).unwrap();
+    let (code, out, err) = kiln_untrusted(
+        &["new", "--template", "demo", dir.to_str().unwrap()],
+        outer.path(),
+        config.path(),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        !config.path().join("trusted-projects.json").exists(),
+        "nothing remembered by folder"
+    );
+    let untrusted = |dir: &Path| {
+        let (code, out, err) = kiln_untrusted(&["check"], dir, config.path());
+        assert!(code <= 1, "{out}{err}");
+        err.contains("plugins not loaded")
+    };
+    assert!(!untrusted(&dir), "the fresh demo is trusted");
+    assert!(kiln::trust::is_carried_demo(&dir));
+    let source = dir.join("plugins/blink/blink.c");
+    let original = fs::read(&source).unwrap();
+    fs::write(&source, [&original[..], b"/* one more line */\n"].concat()).unwrap();
+    assert!(untrusted(&dir), "a changed plugin source");
+    fs::write(&source, &original).unwrap();
+    assert!(!untrusted(&dir));
+    fs::write(dir.join("plugins/wind/.extra.rs"), "").unwrap();
+    assert!(untrusted(&dir), "a file added to a plugin folder");
+    fs::remove_file(dir.join("plugins/wind/.extra.rs")).unwrap();
+    fs::create_dir(dir.join(".cargo")).unwrap();
+    fs::write(
+        dir.join(".cargo/config.toml"),
+        "[build]\nrustc-wrapper = \"/bin/sh\"\n",
+    )
+    .unwrap();
+    assert!(untrusted(&dir), "a .cargo/ configuring the build");
+}
