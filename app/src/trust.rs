@@ -60,6 +60,9 @@ pub enum Answer {
 struct Store {
     trusted: BTreeSet<PathBuf>,
     declined: BTreeSet<PathBuf>,
+    /// What each trusted project's plugins were when it was trusted
+    /// ([`fingerprint`]): trust holds only while they are the same.
+    fingerprints: std::collections::BTreeMap<PathBuf, String>,
 }
 
 /// Trusts every project for the rest of this process: `--trust` on a command (and
@@ -157,7 +160,10 @@ pub fn remembered(root: &Path) -> Option<Answer> {
     let store = load();
     let key = key(root);
     if store.trusted.contains(&key) {
-        Some(Answer::Trusted)
+        // Trusted as its plugins were then: other code since (a pull, a copy
+        // over it) is asked about again.
+        let same = store.fingerprints.get(&key) == Some(&fingerprint(root));
+        same.then_some(Answer::Trusted)
     } else if store.declined.contains(&key) {
         Some(Answer::Declined)
     } else {
@@ -173,13 +179,80 @@ pub fn remember(root: &Path, answer: Answer) -> anyhow::Result<()> {
     let key = key(root);
     store.trusted.remove(&key);
     store.declined.remove(&key);
+    store.fingerprints.remove(&key);
     match answer {
-        Answer::Trusted => store.trusted.insert(key),
+        Answer::Trusted => {
+            store.fingerprints.insert(key.clone(), fingerprint(root));
+            store.trusted.insert(key)
+        }
         Answer::Declined => store.declined.insert(key),
     };
     let text = serde_json::to_string_pretty(&store)?;
     kiln_core::write_atomic(&path, text.as_bytes())
         .with_context(|| format!("remembering the answer in {}", path.display()))
+}
+
+/// The most bytes a [`fingerprint`] reads; files past it count by their size.
+const FINGERPRINT_BUDGET: u64 = 512 << 20;
+
+/// What would run of the project at `root`, as one SHA-256: its plugins list, and
+/// every file (name and bytes) of each plugin folder, prebuilt libraries and
+/// hidden files included, and of a `.cargo/` folder at its root, which configures
+/// cargo's builds. A build's `target/` output is left out. Remembered with a
+/// "trust", so that trust holds for this code and is asked again for other code.
+pub fn fingerprint(root: &Path) -> String {
+    use sha2::Digest as _;
+    let mut hash = sha2::Sha256::new();
+    let Ok(project) = kiln_core::Project::open(root) else {
+        return String::new();
+    };
+    let root = project.root();
+    let mut budget = FINGERPRINT_BUDGET;
+    let mut folders: Vec<&str> = project
+        .config()
+        .plugins
+        .iter()
+        .map(String::as_str)
+        .collect();
+    folders.push(".cargo");
+    for folder in folders {
+        hash.update(folder.as_bytes());
+        hash.update([0]);
+        let base = root.join(folder);
+        let mut files = Vec::new();
+        let _ = kiln_core::fs::walk_below(
+            &base,
+            "",
+            kiln_core::fs::Entries::All,
+            kiln_core::fs::Unreadable::IsSkipped,
+            |rel, kind| match kind {
+                kiln_core::fs::Kind::Folder if rel.rsplit('/').next() == Some("target") => {
+                    kiln_core::fs::Step::Skip
+                }
+                kiln_core::fs::Kind::Folder => kiln_core::fs::Step::Enter,
+                kind => {
+                    files.push((rel.to_owned(), kind));
+                    kiln_core::fs::Step::Skip
+                }
+            },
+        );
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        for (rel, kind) in files {
+            hash.update(rel.as_bytes());
+            hash.update([0, kind as u8]);
+            let size = kiln_core::fs::kind_below(&base, &rel).map_or(0, |(_, st)| st.size);
+            if kind == kiln_core::fs::Kind::File && size <= budget {
+                budget -= size;
+                let bytes =
+                    kiln_core::fs::read_below(&base, Path::new(&rel), size).unwrap_or_default();
+                hash.update(&bytes);
+            } else {
+                hash.update(size.to_le_bytes());
+            }
+            hash.update([0]);
+        }
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The note a command prints when it left the plugins `entries` out.
@@ -219,8 +292,12 @@ mod tests {
 
     /// Answers are remembered per project folder, the last one standing, and a
     /// damaged store trusts nothing.
+    /// The store's folder is the process's: these tests take turns.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn answers_are_remembered_per_project() {
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let config = tempfile::tempdir().unwrap();
         keep_answers_in(config.path().to_owned());
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -233,5 +310,32 @@ mod tests {
         assert_eq!(remembered(a.path()), Some(Answer::Declined));
         std::fs::write(config.path().join(STORE_FILE), "{damaged").unwrap();
         assert_eq!(remembered(b.path()), None);
+    }
+
+    /// Trust holds for the plugins as they were when trusted: a changed source, a
+    /// prebuilt library added, or a `.cargo/` beside them, and it is asked again.
+    #[test]
+    fn trust_is_asked_again_when_the_plugins_change() {
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let config = tempfile::tempdir().unwrap();
+        keep_answers_in(config.path().to_owned());
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("kiln.project"), r#"{"plugins": ["plugins/p"]}"#).unwrap();
+        std::fs::create_dir_all(root.join("plugins/p")).unwrap();
+        std::fs::write(root.join("plugins/p/p.c"), "int a;").unwrap();
+        remember(root, Answer::Trusted).unwrap();
+        assert_eq!(remembered(root), Some(Answer::Trusted));
+        std::fs::write(root.join("plugins/p/p.c"), "int b;").unwrap();
+        assert_eq!(remembered(root), None, "a changed source");
+        std::fs::write(root.join("plugins/p/p.c"), "int a;").unwrap();
+        assert_eq!(remembered(root), Some(Answer::Trusted));
+        std::fs::create_dir_all(root.join("plugins/p/prebuilt/linux")).unwrap();
+        std::fs::write(root.join("plugins/p/prebuilt/linux/libp.so"), "ELF").unwrap();
+        assert_eq!(remembered(root), None, "a prebuilt library added");
+        std::fs::remove_dir_all(root.join("plugins/p/prebuilt")).unwrap();
+        std::fs::create_dir_all(root.join(".cargo")).unwrap();
+        std::fs::write(root.join(".cargo/config.toml"), "[build]\n").unwrap();
+        assert_eq!(remembered(root), None, "a .cargo/ configuring builds");
     }
 }

@@ -246,3 +246,38 @@ fn the_carried_demo_is_trusted_by_what_it_holds_not_by_its_folder() {
     .unwrap();
     assert!(untrusted(&dir), "a .cargo/ configuring the build");
 }
+
+/// The question names what would run: a prebuilt library shipped with the
+/// project (its path and size), not "sources compiled", when that is what loads;
+/// and a `.cargo/config.toml` that takes part in a build.
+#[test]
+fn the_trust_question_names_the_shipped_library_and_the_build_configuration() {
+    use egui_kittest::kittest::Queryable;
+    answers();
+    let dir = tempfile::tempdir().unwrap();
+    support::copy_dir(&support::demo(), dir.path());
+    let _ = fs::remove_dir_all(dir.path().join(".kiln"));
+    fs::create_dir_all(dir.path().join(".cargo")).unwrap();
+    fs::write(dir.path().join(".cargo/config.toml"), "[build]\n").unwrap();
+    let path = dir.path().to_owned();
+    let mut harness = egui_kittest::Harness::builder()
+        .with_size([1600.0, 900.0])
+        .build_eframe(move |cc| kiln::editor::KilnApp::new(cc, Some(path)));
+    harness.run_steps(4);
+    harness.get_by_label("Trust this project's plugins?");
+    let blink = harness.get_by_label_contains("plugins/blink: loads plugins/blink/prebuilt/");
+    let said = format!("{blink:?}");
+    assert!(
+        said.contains("a library shipped with the project, not built here"),
+        "{said}"
+    );
+    assert!(!said.contains("compiled"), "{said}");
+    let wind = format!("{:?}", harness.get_by_label_contains("plugins/wind: "));
+    assert!(
+        wind.contains("its build also follows .cargo/config.toml"),
+        "{wind}"
+    );
+    harness.get_by_label("Open without plugins").click();
+    harness.run_steps(2);
+    assert!(!dir.path().join("canary").exists());
+}

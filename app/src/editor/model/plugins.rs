@@ -129,24 +129,68 @@ impl EditorPlugins {
                 let folder = PluginFolder::find(root, entry);
                 let kind = match folder.as_ref().map(|f| &f.source) {
                     Ok(kiln_plugin_host::project::PluginSource::Cargo(_)) => {
-                        "a Rust crate, built with cargo (its build script runs too) and loaded"
+                        "a Rust crate, built here with cargo, then loaded"
                     }
                     Ok(kiln_plugin_host::project::PluginSource::C(_)) => {
-                        "C sources, compiled and loaded"
+                        "C sources, compiled here with the C compiler, then loaded"
                     }
                     Ok(kiln_plugin_host::project::PluginSource::Library(_)) => {
-                        "a built library, loaded"
+                        "a built library in its folder, loaded as it is"
                     }
                     Err(_) => "cannot be loaded as it is",
                 };
-                // Which library would run: what a designer without a compiler
-                // trusts is the team's prebuilt one.
-                let what = match folder.as_ref().map(|f| (f, f.choose())) {
-                    Ok((f, Ok(choice @ (Choice::Prebuilt(_) | Choice::StalePrebuilt(_))))) => {
-                        format!("{kind}; here: {}", f.describe(&choice))
+                // What would run: a library shipped with the project loads as it
+                // is, whatever its sources say (what a designer without a
+                // compiler trusts is the team's prebuilt one).
+                let chosen = folder.as_ref().ok().and_then(|f| Some((f, f.choose().ok()?)));
+                let shipped = chosen.as_ref().and_then(|(_, choice)| match choice {
+                    Choice::Prebuilt(library) | Choice::StalePrebuilt(library) => {
+                        Some(library.clone())
+                    }
+                    _ => None,
+                });
+                let mut what = match (chosen, shipped) {
+                    (Some((f, choice)), Some(library)) => {
+                        let size = std::fs::metadata(&library).map_or(0, |m| m.len());
+                        let shown = library.strip_prefix(root).unwrap_or(&library);
+                        format!(
+                            "loads {} ({} KB), a library shipped with the project, not built here: {}",
+                            shown.display(),
+                            size.div_ceil(1024),
+                            f.describe(&choice)
+                        )
                     }
                     _ => kind.to_owned(),
                 };
+                // Files outside the sources' code that take part in a build: each
+                // can run a program of its own (a build script, a rustc wrapper).
+                let mut building = Vec::new();
+                let cargo = matches!(
+                    folder.as_ref().map(|f| &f.source),
+                    Ok(kiln_plugin_host::project::PluginSource::Cargo(_))
+                );
+                let parts: &[&str] = if cargo {
+                    &["build.rs", ".cargo/config.toml", ".cargo/config"]
+                } else {
+                    &["kiln_plugin.json"]
+                };
+                for part in parts {
+                    if kiln_core::fs::kind_below(root, &format!("{entry}/{part}")).is_some() {
+                        building.push(format!("{entry}/{part}"));
+                    }
+                }
+                // Cargo reads the project's own configuration too.
+                for part in [".cargo/config.toml", ".cargo/config"] {
+                    if cargo && kiln_core::fs::kind_below(root, part).is_some() {
+                        building.push(part.to_owned());
+                    }
+                }
+                if !building.is_empty() {
+                    what.push_str(&format!(
+                        "; its build also follows {}",
+                        building.join(", ")
+                    ));
+                }
                 (entry.clone(), what)
             })
             .collect();
