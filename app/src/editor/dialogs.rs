@@ -97,8 +97,8 @@ pub fn trust(ctx: &egui::Context, editor: Option<&Editor>, actions: &mut Vec<Act
         ui.add_space(4.0);
         ui.label(
             "Without them the project opens all the same; components of their types \
-             are shown but not run. Your answer is remembered for this project \
-             (Simulation > Trust this project… asks again).",
+             are shown but not run. Your answer is remembered for this project while \
+             its plugins stay as they are (Simulation > Trust this project… asks again).",
         );
         ui.horizontal(|ui| {
             if ui.button("Trust and load plugins").clicked() {
