@@ -119,27 +119,10 @@ pub fn is_carried_demo(root: &Path) -> bool {
         let want: Vec<(&str, &[u8])> = (carried.iter())
             .filter_map(|(path, bytes)| Some((path.strip_prefix(&prefix)?, *bytes)))
             .collect();
-        let mut found = Vec::new();
-        let walked = kiln_core::fs::walk_below(
-            &root.join(folder),
-            "",
-            kiln_core::fs::Entries::All,
-            kiln_core::fs::Unreadable::Fails,
-            |rel, kind| match kind {
-                // Build output, made here by a build of the plugin in place.
-                kiln_core::fs::Kind::Folder if rel.rsplit('/').next() == Some("target") => {
-                    kiln_core::fs::Step::Skip
-                }
-                kiln_core::fs::Kind::Folder => kiln_core::fs::Step::Enter,
-                _ => {
-                    found.push((rel.to_owned(), kind));
-                    kiln_core::fs::Step::Skip
-                }
-            },
-        );
-        found.sort_by(|a, b| a.0.cmp(&b.0));
-        walked.is_ok()
-            && found.len() == want.len()
+        let Ok(found) = files_that_run(&root.join(folder)) else {
+            return false;
+        };
+        found.len() == want.len()
             && (found.iter()).all(|(rel, kind)| {
                 *kind == kiln_core::fs::Kind::File
                     && want.iter().any(|(path, bytes)| {
@@ -192,6 +175,26 @@ pub fn remember(root: &Path, answer: Answer) -> anyhow::Result<()> {
         .with_context(|| format!("remembering the answer in {}", path.display()))
 }
 
+/// Every entry below `folder` but folders, by path from it and kind, sorted,
+/// hidden ones included; a `target/` of build output is left out.
+fn files_that_run(folder: &Path) -> std::io::Result<Vec<(String, kiln_core::fs::Kind)>> {
+    use kiln_core::fs::{Entries, Kind, Step, Unreadable};
+    let mut files = Vec::new();
+    kiln_core::fs::walk_below(folder, "", Entries::All, Unreadable::Fails, |rel, kind| {
+        match kind {
+            // Build output, made here by a build of the plugin in place.
+            Kind::Folder if rel.rsplit('/').next() == Some("target") => Step::Skip,
+            Kind::Folder => Step::Enter,
+            _ => {
+                files.push((rel.to_owned(), kind));
+                Step::Skip
+            }
+        }
+    })?;
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
+}
+
 /// The most bytes a [`fingerprint`] reads; files past it count by their size.
 const FINGERPRINT_BUDGET: u64 = 512 << 20;
 
@@ -219,24 +222,8 @@ pub fn fingerprint(root: &Path) -> String {
         hash.update(folder.as_bytes());
         hash.update([0]);
         let base = root.join(folder);
-        let mut files = Vec::new();
-        let _ = kiln_core::fs::walk_below(
-            &base,
-            "",
-            kiln_core::fs::Entries::All,
-            kiln_core::fs::Unreadable::IsSkipped,
-            |rel, kind| match kind {
-                kiln_core::fs::Kind::Folder if rel.rsplit('/').next() == Some("target") => {
-                    kiln_core::fs::Step::Skip
-                }
-                kiln_core::fs::Kind::Folder => kiln_core::fs::Step::Enter,
-                kind => {
-                    files.push((rel.to_owned(), kind));
-                    kiln_core::fs::Step::Skip
-                }
-            },
-        );
-        files.sort_by(|a, b| a.0.cmp(&b.0));
+        // A folder that is not there (no `.cargo/`) counts as empty.
+        let files = files_that_run(&base).unwrap_or_default();
         for (rel, kind) in files {
             hash.update(rel.as_bytes());
             hash.update([0, kind as u8]);

@@ -289,6 +289,16 @@ fn merge_and_diff_refuse_what_is_not_a_file() {
 /// the path is the project's again, and discards another.
 #[test]
 fn kiln_recover_shows_applies_and_discards_a_set_aside_journal() {
+    let listed = |out: &str| {
+        out.lines()
+            .find_map(|l| {
+                l.split(':')
+                    .next()
+                    .filter(|f| f.starts_with(".kiln/journal.rejected-"))
+            })
+            .unwrap()
+            .to_owned()
+    };
     let sentinel = Sentinel::new();
     let dir = support::demo_copy();
     let root = dir.path();
@@ -318,15 +328,7 @@ fn kiln_recover_shows_applies_and_discards_a_set_aside_journal() {
     let (code, out) = bounded(&["recover"], root, LIMIT);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("would restore   b/precious.txt"), "{out}");
-    let folder = out
-        .lines()
-        .find_map(|l| {
-            l.split(':')
-                .next()
-                .filter(|f| f.starts_with(".kiln/journal.rejected-"))
-        })
-        .unwrap()
-        .to_owned();
+    let folder = listed(&out);
     let (code, out) = bounded(&["recover", "--apply", &folder], root, LIMIT);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("restored  b/precious.txt"), "{out}");
@@ -340,15 +342,7 @@ fn kiln_recover_shows_applies_and_discards_a_set_aside_journal() {
     fs::remove_dir_all(root.join("b")).unwrap();
     plant("OTHER");
     let (_, out) = bounded(&["recover"], root, LIMIT);
-    let folder = out
-        .lines()
-        .find_map(|l| {
-            l.split(':')
-                .next()
-                .filter(|f| f.starts_with(".kiln/journal.rejected-"))
-        })
-        .unwrap()
-        .to_owned();
+    let folder = listed(&out);
     let (code, out) = bounded(&["recover", "--discard", &folder], root, LIMIT);
     assert_eq!(code, 0, "{out}");
     assert!(!root.join(&folder).exists());

@@ -152,16 +152,7 @@ pub fn replace_at_with(
 
 /// Opens the folder of `path` (a path given whole, as a command's argument is).
 fn folder_of(path: &Path) -> io::Result<(Folder, &OsStr)> {
-    let name = path.file_name().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} names no file", path.display()),
-        )
-    })?;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let (parent, name) = crate::os::folder_and_name_of(path)?;
     std::fs::create_dir_all(parent)?;
     Ok((Folder::open_path(parent)?, name))
 }

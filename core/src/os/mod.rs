@@ -136,6 +136,22 @@ fn one_name(name: &OsStr) -> io::Result<()> {
     }
 }
 
+/// The folder (`.` for a bare name) and the last name of `path`, a path given
+/// whole; an error if it names no file (it ends in `..`, or is a root).
+pub fn folder_and_name_of(path: &Path) -> io::Result<(&Path, &OsStr)> {
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} names no file", path.display()),
+        )
+    })?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Ok((parent, name))
+}
+
 /// Whether process `pid` is running (a process of another user counts: it may not
 /// be signalled, but it is there): `kill(pid, 0)` on Unix. Elsewhere a process is
 /// taken to be running, so a temporary file it may be writing is never removed

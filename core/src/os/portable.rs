@@ -203,16 +203,7 @@ pub fn metadata_of_file(file: &File) -> io::Result<Metadata> {
 /// `follow`. The path's folder is opened as given, the file in it as
 /// [`Folder::open_file`] opens one.
 pub fn open_path_for_reading(path: &Path, follow: bool) -> io::Result<File> {
-    let name = path.file_name().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} names no file", path.display()),
-        )
-    })?;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let (parent, name) = super::folder_and_name_of(path)?;
     let folder = Folder::open_path(parent)?;
     if !follow {
         return folder.open_file(name, OpenFor::Read);
