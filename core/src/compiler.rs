@@ -364,6 +364,21 @@ fn compile_flattened_layout(
         first: 0,
         max_entities,
     };
+    // Counted before anything is placed: a level whose prefabs multiply past the
+    // limit took the limit's worth of memory (3.4 GB at 4,000,000) to be refused.
+    let counted = match &level {
+        Source::Level(doc) => flat.count(&doc.entities, &mut HashMap::new(), &mut Vec::new()),
+        Source::Text(doc) => flat.count(&doc.entities, &mut HashMap::new(), &mut Vec::new()),
+        Source::Unit(unit) => flat.count(&unit.entities, &mut HashMap::new(), &mut Vec::new()),
+    };
+    if let Some(counted) = counted.filter(|&n| n > max_entities) {
+        return Err(CompileError::Limit {
+            file: file.to_owned(),
+            message: format!(
+                "flattening prefabs makes more than {max_entities} entities ({counted} or more, counted before placing any); a prefab that instances another several times over can do this. Raise \"max_level_entities\" in kiln.project if the level is meant to be this big"
+            ),
+        });
+    }
     flat.expand(level, file, "", None, &Map::new(), file)?;
     let units: BTreeSet<String> = flat.units.keys().cloned().collect();
     let entities = flat.out;
@@ -830,6 +845,14 @@ struct Instance<'a> {
     file: &'a str,
 }
 
+/// Why a prefab file could not be had.
+enum UnitError {
+    /// It could not be read (the source's sentence).
+    Read(String),
+    /// It is not a valid prefab.
+    Parse(SyntaxError),
+}
+
 struct Flattener<'s, 'd> {
     source: &'s mut dyn ResourceSource,
     units: HashMap<String, Rc<LevelDocument>>,
@@ -844,6 +867,61 @@ struct Flattener<'s, 'd> {
 }
 
 impl<'d> Flattener<'_, 'd> {
+    /// How many entities `entities` flatten to, each prefab instance counted with
+    /// its prefab's parts (each prefab file counted once, `memo`), stopping as soon
+    /// as the count passes the limit. `None` where a prefab cannot be read, or
+    /// nests in a cycle or too deep (`visiting`): flattening then says why.
+    fn count<E: AuthoredEntity>(
+        &mut self,
+        entities: &[E],
+        memo: &mut HashMap<String, usize>,
+        visiting: &mut Vec<String>,
+    ) -> Option<usize> {
+        let mut total = entities.len();
+        for e in entities {
+            if total > self.max_entities {
+                break;
+            }
+            let Some(prefab) = e.prefab() else { continue };
+            let path = ResourcePath::parse(prefab).ok()?;
+            let unit_file = path.with_extension("unit");
+            let parts = match memo.get(&unit_file) {
+                Some(&n) => n,
+                None => {
+                    if visiting.contains(&unit_file) || visiting.len() >= MAX_PREFAB_DEPTH {
+                        return None;
+                    }
+                    let unit = self.unit(&path, &unit_file).ok()?;
+                    visiting.push(unit_file.clone());
+                    let n = self.count(&unit.entities, memo, visiting)?;
+                    visiting.pop();
+                    memo.insert(unit_file, n);
+                    n
+                }
+            };
+            total = total.saturating_add(parts);
+        }
+        Some(total)
+    }
+
+    /// The prefab file `unit_file` (at `path`), read and parsed once per compile.
+    fn unit(
+        &mut self,
+        path: &ResourcePath,
+        unit_file: &str,
+    ) -> Result<Rc<LevelDocument>, UnitError> {
+        if let Some(unit) = self.units.get(unit_file) {
+            return Ok(Rc::clone(unit));
+        }
+        let text = self
+            .source
+            .read_text(path, "unit")
+            .map_err(UnitError::Read)?;
+        let unit = Rc::new(LevelDocument::parse(&text, unit_file).map_err(UnitError::Parse)?);
+        self.units.insert(unit_file.to_owned(), Rc::clone(&unit));
+        Ok(unit)
+    }
+
     fn expand(
         &mut self,
         source: Source<'d>,
@@ -1006,21 +1084,17 @@ impl<'d> Flattener<'_, 'd> {
             cycle.push(unit_file);
             return Err(CompileError::PrefabCycle { cycle });
         }
-        let unit = match self.units.get(&unit_file) {
-            Some(u) => Rc::clone(u),
-            None => {
-                let text = self.source.read_text(&path, "unit").map_err(|reason| {
-                    CompileError::MissingPrefab {
-                        file: file.to_owned(),
-                        entity: instance_id.to_owned(),
-                        prefab: prefab.to_owned(),
-                        reason,
-                    }
-                })?;
-                let unit = Rc::new(LevelDocument::parse(&text, &unit_file)?);
-                self.units.insert(unit_file.clone(), Rc::clone(&unit));
-                unit
+        let unit = match self.unit(&path, &unit_file) {
+            Ok(unit) => unit,
+            Err(UnitError::Read(reason)) => {
+                return Err(CompileError::MissingPrefab {
+                    file: file.to_owned(),
+                    entity: instance_id.to_owned(),
+                    prefab: prefab.to_owned(),
+                    reason,
+                });
             }
+            Err(UnitError::Parse(e)) => return Err(e.into()),
         };
         // The instance's own overrides, then those arriving from outer levels for
         // entities below this instance (outer files win).
