@@ -919,6 +919,46 @@ fn ambiguity(checker: &Checker, moved: &HashMap<&str, &str>, edits: &mut Edits) 
             }
         }
     }
+    // A path the move makes (a moved file's, or a new folder: one that holds no
+    // other file now) takes over the references written as that path, which named
+    // the files with that path without extension (one, or several: ambiguous).
+    let mut takers: BTreeSet<&str> = moved.values().copied().collect();
+    for new in moved.values() {
+        let mut at: &str = new;
+        while let Some((dir, _)) = at.rsplit_once('/') {
+            let there = (index.files_in_folder(dir)).any(|f| !moved.contains_key(&*f.path));
+            if there || !takers.insert(dir) {
+                break;
+            }
+            at = dir;
+        }
+    }
+    let takers: Vec<&str> = takers.into_iter().collect();
+    checker.each_reference_under(&takers, |from, _, raw, target| {
+        if raw.naming != Naming::ProjectPath || takers.binary_search(&raw.text).is_err() {
+            return;
+        }
+        let named: Vec<String> = match &target {
+            Target::Ambiguous(candidates) => candidates.iter().map(|c| c.to_string()).collect(),
+            Target::Resolved(file) if **file != *raw.text => vec![file.to_string()],
+            _ => return,
+        };
+        // What moves with it was patched or listed above.
+        if named.iter().any(|c| moved.contains_key(c.as_str())) {
+            return;
+        }
+        let mut candidates = named;
+        candidates.push(raw.text.to_owned());
+        candidates.sort();
+        skipped.push(Skipped {
+            place: Place::of(&from.path, raw),
+            text: raw.text.to_owned(),
+            reason: SkipReason::BecomesAmbiguous { candidates },
+        });
+    });
+    // One reference found both ways is listed once, where it was first found.
+    let mut seen = HashSet::new();
+    skipped.retain(|s| seen.insert((s.place.file.clone(), s.place.pointer.clone())));
     skipped
 }
 
