@@ -41,6 +41,15 @@ pub struct PluginReport {
     pub errors: Vec<String>,
     /// One message per plugin loaded with a caveat.
     pub warnings: Vec<String>,
+    /// A hash of the plugins' libraries ([`crate::plugins::libraries_fingerprint`]):
+    /// their code compiles their components, so a level is compiled again for
+    /// `kiln check` when it changes.
+    pub libraries: u64,
+    /// Whether a plugin the project lists is not loaded (an error above, or the
+    /// project not trusted): the levels are then compiled for `kiln check` leaving
+    /// out the components of types no plugin registered, as `kiln compile
+    /// --skip-unknown-components` does.
+    pub some_not_loaded: bool,
 }
 
 /// The report of `plugins`.
@@ -48,6 +57,8 @@ pub fn plugin_report(plugins: &ProjectPlugins) -> PluginReport {
     PluginReport {
         errors: plugins.errors.iter().map(|e| e.to_string()).collect(),
         warnings: plugins.warnings.clone(),
+        libraries: crate::plugins::libraries_fingerprint(&plugins.loaded),
+        some_not_loaded: !(plugins.errors.is_empty() && plugins.left_out.is_empty()),
     }
 }
 
@@ -100,16 +111,20 @@ pub fn check_with(
     // merge_check.rs): errors too, answered alike by a served check.
     let registry = checker.index().registry().clone();
     let across = crate::merge_check::still_recorded(checker, &registry);
-    let dangling = unknown_entities(checker, &registry);
+    let (dangling, refused): (Vec<_>, Vec<_>) = not_compiling(checker, plugins, &findings)
+        .into_iter()
+        .partition(|e| e.error.is_unknown_entity());
     let errors = findings.iter().filter(|f| f.is_error()).count()
         + plugin_errors.len()
         + across.len()
-        + dangling.len();
+        + dangling.len()
+        + refused.len();
     let warnings = findings.len()
         + plugin_errors.len()
         + plugins.warnings.len()
         + across.len()
         + dangling.len()
+        + refused.len()
         - errors;
     if options.json {
         // Item by item: a project may have hundreds of thousands of findings or
@@ -131,6 +146,10 @@ pub fn check_with(
         if !dangling.is_empty() {
             write!(out, ",\n  \"entity_fields\": ")?;
             JsonArray::write(out, 1, dangling.iter().map(entity_field_json))?;
+        }
+        if !refused.is_empty() {
+            write!(out, ",\n  \"compile_errors\": ")?;
+            JsonArray::write(out, 1, refused.iter().map(compile_error_json))?;
         }
         if !across.is_empty() {
             write!(out, ",\n  \"merge_conflicts\": ")?;
@@ -162,8 +181,8 @@ pub fn check_with(
         for f in &findings {
             writeln!(out, "{}: {f}", f.severity())?;
         }
-        for e in &dangling {
-            writeln!(out, "error: {e}")?;
+        for e in dangling.iter().chain(&refused) {
+            writeln!(out, "error: {}", describe_compile_error(e))?;
         }
         for c in &across {
             writeln!(out, "error: {}", c.describe())?;
@@ -184,7 +203,8 @@ pub fn check_with(
                 + plugin_errors.len()
                 + plugins.warnings.len()
                 + across.len()
-                + dangling.len(),
+                + dangling.len()
+                + refused.len(),
             checker.index().len()
         )?;
     }
@@ -192,36 +212,55 @@ pub fn check_with(
     Ok(Outcome::findings_if(failed))
 }
 
-/// The entity fields of the project's levels that name no entity, as `kiln
-/// compile` refuses them. Only a project with a component type that has entity
-/// fields is compiled for them (each level, in parallel): a check of any other
-/// project reads no level twice.
-fn unknown_entities(
+/// The levels `kiln compile` refuses, with the compiler's errors (see
+/// `Checker::compile_errors`), but for an error in a file `findings` already
+/// report an error in: a prefab that cannot be read is a missing reference first,
+/// and one fix answers both. A prefab cycle is reported once, as the check finds it.
+fn not_compiling(
     checker: &Checker,
-    registry: &kiln_core::Registry,
-) -> Vec<kiln_core::CompileError> {
-    use rayon::prelude::*;
-    if !(registry.components().iter()).any(|t| t.refers_to_entities()) {
-        return Vec::new();
-    }
-    let project = checker.project();
-    let Ok(levels) = project.levels() else {
-        return Vec::new();
+    plugins: &PluginReport,
+    findings: &[Finding],
+) -> Vec<dependency_checker::compiles::LevelCompileError> {
+    let options = kiln_core::CompileOptions {
+        skip_unknown_components: plugins.some_not_loaded,
     };
-    levels
-        .par_iter()
-        .filter_map(|level| {
-            match project.compile_streamed(registry, level, kiln_core::CompileOptions::default()) {
-                Err(kiln_core::ProjectError::Compile(e)) if e.is_unknown_entity() => Some(e),
-                _ => None,
-            }
-        })
-        .collect()
+    let with_errors: std::collections::HashSet<&str> = (findings.iter())
+        .filter(|f| f.is_error())
+        .map(Finding::file)
+        .collect();
+    let any_cycle = (findings.iter()).any(|f| matches!(f, Finding::PrefabCycle { .. }));
+    let mut errors = checker.compile_errors(options, plugins.libraries);
+    errors.retain(|e| {
+        !(with_errors.contains(e.error.file())
+            || (any_cycle && matches!(e.error, kiln_core::CompileError::PrefabCycle { .. })))
+    });
+    errors
+}
+
+/// A level's compile error as a line of `kiln check`: the error, which names the
+/// file it is in, and the level when that is another file (one of its units).
+fn describe_compile_error(e: &dependency_checker::compiles::LevelCompileError) -> String {
+    if e.error.file() == e.level {
+        format!("{}", e.error)
+    } else {
+        format!("{} (compiling {})", e.error, e.level)
+    }
+}
+
+/// A level's compile error as JSON: the level, the file the error is in, the
+/// error's parts as the compiler names them, and the line a person reads.
+fn compile_error_json(e: &dependency_checker::compiles::LevelCompileError) -> Value {
+    json!({
+        "level": e.level,
+        "file": e.error.file(),
+        "error": e.error,
+        "description": describe_compile_error(e),
+    })
 }
 
 /// An entity field that names no entity, as JSON.
-fn entity_field_json(e: &kiln_core::CompileError) -> Value {
-    match e {
+fn entity_field_json(e: &dependency_checker::compiles::LevelCompileError) -> Value {
+    match &e.error {
         kiln_core::CompileError::Field {
             file,
             entity,
@@ -230,7 +269,7 @@ fn entity_field_json(e: &kiln_core::CompileError) -> Value {
             message,
         } => json!({
             "file": file, "entity": entity, "component": component, "field": field,
-            "message": message, "description": e.to_string(),
+            "message": message, "description": e.error.to_string(),
         }),
         other => json!({"file": other.file(), "description": other.to_string()}),
     }
@@ -836,7 +875,7 @@ mod tests {
                     &mut checker,
                     &PluginReport {
                         errors: plugin_errors.clone(),
-                        warnings: Vec::new(),
+                        ..Default::default()
                     },
                     options,
                     (out, &mut std::io::sink()),

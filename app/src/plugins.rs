@@ -33,6 +33,24 @@ pub fn registry_with_plugins(project: &Project) -> (Registry, ProjectPlugins) {
 pub const NOT_TRUSTED: &str =
     "is not loaded: the project is not trusted (run with --trust, or KILN_TRUST=1)";
 
+/// A hash of the libraries `loaded` came from (each path, size and time): their
+/// code compiles their components, so what `kiln check` recorded of a level's
+/// compile holds only while they are the same.
+pub fn libraries_fingerprint(loaded: &[kiln_plugin_host::LoadedPlugin]) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for plugin in loaded {
+        hasher.update(plugin.path.as_os_str().as_encoded_bytes());
+        if let Ok(meta) = std::fs::metadata(&plugin.path) {
+            let time = (meta.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            hasher.update(&meta.len().to_le_bytes());
+            hasher.update(&time.to_le_bytes());
+        }
+    }
+    hasher.digest()
+}
+
 /// Says on `err` (stderr: stdout stays the command's result) which plugins were
 /// built, what they logged, and, unless the command reports them itself
 /// (`with_errors` false), why some did not load and which loaded with a caveat.

@@ -63,6 +63,10 @@ fn messy() -> tempfile::TempDir {
         ),
         ("broken.json", "{\"a\": }"),
         ("levels/broken.level", "{"),
+        (
+            "levels/cycle.level",
+            r#"{"entities": [{"id": "a", "parent": "b"}, {"id": "b", "parent": "a"}]}"#,
+        ),
         ("props/p.sunit", r#"{"mesh": "meshes/rock"}"#),
         (
             "kiln.redirects",
@@ -121,6 +125,17 @@ fn every_commands_json_output_matches_the_schema() {
     ] {
         assert!(kinds.contains(kind), "no {kind} in {kinds:?}");
     }
+    // Only the level whose error no finding explains: a.level (a missing
+    // reference) and broken.level (a parse error) are reported once.
+    let refused = check["compile_errors"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0]["level"], "levels/cycle.level");
+    assert!(
+        refused[0]["error"]["Entity"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("parent cycle")
+    );
     run(&v, dir, &["check", "--fix", "--dry-run"]);
     let refs = run(&v, dir, &["refs", "meshes/rock.json"]);
     assert_eq!(refs["ambiguous"].as_array().unwrap().len(), 1);

@@ -88,8 +88,9 @@ impl ResourceSource for HashMap<String, String> {
 }
 
 /// Why a level did not compile. Each names the file and as much of the place
-/// (line and column, or entity, component and field) as is known.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// (line and column, or entity, component and field) as is known. Serialized (the
+/// variant's name as a key) in `kiln check`'s record of which levels compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum CompileError {
     /// Not valid JSON, or not shaped like a level.
     #[error(transparent)]

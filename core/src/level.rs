@@ -81,7 +81,7 @@ pub struct LevelDocument {
 }
 
 /// A file that is not valid JSON or not shaped like a level, with the place.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("{file}:{line}:{column}: {message}")]
 pub struct SyntaxError {
     /// Project path of the file, e.g. `levels/forest.level`.

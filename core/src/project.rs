@@ -399,21 +399,74 @@ impl Project {
         level: &str,
         options: CompileOptions,
     ) -> Result<LevelBuild, ProjectError> {
+        self.compile_streamed_from(registry, level, options, &mut ProjectSource(self))
+    }
+
+    /// [`Project::compile_streamed`], telling `read` each unit the compile read as
+    /// the compile asked for it, with its bytes (or `None` when it could not be
+    /// read): with the level's own contents, what the outcome depends on, so that
+    /// `kiln check` compiles a level again only when one of those changed. A unit
+    /// read twice (a level that does not compile is compiled again to find its
+    /// error) is told twice.
+    pub fn compile_reading(
+        &self,
+        registry: &Registry,
+        level: &str,
+        options: CompileOptions,
+        read: &mut dyn FnMut(&str, Option<&[u8]>),
+    ) -> Result<LevelBuild, ProjectError> {
+        let mut source = RecordingSource {
+            source: ProjectSource(self),
+            read,
+        };
+        self.compile_streamed_from(registry, level, options, &mut source)
+    }
+
+    fn compile_streamed_from(
+        &self,
+        registry: &Registry,
+        level: &str,
+        options: CompileOptions,
+        source: &mut dyn ResourceSource,
+    ) -> Result<LevelBuild, ProjectError> {
         self.resolve(level)?;
         if let Ok((file, stat)) = crate::fs::open_below(&self.root, level)
             && stat.size <= MAX_FILE
         {
             use std::io::Read;
             let reader = io::BufReader::with_capacity(1 << 16, file.take(MAX_FILE));
-            let mut source = ProjectSource(self);
             if let Some(streamed) =
-                crate::compiler::compile_streamed(registry, &mut source, level, reader, options)
+                crate::compiler::compile_streamed(registry, source, level, reader, options)
             {
                 return Ok(LevelBuild::Streamed(streamed));
             }
         }
-        self.compile_with(registry, level, options)
-            .map(LevelBuild::Whole)
+        let bytes = self.read(level)?;
+        let text = crate::level::SyntaxError::text(bytes, level).map_err(CompileError::Syntax)?;
+        Ok(LevelBuild::Whole(compile_level_with(
+            registry, source, level, &text, options,
+        )?))
+    }
+}
+
+/// A [`ProjectSource`] that tells what it reads (see [`Project::compile_reading`]).
+struct RecordingSource<'a, 'r> {
+    source: ProjectSource<'a>,
+    read: &'r mut dyn FnMut(&str, Option<&[u8]>),
+}
+
+impl ResourceSource for RecordingSource<'_, '_> {
+    fn max_level_entities(&self) -> usize {
+        self.source.max_level_entities()
+    }
+
+    fn read_text(&mut self, path: &ResourcePath, ext: &str) -> Result<String, String> {
+        let text = self.source.read_text(path, ext);
+        (self.read)(
+            &path.with_extension(ext),
+            text.as_ref().ok().map(|t| t.as_bytes()),
+        );
+        text
     }
 }
 

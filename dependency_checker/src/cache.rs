@@ -111,6 +111,13 @@ pub(crate) fn keyed_checksum(body: &[u8]) -> u64 {
     hasher.update(body);
     hasher.digest()
 }
+
+/// [`keyed_checksum`], or `None` without a key: then no record Kiln keeps of what
+/// it read or worked out is trusted (see [`key`]).
+pub(crate) fn trusted_checksum(body: &[u8]) -> Option<u64> {
+    key()?;
+    Some(keyed_checksum(body))
+}
 /// 6: one string table, varints, references decoded on use, findings stored.
 const VERSION: u32 = 6;
 /// The cache file, relative to the project root.
@@ -484,7 +491,7 @@ pub fn save(index: &Index, findings: Option<&[Finding]>) -> Result<(), CheckerEr
 /// the cache's path. What processes killed while writing the cache left there is
 /// swept first: a check writes its cache while it works out the findings, so a
 /// `kill -9` during a check leaves a temporary file.
-fn cache_folder(root: &Path) -> Result<(Folder, PathBuf), CheckerError> {
+pub(crate) fn cache_folder(root: &Path) -> Result<(Folder, PathBuf), CheckerError> {
     let dir = crate::fs::kiln_dir(root)?;
     let folder =
         kiln_core::fs::open_folder_below(root, Path::new(kiln_core::own_folder::DIR), false)

@@ -738,6 +738,19 @@ impl Checker {
         Ok(())
     }
 
+    /// The levels `kiln compile` refuses, each with the compiler's error, as a
+    /// check reports them (see [`crate::compiles`]): each level is compiled only
+    /// when it, a unit it read, `kiln.project`, the component types or `plugins`
+    /// (a hash the caller makes of the plugins' libraries) changed since the
+    /// outcome recorded in `.kiln/compiles.bin` (see [`crate::compiles`]).
+    pub fn compile_errors(
+        &self,
+        options: kiln_core::CompileOptions,
+        plugins: u64,
+    ) -> Vec<crate::compiles::LevelCompileError> {
+        crate::compiles::compile_errors(&self.project, &self.index, options, plugins)
+    }
+
     /// Everything `kiln check` reports.
     pub fn findings(&self) -> Vec<Finding> {
         let mut findings = self
@@ -796,6 +809,16 @@ impl Checker {
                 file: crate::index::REDIRECT_FILE.into(),
                 line: *line,
                 text: text.clone(),
+            });
+        }
+        let unlisted = self.redirects.rejected_unlisted();
+        if unlisted > 0
+            && let Some((line, _)) = self.redirects.rejected().last()
+        {
+            findings.push(Finding::InvalidRedirect {
+                file: crate::index::REDIRECT_FILE.into(),
+                line: *line,
+                text: format!("... and {unlisted} more lines after this one like it"),
             });
         }
         for own in [kiln_core::own_folder::DIR, kiln_core::project::BUILD_DIR] {

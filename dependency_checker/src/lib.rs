@@ -50,6 +50,7 @@
 mod cache;
 pub mod check;
 mod checker;
+pub mod compiles;
 mod error;
 pub mod fs;
 mod hash;

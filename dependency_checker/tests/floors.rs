@@ -17,6 +17,8 @@ const FLOORS: &[&[&str]] = &[
     &["resolve"],
     &["check"],
     &["cache"],
+    // Whether each level compiles, recorded as the cache is.
+    &["compiles"],
     &["checker"],
     // Operations on an open checker: above it (see the crate's documentation).
     &["ops"],

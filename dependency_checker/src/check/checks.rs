@@ -119,7 +119,9 @@ fn redirect_for(
         Some(ty) => vec![crate::scan::typed_name(&mut String::new(), text, ty).to_owned()],
         None => match redirects.follow(text) {
             Some(_) => vec![text.to_owned()],
-            None => redirects.olds_with_base(text).to_vec(),
+            None => (redirects.olds_with_base(text).into_iter())
+                .map(str::to_owned)
+                .collect(),
         },
     };
     let mut found: Vec<(String, String)> = olds

@@ -30,22 +30,88 @@ pub use kiln_core::project::REDIRECT_FILE;
 pub struct Redirects {
     text: String,
     /// Lines that look like moves but name paths that cannot be in the project
-    /// (`../x`, `/etc/x`): ignored, and reported, 1-based line and text.
+    /// (`../x`, `/etc/x`): ignored, and reported, 1-based line and text; the
+    /// first [`REJECTED_LISTED`] only.
     rejected: Vec<(u32, String)>,
+    /// How many more such lines there are.
+    rejected_unlisted: usize,
     /// Whether any line is a move that is followed.
     has_moves: bool,
     replay: OnceLock<Replay>,
 }
 
-/// The log replayed: what [`Redirects`] builds when first asked.
+/// How many of the lines naming paths outside the project are listed one by one
+/// (each is a finding of `kiln check`); the rest are counted. A log of a million
+/// such lines is a crafted one, and listing each took ten times its size.
+pub const REJECTED_LISTED: usize = 1000;
+
+/// The log replayed: what [`Redirects`] builds when first asked. Every path is a
+/// [`Name`], a span of the log's text, so that a log of a million moves costs its
+/// text and a few words per move (a `String` per path, kept in five places, made a
+/// 115 MB log take 1.96 GB).
 #[derive(Debug, Clone, Default)]
 struct Replay {
-    moves: Vec<(String, String)>,
+    names: Names,
     /// Where each old path ended up, replaying every move (paths moved back to where
     /// they were are left out).
-    destination: FastMap<String, String>,
-    /// Old paths of `destination` by their path without extension.
-    by_base: FastMap<String, Vec<String>>,
+    destination: FastMap<Name, Name>,
+    /// Old paths of `destination` with their path without extension: by that
+    /// path, then by the old path's text.
+    by_base: Vec<(Name, Name)>,
+}
+
+/// A path of the log: an index into its [`Names`].
+type Name = u32;
+
+/// The distinct paths of the log, each a span of its text (offset and length), and
+/// a table to find one by its text.
+#[derive(Debug, Clone, Default)]
+struct Names {
+    spans: Vec<(u32, u32)>,
+    table: hashbrown::HashTable<Name>,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl Names {
+    fn hash(&self, path: &str) -> u64 {
+        std::hash::BuildHasher::hash_one(&self.hasher, path)
+    }
+
+    /// The text of `name` in the log's `text`.
+    fn text<'t>(&self, text: &'t str, name: Name) -> &'t str {
+        let (start, len) = self.spans[name as usize];
+        &text[start as usize..(start + len) as usize]
+    }
+
+    /// The name of the path `path`, if the log has it.
+    fn get(&self, text: &str, path: &str) -> Option<Name> {
+        (self.table)
+            .find(self.hash(path), |&n| self.text(text, n) == path)
+            .copied()
+    }
+
+    /// The name of `path`, a slice of the log's `text`, made if it is new.
+    fn intern(&mut self, text: &str, path: &str) -> Name {
+        let hash = self.hash(path);
+        let spans = &self.spans;
+        let found = (self.table).find(hash, |&n| {
+            let (start, len) = spans[n as usize];
+            &text[start as usize..(start + len) as usize] == path
+        });
+        if let Some(&name) = found {
+            return name;
+        }
+        // A log is at most 256 MB (see `Redirects::load`): offsets fit in 32 bits.
+        let start = path.as_ptr() as usize - text.as_ptr() as usize;
+        let name = self.spans.len() as Name;
+        self.spans.push((start as u32, path.len() as u32));
+        let (spans, hasher) = (&self.spans, &self.hasher);
+        self.table.insert_unique(hash, name, |&n| {
+            let (start, len) = spans[n as usize];
+            std::hash::BuildHasher::hash_one(hasher, &text[start as usize..(start + len) as usize])
+        });
+        name
+    }
 }
 
 /// Two logs are the same when their texts are.
@@ -101,24 +167,34 @@ impl Redirects {
 
     fn of_text(text: String) -> Self {
         let mut rejected = Vec::new();
+        let mut rejected_unlisted = 0;
         let mut has_moves = false;
         for (n, line) in lines(&text) {
             match line {
                 Ok(_) => has_moves = true,
+                Err(_) if rejected.len() == REJECTED_LISTED => rejected_unlisted += 1,
                 Err(line) => rejected.push((n as u32 + 1, line.to_owned())),
             }
         }
         Redirects {
             text,
             rejected,
+            rejected_unlisted,
             has_moves,
             replay: OnceLock::new(),
         }
     }
 
-    /// Lines naming paths that cannot be in the project, ignored (line, text).
+    /// Lines naming paths that cannot be in the project, ignored (line, text): the
+    /// first [`REJECTED_LISTED`].
     pub fn rejected(&self) -> &[(u32, String)] {
         &self.rejected
+    }
+
+    /// How many more lines name paths that cannot be in the project than
+    /// [`Redirects::rejected`] lists.
+    pub fn rejected_unlisted(&self) -> usize {
+        self.rejected_unlisted
     }
 
     /// Whether the log records any move it follows (without replaying it).
@@ -127,33 +203,34 @@ impl Redirects {
     }
 
     fn replay(&self) -> &Replay {
-        self.replay.get_or_init(|| {
-            Replay::of(
-                lines(&self.text)
-                    .filter_map(|(_, line)| line.ok())
-                    .map(|(old, new)| (old.to_owned(), new.to_owned()))
-                    .collect(),
-            )
-        })
+        self.replay.get_or_init(|| Replay::of(&self.text))
     }
 
     #[cfg(test)]
     fn from_moves(moves: Vec<(String, String)>) -> Self {
-        Redirects {
-            has_moves: !moves.is_empty(),
-            replay: OnceLock::from(Replay::of(moves)),
-            ..Self::default()
-        }
+        Self::parse(&Self::appended(Some(""), &moves))
     }
+
     /// Where the file once at `old` is now, replaying the moves in order; `None` if the
     /// log never moved it (or moved it back).
     pub fn follow(&self, old: &str) -> Option<String> {
-        self.replay().destination.get(old).cloned()
+        let replay = self.replay();
+        let old = replay.names.get(&self.text, old)?;
+        let new = replay.destination.get(&old)?;
+        Some(replay.names.text(&self.text, *new).to_owned())
     }
 
     /// The old paths of the log whose path without extension is `base`, sorted.
-    pub fn olds_with_base(&self, base: &str) -> &[String] {
-        self.replay().by_base.get(base).map_or(&[], Vec::as_slice)
+    pub fn olds_with_base(&self, base: &str) -> Vec<&str> {
+        let replay = self.replay();
+        let Some(base) = replay.names.get(&self.text, base) else {
+            return Vec::new();
+        };
+        let from = replay.by_base.partition_point(|&(b, _)| b < base);
+        (replay.by_base[from..].iter())
+            .take_while(|&&(b, _)| b == base)
+            .map(|&(_, old)| replay.names.text(&self.text, old))
+            .collect()
     }
 
     /// Every text [`Redirects::follow`] or [`Redirects::olds_with_base`] answers for:
@@ -161,17 +238,15 @@ impl Redirects {
     /// string that is none of them cannot be a stale path.
     pub(crate) fn followed_texts(&self) -> crate::hash::FastSet<&str> {
         let replay = self.replay();
-        replay
-            .destination
-            .keys()
-            .chain(replay.by_base.keys())
-            .map(String::as_str)
+        (replay.destination.keys().copied())
+            .chain(replay.by_base.iter().map(|&(base, _)| base))
+            .map(|name| replay.names.text(&self.text, name))
             .collect()
     }
 
-    /// Every recorded move.
-    pub fn moves(&self) -> &[(String, String)] {
-        &self.replay().moves
+    /// Every recorded move that is followed, oldest first.
+    pub fn moves(&self) -> impl Iterator<Item = (&str, &str)> {
+        lines(&self.text).filter_map(|(_, line)| line.ok())
     }
 
     /// The first line of a log Kiln creates.
@@ -204,7 +279,7 @@ impl Redirects {
 }
 
 impl Replay {
-    fn of(moves: Vec<(String, String)>) -> Self {
+    fn of(text: &str) -> Self {
         // Replay once, in order: every path's current place is where its last move
         // took it, and a path that is moved on carries everything that led to it.
         // What arrived at one path together moves together: a group, moved by
@@ -212,32 +287,45 @@ impl Replay {
         // another is, so that a chain of n moves costs n log n, not the n^2 of
         // moving each path of the chain at each step (8,000 steps took 2.9 s).
         struct Group {
-            origins: Vec<String>,
-            at: String,
+            origins: Vec<Name>,
+            at: Name,
         }
+        // Sized once for the log's lines (a move per line at most, each with two
+        // paths and a path without extension): growing the tables of a million
+        // moves step by step was a fifth of the replay.
+        let lines_at_most = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
+        let mut names = Names {
+            spans: Vec::with_capacity(3 * lines_at_most),
+            table: hashbrown::HashTable::with_capacity(3 * lines_at_most),
+            ..Names::default()
+        };
         let mut groups: Vec<Group> = Vec::new();
         // The group now at a path, and the group each origin belongs to.
-        let mut at_path: FastMap<String, usize> = FastMap::default();
-        let mut group_of: FastMap<String, usize> = FastMap::default();
-        for (from, to) in &moves {
-            let g = match at_path.remove(from) {
+        let mut at_path: FastMap<Name, usize> = FastMap::default();
+        let mut group_of: FastMap<Name, usize> = FastMap::default();
+        at_path.reserve(lines_at_most);
+        group_of.reserve(lines_at_most);
+        for (_, line) in lines(text) {
+            let Ok((from, to)) = line else { continue };
+            let (from, to) = (names.intern(text, from), names.intern(text, to));
+            let g = match at_path.remove(&from) {
                 Some(g) => g,
                 None => {
                     groups.push(Group {
                         origins: Vec::new(),
-                        at: from.clone(),
+                        at: from,
                     });
                     groups.len() - 1
                 }
             };
             // `from` itself is among what moves only if it is still where it began
             // (never moved, or moved back), which puts it in the group here.
-            if !group_of.contains_key(from) {
-                group_of.insert(from.clone(), g);
-                groups[g].origins.push(from.clone());
+            if let std::collections::hash_map::Entry::Vacant(e) = group_of.entry(from) {
+                e.insert(g);
+                groups[g].origins.push(from);
             }
-            groups[g].at = to.clone();
-            match at_path.get(to).copied() {
+            groups[g].at = to;
+            match at_path.get(&to).copied() {
                 Some(h) if h != g => {
                     let (big, small) = if groups[h].origins.len() >= groups[g].origins.len() {
                         (h, g)
@@ -245,36 +333,41 @@ impl Replay {
                         (g, h)
                     };
                     let moving = std::mem::take(&mut groups[small].origins);
-                    for origin in &moving {
-                        group_of.insert(origin.clone(), big);
+                    for &origin in &moving {
+                        group_of.insert(origin, big);
                     }
                     groups[big].origins.extend(moving);
-                    at_path.insert(to.clone(), big);
+                    at_path.insert(to, big);
                 }
                 _ => {
-                    at_path.insert(to.clone(), g);
+                    at_path.insert(to, g);
                 }
             }
         }
-        let mut current: FastMap<String, String> = (group_of.into_iter())
-            .map(|(origin, g)| (origin, groups[g].at.clone()))
-            .collect();
-        current.retain(|old, new| old != new);
-        let mut by_base: FastMap<String, Vec<String>> = FastMap::default();
-        for old in current.keys() {
-            if let Some((base, _)) = crate::fs::split_extension(old) {
-                by_base
-                    .entry(base.to_owned())
-                    .or_default()
-                    .push(old.clone());
+        drop(at_path);
+        let mut destination: FastMap<Name, Name> = FastMap::default();
+        destination.reserve(group_of.len());
+        for (origin, g) in group_of {
+            let at = groups[g].at;
+            if at != origin {
+                destination.insert(origin, at);
             }
         }
-        for olds in by_base.values_mut() {
-            olds.sort();
+        drop(groups);
+        let mut by_base: Vec<(Name, Name)> = Vec::new();
+        for &old in destination.keys() {
+            let path = names.text(text, old);
+            if let Some((base, _)) = crate::fs::split_extension(path) {
+                by_base.push((names.intern(text, base), old));
+            }
         }
+        by_base.sort_unstable_by(|a, b| {
+            (a.0.cmp(&b.0)).then_with(|| names.text(text, a.1).cmp(names.text(text, b.1)))
+        });
+        destination.shrink_to_fit();
         Replay {
-            moves,
-            destination: current,
+            names,
+            destination,
             by_base,
         }
     }
@@ -294,11 +387,7 @@ mod tests {
         assert_eq!(r.follow("x.png"), None, "moved back");
         assert_eq!(r.follow("y.png").as_deref(), Some("x.png"));
         assert_eq!(r.olds_with_base("a"), ["a.png"]);
-        assert_eq!(
-            r.olds_with_base("c"),
-            [] as [String; 0],
-            "c.png was never moved"
-        );
+        assert!(r.olds_with_base("c").is_empty(), "c.png was never moved");
     }
 
     #[test]
@@ -353,7 +442,7 @@ mod tests {
     #[test]
     fn moves_naming_paths_outside_the_project_are_ignored_and_listed() {
         let r = Redirects::parse("a.png -> ../../etc/passwd\n/abs.png -> b.png\nc.png -> d.png\n");
-        assert_eq!(r.moves(), [("c.png".to_owned(), "d.png".to_owned())]);
+        assert_eq!(r.moves().collect::<Vec<_>>(), [("c.png", "d.png")]);
         assert_eq!(
             r.rejected(),
             [
@@ -362,6 +451,19 @@ mod tests {
             ]
         );
         assert_eq!(r.follow("a.png"), None);
+    }
+
+    /// A crafted log of a million lines naming paths outside: the first thousand
+    /// are listed, the rest counted (each listed one is a finding).
+    #[test]
+    fn lines_naming_paths_outside_are_listed_up_to_a_bound() {
+        let text: String = (0..REJECTED_LISTED + 5)
+            .map(|k| format!("../x{k}.png -> y{k}.png\n"))
+            .collect();
+        let r = Redirects::parse(&text);
+        assert_eq!(r.rejected().len(), REJECTED_LISTED);
+        assert_eq!(r.rejected_unlisted(), 5);
+        assert_eq!(r.rejected()[0], (1, "../x0.png -> y0.png".to_owned()));
     }
 
     #[test]

@@ -107,6 +107,12 @@ impl EditorPlugins {
         &self.warnings
     }
 
+    /// Whether a plugin the project lists is not loaded (it failed, or the project
+    /// is not trusted, or it is being built).
+    pub fn some_not_loaded(&self, config: &kiln_core::ProjectConfig) -> bool {
+        !self.errors.is_empty() || self.loaded.len() < config.plugins.len()
+    }
+
     /// The plugin folders being built in the background.
     pub fn building(&self) -> &[String] {
         self.building.as_ref().map_or(&[], |(f, _)| f)

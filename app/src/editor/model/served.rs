@@ -26,6 +26,8 @@ impl Answerer for Editor {
         let plugins = crate::checker_reports::PluginReport {
             errors: self.plugins.errors().to_vec(),
             warnings: self.plugins.warnings().to_vec(),
+            libraries: crate::plugins::libraries_fingerprint(self.plugins.loaded()),
+            some_not_loaded: self.plugins.some_not_loaded(self.files.project.config()),
         };
         match query {
             Query::Mv { paths, options } => {
