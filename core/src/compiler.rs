@@ -22,6 +22,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -75,6 +76,17 @@ pub trait ResourceSource {
     fn max_level_entities(&self) -> usize {
         DEFAULT_MAX_LEVEL_ENTITIES
     }
+
+    /// The unit `unit_file` (`units/lamp.unit`) as another compile sharing this
+    /// source parsed it, if it kept it ([`ResourceSource::keep_parsed_unit`]): a
+    /// check compiling every level parses each unit once, not once per level.
+    fn parsed_unit(&mut self, _unit_file: &str) -> Option<Arc<LevelDocument>> {
+        None
+    }
+
+    /// Offers `unit`, just read with [`ResourceSource::read_text`] and parsed, to
+    /// later compiles sharing this source.
+    fn keep_parsed_unit(&mut self, _unit_file: &str, _unit: &Arc<LevelDocument>) {}
 }
 
 /// In-memory resources, keyed by file path (`units/lamp.unit`). Handy in tests and
@@ -778,7 +790,7 @@ impl<'d> FlatEntity<'d> {
 pub(crate) enum Source<'d> {
     Level(&'d LevelDocument),
     Text(&'d RawLevelDocument<'d>),
-    Unit(Rc<LevelDocument>),
+    Unit(Arc<LevelDocument>),
 }
 
 /// What flattening reads of an entity, whichever way its document was read.
@@ -856,7 +868,7 @@ enum UnitError {
 
 struct Flattener<'s, 'd> {
     source: &'s mut dyn ResourceSource,
-    units: HashMap<String, Rc<LevelDocument>>,
+    units: HashMap<String, Arc<LevelDocument>>,
     /// Files being expanded, outermost first, for cycle detection.
     stack: Vec<String>,
     out: Vec<FlatEntity<'d>>,
@@ -910,16 +922,21 @@ impl<'d> Flattener<'_, 'd> {
         &mut self,
         path: &ResourcePath,
         unit_file: &str,
-    ) -> Result<Rc<LevelDocument>, UnitError> {
+    ) -> Result<Arc<LevelDocument>, UnitError> {
         if let Some(unit) = self.units.get(unit_file) {
-            return Ok(Rc::clone(unit));
+            return Ok(Arc::clone(unit));
+        }
+        if let Some(unit) = self.source.parsed_unit(unit_file) {
+            self.units.insert(unit_file.to_owned(), Arc::clone(&unit));
+            return Ok(unit);
         }
         let text = self
             .source
             .read_text(path, "unit")
             .map_err(UnitError::Read)?;
-        let unit = Rc::new(LevelDocument::parse(&text, unit_file).map_err(UnitError::Parse)?);
-        self.units.insert(unit_file.to_owned(), Rc::clone(&unit));
+        let unit = Arc::new(LevelDocument::parse(&text, unit_file).map_err(UnitError::Parse)?);
+        self.source.keep_parsed_unit(unit_file, &unit);
+        self.units.insert(unit_file.to_owned(), Arc::clone(&unit));
         Ok(unit)
     }
 

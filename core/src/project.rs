@@ -402,27 +402,10 @@ impl Project {
         self.compile_streamed_from(registry, level, options, &mut ProjectSource(self))
     }
 
-    /// [`Project::compile_streamed`], telling `read` each unit the compile read as
-    /// the compile asked for it, with its bytes (or `None` when it could not be
-    /// read): with the level's own contents, what the outcome depends on, so that
-    /// `kiln check` compiles a level again only when one of those changed. A unit
-    /// read twice (a level that does not compile is compiled again to find its
-    /// error) is told twice.
-    pub fn compile_reading(
-        &self,
-        registry: &Registry,
-        level: &str,
-        options: CompileOptions,
-        read: &mut dyn FnMut(&str, Option<&[u8]>),
-    ) -> Result<LevelBuild, ProjectError> {
-        let mut source = RecordingSource {
-            source: ProjectSource(self),
-            read,
-        };
-        self.compile_streamed_from(registry, level, options, &mut source)
-    }
-
-    fn compile_streamed_from(
+    /// [`Project::compile_streamed`], reading units from `source` (a
+    /// [`ProjectSource`] that also records what was read, or shares parsed units
+    /// between the compiles of a check).
+    pub fn compile_streamed_from(
         &self,
         registry: &Registry,
         level: &str,
@@ -446,27 +429,6 @@ impl Project {
         Ok(LevelBuild::Whole(compile_level_with(
             registry, source, level, &text, options,
         )?))
-    }
-}
-
-/// A [`ProjectSource`] that tells what it reads (see [`Project::compile_reading`]).
-struct RecordingSource<'a, 'r> {
-    source: ProjectSource<'a>,
-    read: &'r mut dyn FnMut(&str, Option<&[u8]>),
-}
-
-impl ResourceSource for RecordingSource<'_, '_> {
-    fn max_level_entities(&self) -> usize {
-        self.source.max_level_entities()
-    }
-
-    fn read_text(&mut self, path: &ResourcePath, ext: &str) -> Result<String, String> {
-        let text = self.source.read_text(path, ext);
-        (self.read)(
-            &path.with_extension(ext),
-            text.as_ref().ok().map(|t| t.as_bytes()),
-        );
-        text
     }
 }
 
@@ -524,8 +486,10 @@ impl Project {
     }
 }
 
-/// Reads units for the compiler from the project.
-struct ProjectSource<'a>(&'a Project);
+/// The project's files as the compiler reads units: below the root, never through
+/// a link, bounded in size; and the project's limit on a level's entities.
+#[derive(Debug)]
+pub struct ProjectSource<'a>(pub &'a Project);
 
 impl ResourceSource for ProjectSource<'_> {
     fn max_level_entities(&self) -> usize {
