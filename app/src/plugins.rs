@@ -21,6 +21,7 @@ pub fn registry_with_plugins(project: &Project) -> (Registry, ProjectPlugins) {
     let mut registry = Registry::with_builtins();
     let entries = &project.config().plugins;
     let plugins = if entries.is_empty() || crate::trust::is_trusted(project.root()) {
+        crate::trust::apply_source_preference(project.root());
         load_project(project.root(), entries, &mut registry, Build::IfNeeded)
     } else {
         leave_out_project(project.root(), entries, &mut registry, NOT_TRUSTED)
@@ -95,6 +96,8 @@ pub fn status(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome
         )?;
         return Ok(Outcome::Done);
     }
+    crate::trust::apply_source_preference(root);
+    let from_sources = crate::trust::builds_from_sources(root);
     let mut unloadable = 0;
     for entry in entries {
         let folder = match PluginFolder::find(root, entry) {
@@ -142,6 +145,11 @@ pub fn status(project_dir: &Path, out: &mut dyn Write) -> anyhow::Result<Outcome
             }
             Ok(Choice::Built) => "the library built here, up to date".to_owned(),
             Ok(Choice::Prebuilt(_)) => format!("the prebuilt library for {here}"),
+            Ok(Choice::Build) if from_sources && folder.prebuilt().is_some() => {
+                "built here from its sources first (this project's plugins are built from \
+                 sources: a prebuilt library is never loaded where they can be)"
+                    .to_owned()
+            }
             Ok(Choice::Build) => "built first: its sources changed since the last build".to_owned(),
             Ok(Choice::StalePrebuilt(_)) => format!(
                 "the prebuilt library for {here}, with a warning: it was built from other sources"

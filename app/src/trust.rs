@@ -50,8 +50,29 @@ const STORE_FILE: &str = "trusted-projects.json";
 pub enum Answer {
     /// Build and load its plugins.
     Trusted,
+    /// Build and load its plugins, building each here from its sources wherever
+    /// this machine can, rather than loading a library shipped with the project.
+    TrustedFromSources,
     /// Open it without them (and do not ask again).
     Declined,
+}
+
+/// The environment variable that makes every trusted project's plugins build here
+/// from their sources wherever this machine can, rather than load a library
+/// shipped with the project.
+pub const FROM_SOURCES_VARIABLE: &str = "KILN_PLUGINS_FROM_SOURCES";
+
+/// Whether the plugins of the project at `root` are built here from their sources
+/// wherever this machine can (see [`Answer::TrustedFromSources`]).
+pub fn builds_from_sources(root: &Path) -> bool {
+    std::env::var_os(FROM_SOURCES_VARIABLE).is_some_and(|v| v == "1")
+        || remembered(root) == Some(Answer::TrustedFromSources)
+}
+
+/// Tells the plugin loader whether the project at `root` builds its plugins from
+/// their sources ([`builds_from_sources`]): before its plugins are chosen.
+pub fn apply_source_preference(root: &Path) {
+    kiln_plugin_host::project::build_from_sources(root, builds_from_sources(root));
 }
 
 /// The remembered answers, by project folder.
@@ -63,6 +84,9 @@ struct Store {
     /// What each trusted project's plugins were when it was trusted
     /// ([`fingerprint`]): trust holds only while they are the same.
     fingerprints: std::collections::BTreeMap<PathBuf, String>,
+    /// The trusted projects whose plugins are built from their sources
+    /// ([`Answer::TrustedFromSources`]).
+    from_sources: BTreeSet<PathBuf>,
 }
 
 /// Trusts every project for the rest of this process: `--trust` on a command (and
@@ -86,7 +110,12 @@ pub fn trusted_by_flag() -> bool {
 
 /// Whether the project at `root` may build and load its plugins now.
 pub fn is_trusted(root: &Path) -> bool {
-    trusted_by_flag() || is_carried_demo(root) || remembered(root) == Some(Answer::Trusted)
+    trusted_by_flag()
+        || is_carried_demo(root)
+        || matches!(
+            remembered(root),
+            Some(Answer::Trusted | Answer::TrustedFromSources)
+        )
 }
 
 /// Whether the project at `root` is, in everything that would run, the demo this
@@ -146,7 +175,12 @@ pub fn remembered(root: &Path) -> Option<Answer> {
         // Trusted as its plugins were then: other code since (a pull, a copy
         // over it) is asked about again.
         let same = store.fingerprints.get(&key) == Some(&fingerprint(root));
-        same.then_some(Answer::Trusted)
+        let answer = if store.from_sources.contains(&key) {
+            Answer::TrustedFromSources
+        } else {
+            Answer::Trusted
+        };
+        same.then_some(answer)
     } else if store.declined.contains(&key) {
         Some(Answer::Declined)
     } else {
@@ -163,8 +197,12 @@ pub fn remember(root: &Path, answer: Answer) -> anyhow::Result<()> {
     store.trusted.remove(&key);
     store.declined.remove(&key);
     store.fingerprints.remove(&key);
+    store.from_sources.remove(&key);
     match answer {
-        Answer::Trusted => {
+        Answer::Trusted | Answer::TrustedFromSources => {
+            if answer == Answer::TrustedFromSources {
+                store.from_sources.insert(key.clone());
+            }
             store.fingerprints.insert(key.clone(), fingerprint(root));
             store.trusted.insert(key)
         }

@@ -151,6 +151,9 @@ pub enum Action {
     AnswerTrust {
         /// Trust it (build and load the plugins) rather than keep them out.
         trust: bool,
+        /// Trusted: build each plugin here from its sources wherever this machine
+        /// can, rather than load a library shipped with the project.
+        from_sources: bool,
     },
     /// Choose between the edits in the editor and the level as changed on disk.
     ResolveDiskConflict {

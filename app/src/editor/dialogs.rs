@@ -82,6 +82,7 @@ pub fn trust(ctx: &egui::Context, editor: Option<&Editor>, actions: &mut Vec<Act
     let Some(plugins) = editor.and_then(Editor::trust_question) else {
         return;
     };
+    let could_build = editor.is_some_and(Editor::could_build_shipped_plugins);
     egui::Modal::new(egui::Id::unique("kiln trust")).show(ctx, |ui| {
         ui.set_max_width(520.0);
         ui.heading("Trust this project's plugins?");
@@ -102,10 +103,30 @@ pub fn trust(ctx: &egui::Context, editor: Option<&Editor>, actions: &mut Vec<Act
         );
         ui.horizontal(|ui| {
             if ui.button("Trust and load plugins").clicked() {
-                actions.push(Action::AnswerTrust { trust: true });
+                actions.push(Action::AnswerTrust {
+                    trust: true,
+                    from_sources: false,
+                });
+            }
+            if could_build
+                && ui
+                    .button("Trust, but build from sources")
+                    .on_hover_text(
+                        "Build each plugin here from its sources (this machine can), \
+                         never loading a library shipped with the project",
+                    )
+                    .clicked()
+            {
+                actions.push(Action::AnswerTrust {
+                    trust: true,
+                    from_sources: true,
+                });
             }
             if ui.button("Open without plugins").clicked() {
-                actions.push(Action::AnswerTrust { trust: false });
+                actions.push(Action::AnswerTrust {
+                    trust: false,
+                    from_sources: false,
+                });
             }
         });
     });

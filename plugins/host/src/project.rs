@@ -83,6 +83,29 @@ pub struct PluginFolder {
     root: PathBuf,
 }
 
+/// The projects (by root, canonical) whose plugins are built here from their
+/// sources wherever this machine can build them, rather than loaded from a library
+/// shipped with the project: the user's choice, made once per project (`kiln`'s
+/// trust question), told here by [`build_from_sources`].
+static FROM_SOURCES: std::sync::RwLock<std::collections::BTreeSet<PathBuf>> =
+    std::sync::RwLock::new(std::collections::BTreeSet::new());
+
+/// Says whether the plugins of the project at `root` (canonical) are built here
+/// from their sources wherever this machine can build them, rather than loaded
+/// from a library shipped with the project ([`PluginFolder::choose`]).
+pub fn build_from_sources(root: &Path, yes: bool) {
+    let mut set = FROM_SOURCES.write().unwrap_or_else(|e| e.into_inner());
+    if yes {
+        set.insert(root.to_owned());
+    } else {
+        set.remove(root);
+    }
+}
+
+fn builds_from_sources(root: &Path) -> bool {
+    (FROM_SOURCES.read().unwrap_or_else(|e| e.into_inner())).contains(root)
+}
+
 fn bad(entry: &str, reason: impl Into<String>) -> PluginError {
     PluginError::BadFolder {
         entry: entry.to_owned(),
@@ -228,10 +251,16 @@ impl PluginFolder {
         Some((library, crate::prebuilt::Stamp::parse(&bytes)?))
     }
 
-    /// Which library to load, and whether it must be built first.
+    /// Which library to load, and whether it must be built first. In a project
+    /// whose user prefers building from sources ([`build_from_sources`]), a
+    /// library shipped with the project is never chosen where this machine can
+    /// build the sources.
     pub fn choose(&self) -> Result<Choice, PluginError> {
         if matches!(self.source, PluginSource::Library(_)) || !self.needs_build() {
             return Ok(Choice::Built);
+        }
+        if builds_from_sources(&self.root) && self.can_build() {
+            return Ok(Choice::Build);
         }
         let prebuilt = self.prebuilt();
         if let Some((library, stamp)) = &prebuilt

@@ -175,6 +175,12 @@ impl Editor {
     pub fn trust_question(&self) -> Option<Vec<(String, String)>> {
         self.plugins.trust_question(&self.files.project)
     }
+
+    /// Whether a plugin would load a library shipped with the project where this
+    /// machine could build its sources instead (the trust question then offers to).
+    pub fn could_build_shipped_plugins(&self) -> bool {
+        self.plugins.could_build_shipped(&self.files.project)
+    }
 }
 
 impl Editor {
@@ -403,7 +409,10 @@ impl Editor {
                 let (mut parts, history) = self.split();
                 parts.resolve_disk_conflict(take_disk, history);
             }
-            Action::AnswerTrust { trust } => self.parts().answer_trust(trust),
+            Action::AnswerTrust {
+                trust,
+                from_sources,
+            } => self.parts().answer_trust(trust, from_sources),
             Action::DiscardUnsavedEdits => {
                 // Forgotten on purpose: the recovery file goes, and none is
                 // written again for them.

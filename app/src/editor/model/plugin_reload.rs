@@ -173,16 +173,21 @@ impl Parts<'_> {
 
     /// The user's answer to [`EditorPlugins::trust_question`]: remembered for the
     /// project; trusted, the plugins are built and loaded now.
-    pub(super) fn answer_trust(&mut self, trust: bool) {
-        let answer = if trust {
-            crate::trust::Answer::Trusted
-        } else {
-            crate::trust::Answer::Declined
+    pub(super) fn answer_trust(&mut self, trust: bool, from_sources: bool) {
+        let answer = match (trust, from_sources) {
+            (true, false) => crate::trust::Answer::Trusted,
+            (true, true) => crate::trust::Answer::TrustedFromSources,
+            (false, _) => crate::trust::Answer::Declined,
         };
-        if let Err(e) = crate::trust::remember(self.files.project.root(), answer) {
+        let root = self.files.project.root();
+        if let Err(e) = crate::trust::remember(root, answer) {
             // Answered for this session all the same.
             self.outbox.note(Severity::Warning, format!("{e:#}"), true);
         }
+        kiln_plugin_host::project::build_from_sources(
+            root,
+            trust && (from_sources || crate::trust::builds_from_sources(root)),
+        );
         if trust {
             self.plugins.trust = PluginTrust::Trusted;
             self.outbox

@@ -51,6 +51,7 @@ impl PluginTrust {
     /// earlier answer, declined by an earlier answer, or to be asked.
     pub(super) fn at_open(project: &kiln_core::Project) -> Self {
         let root = project.root();
+        crate::trust::apply_source_preference(root);
         if project.config().plugins.is_empty() || crate::trust::is_trusted(root) {
             return PluginTrust::Trusted;
         }
@@ -201,6 +202,20 @@ impl EditorPlugins {
             })
             .collect();
         Some(described)
+    }
+
+    /// Whether a plugin would load a library shipped with the project where this
+    /// machine could build its sources instead: the trust question then offers to
+    /// build them here.
+    pub fn could_build_shipped(&self, project: &Project) -> bool {
+        (project.config().plugins.iter()).any(|entry| {
+            PluginFolder::find(project.root(), entry).is_ok_and(|f| {
+                matches!(
+                    f.choose(),
+                    Ok(Choice::Prebuilt(_) | Choice::StalePrebuilt(_))
+                ) && f.can_build()
+            })
+        })
     }
 
     /// Asks (again) whether the project is trusted to build and load its plugins.
