@@ -394,7 +394,10 @@ pub fn set_aside_journals(root: &Path) -> Vec<(String, String)> {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_str()?.to_owned();
-            name.starts_with(SET_ASIDE_PREFIX).then(|| {
+            // One whose journal went back in place (an apply killed midway) is
+            // no journal set aside any more.
+            let applied = fs::symlink_metadata(e.path().join("journal")).is_err();
+            (name.starts_with(SET_ASIDE_PREFIX) && !applied).then(|| {
                 let reason = read_own(
                     root,
                     &format!("{}/{name}/reason.txt", kiln_core::own_folder::DIR),
@@ -802,6 +805,7 @@ fn preview(root: &Path, journal: &Journal) -> Vec<(String, Restoration)> {
 /// Refused while another operation's journal is there.
 pub fn apply_set_aside(root: &Path, given: &str) -> Result<Recovery, CheckerError> {
     let lock = super::lock::exclusive(root, &|| {})?;
+    sweep_applied(root);
     let name = set_aside_name(root, given)?;
     let dir = journal_dir(root);
     if fs::symlink_metadata(&dir).is_ok() {
@@ -815,17 +819,42 @@ pub fn apply_set_aside(root: &Path, given: &str) -> Result<Recovery, CheckerErro
         ));
     }
     let aside = root.join(kiln_core::own_folder::DIR).join(&name);
+    // Killed after this rename, the journal is where any command recovers it, and
+    // what is left aside (its note) is listed no more and swept by the next apply
+    // or discard.
     fs::rename(aside.join("journal"), &dir).map_err(io_err(aside.join("journal")))?;
+    crash_point()?;
     let recovered = recover(root)?;
+    crash_point()?;
     fs::remove_dir_all(&aside).map_err(io_err(&aside))?;
     lock.advance()?;
     Ok(recovered)
+}
+
+/// Removes what interrupted applies left set aside: folders whose journal went
+/// back in place (see [`apply_set_aside`]). Under the exclusive lock.
+fn sweep_applied(root: &Path) {
+    let Some(Ok(entries)) = existing_kiln_dir(root).map(fs::read_dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let is_aside =
+            (entry.file_name().to_str()).is_some_and(|n| n.starts_with(SET_ASIDE_PREFIX));
+        let path = entry.path();
+        if is_aside
+            && entry.file_type().is_ok_and(|t| t.is_dir())
+            && fs::symlink_metadata(path.join("journal")).is_err()
+        {
+            let _ = fs::remove_dir_all(&path);
+        }
+    }
 }
 
 /// Deletes the set-aside journal `given` (as [`preview_set_aside`] names it),
 /// backups and all: the files it names stay as they are.
 pub fn discard_set_aside(root: &Path, given: &str) -> Result<(), CheckerError> {
     let _lock = super::lock::exclusive(root, &|| {})?;
+    sweep_applied(root);
     let name = set_aside_name(root, given)?;
     let aside = root.join(kiln_core::own_folder::DIR).join(&name);
     fs::remove_dir_all(&aside).map_err(io_err(&aside))

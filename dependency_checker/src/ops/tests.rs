@@ -90,6 +90,66 @@ fn a_kill_at_any_step_is_rolled_back_on_the_next_open() {
     }
 }
 
+/// Applying a set-aside journal (`kiln recover --apply`) killed at any step, its
+/// own or its recovery's: the next open recovers what was put back in place, a
+/// second apply finishes what is still aside, and every file ends as before the
+/// move, with nothing left set aside.
+#[test]
+fn applying_a_set_aside_journal_killed_at_any_step_restores_everything() {
+    use crate::fs::journal::{apply_set_aside, set_aside_journals};
+    let files = [
+        ("kiln.project", "{}"),
+        ("kiln.redirects", "# log\n"),
+        (
+            "levels/a.level",
+            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
+        ),
+        (
+            "units/u.unit",
+            r#"{"entities": [{"id": "y", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
+        ),
+        (
+            "materials/old/m.material",
+            r#"{"texture": "materials/old/t"}"#,
+        ),
+        ("materials/old/t.png", "png"),
+        ("meshes/m.mesh", "{}"),
+    ];
+    let mut completed = false;
+    for steps in 0..40 {
+        let (dir, before, mut checker, p) = planned_move(&files, "materials/old", "materials/new");
+        // Killed after the journal and two patched files...
+        crash_after(Some(6));
+        assert!(apply(&mut checker, &p).is_err());
+        crash_after(None);
+        drop(checker);
+        // ...and its journal set aside, as a recovery that could not use it
+        // whole does.
+        let aside = dir.path().join(".kiln/journal.rejected-1-0");
+        fs::create_dir(&aside).unwrap();
+        fs::rename(dir.path().join(".kiln/journal"), aside.join("journal")).unwrap();
+        fs::write(aside.join("reason.txt"), "a test\n").unwrap();
+        assert_ne!(snapshot(dir.path()), before);
+
+        crash_after(Some(steps));
+        let first = apply_set_aside(dir.path(), ".kiln/journal.rejected-1-0");
+        crash_after(None);
+        reopen(dir.path()).unwrap();
+        if !set_aside_journals(dir.path()).is_empty() {
+            apply_set_aside(dir.path(), ".kiln/journal.rejected-1-0").unwrap();
+        }
+        assert_eq!(snapshot(dir.path()), before, "killed after step {steps}");
+        assert!(set_aside_journals(dir.path()).is_empty(), "step {steps}");
+        assert!(!dir.path().join(".kiln/journal").exists(), "step {steps}");
+        if first.is_ok() {
+            // A later apply sweeps what a killed one left aside.
+            completed = true;
+            break;
+        }
+    }
+    assert!(completed, "no kill came after the last step");
+}
+
 /// A project whose move patches enough files to replace them on several
 /// threads: `n` files naming `tex/t.png`, in two folders.
 fn many_referrers(n: usize) -> Vec<(String, String)> {
