@@ -33,14 +33,19 @@ fn demo_with_canary() -> tempfile::TempDir {
     fs::write(&source, text).unwrap();
     // Only the C plugin: a Rust one would be built by cargo, minutes on a cold
     // machine, for nothing more.
-    let project = dir.path().join("kiln.project");
+    list_only_blink(dir.path());
+    dir
+}
+
+/// Makes the demo at `dir` list its C plugin only.
+fn list_only_blink(dir: &Path) {
+    let project = dir.join("kiln.project");
     let config = fs::read_to_string(&project).unwrap();
     fs::write(
         &project,
         config.replace("\"plugins/wind\", \"plugins/blink\"", "\"plugins/blink\""),
     )
     .unwrap();
-    dir
 }
 
 /// Runs `kiln ARGS` in `dir` as a user whose settings are in `config`, with the
@@ -319,13 +324,7 @@ fn the_trust_question_offers_to_build_from_sources_instead_of_a_shipped_library(
         let dir = tempfile::tempdir().unwrap();
         support::copy_dir(&support::demo(), dir.path());
         let _ = fs::remove_dir_all(dir.path().join(".kiln"));
-        let file = dir.path().join("kiln.project");
-        let text = fs::read_to_string(&file).unwrap();
-        fs::write(
-            &file,
-            text.replace("\"plugins/wind\", \"plugins/blink\"", "\"plugins/blink\""),
-        )
-        .unwrap();
+        list_only_blink(dir.path());
         dir
     };
     let built = |dir: &Path| {

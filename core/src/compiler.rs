@@ -681,8 +681,10 @@ impl<'d> FlatEntity<'d> {
         }
     }
 
-    /// The entity `e` of a prefab unit, copied, its id under `prefix`.
-    fn copied(e: &EntityDocument, prefix: &Rc<str>, file: &Rc<str>) -> Self {
+    /// The entity `k` of a prefab unit, its id under `prefix`: its values shared
+    /// with the unit (see [`ComponentValue::Unit`]).
+    fn copied(unit: &Arc<LevelDocument>, k: usize, prefix: &Rc<str>, file: &Rc<str>) -> Self {
+        let e = &unit.entities[k];
         FlatEntity {
             id: Cow::Owned(format!("{prefix}{}", e.id)),
             scope: Some(Rc::clone(prefix)),
@@ -691,9 +693,13 @@ impl<'d> FlatEntity<'d> {
             components: e
                 .components
                 .iter()
-                .map(|(name, value)| FlatComponent {
+                .enumerate()
+                .map(|(c, (name, value))| FlatComponent {
                     name: Cow::Owned(name.clone()),
-                    value: ComponentValue::Owned(Box::new(value.clone())),
+                    value: match (u32::try_from(k), u16::try_from(c)) {
+                        (Ok(k), Ok(c)) => ComponentValue::Unit(Arc::clone(unit), k, c),
+                        _ => ComponentValue::Owned(Box::new(value.clone())),
+                    },
                     file: None,
                 })
                 .collect(),
@@ -958,17 +964,19 @@ impl<'d> Flattener<'_, 'd> {
             overrides_file,
         };
         match source {
-            Source::Level(doc) => {
-                self.place(&doc.entities, |e| FlatEntity::borrowed(e, &file_name), &at)
-            }
+            Source::Level(doc) => self.place(
+                &doc.entities,
+                |_, e| FlatEntity::borrowed(e, &file_name),
+                &at,
+            ),
             Source::Text(doc) => {
-                self.place(&doc.entities, |e| FlatEntity::read(e, &file_name), &at)
+                self.place(&doc.entities, |_, e| FlatEntity::read(e, &file_name), &at)
             }
             Source::Unit(unit) => {
                 let scope: Rc<str> = Rc::from(prefix);
                 self.place(
                     &unit.entities,
-                    |e| FlatEntity::copied(e, &scope, &file_name),
+                    |k, _| FlatEntity::copied(&unit, k, &scope, &file_name),
                     &at,
                 )
             }
@@ -980,7 +988,7 @@ impl<'d> Flattener<'_, 'd> {
     fn place<'x, E: AuthoredEntity>(
         &mut self,
         entities: &'x [E],
-        flat: impl Fn(&'x E) -> FlatEntity<'d>,
+        flat: impl Fn(usize, &'x E) -> FlatEntity<'d>,
         at: &Placement,
     ) -> Result<(), CompileError> {
         let Placement {
@@ -1019,7 +1027,7 @@ impl<'d> Flattener<'_, 'd> {
             if e.prefab().is_none() && !e.overrides().is_empty() {
                 return Err(err("has \"overrides\" but no \"prefab\"".into()));
             }
-            let mut placed = flat(e);
+            let mut placed = flat(k, e);
             placed.parent = root_parent;
             if let Some(patch) = overrides.get(e.id()) {
                 placed.apply_patch(patch, overrides_file)?;

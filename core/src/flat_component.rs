@@ -5,9 +5,12 @@
 
 use std::borrow::Cow;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
+
+use crate::level::LevelDocument;
 
 /// A component of a flattened entity. The level's own entities borrow their names
 /// and values from its document; entities placed from prefab units own copies (a unit
@@ -31,6 +34,20 @@ pub(crate) enum ComponentValue<'d> {
     Borrowed(&'d Value),
     Owned(Box<Value>),
     Text(&'d RawValue),
+    /// Component `2` of entity `1` of a prefab unit, shared with every instance of
+    /// it (copied only when an override patches it): copying each unit's values
+    /// for each instance was a sixth of compiling a level of prefabs.
+    Unit(Arc<LevelDocument>, u32, u16),
+}
+
+/// What a missing value reads as (a [`ComponentValue::Unit`] always names one).
+static NULL: Value = Value::Null;
+
+/// The value of component `c` of entity `e` of `unit`.
+fn unit_value(unit: &LevelDocument, e: u32, c: u16) -> &Value {
+    (unit.entities.get(e as usize))
+        .and_then(|e| e.components.values().nth(usize::from(c)))
+        .unwrap_or(&NULL)
 }
 
 impl ComponentValue<'_> {
@@ -42,6 +59,7 @@ impl ComponentValue<'_> {
             ComponentValue::Text(text) => serde_json::from_str(text.get())
                 .map(Cow::Owned)
                 .map_err(|e| e.to_string()),
+            ComponentValue::Unit(unit, e, c) => Ok(Cow::Borrowed(unit_value(unit, *e, *c))),
         }
     }
 
@@ -53,6 +71,7 @@ impl ComponentValue<'_> {
             ComponentValue::Borrowed(value) => value.is_object(),
             ComponentValue::Owned(value) => value.is_object(),
             ComponentValue::Text(text) => is_object(text),
+            ComponentValue::Unit(unit, e, c) => unit_value(unit, *e, *c).is_object(),
         }
     }
 
@@ -61,6 +80,7 @@ impl ComponentValue<'_> {
         let owned = match self {
             ComponentValue::Owned(value) => return Ok(value),
             ComponentValue::Borrowed(value) => Value::clone(value),
+            ComponentValue::Unit(unit, e, c) => unit_value(unit, *e, *c).clone(),
             ComponentValue::Text(text) => {
                 serde_json::from_str(text.get()).map_err(|e| e.to_string())?
             }

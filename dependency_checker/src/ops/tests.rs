@@ -44,28 +44,32 @@ fn reopen(dir: &Path) -> Result<Checker, CheckerError> {
     )
 }
 
+/// A project whose folder `materials/old` a level, a unit and a material refer
+/// into: its move patches 3 files and renames the folder.
+const MATERIALS_FOLDER: [(&str, &str); 7] = [
+    ("kiln.project", "{}"),
+    ("kiln.redirects", "# log\n"),
+    (
+        "levels/a.level",
+        r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
+    ),
+    (
+        "units/u.unit",
+        r#"{"entities": [{"id": "y", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
+    ),
+    (
+        "materials/old/m.material",
+        r#"{"texture": "materials/old/t"}"#,
+    ),
+    ("materials/old/t.png", "png"),
+    ("meshes/m.mesh", "{}"),
+];
+
 /// A kill after any step of an apply is rolled back when the project is next
 /// opened: every file, its name and its bytes, as before.
 #[test]
 fn a_kill_at_any_step_is_rolled_back_on_the_next_open() {
-    let files = [
-        ("kiln.project", "{}"),
-        ("kiln.redirects", "# log\n"),
-        (
-            "levels/a.level",
-            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
-        ),
-        (
-            "units/u.unit",
-            r#"{"entities": [{"id": "y", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
-        ),
-        (
-            "materials/old/m.material",
-            r#"{"texture": "materials/old/t"}"#,
-        ),
-        ("materials/old/t.png", "png"),
-        ("meshes/m.mesh", "{}"),
-    ];
+    let files = MATERIALS_FOLDER;
     // The journal (its backups, its manifest under a temporary name), then 3
     // patched files (each a temporary file, then a rename) + 1 folder rename +
     // the redirect log = 10 steps.
@@ -97,24 +101,7 @@ fn a_kill_at_any_step_is_rolled_back_on_the_next_open() {
 #[test]
 fn applying_a_set_aside_journal_killed_at_any_step_restores_everything() {
     use crate::fs::journal::{apply_set_aside, set_aside_journals};
-    let files = [
-        ("kiln.project", "{}"),
-        ("kiln.redirects", "# log\n"),
-        (
-            "levels/a.level",
-            r#"{"entities": [{"id": "x", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
-        ),
-        (
-            "units/u.unit",
-            r#"{"entities": [{"id": "y", "components": {"mesh": {"mesh": "meshes/m", "material": "materials/old/m"}}}]}"#,
-        ),
-        (
-            "materials/old/m.material",
-            r#"{"texture": "materials/old/t"}"#,
-        ),
-        ("materials/old/t.png", "png"),
-        ("meshes/m.mesh", "{}"),
-    ];
+    let files = MATERIALS_FOLDER;
     let mut completed = false;
     for steps in 0..40 {
         let (dir, before, mut checker, p) = planned_move(&files, "materials/old", "materials/new");
