@@ -64,9 +64,11 @@ pub const FROM_SOURCES_VARIABLE: &str = "KILN_PLUGINS_FROM_SOURCES";
 
 /// Whether the plugins of the project at `root` are built here from their sources
 /// wherever this machine can (see [`Answer::TrustedFromSources`]).
+/// Asked only of a trusted project, or to describe one: the answer is read without
+/// checking again what was trusted ([`remembered`] hashes every plugin file).
 pub fn builds_from_sources(root: &Path) -> bool {
     std::env::var_os(FROM_SOURCES_VARIABLE).is_some_and(|v| v == "1")
-        || remembered(root) == Some(Answer::TrustedFromSources)
+        || load().from_sources.contains(&key(root))
 }
 
 /// Tells the plugin loader whether the project at `root` builds its plugins from

@@ -74,6 +74,17 @@ fn answers() -> &'static Path {
     dir
 }
 
+/// The editor in a 1600x900 window on the project at `dir`, after its first
+/// frames; trusting nothing (unlike `support::ui::open`).
+fn window(dir: &Path) -> egui_kittest::Harness<'static, kiln::editor::KilnApp> {
+    let path = dir.to_owned();
+    let mut harness = egui_kittest::Harness::builder()
+        .with_size([1600.0, 900.0])
+        .build_eframe(move |cc| kiln::editor::KilnApp::new(cc, Some(path)));
+    harness.run_steps(4);
+    harness
+}
+
 fn canary(dir: &Path) -> PathBuf {
     dir.join("canary")
 }
@@ -145,8 +156,9 @@ fn the_editor_asks_and_remembers_the_answer() {
     let dir = demo_with_canary();
     let mut editor = Editor::open(dir.path()).unwrap();
     let asked = editor.trust_question().expect("the editor asks");
-    assert_eq!(asked.len(), 1);
-    assert!(asked[0].0 == "plugins/blink" && asked[0].1.contains("C sources"));
+    assert_eq!(asked.plugins.len(), 1);
+    assert!(asked.plugins[0].0 == "plugins/blink" && asked.plugins[0].1.contains("C sources"));
+    assert!(!asked.can_build_shipped, "nothing is shipped built");
     assert!(editor.plugins().loaded().is_empty());
     editor.apply(Action::AnswerTrust {
         trust: false,
@@ -204,11 +216,7 @@ fn the_trust_question_is_a_dialog_with_a_button_that_loads_the_plugins() {
     use egui_kittest::kittest::Queryable;
     answers();
     let dir = demo_with_canary();
-    let path = dir.path().to_owned();
-    let mut harness = egui_kittest::Harness::builder()
-        .with_size([1600.0, 900.0])
-        .build_eframe(move |cc| kiln::editor::KilnApp::new(cc, Some(path)));
-    harness.run_steps(4);
+    let mut harness = window(dir.path());
     harness.get_by_label("Trust this project's plugins?");
     harness.get_by_label_contains("plugins/blink: C sources");
     harness.get_by_label("Trust and load plugins").click();
@@ -278,11 +286,7 @@ fn the_trust_question_names_the_shipped_library_and_the_build_configuration() {
     let _ = fs::remove_dir_all(dir.path().join(".kiln"));
     fs::create_dir_all(dir.path().join(".cargo")).unwrap();
     fs::write(dir.path().join(".cargo/config.toml"), "[build]\n").unwrap();
-    let path = dir.path().to_owned();
-    let mut harness = egui_kittest::Harness::builder()
-        .with_size([1600.0, 900.0])
-        .build_eframe(move |cc| kiln::editor::KilnApp::new(cc, Some(path)));
-    harness.run_steps(4);
+    let mut harness = window(dir.path());
     harness.get_by_label("Trust this project's plugins?");
     let blink = harness.get_by_label_contains("plugins/blink: loads plugins/blink/prebuilt/");
     let said = format!("{blink:?}");
@@ -310,14 +314,6 @@ fn the_trust_question_names_the_shipped_library_and_the_build_configuration() {
 fn the_trust_question_offers_to_build_from_sources_instead_of_a_shipped_library() {
     use egui_kittest::kittest::Queryable;
     let config = answers();
-    let open = |dir: &Path| {
-        let path = dir.to_owned();
-        let mut harness = egui_kittest::Harness::builder()
-            .with_size([1600.0, 900.0])
-            .build_eframe(move |cc| kiln::editor::KilnApp::new(cc, Some(path)));
-        harness.run_steps(4);
-        harness
-    };
     // The demo with its C plugin only (so not the demo Kiln carries: asked),
     // whose prebuilt library matches its sources.
     let project = || {
@@ -335,7 +331,7 @@ fn the_trust_question_offers_to_build_from_sources_instead_of_a_shipped_library(
     };
 
     let dir = project();
-    let mut harness = open(dir.path());
+    let mut harness = window(dir.path());
     harness.get_by_label("Trust this project's plugins?");
     harness
         .get_by_label("Trust, but build from sources")
@@ -361,7 +357,7 @@ fn the_trust_question_offers_to_build_from_sources_instead_of_a_shipped_library(
 
     // Answered the usual way: the shipped library loads, nothing is built.
     let dir = project();
-    let mut harness = open(dir.path());
+    let mut harness = window(dir.path());
     harness.get_by_label("Trust and load plugins").click();
     harness.run_steps(2);
     let editor = harness.state_mut().editor.as_mut().unwrap();

@@ -98,6 +98,25 @@ impl LevelOutcome {
     }
 }
 
+/// Which build of Kiln runs: its version, and its executable's size and time (a
+/// development build changes its compiler without a new version number).
+fn this_build() -> u64 {
+    static BUILD: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BUILD.get_or_init(|| {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        let exe = std::env::current_exe().and_then(std::fs::metadata);
+        if let Ok(meta) = exe {
+            let time = (meta.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            hasher.update(&meta.len().to_le_bytes());
+            hasher.update(&time.to_le_bytes());
+        }
+        hasher.digest()
+    })
+}
+
 /// Of what every level's compile depends on besides the files it reads: the
 /// record's format, this Kiln (its compiler), the component types and file types,
 /// `kiln.project` (its limits), the options, and the plugins' libraries (`plugins`,
@@ -105,7 +124,7 @@ impl LevelOutcome {
 fn fingerprint(index: &Index, options: CompileOptions, plugins: u64) -> u64 {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     hasher.update(&VERSION.to_le_bytes());
-    hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+    hasher.update(&this_build().to_le_bytes());
     hasher.update(&crate::scan::fingerprint(index.registry(), index.rules()).to_le_bytes());
     let project_file = index.file(kiln_core::project::PROJECT_FILE).map(|f| f.hash);
     hasher.update(&project_file.unwrap_or(0).to_le_bytes());
@@ -131,8 +150,8 @@ fn digest(index: &Index, fingerprint: u64) -> u64 {
 
 /// The levels of `index` that do not compile (in path order): as recorded when no
 /// level or unit changed since; otherwise compiling only the levels whose recorded
-/// outcome no longer holds, and writing the record again. The levels are the `.level` files `kiln compile` compiles:
-/// every one with a canonical name.
+/// outcome no longer holds, and writing the record again. The levels are the
+/// `.level` files `kiln compile` compiles: every one with a canonical name.
 pub(crate) fn compile_errors(
     project: &kiln_core::Project,
     index: &Index,

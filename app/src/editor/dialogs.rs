@@ -79,10 +79,9 @@ pub fn disk_conflict(ctx: &egui::Context, editor: Option<&Editor>, actions: &mut
 /// Asks whether the project is trusted to build and load its plugins, naming
 /// each and what of it would run.
 pub fn trust(ctx: &egui::Context, editor: Option<&Editor>, actions: &mut Vec<Action>) {
-    let Some(plugins) = editor.and_then(Editor::trust_question) else {
+    let Some(question) = editor.and_then(Editor::trust_question) else {
         return;
     };
-    let could_build = editor.is_some_and(Editor::could_build_shipped_plugins);
     egui::Modal::new(egui::Id::unique("kiln trust")).show(ctx, |ui| {
         ui.set_max_width(520.0);
         ui.heading("Trust this project's plugins?");
@@ -92,7 +91,7 @@ pub fn trust(ctx: &egui::Context, editor: Option<&Editor>, actions: &mut Vec<Act
              where it comes from.",
         );
         ui.add_space(4.0);
-        for (entry, what) in &plugins {
+        for (entry, what) in &question.plugins {
             ui.label(format!("• {entry}: {what}"));
         }
         ui.add_space(4.0);
@@ -108,7 +107,7 @@ pub fn trust(ctx: &egui::Context, editor: Option<&Editor>, actions: &mut Vec<Act
                     from_sources: false,
                 });
             }
-            if could_build
+            if question.can_build_shipped
                 && ui
                     .button("Trust, but build from sources")
                     .on_hover_text(

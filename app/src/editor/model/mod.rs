@@ -62,7 +62,7 @@ pub use open_level::OpenLevel;
 pub use opening::Opening;
 pub use outbox::{Effect, LogLine, Outbox, Severity};
 use parts::Parts;
-pub use plugins::{EditorPlugins, PluginSwapTiming};
+pub use plugins::{EditorPlugins, PluginSwapTiming, TrustQuestion};
 pub use preview_state::PreviewState;
 pub use project_files::ProjectFiles;
 
@@ -172,14 +172,8 @@ impl Editor {
     }
     /// The project's plugins and what of each would run, while the editor asks
     /// whether the project is trusted to build and load them.
-    pub fn trust_question(&self) -> Option<Vec<(String, String)>> {
+    pub fn trust_question(&self) -> Option<TrustQuestion> {
         self.plugins.trust_question(&self.files.project)
-    }
-
-    /// Whether a plugin would load a library shipped with the project where this
-    /// machine could build its sources instead (the trust question then offers to).
-    pub fn could_build_shipped_plugins(&self) -> bool {
-        self.plugins.could_build_shipped(&self.files.project)
     }
 }
 

@@ -34,6 +34,16 @@ pub struct EditorPlugins {
     pub(super) trust: PluginTrust,
 }
 
+/// What the trust question says of a project's plugins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustQuestion {
+    /// Each plugin, and what of it would run.
+    pub plugins: Vec<(String, String)>,
+    /// Whether a plugin would load a library shipped with the project where this
+    /// machine could build its sources instead: the question then offers to.
+    pub can_build_shipped: bool,
+}
+
 /// Whether the open project's plugins may be built and run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum PluginTrust {
@@ -126,11 +136,12 @@ impl EditorPlugins {
 
     /// The project's plugins and what of each would run, while the editor asks
     /// whether the project is trusted to build and load them.
-    pub fn trust_question(&self, project: &Project) -> Option<Vec<(String, String)>> {
+    pub fn trust_question(&self, project: &Project) -> Option<TrustQuestion> {
         if self.trust != PluginTrust::Asking {
             return None;
         }
         let root = project.root();
+        let mut can_build_shipped = false;
         let described = (project.config().plugins.iter())
             .map(|entry| {
                 let folder = PluginFolder::find(root, entry);
@@ -156,6 +167,9 @@ impl EditorPlugins {
                     }
                     _ => None,
                 });
+                if let (Some((f, _)), Some(_)) = (&chosen, &shipped) {
+                    can_build_shipped |= f.can_build();
+                }
                 let mut what = match (chosen, shipped) {
                     (Some((f, choice)), Some(library)) => {
                         let size = std::fs::metadata(&library).map_or(0, |m| m.len());
@@ -201,20 +215,9 @@ impl EditorPlugins {
                 (entry.clone(), what)
             })
             .collect();
-        Some(described)
-    }
-
-    /// Whether a plugin would load a library shipped with the project where this
-    /// machine could build its sources instead: the trust question then offers to
-    /// build them here.
-    pub fn could_build_shipped(&self, project: &Project) -> bool {
-        (project.config().plugins.iter()).any(|entry| {
-            PluginFolder::find(project.root(), entry).is_ok_and(|f| {
-                matches!(
-                    f.choose(),
-                    Ok(Choice::Prebuilt(_) | Choice::StalePrebuilt(_))
-                ) && f.can_build()
-            })
+        Some(TrustQuestion {
+            plugins: described,
+            can_build_shipped,
         })
     }
 
