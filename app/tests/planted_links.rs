@@ -85,6 +85,38 @@ fn a_dangling_link_at_kilns_gitignore_is_not_followed() {
     sentinel.untouched("check");
 }
 
+/// Links planted at the record of which levels compile (`.kiln/compiles.bin`),
+/// one to a file outside and one dangling, and at its temporary name: check
+/// reads neither, writes through neither, and still reports what compile
+/// refuses.
+#[test]
+fn links_at_the_compile_record_are_never_read_or_written_through() {
+    let sentinel = Sentinel::new();
+    let dir = support::demo_copy();
+    fs::create_dir_all(dir.path().join(".kiln")).unwrap();
+    fs::write(
+        dir.path().join("levels/cycle.level"),
+        r#"{"entities": [{"id": "a", "parent": "b"}, {"id": "b", "parent": "a"}]}"#,
+    )
+    .unwrap();
+    for (link, target) in [
+        ("compiles.bin", "precious.txt"),
+        (".compiles.bin.1.kiln-tmp", "made.bin"),
+    ] {
+        symlink(sentinel.path(target), dir.path().join(".kiln").join(link)).unwrap();
+    }
+    let (code, out) = bounded(&["check"], dir.path(), LIMIT);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("parent cycle"), "{out}");
+    sentinel.untouched("check");
+    // The record is Kiln's own file now, and the next check reads it.
+    let record = fs::symlink_metadata(dir.path().join(".kiln/compiles.bin")).unwrap();
+    assert!(record.is_file());
+    let (code, out) = bounded(&["check"], dir.path(), LIMIT);
+    assert!(code == 1 && out.contains("parent cycle"), "{out}");
+    sentinel.untouched("a second check");
+}
+
 /// A crafted journal whose process id names temporary files where links to the
 /// sentinel were planted: recovery writes its own temporary files, never through
 /// them, and the level stays a file.
